@@ -1,0 +1,122 @@
+//! Argument definitions and dispatch. Exit codes: 0 success, 1 some input is invalid,
+//! 2 some input cannot be read or decoded, or the command line is wrong.
+
+#![allow(dead_code)] // Until every subcommand is wired up.
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use xla_shape::MessageKind;
+
+mod convert;
+mod explain;
+mod index;
+mod validate;
+
+/// XLA array shapes and layouts: decode, encode, convert, validate and index them.
+#[derive(Debug, Parser)]
+#[command(name = "xla-shape", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Convert(convert::ConvertArgs),
+    Validate(validate::ValidateArgs),
+    Index(index::IndexArgs),
+    Explain(explain::ExplainArgs),
+}
+
+/// `--message`: which top-level message the input holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum MessageArg {
+    /// xla.ShapeProto
+    #[default]
+    Shape,
+    /// xla.LayoutProto
+    Layout,
+    /// xla.ProgramShapeProto
+    ProgramShape,
+}
+
+impl From<MessageArg> for MessageKind {
+    fn from(arg: MessageArg) -> Self {
+        match arg {
+            MessageArg::Shape => MessageKind::Shape,
+            MessageArg::Layout => MessageKind::Layout,
+            MessageArg::ProgramShape => MessageKind::ProgramShape,
+        }
+    }
+}
+
+/// A failure that ends a command, with the exit code it maps to.
+#[derive(Debug)]
+pub enum Failure {
+    /// Some input is invalid (exit 1); the report has already been printed.
+    Invalid,
+    /// Input that cannot be read or decoded, or a wrong command line (exit 2).
+    Unreadable(String),
+}
+
+impl Failure {
+    /// An input that cannot be read or decoded.
+    pub fn unreadable(message: impl std::fmt::Display) -> Self {
+        Failure::Unreadable(message.to_string())
+    }
+}
+
+/// Parses the command line, runs the command and maps the outcome to an exit code.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let outcome = match cli.command {
+        Command::Convert(args) => convert::run(args),
+        Command::Validate(args) => validate::run(args),
+        Command::Index(args) => index::run(args),
+        Command::Explain(args) => explain::run(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Invalid) => ExitCode::from(1),
+        Err(Failure::Unreadable(message)) => {
+            let _ = writeln!(std::io::stderr(), "xla-shape: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Reads a whole input: a file path, or standard input for `-` or no path.
+pub fn read_input(path: Option<&PathBuf>) -> Result<Vec<u8>, Failure> {
+    match path {
+        Some(path) if path.as_os_str() != "-" => std::fs::read(path)
+            .map_err(|e| Failure::unreadable(format!("{}: {e}", path.display()))),
+        _ => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut bytes)
+                .map_err(|e| Failure::unreadable(format!("<stdin>: {e}")))?;
+            Ok(bytes)
+        }
+    }
+}
+
+/// The name of an input in messages: its path, or `<stdin>`.
+pub fn input_name(path: Option<&PathBuf>) -> String {
+    match path {
+        Some(path) if path.as_os_str() != "-" => path.display().to_string(),
+        _ => "<stdin>".to_string(),
+    }
+}
+
+/// Writes command output to stdout; a closed pipe is not an error.
+pub fn write_output(bytes: &[u8]) -> Result<(), Failure> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(Failure::unreadable(format!("<stdout>: {e}"))),
+    }
+}

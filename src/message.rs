@@ -1,0 +1,57 @@
+//! The three top-level messages the crate reads and writes.
+
+use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+
+/// Which top-level message an input holds (`--message` on the command line).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum MessageKind {
+    /// `xla.ShapeProto`, the default.
+    #[default]
+    Shape,
+    /// `xla.LayoutProto` on its own.
+    Layout,
+    /// `xla.ProgramShapeProto`: parameters, result and parameter names.
+    ProgramShape,
+}
+
+impl MessageKind {
+    /// The fully qualified proto name, e.g. `xla.ShapeProto`.
+    pub fn proto_name(self) -> &'static str {
+        match self {
+            MessageKind::Shape => "xla.ShapeProto",
+            MessageKind::Layout => "xla.LayoutProto",
+            MessageKind::ProgramShape => "xla.ProgramShapeProto",
+        }
+    }
+
+    /// The command-line name: `shape`, `layout` or `program-shape`.
+    pub fn cli_name(self) -> &'static str {
+        match self {
+            MessageKind::Shape => "shape",
+            MessageKind::Layout => "layout",
+            MessageKind::ProgramShape => "program-shape",
+        }
+    }
+}
+
+/// One raw message of any of the three kinds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AnyMessage {
+    /// A shape.
+    Shape(ShapeProto),
+    /// A lone layout.
+    Layout(LayoutProto),
+    /// A program shape.
+    ProgramShape(ProgramShapeProto),
+}
+
+impl AnyMessage {
+    /// Which kind of message this is.
+    pub fn kind(&self) -> MessageKind {
+        match self {
+            AnyMessage::Shape(_) => MessageKind::Shape,
+            AnyMessage::Layout(_) => MessageKind::Layout,
+            AnyMessage::ProgramShape(_) => MessageKind::ProgramShape,
+        }
+    }
+}

@@ -81,3 +81,36 @@ fn undecodable_input_exits_2_with_the_reason() {
         String::from_utf8_lossy(&out.stderr).starts_with("xla-shape: /nonexistent/shape.binpb: ")
     );
 }
+
+#[test]
+fn every_fixture_converts_to_what_googles_runtime_writes() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let mut count = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let row: serde_json::Value = serde_json::from_str(line).expect("fixture json");
+        let id = row["id"].as_str().expect("id");
+        let message = row["message"].as_str().expect("message");
+        let input = hex::decode(row["hex"].as_str().expect("hex")).expect("hex");
+        let out = xla_shape(&[BINARY, &["--message", message]].concat(), &input);
+        match row["google"]["reserialized_hex"].as_str() {
+            Some(google) => {
+                assert_eq!(
+                    out.status.code(),
+                    Some(0),
+                    "{id}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                assert_eq!(hex::encode(&out.stdout), google, "{id}");
+            }
+            None => {
+                assert_eq!(out.status.code(), Some(2), "{id}");
+                assert!(String::from_utf8_lossy(&out.stderr).starts_with("xla-shape: <stdin>: "));
+            }
+        }
+        count += 1;
+    }
+    assert!(count >= 500, "only {count} fixture messages");
+}

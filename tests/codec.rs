@@ -478,3 +478,126 @@ fn program_shape_round_trip() {
     );
     assert_eq!(prost::Message::encode_to_vec(&program), encoded);
 }
+
+/// One line of `fixtures/messages.jsonl` (see fixtures/README.md).
+struct Fixture {
+    id: String,
+    kind: MessageKind,
+    origin: String,
+    bytes: Vec<u8>,
+    google: Option<Vec<u8>>,
+}
+
+fn message_kind(name: &str) -> MessageKind {
+    match name {
+        "shape" => MessageKind::Shape,
+        "layout" => MessageKind::Layout,
+        "program-shape" => MessageKind::ProgramShape,
+        other => panic!("unknown message kind {other}"),
+    }
+}
+
+/// Every fixture message; none if the file is not there yet. Once it is, it must
+/// hold a real corpus.
+fn fixtures() -> Vec<Fixture> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    let rows: Vec<Fixture> = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let row: serde_json::Value = serde_json::from_str(line).expect("fixture json");
+            let text = |v: &serde_json::Value| v.as_str().map(str::to_owned);
+            Fixture {
+                id: text(&row["id"]).expect("id"),
+                kind: message_kind(row["message"].as_str().expect("message")),
+                origin: text(&row["origin"]).expect("origin"),
+                bytes: hex::decode(row["hex"].as_str().expect("hex")).expect("fixture hex"),
+                google: text(&row["google"]["reserialized_hex"])
+                    .map(|h| hex::decode(h).expect("fixture hex")),
+            }
+        })
+        .collect();
+    assert!(rows.len() >= 500, "only {} fixture messages", rows.len());
+    rows
+}
+
+/// Whether XLA itself wrote the bytes (so re-encoding must give them back).
+fn written_by_xla(fixture: &Fixture) -> bool {
+    matches!(fixture.origin.as_str(), "compiled" | "lowered" | "hlo-text")
+}
+
+#[test]
+fn every_fixture_reencodes_as_google_and_xla_wrote_it() {
+    for fixture in fixtures() {
+        let id = &fixture.id;
+        let decoded = decode_any(fixture.kind, &fixture.bytes);
+        match (&fixture.google, decoded) {
+            (Some(google), Ok(decoded)) => {
+                let ours = encode_any(&decoded);
+                assert_eq!(
+                    hex::encode(&ours),
+                    hex::encode(google),
+                    "{id}: vs Google's runtime"
+                );
+                if written_by_xla(&fixture) {
+                    assert_eq!(ours, fixture.bytes, "{id}: vs XLA's own bytes");
+                    assert!(
+                        decoded.unknown.is_empty(),
+                        "{id}: unknown fields in XLA output"
+                    );
+                }
+                let again = decode_any(fixture.kind, &ours).expect("re-decode");
+                assert_eq!(again, decoded, "{id}: decode(encode(m)) != m");
+            }
+            (None, Err(_)) => {}
+            (Some(_), Err(e)) => {
+                // The one documented divergence: Google's runtime drops the bits of a
+                // 10-byte varint past the 64th; this crate refuses to truncate.
+                assert_eq!(e.kind(), &DecodeErrorKind::VarintOverflow, "{id}: {e}");
+            }
+            (None, Ok(decoded)) => panic!("{id}: Google refuses it, we decoded {decoded:?}"),
+        }
+    }
+}
+
+#[test]
+fn unknown_field_fixtures_list_their_unknown_fields() {
+    for fixture in fixtures() {
+        let Ok(decoded) = decode_any(fixture.kind, &fixture.bytes) else {
+            continue;
+        };
+        let listed = decoded.unknown_fields_any();
+        if fixture.origin == "unknown-fields" {
+            assert!(
+                !listed.is_empty(),
+                "{}: no unknown field listed",
+                fixture.id
+            );
+            // Every unknown field is re-emitted, byte for byte.
+            let output = encode_any(&decoded);
+            let mut all = Vec::new();
+            collect_unknown(&decoded.unknown, &mut all);
+            assert_eq!(all.len(), listed.len());
+            for raw in all {
+                assert!(
+                    output.windows(raw.len()).any(|w| w == raw),
+                    "{}: {raw:02x?} not re-emitted",
+                    fixture.id
+                );
+            }
+        }
+        if written_by_xla(&fixture) {
+            assert!(listed.is_empty(), "{}: {listed:?}", fixture.id);
+        }
+    }
+}
+
+fn collect_unknown(node: &codec::UnknownFields, out: &mut Vec<Vec<u8>>) {
+    out.extend(node.fields().iter().map(|f| f.raw().to_vec()));
+    for (_, child) in node.children() {
+        collect_unknown(child, out);
+    }
+}

@@ -2,7 +2,7 @@
 //! and its HLO text name.
 //!
 //! The variants are exactly the valid values of the generated
-//! [`proto::PrimitiveType`](crate::proto::PrimitiveType) minus `PRIMITIVE_TYPE_INVALID`,
+//! [`proto::PrimitiveType`] minus `PRIMITIVE_TYPE_INVALID`,
 //! with the same Rust names. Text names are derived from the generated enum: the proto
 //! name lower-cased, except `OPAQUE_TYPE`, which XLA prints as `opaque`.
 

@@ -10,7 +10,8 @@
 //! 1. If the tile has more entries than the current shape has dimensions, leading
 //!    dimensions of size 1 are added first (as `ShapeUtil::ArraySize` does).
 //! 2. Each `*` entry merges its dimension into the next more minor one: sizes multiply
-//!    and the index becomes `major · size_minor + minor`.
+//!    and the index becomes `major · size_minor + minor`. A `*` as the most minor entry
+//!    has nothing to merge into and leaves its dimension untiled (as a size 1 would).
 //! 3. Each remaining dimension of size `d` with tile entry `t` becomes an outer
 //!    dimension `⌈d/t⌉` (index `e / t`) and an inner dimension `t` (index `e mod t`);
 //!    all outer dimensions come first, then all inner ones, each group in order.
@@ -108,12 +109,17 @@ pub(crate) fn compile_staged(spec: &Spec) -> Result<Staged, PlanError> {
 
     let mut current = physical.clone();
     let mut stages = Vec::with_capacity(spec.tiles.len());
-    for (tile_number, tile) in spec.tiles.iter().enumerate() {
+    for tile in &spec.tiles {
         if tile.is_empty() {
             return Err(PlanError::Malformed("empty tile"));
         }
-        if tile.last() == Some(&TileEntry::Combine) {
-            return Err(PlanError::CombineMostMinor { tile: tile_number });
+        // A `*` with nothing more minor to merge into stays one untiled dimension:
+        // the same as a tile size of 1.
+        let mut tile = tile.clone();
+        if let Some(last) = tile.last_mut() {
+            if *last == TileEntry::Combine {
+                *last = TileEntry::Size(1);
+            }
         }
         if tile.contains(&TileEntry::Size(0)) {
             return Err(PlanError::Malformed("tile entry of 0"));
@@ -140,7 +146,7 @@ pub(crate) fn compile_staged(spec: &Spec) -> Result<Staged, PlanError> {
         stages.push(Stage {
             prepend,
             start,
-            entries: tile.clone(),
+            entries: tile,
             before,
             merged,
         });

@@ -30,6 +30,8 @@
 //!   and `t` positions in the tile (index `e mod t`); tile indices come before the
 //!   positions in the tile, both row-major; partial edge tiles are padded;
 //! - a `*` entry merges its dimension into the next more minor one (sizes multiply);
+//!   a `*` as a tile's most minor entry has nothing to merge into and leaves its
+//!   dimension untiled;
 //! - a tile with more entries than the shape has dimensions sees leading dimensions of
 //!   size 1 (as XLA's `ShapeUtil::ArraySize` does).
 //!
@@ -38,9 +40,25 @@
 //! in `ShapeUtil::ArraySize`.
 //!
 //! ```
-//! # use xla_shape::index::LayoutPlan;
+//! # use xla_shape::{index::LayoutPlan, proto, ArrayShape};
+//! # // Shapes come through the validation gate; here from a ShapeProto with the
+//! # // descending minor_to_major and the given tiles.
+//! # fn plan(ty: proto::PrimitiveType, dims: &[i64], tiles: &[&[i64]]) -> LayoutPlan {
+//! #     let layout = proto::LayoutProto {
+//! #         minor_to_major: (0..dims.len() as i64).rev().collect(),
+//! #         tiles: tiles.iter().map(|t| proto::TileProto { dimensions: t.to_vec() }).collect(),
+//! #         ..Default::default()
+//! #     };
+//! #     let shape = proto::ShapeProto {
+//! #         element_type: ty as i32,
+//! #         dimensions: dims.to_vec(),
+//! #         layout: Some(Box::new(layout)),
+//! #         ..Default::default()
+//! #     };
+//! #     LayoutPlan::new(&ArrayShape::try_from(&shape).unwrap()).unwrap()
+//! # }
 //! // tiled_layout.md, figure 1: f32[3,5]{1,0:T(2,2)}; element (2,3) is at 17.
-//! let plan = LayoutPlan::for_test_vector(&[3, 5], &[1, 0], &[&[2, 2]], 32);
+//! let plan = plan(proto::PrimitiveType::F32, &[3, 5], &[&[2, 2]]);
 //! assert_eq!(plan.linear_index(&[2, 3]).unwrap(), 17);
 //! assert_eq!(plan.allocated_bytes(), 96);
 //! ```
@@ -93,6 +111,9 @@ use compile::{compile_staged, Staged};
 use digits::{compile_digits, AxisKind, Digits};
 use spec::{Spec, TileEntry};
 
+use crate::layout::TileDim;
+use crate::shape::ArrayShape;
+
 pub use iter::{LogicalOrder, PhysicalOrder};
 pub use strides::{layout_for_byte_strides, layout_for_strides, StrideError, StridedLayout};
 
@@ -104,12 +125,6 @@ pub enum PlanError {
     Unbounded {
         /// The logical dimension.
         dim: usize,
-    },
-    /// Tile number `tile` ends with `*`: its most minor dimension has no more minor
-    /// dimension to merge into.
-    CombineMostMinor {
-        /// The tile's position in `layout.tiles`.
-        tile: usize,
     },
     /// The tiled buffer has more than 2^64 bits (only tile sizes far beyond the shape
     /// can do this: validation already bounds the shape itself).
@@ -125,10 +140,6 @@ impl fmt::Display for PlanError {
             PlanError::Unbounded { dim } => write!(
                 f,
                 "dimensions[{dim}]: dimension is unbounded ('?'): it has no size to index or allocate"
-            ),
-            PlanError::CombineMostMinor { tile } => write!(
-                f,
-                "layout.tiles[{tile}]: the most minor tile dimension is '*', but there is no more minor dimension to combine it with"
             ),
             PlanError::Overflow => write!(f, "layout.tiles: the tiled buffer would hold more than 2^64 bits"),
             PlanError::Malformed(what) => write!(f, "shape is not validated: {what}"),
@@ -232,6 +243,65 @@ pub struct LayoutPlan {
 }
 
 impl LayoutPlan {
+    /// Compiles the plan of a validated array shape. A shape without a layout gets XLA's
+    /// default layout (`minor_to_major` = `{rank-1, …, 0}`).
+    ///
+    /// ```
+    /// # use xla_shape::{index::LayoutPlan, proto, ArrayShape};
+    /// let proto = proto::ShapeProto {
+    ///     element_type: proto::PrimitiveType::F32 as i32,
+    ///     dimensions: vec![10, 20],
+    ///     layout: Some(Box::new(proto::LayoutProto { minor_to_major: vec![0, 1], ..Default::default() })),
+    ///     ..Default::default()
+    /// };
+    /// let shape = ArrayShape::try_from(&proto).unwrap();
+    /// let plan = LayoutPlan::new(&shape).unwrap();
+    /// // index_util_test: f32[10,20]{0,1}, [3,5] is at 3 + 5·10.
+    /// assert_eq!(plan.linear_index(&[3, 5]).unwrap(), 53);
+    /// assert_eq!(plan.multi_index(53).unwrap(), Some(vec![3, 5]));
+    /// ```
+    ///
+    /// # Errors
+    /// [`PlanError::Unbounded`] when a dimension is unbounded (`?`).
+    pub fn new(shape: &ArrayShape) -> Result<Self, PlanError> {
+        let layout = shape.layout_or_default();
+        let spec = Spec {
+            dims: shape.dimensions().iter().map(|d| d.bound()).collect(),
+            minor_to_major: layout.minor_to_major().to_vec(),
+            padded: layout.padded_dimensions().map(<[u64]>::to_vec),
+            tiles: layout
+                .tiles()
+                .iter()
+                .map(|tile| {
+                    tile.dimensions()
+                        .iter()
+                        .map(|d| match d {
+                            TileDim::Size(n) => TileEntry::Size(n.get()),
+                            TileDim::Combine => TileEntry::Combine,
+                        })
+                        .collect()
+                })
+                .collect(),
+            element_size_in_bits: layout.element_size_in_bits(),
+            byte_width: u64::from(shape.element_type().byte_width().unwrap_or(0)),
+            tail_padding: layout.tail_padding_alignment_in_elements(),
+            split_configs: layout
+                .split_configs()
+                .iter()
+                .filter_map(|c| {
+                    let dim = usize::try_from(c.dimension()).ok()?;
+                    let splits = c
+                        .split_indices()
+                        .iter()
+                        .map(|&i| u64::try_from(i).unwrap_or(0))
+                        .collect();
+                    Some((dim, splits))
+                })
+                .collect(),
+        };
+        LayoutPlan::from_spec(spec)
+    }
+
     /// Compiles a plan from the engine's input facts.
     pub(crate) fn from_spec(spec: Spec) -> Result<Self, PlanError> {
         let staged = compile_staged(&spec)?;
@@ -297,36 +367,6 @@ impl LayoutPlan {
         })
     }
 
-    /// A plan from plain numbers, for the examples in this documentation only.
-    ///
-    /// `tiles` lists each tile's sizes, most major first; `bits` is the element width.
-    /// Not part of the stable API: real callers build plans from validated shapes.
-    #[doc(hidden)]
-    pub fn for_test_vector(
-        dims: &[u64],
-        minor_to_major: &[usize],
-        tiles: &[&[u64]],
-        bits: u64,
-    ) -> Self {
-        let spec = Spec {
-            dims: dims.iter().map(|&d| Some(d)).collect(),
-            minor_to_major: minor_to_major.to_vec(),
-            padded: None,
-            tiles: tiles
-                .iter()
-                .map(|t| t.iter().map(|&s| TileEntry::Size(s)).collect())
-                .collect(),
-            element_size_in_bits: 0,
-            byte_width: bits.div_ceil(8),
-            tail_padding: 1,
-            split_configs: Vec::new(),
-        };
-        match LayoutPlan::from_spec(spec) {
-            Ok(plan) => plan,
-            Err(e) => panic!("bad test vector: {e}"),
-        }
-    }
-
     /// The logical dimension sizes (bounds for dynamic dimensions).
     pub fn dimensions(&self) -> &[u64] {
         &self.dims
@@ -376,9 +416,25 @@ impl LayoutPlan {
     /// results, and [`multi_index`](Self::multi_index) of the result is the index.
     ///
     /// ```
-    /// # use xla_shape::index::LayoutPlan;
-    /// // tiled_layout.md, figure 2: 4x8 with T(2,4)(2,1).
-    /// let plan = LayoutPlan::for_test_vector(&[4, 8], &[1, 0], &[&[2, 4], &[2, 1]], 16);
+    /// # use xla_shape::{index::LayoutPlan, proto, ArrayShape};
+    /// # // Shapes come through the validation gate; here from a ShapeProto with the
+    /// # // descending minor_to_major and the given tiles.
+    /// # fn plan(ty: proto::PrimitiveType, dims: &[i64], tiles: &[&[i64]]) -> LayoutPlan {
+    /// #     let layout = proto::LayoutProto {
+    /// #         minor_to_major: (0..dims.len() as i64).rev().collect(),
+    /// #         tiles: tiles.iter().map(|t| proto::TileProto { dimensions: t.to_vec() }).collect(),
+    /// #         ..Default::default()
+    /// #     };
+    /// #     let shape = proto::ShapeProto {
+    /// #         element_type: ty as i32,
+    /// #         dimensions: dims.to_vec(),
+    /// #         layout: Some(Box::new(layout)),
+    /// #         ..Default::default()
+    /// #     };
+    /// #     LayoutPlan::new(&ArrayShape::try_from(&shape).unwrap()).unwrap()
+    /// # }
+    /// // tiled_layout.md, figure 2: bf16[4,8]{1,0:T(2,4)(2,1)}.
+    /// let plan = plan(proto::PrimitiveType::Bf16, &[4, 8], &[&[2, 4], &[2, 1]]);
     /// let row = |i| (0..8).map(|j| plan.linear_index(&[i, j]).unwrap()).collect::<Vec<_>>();
     /// assert_eq!(row(0), [0, 2, 4, 6, 8, 10, 12, 14]);
     /// assert_eq!(row(1), [1, 3, 5, 7, 9, 11, 13, 15]);
@@ -641,7 +697,8 @@ impl LayoutPlan {
     /// XLA's `ShapeUtil::ArrayDataSize`: bytes up to the end of the last element in
     /// logical order, placed by `LayoutUtil::LinearIndex`, which uses the **first tile
     /// only** and returns `index[0]` for rank-1 shapes whatever the tiling. 0 for an
-    /// array without elements.
+    /// array without elements. Legacy padded sizes count, as in
+    /// [`xla_byte_size_of`](Self::xla_byte_size_of).
     pub fn xla_array_data_size(&self) -> u64 {
         if self.element_count == 0 {
             return 0;
@@ -653,7 +710,6 @@ impl LayoutPlan {
             _ => {
                 let mut spec = self.spec.clone();
                 spec.tiles.truncate(1);
-                spec.padded = None;
                 match compile_staged(&spec) {
                     Ok(staged) => staged.linear(&last, &mut Vec::new()),
                     Err(_) => self.linear_checked(&last),
@@ -726,6 +782,24 @@ impl LayoutPlan {
             next = stride.saturating_mul(size.max(1));
         }
         Some(out)
+    }
+
+    /// Whether every element sits where it would without tiles and padding (the linear
+    /// index is `IndexUtil`'s): e.g. `f32[24,128]{1,0:T(8,128)}` and
+    /// `f32[4,256]{1,0:T(1,128)}`, but not `f32[2,3,4]{2,1,0:T(8,128)}`, which pads.
+    pub fn is_untiled_equivalent(&self) -> bool {
+        let Some(strides) = self.element_strides() else {
+            return false;
+        };
+        let mut plain: u64 = 1;
+        for &k in &self.spec.minor_to_major {
+            let size = self.dims.get(k).copied().unwrap_or(0);
+            if size > 1 && strides.get(k) != Some(&plain) {
+                return false;
+            }
+            plain = plain.saturating_mul(size);
+        }
+        true
     }
 
     /// Strides in bytes (numpy's convention), when the layout has strides and elements

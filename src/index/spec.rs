@@ -35,21 +35,6 @@ pub(crate) struct Spec {
 }
 
 impl Spec {
-    /// A plain array: the given sizes, `minor_to_major`, element width in bytes.
-    #[cfg(test)]
-    pub fn plain(dims: &[u64], minor_to_major: &[usize], byte_width: u64) -> Self {
-        Spec {
-            dims: dims.iter().map(|&d| Some(d)).collect(),
-            minor_to_major: minor_to_major.to_vec(),
-            padded: None,
-            tiles: Vec::new(),
-            element_size_in_bits: 0,
-            byte_width,
-            tail_padding: 1,
-            split_configs: Vec::new(),
-        }
-    }
-
     /// Bits one element takes in memory: `E(n)` if set, else 8 × the byte width.
     pub fn element_bits(&self) -> u64 {
         if self.element_size_in_bits != 0 {

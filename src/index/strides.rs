@@ -35,6 +35,12 @@ pub enum StrideError {
         /// The element size in bytes.
         element_bytes: u64,
     },
+    /// A stride of 0 on a dimension of size > 1: a broadcast view, which repeats
+    /// elements; a layout gives every element its own slot.
+    Broadcast {
+        /// The logical dimension.
+        dim: usize,
+    },
     /// A negative stride (a reversed view): XLA layouts only go forwards.
     Negative {
         /// The logical dimension.
@@ -51,8 +57,7 @@ pub enum StrideError {
         stride: i64,
     },
     /// A stride is not a multiple of the next more minor dimension's stride, or leaves
-    /// that dimension less room than its size (overlapping or interleaved dimensions,
-    /// or a broadcast stride of 0).
+    /// that dimension less room than its size (overlapping or interleaved dimensions).
     NotNested {
         /// The logical dimension.
         dim: usize,
@@ -80,6 +85,10 @@ impl fmt::Display for StrideError {
             } => write!(
                 f,
                 "stride {stride} of dimension {dim} is not a multiple of the element size ({element_bytes} bytes)"
+            ),
+            StrideError::Broadcast { dim } => write!(
+                f,
+                "stride 0 of dimension {dim} repeats elements (a broadcast): no layout does that"
             ),
             StrideError::Negative { dim, stride } => write!(
                 f,
@@ -139,6 +148,9 @@ pub fn layout_for_strides(dims: &[u64], strides: &[i64]) -> Result<StridedLayout
     for (dim, &stride) in strides.iter().enumerate() {
         if stride < 0 && dims[dim] > 1 {
             return Err(StrideError::Negative { dim, stride });
+        }
+        if stride == 0 && dims[dim] > 1 {
+            return Err(StrideError::Broadcast { dim });
         }
     }
     let key = |k: usize| if dims[k] <= 1 { None } else { Some(strides[k]) };

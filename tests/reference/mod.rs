@@ -61,6 +61,10 @@ fn apply_tile(shape: &[u64], index: &[u64], tile: &[Option<u64>]) -> (Vec<u64>, 
     let mut sub_shape = shape[start..].to_vec();
     let mut sub_index = index[start..].to_vec();
     let mut sub_tile = tile.to_vec();
+    // A most minor asterisk has nothing to merge into: the dimension stays untiled.
+    if let Some(last) = sub_tile.last_mut() {
+        last.get_or_insert(1);
+    }
     // Each asterisk: remove that dimension from shape and tile, multiplying the next
     // more minor dimension's bound by its size (tiled_layout.md, "Combining
     // dimensions").

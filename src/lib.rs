@@ -6,6 +6,7 @@
 pub mod message;
 pub mod path;
 pub mod proto;
+pub mod text;
 
 pub use message::{AnyMessage, MessageKind};
 pub use path::{Path, Segment};

@@ -170,3 +170,34 @@ pub fn print_message(message: &AnyMessage) -> Result<String, PrintError> {
         AnyMessage::ProgramShape(program) => print_program_shape(program),
     }
 }
+
+/// XLA's `ProgramShape::ToString`: `(name: shape, ...) -> result`, shapes without
+/// layouts, `(unknown)` for an empty or missing name.
+pub fn program_shape_to_string(program: &ProgramShapeProto) -> Result<String, PrintError> {
+    let mut out = String::from("(");
+    for (i, parameter) in program.parameters.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        match program
+            .parameter_names
+            .get(i)
+            .filter(|name| !name.is_empty())
+        {
+            Some(name) => out.push_str(name),
+            None => out.push_str("(unknown)"),
+        }
+        out.push_str(": ");
+        let prefix = Path::root().field("parameters").index(i);
+        Printer::new(Mode::Xla, false, &prefix).shape(parameter, &mut out)?;
+    }
+    out.push_str(") -> ");
+    match &program.result {
+        Some(result) => {
+            let prefix = Path::root().field("result");
+            Printer::new(Mode::Xla, false, &prefix).shape(result, &mut out)?;
+        }
+        None => out.push_str("()"),
+    }
+    Ok(out)
+}

@@ -894,7 +894,7 @@ fn corrupted_layout_is_reported_at_its_line_and_column() {
             continue;
         };
         let brace = line.find("]{1,0}").unwrap() + 1;
-        let start = line[..brace].rfind(|c: char| c == ' ' || c == '(').unwrap() + 1;
+        let start = line[..brace].rfind([' ', '(']).unwrap() + 1;
         let corrupted_line = format!("{}{{1,1}}{}", &line[..brace], &line[brace + 5..]);
         let corrupted: String = original
             .lines()

@@ -789,7 +789,7 @@ fn messages_fixture_text_matches_xla() {
                 .and_then(|l| text::print_layout_as_xla(&l).map_err(|e| e.to_string())),
             "program-shape" => ProgramShapeProto::decode(&raw[..])
                 .map_err(|e| e.to_string())
-                .and_then(|p| text::program_shape_to_string(&p).map_err(|e| e.to_string())),
+                .and_then(|p| text::print_program_shape_as_xla(&p).map_err(|e| e.to_string())),
             _ => continue,
         };
         checked += 1;
@@ -889,12 +889,16 @@ fn corrupted_layout_is_reported_at_its_line_and_column() {
         let Some((line_index, line)) = original
             .lines()
             .enumerate()
-            .find(|(_, l)| l.contains(" = ") && l.contains("]{1,0}"))
+            .find(|(_, l)| l.starts_with("  ") && l.contains(" = ") && l.contains("]{1,0}"))
         else {
             continue;
         };
         let brace = line.find("]{1,0}").unwrap() + 1;
-        let start = line[..brace].rfind([' ', '(']).unwrap() + 1;
+        // The shape starts at the type word before the dimensions' '['.
+        let open = line[..brace].rfind('[').unwrap();
+        let start = line[..open]
+            .rfind(|c: char| !c.is_ascii_alphanumeric())
+            .map_or(0, |i| i + 1);
         let corrupted_line = format!("{}{{1,1}}{}", &line[..brace], &line[brace + 5..]);
         let corrupted: String = original
             .lines()

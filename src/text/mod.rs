@@ -162,6 +162,18 @@ pub fn print_program_shape(program: &ProgramShapeProto) -> Result<String, PrintE
     Ok(out)
 }
 
+/// [`print_program_shape`] as XLA prints it in `entry_computation_layout`: no names,
+/// and each shape as [`print_shape_as_xla`] prints it.
+pub fn print_program_shape_as_xla(program: &ProgramShapeProto) -> Result<String, PrintError> {
+    let unnamed = ProgramShapeProto {
+        parameter_names: Vec::new(),
+        ..program.clone()
+    };
+    let mut out = String::new();
+    Printer::new(Mode::Xla, true, &Path::root()).program_shape(&unnamed, &mut out)?;
+    Ok(out)
+}
+
 /// Prints one message of any kind.
 pub fn print_message(message: &AnyMessage) -> Result<String, PrintError> {
     match message {

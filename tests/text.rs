@@ -824,7 +824,7 @@ fn module_files(suffix: &str) -> Vec<std::path::PathBuf> {
 
 fn scan_text(input: &str) -> (module::Summary, Vec<module::Finding>) {
     let mut findings = Vec::new();
-    let mut check = |s: &ShapeProto| module::check_shape(s, true);
+    let mut check = module::validate;
     let summary =
         module::scan_text(input.as_bytes(), &mut check, &mut |f| findings.push(f)).unwrap();
     (summary, findings)
@@ -841,7 +841,7 @@ fn real_modules_validate() {
     for path in module_files(".hlo.pb") {
         let input = std::fs::read(&path).unwrap();
         let mut findings = Vec::new();
-        let mut check = |s: &ShapeProto| module::check_shape(s, false);
+        let mut check = module::validate;
         let summary = module::scan_proto(&input, &mut check, &mut |f| findings.push(f)).unwrap();
         assert!(summary.shapes > 0, "{}: no shapes found", path.display());
         assert!(findings.is_empty(), "{}: {findings:?}", path.display());
@@ -949,4 +949,37 @@ fn module_scan_ignores_strings_and_comments() {
         .unwrap()
         .layout
         .is_none());
+}
+
+/// `Display` of a validated shape is XLA's text; `FromStr` parses and validates.
+#[test]
+fn domain_types_display_as_xla_prints() {
+    use xla_shape::{Layout, ProgramShape, Shape};
+    let Some(records) = fixture_lines("hlo_shapes.jsonl") else {
+        return;
+    };
+    let mut shown = 0;
+    for record in &records {
+        let (Some(input), Some(want)) = (record["text"].as_str(), record["xla_text"].as_str())
+        else {
+            continue;
+        };
+        if let Ok(shape) = input.parse::<Shape>() {
+            assert_eq!(shape.to_string(), want, "{input}");
+            assert_eq!(want.parse::<Shape>().unwrap(), shape);
+            shown += 1;
+        }
+    }
+    assert!(shown >= 500, "only {shown} valid fixture shapes");
+    let layout: Layout = "{1,0:T(8,128)(2,1)}".parse().unwrap();
+    assert_eq!(layout.to_string(), "{1,0:T(8,128)(2,1)}");
+    let program: ProgramShape = "(f32[2]{0}, s32[])->(f32[], token[])".parse().unwrap();
+    assert_eq!(program.to_string(), "(f32[2]{0}, s32[])->(f32[], token[])");
+    // Parses, but is invalid: a permutation is required.
+    let err = "f32[2,3]{1,1}".parse::<Shape>().unwrap_err();
+    assert!(matches!(err, text::FromTextError::Invalid(_)), "{err}");
+    assert!(
+        err.to_string().contains("layout.minor_to_major[1]"),
+        "{err}"
+    );
 }

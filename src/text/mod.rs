@@ -28,12 +28,14 @@
 //! dim_level_types (`D|C|S|H` or a number), `DU(1,0)` dim_unique, `DO(1,0)` dim_ordered.
 
 mod cursor;
+mod display;
 mod error;
 pub mod module;
 mod parser;
 mod printer;
 mod types;
 
+pub use display::FromTextError;
 pub use error::{ParseError, PrintError};
 pub use parser::{ParseOptions, MAX_NESTING};
 pub use types::{type_from_name, type_name};

@@ -23,11 +23,12 @@ use prost::Message;
 use super::cursor::{is_ident_byte, is_ident_start};
 use super::parser::ParseOptions;
 use super::types;
+use crate::error::{Report, Severity};
 use crate::path::Path;
-use crate::proto::{PrimitiveType, ProgramShapeProto, ShapeProto};
+use crate::proto::{ProgramShapeProto, ShapeProto};
 
-/// A checker: the problems of one shape, each with its path inside the shape.
-pub type Check<'c> = dyn FnMut(&ShapeProto) -> Vec<(Path, String)> + 'c;
+/// A checker: the report on one shape (paths inside the shape).
+pub type Check<'c> = dyn FnMut(&ShapeProto) -> Report + 'c;
 
 /// One problem found in a module.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -36,9 +37,12 @@ pub struct Finding {
     pub line: usize,
     /// 1-based column in characters (text modules; 0 for protos).
     pub column: usize,
-    /// Where: for text, the shape as written; for protos, the path to the field.
+    /// Where: for text, the shape as written (empty for a parse error); for protos,
+    /// the path to the field.
     pub place: String,
-    /// What is wrong.
+    /// Error (parse errors, invalid shapes, undecodable shapes) or warning.
+    pub severity: Severity,
+    /// What is wrong, with the path inside the shape first.
     pub message: String,
 }
 
@@ -47,8 +51,10 @@ pub struct Finding {
 pub struct Summary {
     /// Shapes found (a program shape counts its parameters and result).
     pub shapes: usize,
-    /// Problems reported.
-    pub problems: usize,
+    /// Errors reported.
+    pub errors: usize,
+    /// Warnings reported.
+    pub warnings: usize,
     /// Lines read (text modules).
     pub lines: usize,
 }
@@ -99,11 +105,12 @@ pub fn scan_text<R: BufRead>(
         let line = match std::str::from_utf8(&buffer) {
             Ok(line) => line,
             Err(e) => {
-                summary.problems += 1;
+                summary.errors += 1;
                 report(Finding {
                     line: line_number,
                     column: e.valid_up_to() + 1,
                     place: String::new(),
+                    severity: Severity::Error,
                     message: "the line is not UTF-8".to_string(),
                 });
                 continue;
@@ -157,25 +164,26 @@ fn scan_line(
                     summary.shapes += 1;
                     match super::parse_shape_at(line, i, options) {
                         Ok((shape, after)) => {
-                            let problems = check(&shape);
-                            for (path, message) in problems {
-                                summary.problems += 1;
+                            for issue in check(&shape) {
+                                count(summary, issue.severity());
                                 report(Finding {
                                     line: line_number,
                                     column: column_of(line, i),
                                     place: line[i..after].trim_end().to_string(),
-                                    message: with_path(&path, &message),
+                                    severity: issue.severity(),
+                                    message: issue.to_string(),
                                 });
                             }
                             i = after;
                         }
                         Err(e) => {
-                            summary.problems += 1;
+                            summary.errors += 1;
                             let at = e.span().start.min(line.len());
                             report(Finding {
                                 line: line_number,
                                 column: column_of(line, at),
                                 place: String::new(),
+                                severity: Severity::Error,
                                 message: e.message().to_string(),
                             });
                             i = end + 1;
@@ -190,11 +198,10 @@ fn scan_line(
     }
 }
 
-fn with_path(path: &Path, message: &str) -> String {
-    if path.is_root() {
-        message.to_string()
-    } else {
-        format!("{path}: {message}")
+fn count(summary: &mut Summary, severity: Severity) {
+    match severity {
+        Severity::Error => summary.errors += 1,
+        Severity::Warning => summary.warnings += 1,
     }
 }
 
@@ -316,12 +323,13 @@ struct ProtoScan<'s, 'c> {
 }
 
 impl ProtoScan<'_, '_> {
-    fn problem(&mut self, path: &Path, context: &str, message: String) {
-        self.summary.problems += 1;
+    fn problem(&mut self, path: &Path, context: &str, severity: Severity, message: String) {
+        count(self.summary, severity);
         (self.report)(Finding {
             line: 0,
             column: 0,
             place: path.to_string(),
+            severity,
             message: if context.is_empty() {
                 message
             } else {
@@ -330,15 +338,26 @@ impl ProtoScan<'_, '_> {
         });
     }
 
+    fn issues(&mut self, shape: &ShapeProto, path: &Path, context: &str) {
+        for issue in (self.check)(shape) {
+            let issue = issue.prefixed(path);
+            let message = issue.kind().to_string();
+            self.problem(issue.path(), context, issue.severity(), message);
+        }
+    }
+
     fn shape(&mut self, bytes: &[u8], path: &Path, context: &str) {
         self.summary.shapes += 1;
         match ShapeProto::decode(bytes) {
             Ok(shape) => {
-                for (inner, message) in (self.check)(&shape) {
-                    self.problem(&inner.prefixed(path), context, message);
-                }
+                self.issues(&shape, path, context);
             }
-            Err(e) => self.problem(path, context, format!("cannot decode the shape: {e}")),
+            Err(e) => self.problem(
+                path,
+                context,
+                Severity::Error,
+                format!("cannot decode the shape: {e}"),
+            ),
         }
     }
 
@@ -348,20 +367,17 @@ impl ProtoScan<'_, '_> {
                 let parameters = path.field("parameters");
                 for (i, parameter) in program.parameters.iter().enumerate() {
                     self.summary.shapes += 1;
-                    for (inner, message) in (self.check)(parameter) {
-                        self.problem(&inner.prefixed(&parameters.index(i)), context, message);
-                    }
+                    self.issues(parameter, &parameters.index(i), context);
                 }
                 if let Some(result) = &program.result {
                     self.summary.shapes += 1;
-                    for (inner, message) in (self.check)(result) {
-                        self.problem(&inner.prefixed(&path.field("result")), context, message);
-                    }
+                    self.issues(result, &path.field("result"), context);
                 }
             }
             Err(e) => self.problem(
                 path,
                 context,
+                Severity::Error,
                 format!("cannot decode the program shape: {e}"),
             ),
         }
@@ -420,175 +436,8 @@ impl ProtoScan<'_, '_> {
     }
 }
 
-/// The checks applied when no other checker is given: XLA HEAD's
-/// `ShapeUtil::ValidateShapeWithOptionalLayout` plus what its `Shape::FromProto`
-/// refuses (missing layouts allowed when `allow_missing_layouts`).
-pub fn check_shape(shape: &ShapeProto, allow_missing_layouts: bool) -> Vec<(Path, String)> {
-    let mut problems = Vec::new();
-    let mut stack: Vec<(&ShapeProto, Path)> = vec![(shape, Path::root())];
-    while let Some((shape, path)) = stack.pop() {
-        let ty = shape.element_type;
-        let kind = PrimitiveType::try_from(ty).ok();
-        if !types::is_array_type(ty) && shape.layout.is_some() {
-            let name = types::type_name(ty).unwrap_or("invalid");
-            problems.push((
-                path.field("layout"),
-                format!("a {name} shape should not have a layout"),
-            ));
-        }
-        match kind {
-            None | Some(PrimitiveType::Invalid) => {
-                problems.push((
-                    path.field("element_type"),
-                    format!("invalid element type {ty}"),
-                ));
-            }
-            Some(PrimitiveType::Tuple) => {
-                for (i, element) in shape.tuple_shapes.iter().enumerate().rev() {
-                    stack.push((element, path.field("tuple_shapes").index(i)));
-                }
-            }
-            Some(PrimitiveType::Buffer) => match shape.tuple_shapes.as_slice() {
-                [inner] if types::is_array_type(inner.element_type) => {
-                    stack.push((inner, path.field("tuple_shapes").index(0)));
-                }
-                _ => problems.push((
-                    path.field("tuple_shapes"),
-                    "a buffer shape must hold exactly one array shape".to_string(),
-                )),
-            },
-            Some(PrimitiveType::Token | PrimitiveType::OpaqueType) => {}
-            Some(_) => check_array(shape, &path, allow_missing_layouts, &mut problems),
-        }
-    }
-    problems
-}
-
-fn check_array(
-    shape: &ShapeProto,
-    path: &Path,
-    allow_missing_layouts: bool,
-    problems: &mut Vec<(Path, String)>,
-) {
-    let dims = &shape.dimensions;
-    let dynamic = &shape.is_dynamic_dimension;
-    if !dynamic.is_empty() && dynamic.len() != dims.len() {
-        problems.push((
-            path.field("is_dynamic_dimension"),
-            format!(
-                "{} is_dynamic_dimension entries for {} dimensions",
-                dynamic.len(),
-                dims.len()
-            ),
-        ));
-    }
-    let mut product: Option<i64> = Some(1);
-    for (i, &size) in dims.iter().enumerate() {
-        if size == i64::MIN {
-            continue;
-        }
-        if size < 0 {
-            problems.push((
-                path.field("dimensions").index(i),
-                format!("negative dimension at index {i}: {size}"),
-            ));
-            product = None;
-            continue;
-        }
-        product = product.and_then(|p| p.checked_mul(size));
-    }
-    let element_bytes = crate::text::types::byte_width(shape.element_type);
-    if product.is_none() && dims.iter().all(|&d| d >= 0 || d == i64::MIN) {
-        problems.push((path.field("dimensions"), "dimensions overflow".to_string()));
-    } else if let Some(count) = product {
-        if count.checked_mul(element_bytes).is_none() {
-            problems.push((
-                path.field("dimensions"),
-                "shape size may overflow int64".to_string(),
-            ));
-        }
-    }
-    let Some(layout) = shape.layout.as_deref() else {
-        if !allow_missing_layouts {
-            problems.push((path.clone(), "shape does not have a layout".to_string()));
-        }
-        return;
-    };
-    let at = path.field("layout");
-    let m2m = &layout.minor_to_major;
-    if m2m.len() != dims.len() {
-        problems.push((
-            at.field("minor_to_major"),
-            format!(
-                "layout minor_to_major field contains {} elements, but shape has {} dimensions",
-                m2m.len(),
-                dims.len()
-            ),
-        ));
-    } else {
-        let mut seen = vec![false; dims.len()];
-        for (i, &dim) in m2m.iter().enumerate() {
-            let index = usize::try_from(dim).ok().filter(|&d| d < dims.len());
-            match index {
-                None => problems.push((
-                    at.field("minor_to_major").index(i),
-                    format!("out-of-bounds value {dim} for {} dimensions", dims.len()),
-                )),
-                Some(d) if seen[d] => problems.push((
-                    at.field("minor_to_major").index(i),
-                    format!("duplicate value {dim}"),
-                )),
-                Some(d) => seen[d] = true,
-            }
-        }
-    }
-    if layout.tail_padding_alignment_in_elements < 0 {
-        problems.push((
-            at.field("tail_padding_alignment_in_elements"),
-            format!(
-                "tail padding alignment {} is <= 0",
-                layout.tail_padding_alignment_in_elements
-            ),
-        ));
-    }
-    if layout.index_primitive_type != 0 {
-        problems.push((
-            at.field("index_primitive_type"),
-            "layout has an index primitive type, but is not a sparse array".to_string(),
-        ));
-    }
-    if layout.pointer_primitive_type != 0 {
-        problems.push((
-            at.field("pointer_primitive_type"),
-            "layout has a pointer primitive type, but is not a sparse array".to_string(),
-        ));
-    }
-    if layout.physical_shape.is_some() {
-        problems.push((
-            at.field("physical_shape"),
-            "layout has a physical shape, but is not a sparse array".to_string(),
-        ));
-    }
-    for (i, tile) in layout.tiles.iter().enumerate() {
-        if tile.dimensions.is_empty() || tile.dimensions.contains(&0) {
-            problems.push((
-                at.field("tiles").index(i),
-                "layout has invalid tiles".to_string(),
-            ));
-        } else if tile.dimensions.iter().any(|&d| d < 0 && d != i64::MIN) {
-            problems.push((
-                at.field("tiles").index(i),
-                "negative tile dimension (only '*', INT64_MIN, may be negative)".to_string(),
-            ));
-        }
-    }
-    if layout.element_size_in_bits < 0 {
-        problems.push((
-            at.field("element_size_in_bits"),
-            format!(
-                "element size in bits {} is negative",
-                layout.element_size_in_bits
-            ),
-        ));
-    }
+/// The default checker: the crate's validation gate ([`crate::validate::validate_shape`];
+/// missing layouts are fine, as in XLA's `ValidateShapeWithOptionalLayout`).
+pub fn validate(shape: &ShapeProto) -> Report {
+    crate::validate::validate_shape(shape).into_parts().1
 }

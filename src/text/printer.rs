@@ -20,6 +20,9 @@ use crate::proto::{LayoutProto, PrimitiveType, ProgramShapeProto, ShapeProto};
 pub(crate) enum Mode {
     Exact,
     Xla,
+    /// Exact, but a memory space outside int8 is printed as is rather than refused
+    /// (for `Display` of validated values, which must not fail).
+    Display,
 }
 
 enum Job<'a> {
@@ -100,7 +103,7 @@ impl<'p> Printer<'p> {
         out: &mut String,
     ) -> Result<(), PrintError> {
         let ty = shape.element_type;
-        let exact = self.mode == Mode::Exact;
+        let exact = self.mode != Mode::Xla;
         let is_array = types::is_array_type(ty);
         if !is_array {
             if shape.layout.is_some() {
@@ -221,7 +224,7 @@ impl<'p> Printer<'p> {
         node: usize,
         paths: &mut Paths,
     ) -> Result<LayoutText, PrintError> {
-        let exact = self.mode == Mode::Exact;
+        let exact = self.mode != Mode::Xla;
         let mut head = String::from("{");
         for (i, dim) in layout.minor_to_major.iter().enumerate() {
             if i > 0 {
@@ -292,6 +295,7 @@ impl<'p> Printer<'p> {
         }
         let memory_space = match self.mode {
             Mode::Xla => i64::from(layout.memory_space as i8),
+            Mode::Display => layout.memory_space,
             Mode::Exact => {
                 if i8::try_from(layout.memory_space).is_err() {
                     let at = paths.child(node, Segment::Field("memory_space"));
@@ -409,7 +413,7 @@ impl<'p> Printer<'p> {
                 let prefix = self.prefix.field("result");
                 Printer::new(self.mode, self.with_layout, &prefix).shape(result, out)?;
             }
-            None if self.mode == Mode::Exact => {
+            None if self.mode != Mode::Xla => {
                 return Err(PrintError::new(
                     self.prefix.field("result"),
                     "a program shape without a result has no text form",

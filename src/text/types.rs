@@ -73,16 +73,3 @@ pub(crate) fn is_array_type(element_type: i32) -> bool {
         Err(_) => false,
     }
 }
-
-/// Bytes per element of an array type (`primitive_util::ByteWidth`; sub-byte types
-/// take 1), or 1 for anything else.
-pub(crate) fn byte_width(element_type: i32) -> i64 {
-    use PrimitiveType as P;
-    match PrimitiveType::try_from(element_type) {
-        Ok(P::S16 | P::U16 | P::F16 | P::Bf16) => 2,
-        Ok(P::S32 | P::U32 | P::F32) => 4,
-        Ok(P::S64 | P::U64 | P::F64 | P::C64) => 8,
-        Ok(P::C128) => 16,
-        _ => 1,
-    }
-}

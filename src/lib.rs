@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 
+pub mod codec;
 pub mod error;
 pub mod layout;
 pub mod message;
@@ -10,6 +11,7 @@ pub mod path;
 pub mod primitive;
 pub mod proto;
 pub mod shape;
+pub mod text;
 pub mod validate;
 
 pub use error::{Issue, IssueKind, Report, Severity, ValidationError};

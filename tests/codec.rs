@@ -289,7 +289,7 @@ fn lists_unknown_fields_with_paths() {
 
     // The AnyMessage form lists the same.
     let any = decode_any(MessageKind::Shape, &input).unwrap();
-    assert_eq!(any.unknown_fields_any(), unknown);
+    assert_eq!(any.unknown_fields(), unknown);
 
     // Old layout fields 2-5 are named fields of this schema, not unknown.
     let old = decode_shape(&bytes(
@@ -569,7 +569,7 @@ fn unknown_field_fixtures_list_their_unknown_fields() {
         let Ok(decoded) = decode_any(fixture.kind, &fixture.bytes) else {
             continue;
         };
-        let listed = decoded.unknown_fields_any();
+        let listed = decoded.unknown_fields();
         if fixture.origin == "unknown-fields" {
             assert!(
                 !listed.is_empty(),
@@ -891,4 +891,67 @@ mod properties {
                 }
             })
     }
+}
+
+#[test]
+fn unknown_field_constructors_write_canonical_fields() {
+    assert_eq!(UnknownField::varint(99, 300).raw(), bytes("98 06 ac 02"));
+    assert_eq!(UnknownField::fixed32(2, 1).raw(), bytes("15 01 00 00 00"));
+    assert_eq!(
+        UnknownField::fixed64(1, 2).raw(),
+        bytes("09 02 00 00 00 00 00 00 00")
+    );
+    assert_eq!(
+        UnknownField::length_delimited(16, b"ab").raw(),
+        bytes("82 01 02 61 62")
+    );
+    // from_raw keeps the bytes exactly, even non-canonical ones.
+    let field = UnknownField::from_raw(&bytes("98 86 00 81 00")).unwrap();
+    assert_eq!((field.number(), field.wire_type()), (99, WireType::Varint));
+    assert_eq!(field.raw(), bytes("98 86 00 81 00"));
+    let group = UnknownField::from_raw(&bytes("9b 06 08 01 9c 06")).unwrap();
+    assert_eq!(group.wire_type(), WireType::StartGroup);
+    assert_eq!(
+        UnknownField::from_raw(&bytes("08 01 08"))
+            .unwrap_err()
+            .to_string(),
+        "1 bytes after the end of the field at byte 2"
+    );
+    assert_eq!(
+        UnknownField::from_raw(&bytes("0c"))
+            .unwrap_err()
+            .to_string(),
+        "end-group tag for field 1 without a start-group at byte 0"
+    );
+}
+
+#[test]
+fn wire_reader_walks_fields_for_other_scanners() {
+    use xla_shape::codec::wire::{Reader, Value};
+    // An HloModuleProto-like message: field 1 string, field 3 nested, field 7 fixed32.
+    let input = bytes("0a 02 68 69 1a 03 08 96 01 3d 01 00 00 00");
+    let mut reader = Reader::new(&input);
+    let first = reader.read_field(0).unwrap();
+    assert_eq!(
+        (first.number, first.value),
+        (1, Value::LengthDelimited(b"hi"))
+    );
+    let nested = reader.read_field(0).unwrap();
+    let Value::LengthDelimited(body) = nested.value else {
+        panic!("not length-delimited")
+    };
+    assert_eq!(nested.offset, 4);
+    assert_eq!(
+        Reader::new(body).read_field(1).unwrap().value,
+        Value::Varint(150)
+    );
+    assert_eq!(reader.read_field(0).unwrap().value, Value::Fixed32(1));
+    assert!(reader.is_at_end());
+    // Errors carry offsets into the whole buffer.
+    let mut reader = Reader::new(&input[..6]);
+    reader.read_field(0).unwrap();
+    assert_eq!(
+        reader.read_field(0).unwrap_err().to_string(),
+        "length 3 runs past the end of the message (0 bytes left) at byte 5"
+    );
 }

@@ -196,6 +196,11 @@ impl Decoded<AnyMessage> {
         self.unknown.collect(kind, &mut Path::root(), &mut out);
         out
     }
+
+    /// The same as [`Decoded::unknown_fields`] (the first name of the method).
+    pub fn unknown_fields_any(&self) -> Vec<UnknownFieldInfo> {
+        self.unknown_fields()
+    }
 }
 
 macro_rules! into_any {

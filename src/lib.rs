@@ -12,6 +12,7 @@ pub mod path;
 pub mod primitive;
 pub mod proto;
 pub mod shape;
+pub mod text;
 pub mod validate;
 
 pub use error::{Issue, IssueKind, Report, Severity, ValidationError};

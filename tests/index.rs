@@ -17,6 +17,7 @@ use xla_shape::index::{
     PlanError, StrideError,
 };
 use xla_shape::proto::{LayoutProto, PrimitiveType as P, ShapeProto, SplitConfigProto, TileProto};
+use xla_shape::validate::{validate_shape_with, Options};
 use xla_shape::ArrayShape;
 
 /// `*` in a tile.
@@ -40,10 +41,13 @@ fn shape_proto(ty: P, dims: &[i64], m2m: &[i64], tiles: &[&[i64]]) -> ShapeProto
     }
 }
 
+/// Through the validation gate, with the HLO text rules (which accept `*` in tiles).
 #[track_caller]
 fn plan_of(proto: &ShapeProto) -> LayoutPlan {
-    let shape = ArrayShape::try_from(proto).unwrap();
-    LayoutPlan::new(&shape).unwrap()
+    let shape = validate_shape_with(proto, Options::hlo_text())
+        .into_result()
+        .unwrap();
+    LayoutPlan::new(shape.as_array().unwrap()).unwrap()
 }
 
 #[track_caller]

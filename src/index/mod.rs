@@ -236,6 +236,8 @@ pub struct LayoutPlan {
     digits: Option<Digits>,
     fast: Vec<FastDigit>,
     all_pow2: bool,
+    /// Per logical dimension, its stride, when every dimension is one plain digit.
+    strided: Option<Vec<u64>>,
     dims: Vec<u64>,
     element_count: u64,
     element_bits: u64,
@@ -354,12 +356,31 @@ impl LayoutPlan {
             }
         }
         let all_pow2 = fast.iter().all(|d| d.pow2);
+        let mut strided = None;
+        if digits.as_ref().is_some_and(|d| d.trivial) {
+            let mut strides = vec![0u64; dims.len()];
+            let mut plain = true;
+            let mut seen = vec![false; dims.len()];
+            for digit in &fast {
+                match (strides.get_mut(digit.source), seen.get_mut(digit.source)) {
+                    (Some(s), Some(seen)) if !*seen && digit.div == 1 && digit.mask == u64::MAX => {
+                        *s = digit.stride;
+                        *seen = true;
+                    }
+                    _ => plain = false,
+                }
+            }
+            if plain {
+                strided = Some(strides);
+            }
+        }
         Ok(LayoutPlan {
             spec,
             staged,
             digits,
             fast,
             all_pow2,
+            strided,
             dims,
             element_count,
             element_bits,
@@ -444,9 +465,48 @@ impl LayoutPlan {
     ///
     /// # Errors
     /// [`IndexError::WrongRank`] or [`IndexError::OutOfBounds`].
+    #[inline]
     pub fn linear_index(&self, index: &[u64]) -> Result<u64, IndexError> {
-        self.check_index(index)?;
+        if index.len() != self.dims.len() {
+            return Err(self
+                .check_index(index)
+                .err()
+                .unwrap_or(IndexError::WrongRank {
+                    got: index.len(),
+                    rank: self.dims.len(),
+                }));
+        }
+        let mut outside = false;
+        if let Some(strides) = &self.strided {
+            // One pass: bounds and dot product (wrapping only matters when out of bounds,
+            // and then the sum is discarded).
+            let mut slot: u64 = 0;
+            for ((&i, &d), &s) in index.iter().zip(&self.dims).zip(strides) {
+                outside |= i >= d;
+                slot = slot.wrapping_add(i.wrapping_mul(s));
+            }
+            if outside {
+                return Err(self.out_of_bounds(index));
+            }
+            return Ok(slot);
+        }
+        for (&i, &d) in index.iter().zip(&self.dims) {
+            outside |= i >= d;
+        }
+        if outside {
+            return Err(self.out_of_bounds(index));
+        }
         Ok(self.linear_checked(index))
+    }
+
+    #[cold]
+    fn out_of_bounds(&self, index: &[u64]) -> IndexError {
+        self.check_index(index)
+            .err()
+            .unwrap_or(IndexError::WrongRank {
+                got: index.len(),
+                rank: self.dims.len(),
+            })
     }
 
     /// The bit offset of an element from the start of the buffer: linear index ×

@@ -5,12 +5,14 @@
 
 pub mod codec;
 pub mod error;
+pub mod index;
 pub mod layout;
 pub mod message;
 pub mod path;
 pub mod primitive;
 pub mod proto;
 pub mod shape;
+pub mod text;
 pub mod validate;
 
 pub use error::{Issue, IssueKind, Report, Severity, ValidationError};

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use xla_shape::codec::{self, Decoded};
+use xla_shape::text;
 use xla_shape::{AnyMessage, MessageKind};
 
 use super::{input_name, read_input, write_output, Failure, MessageArg};
@@ -111,7 +112,8 @@ pub fn read(
     let _ = options;
     match form {
         Form::Binary => codec::decode_any(kind, bytes).map_err(Failure::unreadable),
-        Form::Json | Form::Hlo => Err(not_supported("reading", form)),
+        Form::Hlo => read_hlo(kind, bytes),
+        Form::Json => Err(not_supported("reading", form)),
     }
 }
 
@@ -124,8 +126,36 @@ pub fn write(
     let _ = options;
     match form {
         Form::Binary => Ok(codec::encode_any(decoded)),
-        Form::Json | Form::Hlo => Err(not_supported("writing", form)),
+        Form::Hlo => write_hlo(decoded),
+        Form::Json => Err(not_supported("writing", form)),
     }
+}
+
+/// HLO text in: the whole input is one message (surrounding whitespace allowed);
+/// errors show the input with a caret.
+fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, Failure> {
+    let input = std::str::from_utf8(bytes)
+        .map_err(|e| Failure::unreadable(format!("hlo text is not UTF-8: {e}")))?;
+    text::parse_message(kind, input)
+        .map(|message| Decoded {
+            message,
+            unknown: codec::UnknownFields::new(),
+        })
+        .map_err(|e| Failure::unreadable(e.render(input)))
+}
+
+/// HLO text out, one line. Unknown fields have no text form, so they are refused.
+fn write_hlo(decoded: &Decoded<AnyMessage>) -> Result<Vec<u8>, Failure> {
+    if let Some(field) = decoded.unknown_fields().first() {
+        return Err(Failure::unreadable(format!(
+            "{}: unknown field {} has no hlo text form",
+            field.path, field.number
+        )));
+    }
+    let mut out = text::print_message(&decoded.message)
+        .map_err(|e| Failure::unreadable(format!("{e} (no hlo text form)")))?;
+    out.push('\n');
+    Ok(out.into_bytes())
 }
 
 fn not_supported(what: &str, form: Form) -> Failure {

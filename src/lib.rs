@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 
+pub mod json;
 pub mod message;
 pub mod path;
 pub mod proto;

@@ -129,7 +129,10 @@ mod tests {
         assert_eq!(path.to_string(), "tuple_shapes[1].layout.minor_to_major[0]");
         assert_eq!(Path::root().to_string(), "");
         assert_eq!(
-            Path::root().field("layout").with(Segment::Number(99)).to_string(),
+            Path::root()
+                .field("layout")
+                .with(Segment::Number(99))
+                .to_string(),
             "layout.#99"
         );
     }

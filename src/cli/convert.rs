@@ -8,7 +8,9 @@ use super::{Failure, MessageArg};
 
 /// Convert one message between forms (binary, JSON, HLO text); no validation.
 #[derive(Debug, Args)]
-#[command(after_help = "Example:\n  xla-shape convert --from binary --to binary fixtures/example.binpb > copy.binpb")]
+#[command(
+    after_help = "Example:\n  xla-shape convert --from binary --to binary fixtures/example.binpb > copy.binpb"
+)]
 pub struct ConvertArgs {
     /// The form of the input.
     #[arg(long, value_enum)]

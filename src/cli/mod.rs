@@ -91,8 +91,9 @@ pub fn run() -> ExitCode {
 /// Reads a whole input: a file path, or standard input for `-` or no path.
 pub fn read_input(path: Option<&PathBuf>) -> Result<Vec<u8>, Failure> {
     match path {
-        Some(path) if path.as_os_str() != "-" => std::fs::read(path)
-            .map_err(|e| Failure::unreadable(format!("{}: {e}", path.display()))),
+        Some(path) if path.as_os_str() != "-" => {
+            std::fs::read(path).map_err(|e| Failure::unreadable(format!("{}: {e}", path.display())))
+        }
         _ => {
             let mut bytes = Vec::new();
             std::io::stdin()

@@ -1,15 +1,23 @@
 //! `xla-shape convert`: a faithful codec between the binary, JSON and HLO text forms.
+//!
+//! Every conversion is `read` (input form → [`Decoded<AnyMessage>`]) then `write`
+//! (→ output form), one match arm per form in each, so a form plugs in by filling
+//! its two arms. Nothing is validated: the only failures are input that cannot be
+//! read and values the target form cannot express.
 
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
+use xla_shape::codec::{self, Decoded};
+use xla_shape::text;
+use xla_shape::{AnyMessage, MessageKind};
 
-use super::{Failure, MessageArg};
+use super::{input_name, read_input, write_output, Failure, MessageArg};
 
 /// Convert one message between forms (binary, JSON, HLO text); no validation.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example:\n  xla-shape convert --from binary --to binary fixtures/example.binpb > copy.binpb"
+    after_help = "Example:\n  xla-shape convert --from binary --to binary examples/f32_2x3.binpb > copy.binpb"
 )]
 pub struct ConvertArgs {
     /// The form of the input.
@@ -21,6 +29,15 @@ pub struct ConvertArgs {
     /// Which message the input holds.
     #[arg(long, value_enum, default_value_t)]
     message: MessageArg,
+    /// JSON output keys: lowerCamelCase json names or the proto field names.
+    #[arg(long, value_enum, default_value_t)]
+    json_names: JsonNames,
+    /// Indent JSON output.
+    #[arg(long)]
+    pretty: bool,
+    /// Skip JSON keys the schema does not know instead of refusing them.
+    #[arg(long)]
+    ignore_unknown_fields: bool,
     /// The input file; `-` or absent reads standard input.
     input: Option<PathBuf>,
 }
@@ -36,7 +53,114 @@ pub enum Form {
     Hlo,
 }
 
+impl Form {
+    fn name(self) -> &'static str {
+        match self {
+            Form::Binary => "binary",
+            Form::Json => "json",
+            Form::Hlo => "hlo",
+        }
+    }
+}
+
+/// `--json-names`: the keys of JSON output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum JsonNames {
+    /// lowerCamelCase json names (`elementType`), the proto3 JSON default.
+    #[default]
+    Camel,
+    /// The `.proto` field names (`element_type`).
+    Proto,
+}
+
+/// Options of reading and writing, from the command line.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// `--json-names`.
+    pub json_names: JsonNames,
+    /// `--pretty`.
+    pub pretty: bool,
+    /// `--ignore-unknown-fields`.
+    pub ignore_unknown_fields: bool,
+}
+
 pub fn run(args: ConvertArgs) -> Result<(), Failure> {
-    let _ = (args.from, args.to, args.message, args.input);
-    Err(Failure::unreadable("convert is not implemented yet"))
+    let name = input_name(args.input.as_ref());
+    let bytes = read_input(args.input.as_ref())?;
+    let options = Options {
+        json_names: args.json_names,
+        pretty: args.pretty,
+        ignore_unknown_fields: args.ignore_unknown_fields,
+    };
+    let named = |failure| match failure {
+        Failure::Unreadable(message) => Failure::Unreadable(format!("{name}: {message}")),
+        other => other,
+    };
+    let decoded = read(args.from, args.message.into(), &bytes, &options).map_err(named)?;
+    let output = write(args.to, &decoded, &options).map_err(named)?;
+    write_output(&output)
+}
+
+/// Reads a message of `kind` in `form`. A failure's message is the reason alone;
+/// `run` puts the input's name in front.
+pub fn read(
+    form: Form,
+    kind: MessageKind,
+    bytes: &[u8],
+    options: &Options,
+) -> Result<Decoded<AnyMessage>, Failure> {
+    let _ = options;
+    match form {
+        Form::Binary => codec::decode_any(kind, bytes).map_err(Failure::unreadable),
+        Form::Hlo => read_hlo(kind, bytes),
+        Form::Json => Err(not_supported("reading", form)),
+    }
+}
+
+/// Writes a message in `form`. A failure's message is the reason alone.
+pub fn write(
+    form: Form,
+    decoded: &Decoded<AnyMessage>,
+    options: &Options,
+) -> Result<Vec<u8>, Failure> {
+    let _ = options;
+    match form {
+        Form::Binary => Ok(codec::encode_any(decoded)),
+        Form::Hlo => write_hlo(decoded),
+        Form::Json => Err(not_supported("writing", form)),
+    }
+}
+
+/// HLO text in: the whole input is one message (surrounding whitespace allowed);
+/// errors show the input with a caret.
+fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, Failure> {
+    let input = std::str::from_utf8(bytes)
+        .map_err(|e| Failure::unreadable(format!("hlo text is not UTF-8: {e}")))?;
+    text::parse_message(kind, input)
+        .map(|message| Decoded {
+            message,
+            unknown: codec::UnknownFields::new(),
+        })
+        .map_err(|e| Failure::unreadable(e.render(input)))
+}
+
+/// HLO text out, one line. Unknown fields have no text form, so they are refused.
+fn write_hlo(decoded: &Decoded<AnyMessage>) -> Result<Vec<u8>, Failure> {
+    if let Some(field) = decoded.unknown_fields().first() {
+        return Err(Failure::unreadable(format!(
+            "{}: unknown field {} has no hlo text form",
+            field.path, field.number
+        )));
+    }
+    let mut out = text::print_message(&decoded.message)
+        .map_err(|e| Failure::unreadable(format!("{e} (no hlo text form)")))?;
+    out.push('\n');
+    Ok(out.into_bytes())
+}
+
+fn not_supported(what: &str, form: Form) -> Failure {
+    Failure::unreadable(format!(
+        "{what} the {} form is not supported yet",
+        form.name()
+    ))
 }

@@ -1,0 +1,676 @@
+//! The hand-written decoder and encoder of each message, over the prost structs.
+//!
+//! Decoding follows Google's runtime: packed and unpacked repeated scalars are both
+//! accepted (and may be mixed), a singular message that occurs again is merged into
+//! the first, a singular scalar that occurs again replaces it, enum values keep
+//! any number (a varint is cut to its low 32 bits, as protobuf does for int32 and
+//! enums), a bool is true for any nonzero varint, and a known field with a wire type
+//! it never has is kept as an unknown field.
+//!
+//! Encoding writes what Google's runtime writes: known fields in field-number order,
+//! repeated scalars packed, proto3 defaults left out (zero, enum 0, empty lists), a
+//! singular message written whenever it is present (even empty), negative numbers
+//! as 10-byte varints, then the message's unknown fields in their original order.
+
+use super::error::{DecodeError, DecodeErrorKind};
+use super::unknown::{UnknownField, UnknownFields};
+use super::wire::{self, Reader, WireType, RECURSION_LIMIT};
+use crate::path::Segment;
+use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto, SplitConfigProto, TileProto};
+
+/// The messages of the schema, for walking the unknown-field tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `ShapeProto`.
+    Shape,
+    /// `LayoutProto`.
+    Layout,
+    /// `ProgramShapeProto`.
+    ProgramShape,
+    /// `TileProto`.
+    Tile,
+    /// `SplitConfigProto`.
+    SplitConfig,
+}
+
+/// A message-typed field of a message.
+pub(crate) struct Submessage {
+    pub name: &'static str,
+    pub repeated: bool,
+    pub kind: Kind,
+}
+
+impl Kind {
+    /// The name of the known field with this number, if any.
+    pub(crate) fn field_name(self, number: u32) -> Option<&'static str> {
+        let name = match (self, number) {
+            (Kind::Shape, 2) => "element_type",
+            (Kind::Shape, 3) => "dimensions",
+            (Kind::Shape, 4) => "tuple_shapes",
+            (Kind::Shape, 5) => "layout",
+            (Kind::Shape, 6) => "is_dynamic_dimension",
+            (Kind::Layout, 1) => "minor_to_major",
+            (Kind::Layout, 2) => "padded_dimensions",
+            (Kind::Layout, 3) => "padding_value",
+            (Kind::Layout, 4) => "format",
+            (Kind::Layout, 5) => "max_sparse_elements",
+            (Kind::Layout, 6) => "tiles",
+            (Kind::Layout, 7) => "element_size_in_bits",
+            (Kind::Layout, 8) => "memory_space",
+            (Kind::Layout, 9) => "dim_level_types",
+            (Kind::Layout, 10) => "physical_shape",
+            (Kind::Layout, 11) => "index_primitive_type",
+            (Kind::Layout, 12) => "pointer_primitive_type",
+            (Kind::Layout, 13) => "dim_unique",
+            (Kind::Layout, 14) => "dim_ordered",
+            (Kind::Layout, 15) => "dynamic_shape_metadata_prefix_bytes",
+            (Kind::Layout, 16) => "tail_padding_alignment_in_elements",
+            (Kind::Layout, 17) => "split_configs",
+            (Kind::ProgramShape, 1) => "parameters",
+            (Kind::ProgramShape, 2) => "result",
+            (Kind::ProgramShape, 3) => "parameter_names",
+            (Kind::Tile, 1) => "dimensions",
+            (Kind::SplitConfig, 1) => "dimension",
+            (Kind::SplitConfig, 2) => "split_indices",
+            _ => return None,
+        };
+        Some(name)
+    }
+
+    /// The message-typed field with this number, if any.
+    pub(crate) fn submessage(self, number: u32) -> Option<Submessage> {
+        let (name, repeated, kind) = match (self, number) {
+            (Kind::Shape, 4) => ("tuple_shapes", true, Kind::Shape),
+            (Kind::Shape, 5) => ("layout", false, Kind::Layout),
+            (Kind::Layout, 6) => ("tiles", true, Kind::Tile),
+            (Kind::Layout, 10) => ("physical_shape", false, Kind::Shape),
+            (Kind::Layout, 17) => ("split_configs", true, Kind::SplitConfig),
+            (Kind::ProgramShape, 1) => ("parameters", true, Kind::Shape),
+            (Kind::ProgramShape, 2) => ("result", false, Kind::Shape),
+            _ => return None,
+        };
+        Some(Submessage {
+            name,
+            repeated,
+            kind,
+        })
+    }
+}
+
+/// The decoding state: the reader and the nesting depth of the current message.
+#[derive(Debug)]
+pub struct Decoder<'a> {
+    pub(crate) reader: Reader<'a>,
+    pub(crate) depth: u32,
+}
+
+pub(crate) mod sealed {
+    use super::{DecodeError, Decoder, Kind, UnknownFields, WireType};
+
+    /// The hand-written codec of one message type.
+    pub trait Codec: Default {
+        /// Which message this is.
+        const KIND: Kind;
+
+        /// Decodes the value of a field whose tag has been read. Returns `false`,
+        /// having read nothing, when the number is not a known field or the wire
+        /// type is not one the field can have.
+        fn merge_field(
+            &mut self,
+            number: u32,
+            wire_type: WireType,
+            decoder: &mut Decoder<'_>,
+            unknown: &mut UnknownFields,
+        ) -> Result<bool, DecodeError>;
+
+        /// The length of the known fields, with the unknown fields of submessages.
+        fn known_len(&self, unknown: &UnknownFields) -> usize;
+
+        /// Writes the known fields, in field-number order, with the unknown fields of
+        /// submessages.
+        fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>);
+    }
+}
+
+use sealed::Codec;
+
+/// Decodes fields until the reader's limit, into `message` and `unknown`.
+pub(crate) fn merge_message<M: Codec>(
+    decoder: &mut Decoder<'_>,
+    message: &mut M,
+    unknown: &mut UnknownFields,
+) -> Result<(), DecodeError> {
+    while !decoder.reader.is_at_end() {
+        let start = decoder.reader.position();
+        let (number, wire_type) = decoder.reader.read_tag()?;
+        if wire_type == WireType::EndGroup {
+            return Err(DecodeError::new(
+                DecodeErrorKind::UnexpectedEndGroup(number),
+                start,
+            ));
+        }
+        if !message.merge_field(number, wire_type, decoder, unknown)? {
+            let field = match M::KIND.field_name(number) {
+                Some(name) => Segment::Field(name),
+                None => Segment::Number(number),
+            };
+            decoder
+                .reader
+                .skip_value(number, wire_type, decoder.depth)
+                .map_err(|e| e.within(field))?;
+            unknown.push(UnknownField::from_parts(
+                number,
+                wire_type,
+                decoder.reader.since(start),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Decodes a length-delimited submessage into `message` (merging).
+fn merge_submessage<M: Codec>(
+    decoder: &mut Decoder<'_>,
+    message: &mut M,
+    unknown: &mut UnknownFields,
+) -> Result<(), DecodeError> {
+    let len = decoder.reader.read_length()?;
+    if decoder.depth >= RECURSION_LIMIT {
+        return Err(DecodeError::new(
+            DecodeErrorKind::RecursionLimit,
+            decoder.reader.position(),
+        ));
+    }
+    let saved = decoder.reader.push_limit(len)?;
+    decoder.depth += 1;
+    let result = merge_message(decoder, message, unknown);
+    decoder.depth -= 1;
+    decoder.reader.pop_limit(saved);
+    result
+}
+
+fn singular_varint(
+    decoder: &mut Decoder<'_>,
+    wire_type: WireType,
+) -> Result<Option<u64>, DecodeError> {
+    if wire_type != WireType::Varint {
+        return Ok(None);
+    }
+    decoder.reader.read_varint().map(Some)
+}
+
+fn int64(
+    decoder: &mut Decoder<'_>,
+    wire_type: WireType,
+    out: &mut i64,
+) -> Result<bool, DecodeError> {
+    Ok(match singular_varint(decoder, wire_type)? {
+        Some(v) => {
+            *out = v as i64;
+            true
+        }
+        None => false,
+    })
+}
+
+fn enumeration(
+    decoder: &mut Decoder<'_>,
+    wire_type: WireType,
+    out: &mut i32,
+) -> Result<bool, DecodeError> {
+    Ok(match singular_varint(decoder, wire_type)? {
+        Some(v) => {
+            // Protobuf keeps the low 32 bits of a varint read as int32 or enum.
+            *out = v as i32;
+            true
+        }
+        None => false,
+    })
+}
+
+/// A repeated varint-encoded field, packed or not.
+fn repeated<T>(
+    decoder: &mut Decoder<'_>,
+    wire_type: WireType,
+    out: &mut Vec<T>,
+    convert: fn(u64) -> T,
+) -> Result<bool, DecodeError> {
+    match wire_type {
+        WireType::Varint => {
+            let value = decoder.reader.read_varint()?;
+            out.push(convert(value));
+        }
+        WireType::LengthDelimited => {
+            let len = decoder.reader.read_length()?;
+            let saved = decoder.reader.push_limit(len)?;
+            // Every varint ends with exactly one byte below 0x80: reserve that many.
+            let count = decoder.reader.rest().iter().filter(|&&b| b < 0x80).count();
+            out.reserve(count);
+            let mut result = Ok(());
+            while !decoder.reader.is_at_end() {
+                match decoder.reader.read_varint() {
+                    Ok(value) => out.push(convert(value)),
+                    Err(e) => {
+                        result = Err(e);
+                        break;
+                    }
+                }
+            }
+            decoder.reader.pop_limit(saved);
+            result?;
+        }
+        _ => return Ok(false),
+    }
+    Ok(true)
+}
+
+fn to_i64(v: u64) -> i64 {
+    v as i64
+}
+
+fn to_i32(v: u64) -> i32 {
+    v as i32
+}
+
+fn to_bool(v: u64) -> bool {
+    v != 0
+}
+
+fn repeated_message<M: Codec>(
+    decoder: &mut Decoder<'_>,
+    wire_type: WireType,
+    number: u32,
+    list: &mut Vec<M>,
+    unknown: &mut UnknownFields,
+) -> Result<bool, DecodeError> {
+    if wire_type != WireType::LengthDelimited {
+        return Ok(false);
+    }
+    let index = list.len();
+    let mut message = M::default();
+    let mut node = UnknownFields::new();
+    merge_submessage(decoder, &mut message, &mut node)
+        .map_err(|e| e.within(Segment::Index(index)))?;
+    list.push(message);
+    unknown.put_child(number, index, node);
+    Ok(true)
+}
+
+fn singular_message<M: Codec>(
+    decoder: &mut Decoder<'_>,
+    number: u32,
+    message: &mut M,
+    unknown: &mut UnknownFields,
+) -> Result<bool, DecodeError> {
+    let mut node = unknown.take_child(number, 0);
+    let result = merge_submessage(decoder, message, &mut node);
+    unknown.put_child(number, 0, node);
+    result.map(|()| true)
+}
+
+// Encoding helpers: lengths and writers of each field kind.
+
+fn len_varint_field(number: u32, value: u64) -> usize {
+    if value == 0 {
+        0
+    } else {
+        wire::tag_len(number) + wire::varint_len(value)
+    }
+}
+
+fn put_varint_field(buf: &mut Vec<u8>, number: u32, value: u64) {
+    if value != 0 {
+        wire::put_tag(buf, number, WireType::Varint);
+        wire::put_varint(buf, value);
+    }
+}
+
+fn int64_bits(v: &i64) -> u64 {
+    *v as u64
+}
+
+fn enum_bits(v: &i32) -> u64 {
+    i64::from(*v) as u64
+}
+
+fn bool_bits(v: &bool) -> u64 {
+    u64::from(*v)
+}
+
+fn packed_body_len<T>(values: &[T], bits: fn(&T) -> u64) -> usize {
+    values.iter().map(|v| wire::varint_len(bits(v))).sum()
+}
+
+fn len_packed<T>(number: u32, values: &[T], bits: fn(&T) -> u64) -> usize {
+    if values.is_empty() {
+        return 0;
+    }
+    let body = packed_body_len(values, bits);
+    wire::tag_len(number) + wire::varint_len(body as u64) + body
+}
+
+fn put_packed<T>(buf: &mut Vec<u8>, number: u32, values: &[T], bits: fn(&T) -> u64) {
+    if values.is_empty() {
+        return;
+    }
+    let body = packed_body_len(values, bits);
+    wire::put_tag(buf, number, WireType::LengthDelimited);
+    wire::put_varint(buf, body as u64);
+    for value in values {
+        wire::put_varint(buf, bits(value));
+    }
+}
+
+/// The length of a message: known fields then its own unknown fields.
+pub(crate) fn body_len<M: Codec>(message: &M, unknown: &UnknownFields) -> usize {
+    message.known_len(unknown) + unknown.own_len()
+}
+
+/// Writes a message: known fields then its own unknown fields.
+pub(crate) fn write_body<M: Codec>(message: &M, unknown: &UnknownFields, buf: &mut Vec<u8>) {
+    message.write_known(unknown, buf);
+    unknown.write_own(buf);
+}
+
+fn child(unknown: &UnknownFields, number: u32, index: usize) -> &UnknownFields {
+    unknown
+        .child(number, index)
+        .unwrap_or(&super::unknown::EMPTY)
+}
+
+fn len_message<M: Codec>(number: u32, message: &M, unknown: &UnknownFields) -> usize {
+    let body = body_len(message, unknown);
+    wire::tag_len(number) + wire::varint_len(body as u64) + body
+}
+
+fn put_message<M: Codec>(buf: &mut Vec<u8>, number: u32, message: &M, unknown: &UnknownFields) {
+    wire::put_tag(buf, number, WireType::LengthDelimited);
+    wire::put_varint(buf, body_len(message, unknown) as u64);
+    write_body(message, unknown, buf);
+}
+
+fn len_messages<M: Codec>(number: u32, list: &[M], unknown: &UnknownFields) -> usize {
+    list.iter()
+        .enumerate()
+        .map(|(i, m)| len_message(number, m, child(unknown, number, i)))
+        .sum()
+}
+
+fn put_messages<M: Codec>(buf: &mut Vec<u8>, number: u32, list: &[M], unknown: &UnknownFields) {
+    for (i, message) in list.iter().enumerate() {
+        put_message(buf, number, message, child(unknown, number, i));
+    }
+}
+
+fn len_optional<M: Codec>(number: u32, message: Option<&M>, unknown: &UnknownFields) -> usize {
+    message.map_or(0, |m| len_message(number, m, child(unknown, number, 0)))
+}
+
+fn put_optional<M: Codec>(
+    buf: &mut Vec<u8>,
+    number: u32,
+    message: Option<&M>,
+    unknown: &UnknownFields,
+) {
+    if let Some(m) = message {
+        put_message(buf, number, m, child(unknown, number, 0));
+    }
+}
+
+fn within(name: &'static str) -> impl FnOnce(DecodeError) -> DecodeError {
+    move |e| e.within(Segment::Field(name))
+}
+
+impl Codec for TileProto {
+    const KIND: Kind = Kind::Tile;
+
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire_type: WireType,
+        decoder: &mut Decoder<'_>,
+        _unknown: &mut UnknownFields,
+    ) -> Result<bool, DecodeError> {
+        match number {
+            1 => repeated(decoder, wire_type, &mut self.dimensions, to_i64)
+                .map_err(within("dimensions")),
+            _ => Ok(false),
+        }
+    }
+
+    fn known_len(&self, _unknown: &UnknownFields) -> usize {
+        len_packed(1, &self.dimensions, int64_bits)
+    }
+
+    fn write_known(&self, _unknown: &UnknownFields, buf: &mut Vec<u8>) {
+        put_packed(buf, 1, &self.dimensions, int64_bits);
+    }
+}
+
+impl Codec for SplitConfigProto {
+    const KIND: Kind = Kind::SplitConfig;
+
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire_type: WireType,
+        decoder: &mut Decoder<'_>,
+        _unknown: &mut UnknownFields,
+    ) -> Result<bool, DecodeError> {
+        match number {
+            1 => int64(decoder, wire_type, &mut self.dimension).map_err(within("dimension")),
+            2 => repeated(decoder, wire_type, &mut self.split_indices, to_i64)
+                .map_err(within("split_indices")),
+            _ => Ok(false),
+        }
+    }
+
+    fn known_len(&self, _unknown: &UnknownFields) -> usize {
+        len_varint_field(1, int64_bits(&self.dimension))
+            + len_packed(2, &self.split_indices, int64_bits)
+    }
+
+    fn write_known(&self, _unknown: &UnknownFields, buf: &mut Vec<u8>) {
+        put_varint_field(buf, 1, int64_bits(&self.dimension));
+        put_packed(buf, 2, &self.split_indices, int64_bits);
+    }
+}
+
+impl Codec for LayoutProto {
+    const KIND: Kind = Kind::Layout;
+
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire_type: WireType,
+        decoder: &mut Decoder<'_>,
+        unknown: &mut UnknownFields,
+    ) -> Result<bool, DecodeError> {
+        let d = decoder;
+        let wt = wire_type;
+        match number {
+            1 => {
+                repeated(d, wt, &mut self.minor_to_major, to_i64).map_err(within("minor_to_major"))
+            }
+            2 => repeated(d, wt, &mut self.padded_dimensions, to_i64)
+                .map_err(within("padded_dimensions")),
+            3 => enumeration(d, wt, &mut self.padding_value).map_err(within("padding_value")),
+            4 => enumeration(d, wt, &mut self.format).map_err(within("format")),
+            5 => int64(d, wt, &mut self.max_sparse_elements).map_err(within("max_sparse_elements")),
+            6 => repeated_message(d, wt, 6, &mut self.tiles, unknown).map_err(within("tiles")),
+            7 => {
+                int64(d, wt, &mut self.element_size_in_bits).map_err(within("element_size_in_bits"))
+            }
+            8 => int64(d, wt, &mut self.memory_space).map_err(within("memory_space")),
+            9 => repeated(d, wt, &mut self.dim_level_types, to_i32)
+                .map_err(within("dim_level_types")),
+            10 if wt == WireType::LengthDelimited => {
+                let shape = self.physical_shape.get_or_insert_with(Default::default);
+                singular_message(d, 10, &mut **shape, unknown).map_err(within("physical_shape"))
+            }
+            11 => enumeration(d, wt, &mut self.index_primitive_type)
+                .map_err(within("index_primitive_type")),
+            12 => enumeration(d, wt, &mut self.pointer_primitive_type)
+                .map_err(within("pointer_primitive_type")),
+            13 => repeated(d, wt, &mut self.dim_unique, to_bool).map_err(within("dim_unique")),
+            14 => repeated(d, wt, &mut self.dim_ordered, to_bool).map_err(within("dim_ordered")),
+            15 => int64(d, wt, &mut self.dynamic_shape_metadata_prefix_bytes)
+                .map_err(within("dynamic_shape_metadata_prefix_bytes")),
+            16 => int64(d, wt, &mut self.tail_padding_alignment_in_elements)
+                .map_err(within("tail_padding_alignment_in_elements")),
+            17 => repeated_message(d, wt, 17, &mut self.split_configs, unknown)
+                .map_err(within("split_configs")),
+            _ => Ok(false),
+        }
+    }
+
+    fn known_len(&self, unknown: &UnknownFields) -> usize {
+        len_packed(1, &self.minor_to_major, int64_bits)
+            + len_packed(2, &self.padded_dimensions, int64_bits)
+            + len_varint_field(3, enum_bits(&self.padding_value))
+            + len_varint_field(4, enum_bits(&self.format))
+            + len_varint_field(5, int64_bits(&self.max_sparse_elements))
+            + len_messages(6, &self.tiles, unknown)
+            + len_varint_field(7, int64_bits(&self.element_size_in_bits))
+            + len_varint_field(8, int64_bits(&self.memory_space))
+            + len_packed(9, &self.dim_level_types, enum_bits)
+            + len_optional(10, self.physical_shape.as_deref(), unknown)
+            + len_varint_field(11, enum_bits(&self.index_primitive_type))
+            + len_varint_field(12, enum_bits(&self.pointer_primitive_type))
+            + len_packed(13, &self.dim_unique, bool_bits)
+            + len_packed(14, &self.dim_ordered, bool_bits)
+            + len_varint_field(15, int64_bits(&self.dynamic_shape_metadata_prefix_bytes))
+            + len_varint_field(16, int64_bits(&self.tail_padding_alignment_in_elements))
+            + len_messages(17, &self.split_configs, unknown)
+    }
+
+    fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>) {
+        put_packed(buf, 1, &self.minor_to_major, int64_bits);
+        put_packed(buf, 2, &self.padded_dimensions, int64_bits);
+        put_varint_field(buf, 3, enum_bits(&self.padding_value));
+        put_varint_field(buf, 4, enum_bits(&self.format));
+        put_varint_field(buf, 5, int64_bits(&self.max_sparse_elements));
+        put_messages(buf, 6, &self.tiles, unknown);
+        put_varint_field(buf, 7, int64_bits(&self.element_size_in_bits));
+        put_varint_field(buf, 8, int64_bits(&self.memory_space));
+        put_packed(buf, 9, &self.dim_level_types, enum_bits);
+        put_optional(buf, 10, self.physical_shape.as_deref(), unknown);
+        put_varint_field(buf, 11, enum_bits(&self.index_primitive_type));
+        put_varint_field(buf, 12, enum_bits(&self.pointer_primitive_type));
+        put_packed(buf, 13, &self.dim_unique, bool_bits);
+        put_packed(buf, 14, &self.dim_ordered, bool_bits);
+        put_varint_field(
+            buf,
+            15,
+            int64_bits(&self.dynamic_shape_metadata_prefix_bytes),
+        );
+        put_varint_field(
+            buf,
+            16,
+            int64_bits(&self.tail_padding_alignment_in_elements),
+        );
+        put_messages(buf, 17, &self.split_configs, unknown);
+    }
+}
+
+impl Codec for ShapeProto {
+    const KIND: Kind = Kind::Shape;
+
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire_type: WireType,
+        decoder: &mut Decoder<'_>,
+        unknown: &mut UnknownFields,
+    ) -> Result<bool, DecodeError> {
+        let d = decoder;
+        let wt = wire_type;
+        match number {
+            2 => enumeration(d, wt, &mut self.element_type).map_err(within("element_type")),
+            3 => repeated(d, wt, &mut self.dimensions, to_i64).map_err(within("dimensions")),
+            4 => repeated_message(d, wt, 4, &mut self.tuple_shapes, unknown)
+                .map_err(within("tuple_shapes")),
+            5 if wt == WireType::LengthDelimited => {
+                let layout = self.layout.get_or_insert_with(Default::default);
+                singular_message(d, 5, &mut **layout, unknown).map_err(within("layout"))
+            }
+            6 => repeated(d, wt, &mut self.is_dynamic_dimension, to_bool)
+                .map_err(within("is_dynamic_dimension")),
+            _ => Ok(false),
+        }
+    }
+
+    fn known_len(&self, unknown: &UnknownFields) -> usize {
+        len_varint_field(2, enum_bits(&self.element_type))
+            + len_packed(3, &self.dimensions, int64_bits)
+            + len_messages(4, &self.tuple_shapes, unknown)
+            + len_optional(5, self.layout.as_deref(), unknown)
+            + len_packed(6, &self.is_dynamic_dimension, bool_bits)
+    }
+
+    fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>) {
+        put_varint_field(buf, 2, enum_bits(&self.element_type));
+        put_packed(buf, 3, &self.dimensions, int64_bits);
+        put_messages(buf, 4, &self.tuple_shapes, unknown);
+        put_optional(buf, 5, self.layout.as_deref(), unknown);
+        put_packed(buf, 6, &self.is_dynamic_dimension, bool_bits);
+    }
+}
+
+impl Codec for ProgramShapeProto {
+    const KIND: Kind = Kind::ProgramShape;
+
+    fn merge_field(
+        &mut self,
+        number: u32,
+        wire_type: WireType,
+        decoder: &mut Decoder<'_>,
+        unknown: &mut UnknownFields,
+    ) -> Result<bool, DecodeError> {
+        let d = decoder;
+        let wt = wire_type;
+        match number {
+            1 => repeated_message(d, wt, 1, &mut self.parameters, unknown)
+                .map_err(within("parameters")),
+            2 if wt == WireType::LengthDelimited => {
+                let result = self.result.get_or_insert_with(Default::default);
+                singular_message(d, 2, result, unknown).map_err(within("result"))
+            }
+            3 if wt == WireType::LengthDelimited => {
+                let index = self.parameter_names.len();
+                let start = d.reader.position();
+                let name = d.reader.read_length_delimited().and_then(|bytes| {
+                    String::from_utf8(bytes.to_vec())
+                        .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, start))
+                });
+                let name = name.map_err(|e| {
+                    e.within(Segment::Index(index))
+                        .within(Segment::Field("parameter_names"))
+                })?;
+                self.parameter_names.push(name);
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    fn known_len(&self, unknown: &UnknownFields) -> usize {
+        len_messages(1, &self.parameters, unknown)
+            + len_optional(2, self.result.as_ref(), unknown)
+            + self
+                .parameter_names
+                .iter()
+                .map(|s| wire::tag_len(3) + wire::varint_len(s.len() as u64) + s.len())
+                .sum::<usize>()
+    }
+
+    fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>) {
+        put_messages(buf, 1, &self.parameters, unknown);
+        put_optional(buf, 2, self.result.as_ref(), unknown);
+        for name in &self.parameter_names {
+            wire::put_tag(buf, 3, WireType::LengthDelimited);
+            wire::put_varint(buf, name.len() as u64);
+            buf.extend_from_slice(name.as_bytes());
+        }
+    }
+}

@@ -1,0 +1,221 @@
+//! The binary codec: `ShapeProto`, `LayoutProto` and `ProgramShapeProto` decoded and
+//! encoded byte-exactly, with every unknown field kept.
+//!
+//! prost's own `Message::decode` drops fields the schema does not know, so a message
+//! from a newer XLA would lose data on a round trip. This codec reads the wire format
+//! by hand into the same prost structs ([`crate::proto`]) and keeps everything else
+//! in an [`UnknownFields`] tree beside the message, as a [`Decoded`]:
+//!
+//! ```
+//! use xla_shape::codec;
+//!
+//! // f32[2,3]{1,0} as XLA's C++ writes it, plus an unknown field 99 in the layout.
+//! let bytes = [
+//!     0x10, 0x0b, 0x1a, 0x02, 0x02, 0x03, 0x2a, 0x0a, 0x0a, 0x02, 0x01, 0x00, 0x80, 0x01,
+//!     0x01, 0x98, 0x06, 0x07, 0x32, 0x02, 0x00, 0x00,
+//! ];
+//! let decoded = codec::decode_shape(&bytes)?;
+//! assert_eq!(decoded.message.dimensions, [2, 3]);
+//! assert_eq!(decoded.encode_to_vec(), bytes);
+//! let unknown = decoded.unknown_fields();
+//! assert_eq!(unknown[0].to_string(), "layout: unknown field 99 (varint)");
+//! # Ok::<(), codec::DecodeError>(())
+//! ```
+//!
+//! # Decoding
+//!
+//! As Google's runtime does, decoding accepts repeated scalars packed, unpacked or
+//! both, merges repeated occurrences of a singular message, keeps the last of
+//! repeated singular scalars, keeps enum numbers the schema does not name (a varint
+//! is cut to its low 32 bits), and keeps a known field written with a wire type it
+//! never has as an unknown field ([`UnknownFieldInfo::known_field`] says so, for
+//! validation to report). Malformed input is a [`DecodeError`] with its byte
+//! offset and field path; see [`wire`] for what counts as malformed. Decoding never
+//! panics, recurses more than [`wire::RECURSION_LIMIT`] levels, or reserves more
+//! memory than the input's size justifies.
+//!
+//! # Encoding
+//!
+//! Encoding writes what Google's C++ and Python runtimes write for the same message:
+//! known fields in field-number order, repeated scalars packed, proto3 defaults
+//! omitted (zero, enum 0, empty lists), present submessages written even when empty
+//! (`layout {}` is `2a 00`), negative numbers as 10-byte varints, and then, in each
+//! message, its unknown fields in their original order and exact bytes (as upb, the
+//! engine of Python's protobuf, keeps them). So re-encoding bytes written by XLA or
+//! by Google's runtime gives the same bytes, and non-canonical input (overlong
+//! varints, unpacked lists, repeated singular fields) comes out canonical.
+
+mod error;
+mod messages;
+mod unknown;
+pub mod wire;
+
+use std::fmt;
+
+pub use error::{DecodeError, DecodeErrorKind};
+pub use unknown::{UnknownField, UnknownFieldInfo, UnknownFields};
+
+use crate::message::{AnyMessage, MessageKind};
+use crate::path::Path;
+use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto, SplitConfigProto, TileProto};
+use messages::{sealed::Codec, Decoder};
+
+/// A message type this codec reads and writes: [`ShapeProto`], [`LayoutProto`],
+/// [`ProgramShapeProto`], [`TileProto`] and [`SplitConfigProto`]. Sealed.
+pub trait WireMessage: Codec + Clone + PartialEq + fmt::Debug {}
+
+impl WireMessage for ShapeProto {}
+impl WireMessage for LayoutProto {}
+impl WireMessage for ProgramShapeProto {}
+impl WireMessage for TileProto {}
+impl WireMessage for SplitConfigProto {}
+
+/// A decoded message with the unknown fields found in it and in every nested message.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decoded<M> {
+    /// The message, with every field the schema knows.
+    pub message: M,
+    /// Everything else, by message position.
+    pub unknown: UnknownFields,
+}
+
+impl<M: WireMessage> Decoded<M> {
+    /// A message with no unknown fields.
+    pub fn new(message: M) -> Self {
+        Decoded {
+            message,
+            unknown: UnknownFields::new(),
+        }
+    }
+
+    /// The serialized message: known fields as Google's runtime writes them, each
+    /// message's unknown fields after its known ones.
+    pub fn encode_to_vec(&self) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(self.encoded_len());
+        messages::write_body(&self.message, &self.unknown, &mut buf);
+        buf
+    }
+
+    /// The length of [`Decoded::encode_to_vec`]'s output.
+    pub fn encoded_len(&self) -> usize {
+        messages::body_len(&self.message, &self.unknown)
+    }
+
+    /// Every unknown field, with the path of the message holding it, outermost
+    /// message first, then by field number and index.
+    pub fn unknown_fields(&self) -> Vec<UnknownFieldInfo> {
+        let mut out = Vec::new();
+        self.unknown.collect(M::KIND, &mut Path::root(), &mut out);
+        out
+    }
+}
+
+/// Decodes one message, keeping its unknown fields.
+pub fn decode<M: WireMessage>(bytes: &[u8]) -> Result<Decoded<M>, DecodeError> {
+    let mut decoder = Decoder {
+        reader: wire::Reader::new(bytes),
+        depth: 0,
+    };
+    let mut decoded = Decoded::<M>::default();
+    messages::merge_message(&mut decoder, &mut decoded.message, &mut decoded.unknown)?;
+    Ok(decoded)
+}
+
+/// Decodes a `ShapeProto`.
+pub fn decode_shape(bytes: &[u8]) -> Result<Decoded<ShapeProto>, DecodeError> {
+    decode(bytes)
+}
+
+/// Decodes a `LayoutProto`.
+pub fn decode_layout(bytes: &[u8]) -> Result<Decoded<LayoutProto>, DecodeError> {
+    decode(bytes)
+}
+
+/// Decodes a `ProgramShapeProto`.
+pub fn decode_program_shape(bytes: &[u8]) -> Result<Decoded<ProgramShapeProto>, DecodeError> {
+    decode(bytes)
+}
+
+/// Encodes a message that has no unknown fields.
+pub fn encode<M: WireMessage>(message: &M) -> Vec<u8> {
+    let mut buf = Vec::with_capacity(messages::body_len(message, &unknown::EMPTY));
+    messages::write_body(message, &unknown::EMPTY, &mut buf);
+    buf
+}
+
+/// Decodes a message of the given kind.
+pub fn decode_any(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, DecodeError> {
+    Ok(match kind {
+        MessageKind::Shape => decode_shape(bytes)?.into(),
+        MessageKind::Layout => decode_layout(bytes)?.into(),
+        MessageKind::ProgramShape => decode_program_shape(bytes)?.into(),
+    })
+}
+
+/// Encodes a message of any kind with its unknown fields (the same as
+/// [`Decoded::encode_to_vec`]).
+pub fn encode_any(decoded: &Decoded<AnyMessage>) -> Vec<u8> {
+    decoded.encode_to_vec()
+}
+
+impl Decoded<AnyMessage> {
+    /// Which kind of message this is.
+    pub fn kind(&self) -> MessageKind {
+        self.message.kind()
+    }
+
+    /// The serialized message, as for a message of a known type.
+    pub fn encode_to_vec(&self) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(self.encoded_len());
+        match &self.message {
+            AnyMessage::Shape(m) => messages::write_body(m, &self.unknown, &mut buf),
+            AnyMessage::Layout(m) => messages::write_body(m, &self.unknown, &mut buf),
+            AnyMessage::ProgramShape(m) => messages::write_body(m, &self.unknown, &mut buf),
+        }
+        buf
+    }
+
+    /// The length of [`Decoded::encode_to_vec`]'s output.
+    pub fn encoded_len(&self) -> usize {
+        match &self.message {
+            AnyMessage::Shape(m) => messages::body_len(m, &self.unknown),
+            AnyMessage::Layout(m) => messages::body_len(m, &self.unknown),
+            AnyMessage::ProgramShape(m) => messages::body_len(m, &self.unknown),
+        }
+    }
+
+    /// Every unknown field, with the path of the message holding it (see
+    /// [`Decoded::unknown_fields`] for a message of a known type).
+    pub fn unknown_fields(&self) -> Vec<UnknownFieldInfo> {
+        let kind = match self.message {
+            AnyMessage::Shape(_) => messages::Kind::Shape,
+            AnyMessage::Layout(_) => messages::Kind::Layout,
+            AnyMessage::ProgramShape(_) => messages::Kind::ProgramShape,
+        };
+        let mut out = Vec::new();
+        self.unknown.collect(kind, &mut Path::root(), &mut out);
+        out
+    }
+
+    /// The same as [`Decoded::unknown_fields`] (the first name of the method).
+    pub fn unknown_fields_any(&self) -> Vec<UnknownFieldInfo> {
+        self.unknown_fields()
+    }
+}
+
+macro_rules! into_any {
+    ($proto:ty, $variant:ident) => {
+        impl From<Decoded<$proto>> for Decoded<AnyMessage> {
+            fn from(decoded: Decoded<$proto>) -> Self {
+                Decoded {
+                    message: AnyMessage::$variant(decoded.message),
+                    unknown: decoded.unknown,
+                }
+            }
+        }
+    };
+}
+
+into_any!(ShapeProto, Shape);
+into_any!(LayoutProto, Layout);
+into_any!(ProgramShapeProto, ProgramShape);

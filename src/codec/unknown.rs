@@ -1,0 +1,298 @@
+//! Fields the schema does not know, kept byte for byte at their place in the tree.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::error::DecodeError;
+use super::messages::Kind;
+use super::wire::{self, Reader, WireType};
+use crate::path::{Path, Segment};
+
+/// One field of a message that the schema does not know (a number from a newer
+/// XLA), or a known field number with a wire type the field never has. Kept as
+/// its exact bytes: tag and value as they were in the input.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct UnknownField {
+    number: u32,
+    wire_type: WireType,
+    raw: Vec<u8>,
+}
+
+impl UnknownField {
+    /// Reads one whole field (tag and value) from `raw`, which must hold exactly
+    /// that field. Fails on malformed or trailing bytes.
+    pub fn from_raw(raw: &[u8]) -> Result<UnknownField, DecodeError> {
+        let mut reader = Reader::new(raw);
+        let field = reader.read_field(0)?;
+        if !reader.is_at_end() {
+            return Err(DecodeError::new(
+                super::DecodeErrorKind::TrailingBytes(reader.remaining()),
+                reader.position(),
+            ));
+        }
+        Ok(UnknownField::from_parts(field.number, field.wire_type, raw))
+    }
+
+    /// Builds a field from parts already checked by the reader.
+    pub(crate) fn from_parts(number: u32, wire_type: WireType, raw: &[u8]) -> UnknownField {
+        UnknownField {
+            number,
+            wire_type,
+            raw: raw.to_vec(),
+        }
+    }
+
+    fn build(number: u32, wire_type: WireType, value: impl FnOnce(&mut Vec<u8>)) -> Self {
+        assert!(
+            (1..=wire::MAX_FIELD_NUMBER).contains(&number),
+            "field number {number} is out of range 1..=2^29-1"
+        );
+        let mut raw = Vec::new();
+        wire::put_tag(&mut raw, number, wire_type);
+        value(&mut raw);
+        UnknownField {
+            number,
+            wire_type,
+            raw,
+        }
+    }
+
+    /// A varint field, canonically encoded.
+    ///
+    /// # Panics
+    /// If `number` is 0 or above 2^29 - 1.
+    pub fn varint(number: u32, value: u64) -> Self {
+        Self::build(number, WireType::Varint, |raw| wire::put_varint(raw, value))
+    }
+
+    /// A fixed64 field.
+    ///
+    /// # Panics
+    /// If `number` is 0 or above 2^29 - 1.
+    pub fn fixed64(number: u32, value: u64) -> Self {
+        Self::build(number, WireType::Fixed64, |raw| {
+            raw.extend_from_slice(&value.to_le_bytes())
+        })
+    }
+
+    /// A fixed32 field.
+    ///
+    /// # Panics
+    /// If `number` is 0 or above 2^29 - 1.
+    pub fn fixed32(number: u32, value: u32) -> Self {
+        Self::build(number, WireType::Fixed32, |raw| {
+            raw.extend_from_slice(&value.to_le_bytes())
+        })
+    }
+
+    /// A length-delimited field holding `bytes`.
+    ///
+    /// # Panics
+    /// If `number` is 0 or above 2^29 - 1.
+    pub fn length_delimited(number: u32, bytes: &[u8]) -> Self {
+        Self::build(number, WireType::LengthDelimited, |raw| {
+            wire::put_varint(raw, bytes.len() as u64);
+            raw.extend_from_slice(bytes);
+        })
+    }
+
+    /// The field number.
+    pub fn number(&self) -> u32 {
+        self.number
+    }
+
+    /// The wire type of its tag.
+    pub fn wire_type(&self) -> WireType {
+        self.wire_type
+    }
+
+    /// The field's bytes, exactly as read: tag, value (and end-group tag).
+    pub fn raw(&self) -> &[u8] {
+        &self.raw
+    }
+}
+
+impl fmt::Debug for UnknownField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "UnknownField(#{} {} ", self.number, self.wire_type)?;
+        for byte in &self.raw {
+            write!(f, "{byte:02x}")?;
+        }
+        f.write_str(")")
+    }
+}
+
+/// The unknown fields of a message and of every message nested in it: a tree
+/// keyed by message position.
+///
+/// Each node holds the unknown fields of one message in their original order;
+/// its children are the nodes of its submessages, keyed by field number and
+/// repeated index (0 for a singular field). On encoding, a message's unknown
+/// fields are written after its known fields, in their original order, as Google's
+/// runtime does.
+///
+/// Equality ignores children that hold nothing.
+#[derive(Clone, Debug, Default)]
+pub struct UnknownFields {
+    fields: Vec<UnknownField>,
+    children: BTreeMap<(u32, usize), UnknownFields>,
+}
+
+/// An empty node, for submessages without unknown fields.
+pub(crate) static EMPTY: UnknownFields = UnknownFields {
+    fields: Vec::new(),
+    children: BTreeMap::new(),
+};
+
+impl UnknownFields {
+    /// No unknown fields anywhere.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether there is no unknown field in this message or any nested one.
+    pub fn is_empty(&self) -> bool {
+        self.fields.is_empty() && self.children.values().all(UnknownFields::is_empty)
+    }
+
+    /// The number of unknown fields in this message and every nested one.
+    pub fn len(&self) -> usize {
+        self.fields.len()
+            + self
+                .children
+                .values()
+                .map(UnknownFields::len)
+                .sum::<usize>()
+    }
+
+    /// This message's own unknown fields, in their original order.
+    pub fn fields(&self) -> &[UnknownField] {
+        &self.fields
+    }
+
+    /// Adds an unknown field to this message, after the others.
+    pub fn push(&mut self, field: UnknownField) {
+        self.fields.push(field);
+    }
+
+    /// The node of the submessage in field `number`, element `index` (0 for a
+    /// singular field), if it has one.
+    pub fn child(&self, number: u32, index: usize) -> Option<&UnknownFields> {
+        self.children.get(&(number, index))
+    }
+
+    /// The node of a submessage, created empty if missing. Unknown fields placed
+    /// under a submessage that the message does not have are not encoded.
+    pub fn child_mut(&mut self, number: u32, index: usize) -> &mut UnknownFields {
+        self.children.entry((number, index)).or_default()
+    }
+
+    /// The submessage nodes, by (field number, index).
+    pub fn children(&self) -> impl Iterator<Item = ((u32, usize), &UnknownFields)> {
+        self.children.iter().map(|(&key, node)| (key, node))
+    }
+
+    /// The bytes of this message's own unknown fields.
+    pub(crate) fn own_len(&self) -> usize {
+        self.fields.iter().map(|f| f.raw.len()).sum()
+    }
+
+    pub(crate) fn write_own(&self, buf: &mut Vec<u8>) {
+        for field in &self.fields {
+            buf.extend_from_slice(&field.raw);
+        }
+    }
+
+    /// Takes the node of a submessage out (to decode into it).
+    pub(crate) fn take_child(&mut self, number: u32, index: usize) -> UnknownFields {
+        self.children.remove(&(number, index)).unwrap_or_default()
+    }
+
+    /// Puts a node back, unless it holds nothing.
+    pub(crate) fn put_child(&mut self, number: u32, index: usize, node: UnknownFields) {
+        if !node.is_empty() {
+            self.children.insert((number, index), node);
+        }
+    }
+
+    pub(crate) fn collect(&self, kind: Kind, path: &mut Path, out: &mut Vec<UnknownFieldInfo>) {
+        for field in &self.fields {
+            out.push(UnknownFieldInfo {
+                path: path.clone(),
+                number: field.number,
+                wire_type: field.wire_type,
+                known_field: kind.field_name(field.number),
+            });
+        }
+        for (&(number, index), node) in &self.children {
+            let Some(sub) = kind.submessage(number) else {
+                continue;
+            };
+            path.push(Segment::Field(sub.name));
+            if sub.repeated {
+                path.push(Segment::Index(index));
+            }
+            node.collect(sub.kind, path, out);
+            if sub.repeated {
+                path.pop();
+            }
+            path.pop();
+        }
+    }
+}
+
+impl PartialEq for UnknownFields {
+    fn eq(&self, other: &Self) -> bool {
+        let ours = self.children.iter().filter(|(_, n)| !n.is_empty());
+        let theirs = other.children.iter().filter(|(_, n)| !n.is_empty());
+        self.fields == other.fields && ours.eq(theirs)
+    }
+}
+
+impl Eq for UnknownFields {}
+
+/// Where an unknown field is, for warnings: the message holding it, its number and
+/// wire type, and whether the number is a known field read with the wrong wire type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct UnknownFieldInfo {
+    /// The message holding the field, e.g. `tuple_shapes[1].layout` (root: empty).
+    pub path: Path,
+    /// The field number.
+    pub number: u32,
+    /// The wire type it was written with.
+    pub wire_type: WireType,
+    /// `Some(name)` when the number is that of a known field of the message but the
+    /// wire type is not one that field can have: Google's runtimes keep such a field
+    /// as unknown (so does this crate), but it is a corrupt or incompatible message,
+    /// which validation should report as an error.
+    pub known_field: Option<&'static str>,
+}
+
+impl UnknownFieldInfo {
+    /// The path of the field itself: the message's path then `#number` (or the
+    /// known field's name for a wire-type mismatch).
+    pub fn field_path(&self) -> Path {
+        match self.known_field {
+            Some(name) => self.path.field(name),
+            None => self.path.with(Segment::Number(self.number)),
+        }
+    }
+}
+
+/// Displays as `tuple_shapes[1].layout: unknown field 99 (varint)`, or
+/// `layout: field 1 (minor_to_major) has the wrong wire type fixed64`.
+impl fmt::Display for UnknownFieldInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !self.path.is_root() {
+            write!(f, "{}: ", self.path)?;
+        }
+        match self.known_field {
+            Some(name) => write!(
+                f,
+                "field {} ({name}) has the wrong wire type {}",
+                self.number, self.wire_type
+            ),
+            None => write!(f, "unknown field {} ({})", self.number, self.wire_type),
+        }
+    }
+}

@@ -1,0 +1,202 @@
+//! A byte cursor over HLO text: skips whitespace and comments between tokens and reads
+//! the few token kinds shape text uses (integers, words, punctuation).
+
+use super::error::ParseError;
+
+/// Whether `b` can continue an identifier (XLA's lexer: `[A-Za-z0-9_.-]`).
+pub(crate) fn is_ident_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-')
+}
+
+/// Whether `b` can start an identifier.
+pub(crate) fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+/// A position in the input plus the token readers.
+#[derive(Debug, Clone)]
+pub(crate) struct Cursor<'a> {
+    input: &'a str,
+    pos: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub(crate) fn new(input: &'a str) -> Self {
+        Self { input, pos: 0 }
+    }
+
+    pub(crate) fn at(input: &'a str, pos: usize) -> Self {
+        Self { input, pos }
+    }
+
+    pub(crate) fn pos(&self) -> usize {
+        self.pos
+    }
+
+    fn bytes(&self) -> &'a [u8] {
+        self.input.as_bytes()
+    }
+
+    /// Skips whitespace, `/* ... */` and `// ...` comments.
+    pub(crate) fn skip_trivia(&mut self) -> Result<(), ParseError> {
+        let bytes = self.bytes();
+        loop {
+            match bytes.get(self.pos) {
+                Some(b) if b.is_ascii_whitespace() => self.pos += 1,
+                Some(b'/') if bytes.get(self.pos + 1) == Some(&b'*') => {
+                    let start = self.pos;
+                    match self.input[self.pos + 2..].find("*/") {
+                        Some(i) => self.pos += 2 + i + 2,
+                        None => {
+                            return Err(ParseError::new(
+                                start..self.input.len(),
+                                "unterminated '/*' comment",
+                            ))
+                        }
+                    }
+                }
+                Some(b'/') if bytes.get(self.pos + 1) == Some(&b'/') => {
+                    match self.input[self.pos..].find('\n') {
+                        Some(i) => self.pos += i + 1,
+                        None => self.pos = self.input.len(),
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// The next byte after trivia, without consuming it.
+    pub(crate) fn peek(&mut self) -> Result<Option<u8>, ParseError> {
+        self.skip_trivia()?;
+        Ok(self.bytes().get(self.pos).copied())
+    }
+
+    /// The byte at the cursor, with no trivia skipped.
+    pub(crate) fn peek_raw(&self) -> Option<u8> {
+        self.bytes().get(self.pos).copied()
+    }
+
+    pub(crate) fn peek_raw_at(&self, offset: usize) -> Option<u8> {
+        self.bytes().get(self.pos + offset).copied()
+    }
+
+    /// Consumes `byte` if it comes next (after trivia).
+    pub(crate) fn eat(&mut self, byte: u8) -> Result<bool, ParseError> {
+        if self.peek()? == Some(byte) {
+            self.pos += 1;
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Consumes `text` if it comes next (after trivia).
+    pub(crate) fn eat_str(&mut self, text: &str) -> Result<bool, ParseError> {
+        self.skip_trivia()?;
+        if self.input[self.pos..].starts_with(text) {
+            self.pos += text.len();
+            Ok(true)
+        } else {
+            Ok(false)
+        }
+    }
+
+    /// Consumes `byte` or fails with `message` at the next token.
+    pub(crate) fn expect(&mut self, byte: u8, message: &str) -> Result<(), ParseError> {
+        if self.eat(byte)? {
+            Ok(())
+        } else {
+            Err(self.error_here(message))
+        }
+    }
+
+    /// An error spanning the next token (after trivia, which must already be skipped).
+    pub(crate) fn error_here(&self, message: impl Into<String>) -> ParseError {
+        ParseError::new(self.pos..self.pos + self.token_len(), message)
+    }
+
+    /// A rough length of the token at the cursor, for error spans.
+    fn token_len(&self) -> usize {
+        let rest = &self.bytes()[self.pos.min(self.input.len())..];
+        match rest.first() {
+            None => 0,
+            Some(&b) if is_ident_byte(b) => rest.iter().take_while(|&&b| is_ident_byte(b)).count(),
+            Some(_) => self.input[self.pos..]
+                .chars()
+                .next()
+                .map_or(1, char::len_utf8),
+        }
+    }
+
+    /// Reads an identifier (`[A-Za-z_][A-Za-z0-9_.-]*`) after trivia, if one comes next.
+    pub(crate) fn ident(&mut self) -> Result<Option<(&'a str, usize)>, ParseError> {
+        self.skip_trivia()?;
+        let bytes = self.bytes();
+        let start = self.pos;
+        match bytes.get(start) {
+            Some(&b) if is_ident_start(b) => {}
+            _ => return Ok(None),
+        }
+        let len = bytes[start..]
+            .iter()
+            .take_while(|&&b| is_ident_byte(b))
+            .count();
+        self.pos += len;
+        Ok(Some((&self.input[start..start + len], start)))
+    }
+
+    /// Reads a word of letters only (attribute names such as `T`, `SC`, `PD`).
+    pub(crate) fn letters(&mut self) -> Result<Option<(&'a str, usize)>, ParseError> {
+        self.skip_trivia()?;
+        let start = self.pos;
+        let len = self.bytes()[start..]
+            .iter()
+            .take_while(|b| b.is_ascii_alphabetic())
+            .count();
+        if len == 0 {
+            return Ok(None);
+        }
+        self.pos += len;
+        Ok(Some((&self.input[start..start + len], start)))
+    }
+
+    /// Whether an integer (optionally negative) comes next, after trivia.
+    pub(crate) fn at_int(&mut self) -> Result<bool, ParseError> {
+        self.skip_trivia()?;
+        Ok(match self.peek_raw() {
+            Some(b) if b.is_ascii_digit() => true,
+            Some(b'-') => self.peek_raw_at(1).is_some_and(|b| b.is_ascii_digit()),
+            _ => false,
+        })
+    }
+
+    /// Reads a signed 64-bit integer; `what` names it in errors.
+    pub(crate) fn int(&mut self, what: &str) -> Result<(i64, usize), ParseError> {
+        if !self.at_int()? {
+            return Err(self.error_here(format!("expected {what}")));
+        }
+        let start = self.pos;
+        let bytes = self.bytes();
+        let mut end = start;
+        if bytes[end] == b'-' {
+            end += 1;
+        }
+        end += bytes[end..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        // An integer glued to letters (`12ab`) is not an integer token.
+        if bytes.get(end).is_some_and(|&b| is_ident_start(b)) {
+            return Err(ParseError::new(start..end + 1, format!("expected {what}")));
+        }
+        self.pos = end;
+        let text = &self.input[start..end];
+        text.parse::<i64>().map(|v| (v, start)).map_err(|_| {
+            ParseError::new(
+                start..end,
+                format!("integer {text} does not fit in 64 bits"),
+            )
+        })
+    }
+}

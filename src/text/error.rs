@@ -1,0 +1,130 @@
+//! Errors of the HLO text parser: a message and the byte span of the bad text.
+
+use std::fmt;
+use std::ops::Range;
+
+/// An error from parsing HLO text, with the byte span of the text it is about.
+///
+/// `Display` gives the message alone; [`ParseError::render`] adds the input line with a
+/// caret under the span, for people.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ParseError {
+    span: Range<usize>,
+    message: String,
+}
+
+impl ParseError {
+    #[cold]
+    pub(crate) fn new(span: Range<usize>, message: impl Into<String>) -> Self {
+        Self {
+            span,
+            message: message.into(),
+        }
+    }
+
+    /// The byte range of the input the error is about (empty at the end of input).
+    pub fn span(&self) -> Range<usize> {
+        self.span.clone()
+    }
+
+    /// The message, lowercase, without the location.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Moves the span by `offset` bytes, for text parsed out of a larger input.
+    #[must_use]
+    pub fn shifted(mut self, offset: usize) -> Self {
+        self.span = self.span.start.saturating_add(offset)..self.span.end.saturating_add(offset);
+        self
+    }
+
+    /// The message, then the line of `input` holding the error with carets under the
+    /// bad text, e.g.
+    ///
+    /// ```text
+    /// expected ']' after the dimensions
+    ///   f32[2,3}
+    ///          ^
+    /// ```
+    ///
+    /// `input` must be the text that was parsed; other text renders the message alone.
+    pub fn render(&self, input: &str) -> String {
+        let start = self.span.start.min(input.len());
+        let Some(line_start) = input
+            .get(..start)
+            .map(|s| s.rfind('\n').map_or(0, |i| i + 1))
+        else {
+            return self.message.clone();
+        };
+        let line_end = input[start..].find('\n').map_or(input.len(), |i| start + i);
+        let line = &input[line_start..line_end];
+        let column = input[line_start..start].chars().count();
+        let end = self.span.end.clamp(start, line_end);
+        let width = input[start..end].chars().count().max(1);
+        let line_number = input[..line_start].matches('\n').count() + 1;
+        let mut out = self.message.clone();
+        if line_number > 1 {
+            out.push_str(&format!(" (line {line_number})"));
+        }
+        out.push_str("\n  ");
+        out.push_str(line);
+        out.push_str("\n  ");
+        out.push_str(&" ".repeat(column));
+        out.push_str(&"^".repeat(width));
+        out
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl fmt::Debug for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at {:?}", self.message, self.span)
+    }
+}
+
+impl std::error::Error for ParseError {}
+
+/// A value that has no HLO text form (the printer refuses rather than drop it).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PrintError {
+    path: crate::Path,
+    message: String,
+}
+
+impl PrintError {
+    #[cold]
+    pub(crate) fn new(path: crate::Path, message: impl Into<String>) -> Self {
+        Self {
+            path,
+            message: message.into(),
+        }
+    }
+
+    /// Where in the message the value is.
+    pub fn path(&self) -> &crate::Path {
+        &self.path
+    }
+
+    /// What cannot be written.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for PrintError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.path.is_root() {
+            f.write_str(&self.message)
+        } else {
+            write!(f, "{}: {}", self.path, self.message)
+        }
+    }
+}
+
+impl std::error::Error for PrintError {}

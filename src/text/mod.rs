@@ -1,0 +1,217 @@
+//! HLO text: shapes, layouts and program shapes as XLA prints and parses them, and a
+//! scanner that finds and checks every shape in a whole HLO module.
+//!
+//! ```
+//! use xla_shape::text;
+//!
+//! let shape = text::parse_shape("bf16[32,4096]{1,0:T(8,128)(2,1)S(1)}").unwrap();
+//! assert_eq!(shape.dimensions, [32, 4096]);
+//! assert_eq!(text::print_shape(&shape).unwrap(), "bf16[32,4096]{1,0:T(8,128)(2,1)S(1)}");
+//!
+//! // Like XLA's standalone parser, a missing layout becomes the default one.
+//! let shape = text::parse_shape("f32[2,3]").unwrap();
+//! assert_eq!(text::print_shape(&shape).unwrap(), "f32[2,3]{1,0}");
+//!
+//! let err = text::parse_shape("f32[2,3]{0}").unwrap_err();
+//! assert_eq!(err.to_string(), "dimensions size is 2, but minor to major size is 1");
+//! ```
+//!
+//! The parser builds exactly the proto XLA's parser followed by `Shape::ToProto` builds:
+//! one `is_dynamic_dimension` per dimension, `tail_padding_alignment_in_elements: 1` on
+//! every layout, the memory space narrowed to 8 bits, the 2022-25 `D(...)` group read
+//! and dropped. It does not validate (`f32[4]{7}` parses, as in XLA).
+//!
+//! Our extension for the layout fields XLA retired, written after every attribute XLA
+//! knows and in this order: `PD(3,5)` padded_dimensions, `PV(zero)` padding_value
+//! (`invalid|zero|one|lowest|highest|unknown` or a number), `F(dense)` format
+//! (`invalid|dense|sparse` or a number), `MS(n)` max_sparse_elements, `DL(C,S)`
+//! dim_level_types (`D|C|S|H` or a number), `DU(1,0)` dim_unique, `DO(1,0)` dim_ordered.
+
+mod cursor;
+mod display;
+mod error;
+pub mod module;
+mod parser;
+mod printer;
+mod types;
+
+pub use display::FromTextError;
+pub use error::{ParseError, PrintError};
+pub use parser::{ParseOptions, MAX_NESTING};
+pub use types::{type_from_name, type_name};
+
+use crate::path::Path;
+use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+use crate::AnyMessage;
+use crate::MessageKind;
+use parser::Parser;
+use printer::{Mode, Printer};
+
+/// Parses a whole string as one shape, as XLA's `ParseShape` does (missing layouts are
+/// filled with the default layout).
+///
+/// Possible reasons to fail, one example each: `f32[2,3]{0}` (layout length),
+/// `f32[2]{0:S(1)T(2)}` (attributes out of order), `f32[1]{0:P(f32[1])}` (physical
+/// shape on an array), `b(s32[], f32[])` (a buffer holds one array), `f32[-1]`,
+/// `f32[2]{}` (extra content: `{}` is not a layout after a shape).
+pub fn parse_shape(input: &str) -> Result<ShapeProto, ParseError> {
+    parse_shape_with(input, ParseOptions::default())
+}
+
+/// [`parse_shape`] with options.
+pub fn parse_shape_with(input: &str, options: ParseOptions) -> Result<ShapeProto, ParseError> {
+    let mut parser = Parser::new(input, options);
+    let shape = parser.shape()?;
+    parser.finish("shape")?;
+    Ok(shape)
+}
+
+/// Parses one shape starting at byte `start` of `input` and returns it with the byte
+/// offset just after it; whatever follows is left alone.
+pub fn parse_shape_at(
+    input: &str,
+    start: usize,
+    options: ParseOptions,
+) -> Result<(ShapeProto, usize), ParseError> {
+    let mut parser = Parser::at(input, start, options);
+    let shape = parser.shape()?;
+    Ok((shape, parser.cursor.pos()))
+}
+
+/// Parses a whole string as one layout, `{1,0:T(8,128)}`, as XLA's `ParseLayout` does.
+pub fn parse_layout(input: &str) -> Result<LayoutProto, ParseError> {
+    let mut parser = Parser::new(input, ParseOptions::default());
+    let layout = parser.layout()?;
+    parser.finish("layout")?;
+    Ok(layout)
+}
+
+/// Parses a program shape: `(f32[2]{0}, s32[])->f32[]`, optionally in braces as in
+/// `entry_computation_layout={...}`, with optional parameter names
+/// (`(a: f32[2], b: s32[]) -> f32[]`). Without names, every parameter gets an empty
+/// name, as XLA's `ProgramShape::ToProto` writes one name per parameter.
+pub fn parse_program_shape(input: &str) -> Result<ProgramShapeProto, ParseError> {
+    parse_program_shape_with(input, ParseOptions::default())
+}
+
+/// [`parse_program_shape`] with options.
+pub fn parse_program_shape_with(
+    input: &str,
+    options: ParseOptions,
+) -> Result<ProgramShapeProto, ParseError> {
+    let mut parser = Parser::new(input, options);
+    let program = parser.program_shape()?;
+    parser.finish("program shape")?;
+    Ok(program)
+}
+
+/// Parses one message of `kind` from text.
+pub fn parse_message(kind: MessageKind, input: &str) -> Result<AnyMessage, ParseError> {
+    Ok(match kind {
+        MessageKind::Shape => AnyMessage::Shape(parse_shape(input)?),
+        MessageKind::Layout => AnyMessage::Layout(parse_layout(input)?),
+        MessageKind::ProgramShape => AnyMessage::ProgramShape(parse_program_shape(input)?),
+    })
+}
+
+/// Prints a shape with its layouts, refusing what the text cannot carry back (see the
+/// module docs for the few normalizations: an empty `is_dynamic_dimension` list reads
+/// back as all static, a tail padding of 0 as 1).
+pub fn print_shape(shape: &ShapeProto) -> Result<String, PrintError> {
+    let mut out = String::new();
+    Printer::new(Mode::Exact, true, &Path::root()).shape(shape, &mut out)?;
+    Ok(out)
+}
+
+/// Prints a shape without layouts (`f32[2,3]`), as XLA's `ShapeUtil::HumanString`.
+pub fn print_shape_without_layout(shape: &ShapeProto) -> Result<String, PrintError> {
+    let mut out = String::new();
+    Printer::new(Mode::Exact, false, &Path::root()).shape(shape, &mut out)?;
+    Ok(out)
+}
+
+/// Prints what XLA prints for this proto (`Shape::FromProto` then
+/// `HumanStringWithLayout`): retired fields and dim level types are ignored, the memory
+/// space is narrowed to 8 bits, a non-integral index type prints `#(invalid)`. Fails
+/// where XLA's `FromProto` fails.
+pub fn print_shape_as_xla(shape: &ShapeProto) -> Result<String, PrintError> {
+    let mut out = String::new();
+    Printer::new(Mode::Xla, true, &Path::root()).shape(shape, &mut out)?;
+    Ok(out)
+}
+
+/// Prints a layout (`{1,0:T(8,128)}`, `{}` when empty), as XLA's `Layout::ToString`,
+/// plus our legacy extension.
+pub fn print_layout(layout: &LayoutProto) -> Result<String, PrintError> {
+    let mut out = String::new();
+    Printer::new(Mode::Exact, true, &Path::root()).layout(layout, &mut out)?;
+    Ok(out)
+}
+
+/// [`print_layout`] as XLA prints it (see [`print_shape_as_xla`]).
+pub fn print_layout_as_xla(layout: &LayoutProto) -> Result<String, PrintError> {
+    let mut out = String::new();
+    Printer::new(Mode::Xla, true, &Path::root()).layout(layout, &mut out)?;
+    Ok(out)
+}
+
+/// Prints a program shape with layouts, in the form of an HLO module's
+/// `entry_computation_layout`: `(f32[2]{0}, s32[])->f32[]`, with `name: ` before each
+/// parameter when the parameters have names (`(unknown)` for an empty one).
+pub fn print_program_shape(program: &ProgramShapeProto) -> Result<String, PrintError> {
+    let mut out = String::new();
+    Printer::new(Mode::Exact, true, &Path::root()).program_shape(program, &mut out)?;
+    Ok(out)
+}
+
+/// [`print_program_shape`] as XLA prints it in `entry_computation_layout`: no names,
+/// and each shape as [`print_shape_as_xla`] prints it.
+pub fn print_program_shape_as_xla(program: &ProgramShapeProto) -> Result<String, PrintError> {
+    let unnamed = ProgramShapeProto {
+        parameter_names: Vec::new(),
+        ..program.clone()
+    };
+    let mut out = String::new();
+    Printer::new(Mode::Xla, true, &Path::root()).program_shape(&unnamed, &mut out)?;
+    Ok(out)
+}
+
+/// Prints one message of any kind.
+pub fn print_message(message: &AnyMessage) -> Result<String, PrintError> {
+    match message {
+        AnyMessage::Shape(shape) => print_shape(shape),
+        AnyMessage::Layout(layout) => print_layout(layout),
+        AnyMessage::ProgramShape(program) => print_program_shape(program),
+    }
+}
+
+/// XLA's `ProgramShape::ToString`: `(name: shape, ...) -> result`, shapes without
+/// layouts, `(unknown)` for an empty or missing name.
+pub fn program_shape_to_string(program: &ProgramShapeProto) -> Result<String, PrintError> {
+    let mut out = String::from("(");
+    for (i, parameter) in program.parameters.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        match program
+            .parameter_names
+            .get(i)
+            .filter(|name| !name.is_empty())
+        {
+            Some(name) => out.push_str(name),
+            None => out.push_str("(unknown)"),
+        }
+        out.push_str(": ");
+        let prefix = Path::root().field("parameters").index(i);
+        Printer::new(Mode::Xla, false, &prefix).shape(parameter, &mut out)?;
+    }
+    out.push_str(") -> ");
+    match &program.result {
+        Some(result) => {
+            let prefix = Path::root().field("result");
+            Printer::new(Mode::Xla, false, &prefix).shape(result, &mut out)?;
+        }
+        None => out.push_str("()"),
+    }
+    Ok(out)
+}

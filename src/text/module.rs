@@ -1,0 +1,443 @@
+//! Finding and checking every shape in a whole HLO module, as text or as a serialized
+//! `HloModuleProto`, without building the module.
+//!
+//! - Text (`compiled.as_text()`, `--xla_dump_to` files, with or without `%` before
+//!   names): the module is read line by line, so memory stays flat however big the
+//!   dump is (it grows only with the longest line). Outside string literals and
+//!   comments, every type word followed by `[` starts a shape: instruction results,
+//!   operands, computation signatures, `entry_computation_layout`, attribute shapes.
+//!   Tuples are checked through their elements. Problems are reported with a 1-based
+//!   line and column (in characters).
+//! - Proto: only the messages on the path to shapes are decoded:
+//!   `HloModuleProto.computations` (3) → `HloComputationProto.instructions` (2) →
+//!   `HloInstructionProto.shape` (3), `outfeed_shape` (29),
+//!   `operand_shapes_with_layout` (57); `HloComputationProto.program_shape` (4);
+//!   `HloModuleProto.host_program_shape` (4). Field numbers are those of the
+//!   `xla/service/hlo.proto` embedded in jaxlib 0.10.2. Problems are reported with
+//!   their proto path, e.g. `computations[1].instructions[4].shape.layout.minor_to_major`.
+
+use std::io::BufRead;
+
+use prost::Message;
+
+use super::cursor::{is_ident_byte, is_ident_start};
+use super::parser::ParseOptions;
+use super::types;
+use crate::error::{Report, Severity};
+use crate::path::Path;
+use crate::proto::{ProgramShapeProto, ShapeProto};
+
+/// A checker: the report on one shape (paths inside the shape).
+pub type Check<'c> = dyn FnMut(&ShapeProto) -> Report + 'c;
+
+/// One problem found in a module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// 1-based line (text modules; 0 for protos).
+    pub line: usize,
+    /// 1-based column in characters (text modules; 0 for protos).
+    pub column: usize,
+    /// Where: for text, the shape as written (empty for a parse error); for protos,
+    /// the path to the field.
+    pub place: String,
+    /// Error (parse errors, invalid shapes, undecodable shapes) or warning.
+    pub severity: Severity,
+    /// What is wrong, with the path inside the shape first.
+    pub message: String,
+}
+
+/// What a scan saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Shapes found (a program shape counts its parameters and result).
+    pub shapes: usize,
+    /// Errors reported.
+    pub errors: usize,
+    /// Warnings reported.
+    pub warnings: usize,
+    /// Lines read (text modules).
+    pub lines: usize,
+}
+
+/// A failure to read the module at all.
+#[derive(Debug)]
+pub enum ScanError {
+    /// Reading the input failed.
+    Io(std::io::Error),
+    /// The bytes are not a well-formed protobuf message (with the path where it broke).
+    Wire(String),
+}
+
+impl std::fmt::Display for ScanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScanError::Io(e) => write!(f, "{e}"),
+            ScanError::Wire(e) => f.write_str(e),
+        }
+    }
+}
+
+impl std::error::Error for ScanError {}
+
+/// Scans an HLO module in text form, line by line, calling `report` for each problem:
+/// parse errors, and whatever `check` finds in each shape parsed.
+pub fn scan_text<R: BufRead>(
+    mut reader: R,
+    check: &mut Check<'_>,
+    report: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    let mut summary = Summary::default();
+    let mut buffer = Vec::new();
+    let options = ParseOptions {
+        fill_missing_layouts: false,
+    };
+    loop {
+        buffer.clear();
+        if reader
+            .read_until(b'\n', &mut buffer)
+            .map_err(ScanError::Io)?
+            == 0
+        {
+            return Ok(summary);
+        }
+        summary.lines += 1;
+        let line_number = summary.lines;
+        let line = match std::str::from_utf8(&buffer) {
+            Ok(line) => line,
+            Err(e) => {
+                summary.errors += 1;
+                report(Finding {
+                    line: line_number,
+                    column: e.valid_up_to() + 1,
+                    place: String::new(),
+                    severity: Severity::Error,
+                    message: "the line is not UTF-8".to_string(),
+                });
+                continue;
+            }
+        };
+        scan_line(line, line_number, options, check, report, &mut summary);
+    }
+}
+
+fn column_of(line: &str, pos: usize) -> usize {
+    line.get(..pos).map_or(pos, |s| s.chars().count()) + 1
+}
+
+fn scan_line(
+    line: &str,
+    line_number: usize,
+    options: ParseOptions,
+    check: &mut Check<'_>,
+    report: &mut dyn FnMut(Finding),
+    summary: &mut Summary,
+) {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        match b {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() {
+                    match bytes[i] {
+                        b'\\' => i += 2,
+                        b'"' => {
+                            i += 1;
+                            break;
+                        }
+                        _ => i += 1,
+                    }
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = line[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |end| i + 2 + end + 2);
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => return,
+            _ if is_ident_start(b)
+                && (i == 0 || !(is_ident_byte(bytes[i - 1]) || bytes[i - 1] == b'%')) =>
+            {
+                let end = i + bytes[i..].iter().take_while(|&&b| is_ident_byte(b)).count();
+                if bytes.get(end) == Some(&b'[') && types::type_from_name(&line[i..end]).is_some() {
+                    summary.shapes += 1;
+                    match super::parse_shape_at(line, i, options) {
+                        Ok((shape, after)) => {
+                            for issue in check(&shape) {
+                                count(summary, issue.severity());
+                                report(Finding {
+                                    line: line_number,
+                                    column: column_of(line, i),
+                                    place: line[i..after].trim_end().to_string(),
+                                    severity: issue.severity(),
+                                    message: issue.to_string(),
+                                });
+                            }
+                            i = after;
+                        }
+                        Err(e) => {
+                            summary.errors += 1;
+                            let at = e.span().start.min(line.len());
+                            report(Finding {
+                                line: line_number,
+                                column: column_of(line, at),
+                                place: String::new(),
+                                severity: Severity::Error,
+                                message: e.message().to_string(),
+                            });
+                            i = end + 1;
+                        }
+                    }
+                } else {
+                    i = end;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+}
+
+fn count(summary: &mut Summary, severity: Severity) {
+    match severity {
+        Severity::Error => summary.errors += 1,
+        Severity::Warning => summary.warnings += 1,
+    }
+}
+
+/// A minimal protobuf wire walker: the fields of one message, in order.
+struct Fields<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+enum Value<'a> {
+    Varint,
+    Bytes(&'a [u8]),
+    Fixed,
+}
+
+fn varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..70).step_by(7) {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        if shift == 63 && b > 1 {
+            return None;
+        }
+        value |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = Result<(u64, Value<'a>), String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.bytes.len() {
+            return None;
+        }
+        let at = self.pos;
+        let result = (|| {
+            let key = varint(self.bytes, &mut self.pos).ok_or("invalid varint key")?;
+            let number = key >> 3;
+            if number == 0 {
+                return Err("field number 0".to_string());
+            }
+            let value = match key & 7 {
+                0 => {
+                    varint(self.bytes, &mut self.pos).ok_or("invalid varint")?;
+                    Value::Varint
+                }
+                1 | 5 => {
+                    let width = if key & 7 == 1 { 8 } else { 4 };
+                    if self.bytes.len() - self.pos < width {
+                        return Err("truncated fixed-width field".to_string());
+                    }
+                    self.pos += width;
+                    Value::Fixed
+                }
+                2 => {
+                    let len = varint(self.bytes, &mut self.pos).ok_or("invalid length")?;
+                    let len = usize::try_from(len).map_err(|_| "length too large")?;
+                    if self.bytes.len() - self.pos < len {
+                        return Err(format!("field {number} runs past the end of the message"));
+                    }
+                    let value = &self.bytes[self.pos..self.pos + len];
+                    self.pos += len;
+                    Value::Bytes(value)
+                }
+                wire => return Err(format!("field {number} has unsupported wire type {wire}")),
+            };
+            Ok((number, value))
+        })();
+        if result.is_err() {
+            self.pos = self.bytes.len();
+        }
+        Some(result.map_err(|e: String| format!("{e} at byte {at}")))
+    }
+}
+
+fn fields(bytes: &[u8]) -> Fields<'_> {
+    Fields { bytes, pos: 0 }
+}
+
+/// Scans a serialized `HloModuleProto`, calling `report` for each problem `check` finds
+/// and for each shape that does not decode.
+pub fn scan_proto(
+    bytes: &[u8],
+    check: &mut Check<'_>,
+    report: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    let mut summary = Summary::default();
+    let mut scan = ProtoScan {
+        check,
+        report,
+        summary: &mut summary,
+    };
+    let root = Path::root();
+    let mut computation_index = 0;
+    for field in fields(bytes) {
+        let (number, value) = field.map_err(ScanError::Wire)?;
+        let Value::Bytes(value) = value else { continue };
+        match number {
+            3 => {
+                let path = root.field("computations").index(computation_index);
+                computation_index += 1;
+                scan.computation(value, &path)?;
+            }
+            4 => scan.program_shape(value, &root.field("host_program_shape"), ""),
+            _ => {}
+        }
+    }
+    Ok(summary)
+}
+
+struct ProtoScan<'s, 'c> {
+    check: &'s mut Check<'c>,
+    report: &'s mut dyn FnMut(Finding),
+    summary: &'s mut Summary,
+}
+
+impl ProtoScan<'_, '_> {
+    fn problem(&mut self, path: &Path, context: &str, severity: Severity, message: String) {
+        count(self.summary, severity);
+        (self.report)(Finding {
+            line: 0,
+            column: 0,
+            place: path.to_string(),
+            severity,
+            message: if context.is_empty() {
+                message
+            } else {
+                format!("{message} ({context})")
+            },
+        });
+    }
+
+    fn issues(&mut self, shape: &ShapeProto, path: &Path, context: &str) {
+        for issue in (self.check)(shape) {
+            let issue = issue.prefixed(path);
+            let message = issue.kind().to_string();
+            self.problem(issue.path(), context, issue.severity(), message);
+        }
+    }
+
+    fn shape(&mut self, bytes: &[u8], path: &Path, context: &str) {
+        self.summary.shapes += 1;
+        match ShapeProto::decode(bytes) {
+            Ok(shape) => {
+                self.issues(&shape, path, context);
+            }
+            Err(e) => self.problem(
+                path,
+                context,
+                Severity::Error,
+                format!("cannot decode the shape: {e}"),
+            ),
+        }
+    }
+
+    fn program_shape(&mut self, bytes: &[u8], path: &Path, context: &str) {
+        match ProgramShapeProto::decode(bytes) {
+            Ok(program) => {
+                let parameters = path.field("parameters");
+                for (i, parameter) in program.parameters.iter().enumerate() {
+                    self.summary.shapes += 1;
+                    self.issues(parameter, &parameters.index(i), context);
+                }
+                if let Some(result) = &program.result {
+                    self.summary.shapes += 1;
+                    self.issues(result, &path.field("result"), context);
+                }
+            }
+            Err(e) => self.problem(
+                path,
+                context,
+                Severity::Error,
+                format!("cannot decode the program shape: {e}"),
+            ),
+        }
+    }
+
+    fn computation(&mut self, bytes: &[u8], path: &Path) -> Result<(), ScanError> {
+        let mut name = String::new();
+        let mut instruction_index = 0;
+        for field in fields(bytes) {
+            let (number, value) = field.map_err(|e| ScanError::Wire(format!("{path}: {e}")))?;
+            let Value::Bytes(value) = value else { continue };
+            match number {
+                1 => name = String::from_utf8_lossy(value).into_owned(),
+                2 => {
+                    let at = path.field("instructions").index(instruction_index);
+                    instruction_index += 1;
+                    self.instruction(value, &at, &name)?;
+                }
+                4 => {
+                    let context = format!("computation {name}");
+                    self.program_shape(value, &path.field("program_shape"), &context);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn instruction(
+        &mut self,
+        bytes: &[u8],
+        path: &Path,
+        computation: &str,
+    ) -> Result<(), ScanError> {
+        let mut name = String::new();
+        let mut operand_index = 0;
+        for field in fields(bytes) {
+            let (number, value) = field.map_err(|e| ScanError::Wire(format!("{path}: {e}")))?;
+            let Value::Bytes(value) = value else { continue };
+            let context = || format!("instruction {name} in computation {computation}");
+            match number {
+                1 => name = String::from_utf8_lossy(value).into_owned(),
+                3 => self.shape(value, &path.field("shape"), &context()),
+                29 => self.shape(value, &path.field("outfeed_shape"), &context()),
+                57 => {
+                    let at = path
+                        .field("operand_shapes_with_layout")
+                        .index(operand_index);
+                    operand_index += 1;
+                    self.shape(value, &at, &context());
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The default checker: the crate's validation gate ([`crate::validate::validate_shape`];
+/// missing layouts are fine, as in XLA's `ValidateShapeWithOptionalLayout`).
+pub fn validate(shape: &ShapeProto) -> Report {
+    crate::validate::validate_shape(shape).into_parts().1
+}

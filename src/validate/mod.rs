@@ -1,0 +1,985 @@
+//! The validation gate: raw protos in, domain types ([`Shape`], [`Layout`],
+//! [`ProgramShape`]) and a [`Report`] of every problem out.
+//!
+//! This is the only way to build the domain types, so nothing downstream (text
+//! printing, the indexing engine) ever sees an invalid shape. Use `TryFrom` for a
+//! yes/no answer with every error, or [`validate_shape`], [`validate_layout`],
+//! [`validate_program_shape`] for the value together with the warnings.
+//!
+//! ```
+//! use xla_shape::{proto, Shape};
+//! let raw = proto::ShapeProto {
+//!     element_type: proto::PrimitiveType::F32 as i32,
+//!     dimensions: vec![2, 3],
+//!     layout: Some(Box::new(proto::LayoutProto { minor_to_major: vec![1, 3], ..Default::default() })),
+//!     ..Default::default()
+//! };
+//! let error = Shape::try_from(&raw).unwrap_err();
+//! assert_eq!(
+//!     error.to_string(),
+//!     "layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions"
+//! );
+//! ```
+//!
+//! # Rules
+//!
+//! Errors (the message is invalid):
+//! - Everything XLA HEAD enforces (`Shape::FromProto`, `Layout::FromProto`,
+//!   `ProgramShape::FromProto`, `ShapeUtil::ValidateShapeWithOptionalLayout`): a known
+//!   element type other than `PRIMITIVE_TYPE_INVALID`; dimensions `>= 0` or INT64_MIN
+//!   (unbounded); `is_dynamic_dimension` empty or one per dimension; element count and
+//!   byte size within int64; no layout on a tuple, token or opaque shape (a layout on
+//!   a buffer shape is its array's layout, replacing the array's own, as XLA does); a
+//!   buffer holds exactly one array shape; `minor_to_major` a permutation of the
+//!   dimensions; tail padding alignment `>= 0`; no index type, pointer type or physical
+//!   shape (sparse only); tiles non-empty, with no 0 and no negative entry;
+//!   `element_size_in_bits >= 0`; one parameter name per parameter and a result in a
+//!   program shape.
+//! - What the XLA in jaxlib 0.10.2 enforces beyond the HEAD snapshot of the reference:
+//!   split configs name an existing physical dimension, at most once, and their
+//!   indices are strictly increasing, positive and inside the dimension.
+//! - The combine marker INT64_MIN (`*`) in a tile is rejected, as XLA's
+//!   `Layout::FromProto` does, unless [`Options::accept_combine_tiles`] is set (XLA's
+//!   HLO text parser accepts `*`; use [`Options::hlo_text`]).
+//! - A missing layout is fine (XLA's `ValidateShapeWithOptionalLayout`).
+//! - The retired layout fields, with the rules of the XLA that wrote them:
+//!   `padded_dimensions` has one entry per dimension, each at least that dimension's
+//!   size (bound; an unbounded dimension cannot be padded), and never comes with
+//!   tiles; `padding_value` and `format` hold known values; `format: SPARSE` and
+//!   `max_sparse_elements` are rejected as retired. `format` absent or `DENSE` is fine.
+//! - So the indexing engine can be infallible, the padded and tiled allocation sizes
+//!   must fit in int64 too (see [`ArrayShape`]'s guarantees). XLA itself does not check
+//!   these (it accepts `s8[4611686018427387905]{0:T(4611686018427387904)}`); this is
+//!   the one place where this gate is deliberately stricter than XLA on a modern
+//!   message.
+//!
+//! Warnings (valid, but XLA silently ignores or reinterprets something): `dimensions` or
+//! `is_dynamic_dimension` on a non-array shape; `tuple_shapes` on an array, token or
+//! opaque shape; a buffer's layout replacing its array's own; the unbounded marker on a dimension not flagged dynamic;
+//! `dim_level_types`, `dim_unique` and `dim_ordered`; a memory space outside int8 (XLA
+//! keeps 8 bits: `S(300)` prints as `S(44)`); a negative metadata prefix (XLA prints
+//! no `M`); `element_size_in_bits` below the type's bit width; a split config without
+//! indices; `padding_value` without `padded_dimensions`; unknown fields.
+//!
+//! A lone [`LayoutProto`] (`--message layout`) is checked for everything that needs no
+//! shape, taking its number of dimensions from `minor_to_major`.
+//!
+//! # Normalizations
+//!
+//! Converting a valid proto to the domain and back (`ShapeProto::from(&shape)`) writes
+//! what XLA's own `Shape::ToProto` writes. So `to_proto(from_proto(p))` differs from `p`
+//! exactly in these ways:
+//! 1. `element_type` is always written (it is never 0 in a valid shape anyway).
+//! 2. An array writes one `is_dynamic_dimension` flag per dimension, even when all are
+//!    false; an empty list reads as all static.
+//! 3. The unbounded marker without its dynamic flag (warned) is written with the flag.
+//! 4. `tail_padding_alignment_in_elements` absent or 0 reads as 1 and is always written
+//!    (as 1 by default).
+//! 5. Fields XLA ignores are dropped: `dimensions`/`is_dynamic_dimension` on non-arrays,
+//!    `tuple_shapes` on arrays, tokens and opaques, and `dim_level_types`, `dim_unique`,
+//!    `dim_ordered`.
+//! 6. A tuple writes only `element_type` and `tuple_shapes`; a buffer its one
+//!    `tuple_shapes` entry (with the buffer's layout, if it had one, on that entry); a token or opaque only `element_type`; a program shape always
+//!    writes its `result`.
+//! 7. The retired `padded_dimensions`, `padding_value` and `format: DENSE` are kept when
+//!    present (so old messages round-trip); `max_sparse_elements` is never valid.
+//! 8. Everything else is kept as is: `minor_to_major`, tiles (`*` as INT64_MIN),
+//!    `element_size_in_bits`, `memory_space`, `split_configs` and
+//!    `dynamic_shape_metadata_prefix_bytes`, even where warned.
+//!
+//! Unknown fields are not part of the domain types; the codec keeps them next to the
+//! raw message.
+
+pub(crate) mod size;
+mod to_proto;
+
+use crate::error::{Issue, IssueKind, Report, Severity, ValidationError};
+use crate::layout::{Layout, PaddingValue, SplitConfig, Tile, TileDim};
+use crate::message::AnyMessage;
+use crate::path::{Path, Segment};
+use crate::primitive::PrimitiveType;
+use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+use crate::shape::{ArrayShape, DimSize, ProgramShape, Shape};
+
+use std::num::NonZeroU64;
+
+/// How deep shapes may nest (tuples in tuples, buffers, program shapes); deeper input
+/// is reported as [`IssueKind::TooDeep`] instead of recursing further.
+pub const MAX_DEPTH: usize = 256;
+
+/// The outcome of one validation: the domain value when there is no error, and the
+/// report of every problem found (errors and warnings).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Validated<T> {
+    value: Option<T>,
+    report: Report,
+}
+
+impl<T> Validated<T> {
+    /// The value; `None` when the report has an error.
+    pub fn value(&self) -> Option<&T> {
+        self.value.as_ref()
+    }
+
+    /// The report: every error and warning.
+    pub fn report(&self) -> &Report {
+        &self.report
+    }
+
+    /// The value and the report.
+    pub fn into_parts(self) -> (Option<T>, Report) {
+        (self.value, self.report)
+    }
+
+    /// The value, or every error (warnings are dropped with the value).
+    pub fn into_result(self) -> Result<T, ValidationError> {
+        match self.value {
+            Some(value) => Ok(value),
+            None => Err(ValidationError::new(self.report)),
+        }
+    }
+}
+
+/// Where the message came from, for the few rules on which XLA's surfaces differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// Accept the combine marker INT64_MIN (`*`) in tiles. XLA's HLO text parser
+    /// accepts `*`; its `Layout::FromProto` rejects it (every negative tile dimension,
+    /// since 2025-04). Off by default (the proto rules).
+    pub accept_combine_tiles: bool,
+}
+
+impl Options {
+    /// The rules for a message read from a proto (binary or JSON): XLA's `FromProto`.
+    pub fn proto() -> Self {
+        Self::default()
+    }
+
+    /// The rules for a shape built from HLO text: as [`Options::proto`], but `*` tiles
+    /// are accepted, as XLA's parser does.
+    pub fn hlo_text() -> Self {
+        Self {
+            accept_combine_tiles: true,
+        }
+    }
+}
+
+/// Validates a shape and builds it, with the proto rules.
+pub fn validate_shape(proto: &ShapeProto) -> Validated<Shape> {
+    validate_shape_with(proto, Options::proto())
+}
+
+/// Validates a shape and builds it.
+pub fn validate_shape_with(proto: &ShapeProto, options: Options) -> Validated<Shape> {
+    let mut checker = Checker::new(options);
+    let value = checker.shape(proto);
+    checker.finish(value)
+}
+
+/// Validates a lone layout (everything that needs no shape) and builds it, with the
+/// proto rules.
+pub fn validate_layout(proto: &LayoutProto) -> Validated<Layout> {
+    validate_layout_with(proto, Options::proto())
+}
+
+/// Validates a lone layout (everything that needs no shape) and builds it.
+pub fn validate_layout_with(proto: &LayoutProto, options: Options) -> Validated<Layout> {
+    let mut checker = Checker::new(options);
+    let value = checker.layout(proto, None);
+    checker.finish(value)
+}
+
+/// Validates a program shape and builds it, with the proto rules.
+pub fn validate_program_shape(proto: &ProgramShapeProto) -> Validated<ProgramShape> {
+    validate_program_shape_with(proto, Options::proto())
+}
+
+/// Validates a program shape and builds it.
+pub fn validate_program_shape_with(
+    proto: &ProgramShapeProto,
+    options: Options,
+) -> Validated<ProgramShape> {
+    let mut checker = Checker::new(options);
+    let value = checker.program_shape(proto);
+    checker.finish(value)
+}
+
+/// Validates any of the three messages; only the report.
+pub fn validate_message(message: &AnyMessage, options: Options) -> Report {
+    match message {
+        AnyMessage::Shape(p) => validate_shape_with(p, options).report,
+        AnyMessage::Layout(p) => validate_layout_with(p, options).report,
+        AnyMessage::ProgramShape(p) => validate_program_shape_with(p, options).report,
+    }
+}
+
+impl TryFrom<&ShapeProto> for Shape {
+    type Error = ValidationError;
+    fn try_from(proto: &ShapeProto) -> Result<Self, Self::Error> {
+        validate_shape(proto).into_result()
+    }
+}
+
+impl TryFrom<&ShapeProto> for ArrayShape {
+    type Error = ValidationError;
+    /// Validates an array shape; a valid non-array shape is an error at
+    /// `element_type`.
+    fn try_from(proto: &ShapeProto) -> Result<Self, Self::Error> {
+        match Shape::try_from(proto)? {
+            Shape::Array(array) => Ok(array),
+            other => {
+                let mut report = Report::new();
+                report.push(Issue::new(
+                    Path::root().field("element_type"),
+                    IssueKind::NotAnArray {
+                        kind: other.kind_name(),
+                    },
+                ));
+                Err(ValidationError::new(report))
+            }
+        }
+    }
+}
+
+impl TryFrom<&LayoutProto> for Layout {
+    type Error = ValidationError;
+    fn try_from(proto: &LayoutProto) -> Result<Self, Self::Error> {
+        validate_layout(proto).into_result()
+    }
+}
+
+impl TryFrom<&ProgramShapeProto> for ProgramShape {
+    type Error = ValidationError;
+    fn try_from(proto: &ProgramShapeProto) -> Result<Self, Self::Error> {
+        validate_program_shape(proto).into_result()
+    }
+}
+
+macro_rules! try_from_owned {
+    ($($proto:ty => $domain:ty),*) => {$(
+        impl TryFrom<$proto> for $domain {
+            type Error = ValidationError;
+            fn try_from(proto: $proto) -> Result<Self, Self::Error> {
+                <$domain>::try_from(&proto)
+            }
+        }
+    )*};
+}
+
+try_from_owned!(ShapeProto => Shape, ShapeProto => ArrayShape, LayoutProto => Layout,
+    ProgramShapeProto => ProgramShape);
+
+fn kind_name(t: PrimitiveType) -> &'static str {
+    match t {
+        PrimitiveType::Tuple => "tuple",
+        PrimitiveType::Token => "token",
+        PrimitiveType::OpaqueType => "opaque",
+        PrimitiveType::Buffer => "buffer",
+        _ => "array",
+    }
+}
+
+/// What a layout is checked against when it belongs to an array.
+#[derive(Clone, Copy)]
+struct ShapeContext<'a> {
+    element_type: PrimitiveType,
+    /// One entry per dimension; `None` for a dimension that is itself invalid.
+    dimensions: &'a [Option<DimSize>],
+}
+
+#[derive(Default)]
+struct Checker {
+    options: Options,
+    path: Path,
+    report: Report,
+    errors: usize,
+    depth: usize,
+}
+
+impl Checker {
+    fn new(options: Options) -> Self {
+        Self {
+            options,
+            ..Self::default()
+        }
+    }
+
+    fn finish<T>(self, value: Option<T>) -> Validated<T> {
+        Validated {
+            value: if self.errors == 0 { value } else { None },
+            report: self.report,
+        }
+    }
+
+    /// Records a problem at the current path.
+    fn issue(&mut self, kind: IssueKind) {
+        if kind.severity() == Severity::Error {
+            self.errors += 1;
+        }
+        self.report.push(Issue::new(self.path.clone(), kind));
+    }
+
+    /// Records a problem at the current path plus `field`.
+    fn issue_at(&mut self, field: &'static str, kind: IssueKind) {
+        self.at(Segment::Field(field), |c| c.issue(kind));
+    }
+
+    /// Records a problem at the current path plus `field[index]`.
+    fn issue_at_index(&mut self, field: &'static str, index: usize, kind: IssueKind) {
+        self.at(Segment::Field(field), |c| {
+            c.at(Segment::Index(index), |c| c.issue(kind))
+        });
+    }
+
+    /// Runs `f` with `segment` pushed onto the path.
+    fn at<R>(&mut self, segment: Segment, f: impl FnOnce(&mut Self) -> R) -> R {
+        self.path.push(segment);
+        let result = f(self);
+        self.path.pop();
+        result
+    }
+
+    fn element_type(&mut self, value: i32) -> Option<PrimitiveType> {
+        let t = PrimitiveType::from_i32(value);
+        if t.is_none() {
+            let kind = if value == 0 {
+                IssueKind::InvalidElementType
+            } else {
+                IssueKind::UnknownElementType { value }
+            };
+            self.issue_at("element_type", kind);
+        }
+        t
+    }
+
+    fn shape(&mut self, p: &ShapeProto) -> Option<Shape> {
+        if self.depth >= MAX_DEPTH {
+            self.issue(IssueKind::TooDeep { limit: MAX_DEPTH });
+            return None;
+        }
+        self.depth += 1;
+        let mark = self.errors;
+        let shape = self.shape_inner(p);
+        self.depth -= 1;
+        shape.filter(|_| self.errors == mark)
+    }
+
+    fn shape_inner(&mut self, p: &ShapeProto) -> Option<Shape> {
+        let t = self.element_type(p.element_type)?;
+        if t.is_array() {
+            return self.array(t, p, None).map(Shape::Array);
+        }
+        let kind = kind_name(t);
+        if !p.dimensions.is_empty() {
+            self.issue_at("dimensions", IssueKind::IgnoredDimensions { kind });
+        }
+        let shape = match t {
+            PrimitiveType::Tuple => {
+                let mut elements = Vec::with_capacity(p.tuple_shapes.len());
+                for (i, element) in p.tuple_shapes.iter().enumerate() {
+                    let shape = self.at(Segment::Field("tuple_shapes"), |c| {
+                        c.at(Segment::Index(i), |c| c.shape(element))
+                    });
+                    elements.extend(shape);
+                }
+                Some(Shape::Tuple(elements))
+            }
+            PrimitiveType::Buffer => self.buffer(p),
+            PrimitiveType::Token | PrimitiveType::OpaqueType => {
+                if !p.tuple_shapes.is_empty() {
+                    self.issue_at("tuple_shapes", IssueKind::IgnoredTupleShapes { kind });
+                }
+                Some(if t == PrimitiveType::Token {
+                    Shape::Token
+                } else {
+                    Shape::Opaque
+                })
+            }
+            _ => None,
+        };
+        if p.layout.is_some() && t != PrimitiveType::Buffer {
+            self.issue_at("layout", IssueKind::LayoutOnNonArray { kind });
+        }
+        if !p.is_dynamic_dimension.is_empty() {
+            self.issue_at(
+                "is_dynamic_dimension",
+                IssueKind::IgnoredDimensions { kind },
+            );
+        }
+        shape
+    }
+
+    /// A buffer holds exactly one array. XLA (jaxlib 0.10.2) applies a layout written
+    /// on the buffer itself to that array, replacing the array's own layout, and writes
+    /// it back on the array.
+    fn buffer(&mut self, p: &ShapeProto) -> Option<Shape> {
+        let [inner] = p.tuple_shapes.as_slice() else {
+            self.issue_at(
+                "tuple_shapes",
+                IssueKind::BufferShapeCount {
+                    count: p.tuple_shapes.len(),
+                },
+            );
+            return None;
+        };
+        let outer_layout = p
+            .layout
+            .as_deref()
+            .map(|layout| (layout, self.path.field("layout")));
+        self.at(Segment::Field("tuple_shapes"), |c| {
+            c.at(Segment::Index(0), |c| {
+                match PrimitiveType::from_i32(inner.element_type) {
+                    Some(t) if !t.is_array() => {
+                        c.issue(IssueKind::BufferOfNonArray { kind: kind_name(t) });
+                        None
+                    }
+                    None => {
+                        c.element_type(inner.element_type);
+                        None
+                    }
+                    Some(t) => {
+                        if outer_layout.is_some() && inner.layout.is_some() {
+                            c.issue_at("layout", IssueKind::BufferLayoutReplaced);
+                        }
+                        c.array(t, inner, outer_layout).map(Shape::Buffer)
+                    }
+                }
+            })
+        })
+    }
+
+    /// An array; `outer_layout` is a buffer's own layout (and its path), which replaces
+    /// the array's.
+    fn array(
+        &mut self,
+        element_type: PrimitiveType,
+        p: &ShapeProto,
+        outer_layout: Option<(&LayoutProto, Path)>,
+    ) -> Option<ArrayShape> {
+        let mark = self.errors;
+        let rank = p.dimensions.len();
+        let flags_ok = p.is_dynamic_dimension.is_empty() || p.is_dynamic_dimension.len() == rank;
+        // Field 3: dimensions.
+        let mut dims: Vec<Option<DimSize>> = Vec::with_capacity(rank);
+        for (i, &d) in p.dimensions.iter().enumerate() {
+            let dynamic = flags_ok && p.is_dynamic_dimension.get(i).copied().unwrap_or(false);
+            let size = if d == i64::MIN {
+                if !dynamic && flags_ok {
+                    self.issue_at_index("dimensions", i, IssueKind::UnboundedNotDynamic);
+                }
+                Some(DimSize::Unbounded)
+            } else if let Ok(n) = u64::try_from(d) {
+                Some(if dynamic {
+                    DimSize::Bounded(n)
+                } else {
+                    DimSize::Static(n)
+                })
+            } else {
+                self.issue_at_index("dimensions", i, IssueKind::NegativeDimension { size: d });
+                None
+            };
+            dims.push(size);
+        }
+        let dims_ok = self.errors == mark;
+        let count = if dims_ok {
+            // XLA multiplies in dimension order, so a 0 after an overflow does not save it.
+            let count = size::product(dims.iter().flatten().filter_map(|d| d.bound()));
+            if count.is_none() {
+                self.issue_at("dimensions", IssueKind::ElementCountOverflow);
+            }
+            count
+        } else {
+            None
+        };
+        let byte_width = u64::from(element_type.byte_width().unwrap_or(1));
+        if let Some(n) = count {
+            if size::mul(n, byte_width).is_none() {
+                self.issue_at("dimensions", IssueKind::ByteSizeOverflow { unit: "bytes" });
+            }
+        }
+        // Field 4: tuple_shapes.
+        if !p.tuple_shapes.is_empty() {
+            self.issue_at(
+                "tuple_shapes",
+                IssueKind::IgnoredTupleShapes { kind: "array" },
+            );
+        }
+        // Field 5: layout.
+        let (layout_proto, layout_path) = match outer_layout {
+            Some((l, path)) => (Some(l), path),
+            None => (p.layout.as_deref(), self.path.field("layout")),
+        };
+        let layout = match layout_proto {
+            Some(l) => {
+                let context = ShapeContext {
+                    element_type,
+                    dimensions: &dims,
+                };
+                let layout_mark = self.errors;
+                let saved = std::mem::replace(&mut self.path, layout_path.clone());
+                let layout = self.layout(l, Some(context));
+                self.path = saved;
+                if self.errors != layout_mark {
+                    None
+                } else {
+                    layout.map(Some)
+                }
+            }
+            None => Some(None),
+        };
+        // Field 6: is_dynamic_dimension.
+        if !flags_ok {
+            self.issue_at(
+                "is_dynamic_dimension",
+                IssueKind::DynamicFlagsCount {
+                    flags: p.is_dynamic_dimension.len(),
+                    rank,
+                },
+            );
+        }
+        let layout = layout?;
+        if self.errors != mark {
+            return None;
+        }
+        let dimensions: Vec<DimSize> = dims.into_iter().flatten().collect();
+        if let (Some(n), Some(layout)) = (count, &layout) {
+            let saved = std::mem::replace(&mut self.path, layout_path);
+            self.allocated_sizes(n, byte_width, &dimensions, layout);
+            self.path = saved;
+        }
+        if self.errors != mark {
+            return None;
+        }
+        Some(ArrayShape {
+            element_type,
+            dimensions,
+            layout,
+        })
+    }
+
+    /// Checks, with the path at the layout, that the element bits, the legacy padded size
+    /// and the tiled size fit in int64 (guarantees 1 to 3 of [`ArrayShape`]).
+    fn allocated_sizes(&mut self, count: u64, byte_width: u64, dims: &[DimSize], layout: &Layout) {
+        let bits = layout.element_size_in_bits;
+        if bits != 0 && size::mul(count, bits).is_none() {
+            self.issue_at(
+                "element_size_in_bits",
+                IssueKind::ByteSizeOverflow { unit: "bits" },
+            );
+        }
+        if dims.iter().any(|d| d.bound().is_none()) {
+            return; // No size to check: XLA skips unbounded dimensions.
+        }
+        if let Some(padded) = &layout.padded_dimensions {
+            let fits = size::nonzero_product(padded.iter().copied())
+                .is_some_and(|n| size::check_storage(n, byte_width, bits).is_ok());
+            if !fits {
+                self.issue_at(
+                    "padded_dimensions",
+                    IssueKind::AllocatedSizeOverflow { what: "padded" },
+                );
+            }
+        }
+        let alignment = layout.tail_padding_alignment_in_elements;
+        if count == 0 || (layout.tiles.is_empty() && alignment <= 1) {
+            // No elements: XLA's ArraySize is 0 whatever the tiling. Or untiled and
+            // unaligned: the same as the element count, already checked.
+            return;
+        }
+        let physical: Vec<u64> = layout
+            .minor_to_major
+            .iter()
+            .rev()
+            .map(|&d| dims.get(d).and_then(|d| d.bound()).unwrap_or(0))
+            .collect();
+        let fits = size::tiled_extents(&physical, &layout.tiles)
+            .and_then(size::product)
+            .and_then(|n| size::round_up(n, alignment))
+            .is_some_and(|n| size::check_storage(n, byte_width, bits).is_ok());
+        if !fits {
+            let field = if layout.tiles.is_empty() {
+                "tail_padding_alignment_in_elements"
+            } else {
+                "tiles"
+            };
+            self.issue_at(field, IssueKind::AllocatedSizeOverflow { what: "tiled" });
+        }
+    }
+
+    fn layout(&mut self, l: &LayoutProto, shape: Option<ShapeContext<'_>>) -> Option<Layout> {
+        let mark = self.errors;
+        let rank = shape.map_or(l.minor_to_major.len(), |s| s.dimensions.len());
+        // Field 1: minor_to_major.
+        if l.minor_to_major.len() != rank {
+            self.issue_at(
+                "minor_to_major",
+                IssueKind::MinorToMajorLength {
+                    len: l.minor_to_major.len(),
+                    rank,
+                },
+            );
+        }
+        let mut first_seen: Vec<Option<usize>> = vec![None; rank];
+        let mut minor_to_major = Vec::with_capacity(rank);
+        for (i, &d) in l.minor_to_major.iter().enumerate() {
+            let slot = usize::try_from(d)
+                .ok()
+                .and_then(|u| first_seen.get_mut(u).map(|s| (u, s)));
+            match slot {
+                None => self.issue_at_index(
+                    "minor_to_major",
+                    i,
+                    IssueKind::DimensionOutOfRange { dim: d, rank },
+                ),
+                Some((_, Some(first))) => {
+                    let first = *first;
+                    self.issue_at_index(
+                        "minor_to_major",
+                        i,
+                        IssueKind::DuplicateDimension { dim: d, first },
+                    )
+                }
+                Some((u, slot)) => {
+                    *slot = Some(i);
+                    minor_to_major.push(u);
+                }
+            }
+        }
+        let permutation_ok = self.errors == mark;
+        // Field 2: padded_dimensions (retired).
+        let padded_dimensions = if l.padded_dimensions.is_empty() {
+            None
+        } else {
+            if l.padded_dimensions.len() != rank {
+                self.issue_at(
+                    "padded_dimensions",
+                    IssueKind::PaddedDimensionsLength {
+                        len: l.padded_dimensions.len(),
+                        rank,
+                    },
+                );
+            }
+            let mut padded = Vec::with_capacity(l.padded_dimensions.len());
+            for (i, &p) in l.padded_dimensions.iter().enumerate() {
+                let Ok(value) = u64::try_from(p) else {
+                    self.issue_at_index(
+                        "padded_dimensions",
+                        i,
+                        IssueKind::NegativePaddedSize { padded: p },
+                    );
+                    continue;
+                };
+                padded.push(value);
+                let Some(Some(dim)) = shape.and_then(|s| s.dimensions.get(i).copied()) else {
+                    continue;
+                };
+                match dim.bound() {
+                    None => self.issue_at_index(
+                        "padded_dimensions",
+                        i,
+                        IssueKind::PaddedUnbounded { dim: i },
+                    ),
+                    Some(size) if value < size => self.issue_at_index(
+                        "padded_dimensions",
+                        i,
+                        IssueKind::PaddedBelowSize {
+                            padded: p,
+                            dim: i,
+                            size,
+                        },
+                    ),
+                    Some(_) => {}
+                }
+            }
+            Some(padded)
+        };
+        // Field 3: padding_value (retired).
+        let padding_value = match l.padding_value {
+            0 => None,
+            value => {
+                let known = PaddingValue::from_i32(value);
+                match known {
+                    None => {
+                        self.issue_at("padding_value", IssueKind::UnknownPaddingValue { value })
+                    }
+                    Some(_) if l.padded_dimensions.is_empty() => {
+                        self.issue_at("padding_value", IssueKind::PaddingValueWithoutPadding)
+                    }
+                    Some(_) => {}
+                }
+                known
+            }
+        };
+        // Field 4: format (retired).
+        let dense_format = match l.format {
+            0 => false,
+            1 => true,
+            2 => {
+                self.issue_at("format", IssueKind::SparseFormat);
+                false
+            }
+            value => {
+                self.issue_at("format", IssueKind::UnknownFormat { value });
+                false
+            }
+        };
+        // Field 5: max_sparse_elements (retired).
+        if l.max_sparse_elements != 0 {
+            self.issue_at(
+                "max_sparse_elements",
+                IssueKind::MaxSparseElements {
+                    value: l.max_sparse_elements,
+                },
+            );
+        }
+        // Field 6: tiles.
+        let mut tiles = Vec::with_capacity(l.tiles.len());
+        let options = self.options;
+        for (i, tile) in l.tiles.iter().enumerate() {
+            self.at(Segment::Field("tiles"), |c| {
+                c.at(Segment::Index(i), |c| {
+                    if tile.dimensions.is_empty() {
+                        c.issue_at("dimensions", IssueKind::EmptyTile);
+                    }
+                    let mut dimensions = Vec::with_capacity(tile.dimensions.len());
+                    for (j, &d) in tile.dimensions.iter().enumerate() {
+                        let dim = if d == i64::MIN {
+                            if !options.accept_combine_tiles {
+                                c.issue_at_index("dimensions", j, IssueKind::CombineTileInProto);
+                            }
+                            Some(TileDim::Combine)
+                        } else if d == 0 {
+                            c.issue_at_index("dimensions", j, IssueKind::ZeroTileDimension);
+                            None
+                        } else if d < 0 {
+                            c.issue_at_index(
+                                "dimensions",
+                                j,
+                                IssueKind::NegativeTileDimension { value: d },
+                            );
+                            None
+                        } else {
+                            NonZeroU64::new(d.unsigned_abs()).map(TileDim::Size)
+                        };
+                        dimensions.extend(dim);
+                    }
+                    tiles.push(Tile { dimensions });
+                })
+            });
+        }
+        // Field 7: element_size_in_bits.
+        let element_size_in_bits = match u64::try_from(l.element_size_in_bits) {
+            Ok(bits) => {
+                if let Some(type_bits) = shape.and_then(|s| s.element_type.bit_width()) {
+                    if bits != 0 && bits < u64::from(type_bits) {
+                        let element_type = shape.map_or("", |s| s.element_type.name());
+                        self.issue_at(
+                            "element_size_in_bits",
+                            IssueKind::ElementSizeBelowWidth {
+                                bits,
+                                type_bits,
+                                element_type,
+                            },
+                        );
+                    }
+                }
+                bits
+            }
+            Err(_) => {
+                self.issue_at(
+                    "element_size_in_bits",
+                    IssueKind::NegativeElementSize {
+                        value: l.element_size_in_bits,
+                    },
+                );
+                0
+            }
+        };
+        // Field 8: memory_space.
+        if i8::try_from(l.memory_space).is_err() {
+            self.issue_at(
+                "memory_space",
+                IssueKind::MemorySpaceRange {
+                    value: l.memory_space,
+                },
+            );
+        }
+        // Field 9: dim_level_types (ignored since 2025).
+        if !l.dim_level_types.is_empty() {
+            self.issue_at("dim_level_types", IssueKind::IgnoredSparseField);
+        }
+        // Fields 10 to 12: sparse only.
+        if l.physical_shape.is_some() {
+            self.issue_at("physical_shape", IssueKind::SparseOnlyField);
+        }
+        if l.index_primitive_type != 0 {
+            self.issue_at("index_primitive_type", IssueKind::SparseOnlyField);
+        }
+        if l.pointer_primitive_type != 0 {
+            self.issue_at("pointer_primitive_type", IssueKind::SparseOnlyField);
+        }
+        // Fields 13, 14: ignored since 2025.
+        if !l.dim_unique.is_empty() {
+            self.issue_at("dim_unique", IssueKind::IgnoredSparseField);
+        }
+        if !l.dim_ordered.is_empty() {
+            self.issue_at("dim_ordered", IssueKind::IgnoredSparseField);
+        }
+        // Field 15: dynamic_shape_metadata_prefix_bytes.
+        if l.dynamic_shape_metadata_prefix_bytes < 0 {
+            self.issue_at(
+                "dynamic_shape_metadata_prefix_bytes",
+                IssueKind::NegativeMetadataPrefix {
+                    value: l.dynamic_shape_metadata_prefix_bytes,
+                },
+            );
+        }
+        // Field 16: tail_padding_alignment_in_elements.
+        let tail_padding_alignment_in_elements =
+            match u64::try_from(l.tail_padding_alignment_in_elements) {
+                Ok(value) => value.max(1),
+                Err(_) => {
+                    self.issue_at(
+                        "tail_padding_alignment_in_elements",
+                        IssueKind::NegativeTailPadding {
+                            value: l.tail_padding_alignment_in_elements,
+                        },
+                    );
+                    1
+                }
+            };
+        // Field 17: split_configs.
+        let physical_sizes: Option<Vec<Option<u64>>> = match shape {
+            Some(s) if permutation_ok => Some(
+                minor_to_major
+                    .iter()
+                    .rev()
+                    .map(|&d| {
+                        s.dimensions
+                            .get(d)
+                            .copied()
+                            .flatten()
+                            .and_then(DimSize::bound)
+                    })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        let mut split_first: Vec<(i64, usize)> = Vec::new();
+        let mut split_configs = Vec::with_capacity(l.split_configs.len());
+        for (i, split) in l.split_configs.iter().enumerate() {
+            self.at(Segment::Field("split_configs"), |c| {
+                c.at(Segment::Index(i), |c| {
+                    c.split_config(split, i, rank, physical_sizes.as_deref(), &mut split_first)
+                })
+            });
+            split_configs.push(SplitConfig {
+                dimension: split.dimension,
+                split_indices: split.split_indices.clone(),
+            });
+        }
+        // Legacy padding and tiles never coexisted in any XLA.
+        if padded_dimensions.is_some() && !tiles.is_empty() {
+            self.issue_at("padded_dimensions", IssueKind::PaddingWithTiles);
+        }
+        if self.errors != mark {
+            return None;
+        }
+        Some(Layout {
+            minor_to_major,
+            tiles,
+            tail_padding_alignment_in_elements,
+            element_size_in_bits,
+            memory_space: l.memory_space,
+            split_configs,
+            dynamic_shape_metadata_prefix_bytes: l.dynamic_shape_metadata_prefix_bytes,
+            padded_dimensions,
+            padding_value,
+            dense_format,
+        })
+    }
+
+    /// XLA (jaxlib 0.10.2) rejects an out-of-range or repeated physical dimension and
+    /// split indices that are not strictly increasing, positive and inside the
+    /// dimension; it accepts an empty list of indices (warned).
+    fn split_config(
+        &mut self,
+        split: &crate::proto::SplitConfigProto,
+        index: usize,
+        rank: usize,
+        physical_sizes: Option<&[Option<u64>]>,
+        first: &mut Vec<(i64, usize)>,
+    ) {
+        let dim = split.dimension;
+        let position = usize::try_from(dim).ok().filter(|&d| d < rank);
+        if position.is_none() {
+            self.issue_at(
+                "dimension",
+                IssueKind::SplitDimensionOutOfRange { dim, rank },
+            );
+        } else if let Some(&(_, earlier)) = first.iter().find(|(d, _)| *d == dim) {
+            self.issue_at(
+                "dimension",
+                IssueKind::DuplicateSplitDimension {
+                    dim,
+                    first: earlier,
+                },
+            );
+        } else {
+            first.push((dim, index));
+        }
+        if split.split_indices.is_empty() {
+            self.issue_at("split_indices", IssueKind::EmptySplit);
+        }
+        let size = position.and_then(|p| physical_sizes.and_then(|s| s.get(p).copied().flatten()));
+        let mut previous = 0i64;
+        for (k, &index) in split.split_indices.iter().enumerate() {
+            if index <= previous {
+                self.issue_at_index(
+                    "split_indices",
+                    k,
+                    IssueKind::SplitIndexNotIncreasing { index, previous },
+                );
+            } else if let Some(size) = size.filter(|&size| index.unsigned_abs() >= size) {
+                self.issue_at_index(
+                    "split_indices",
+                    k,
+                    IssueKind::SplitIndexOutOfBounds { index, size },
+                );
+            }
+            previous = previous.max(index);
+        }
+    }
+
+    fn program_shape(&mut self, p: &ProgramShapeProto) -> Option<ProgramShape> {
+        let mut parameters = Vec::with_capacity(p.parameters.len());
+        for (i, parameter) in p.parameters.iter().enumerate() {
+            let shape = self.at(Segment::Field("parameters"), |c| {
+                c.at(Segment::Index(i), |c| c.shape(parameter))
+            });
+            parameters.extend(shape);
+        }
+        let result = match &p.result {
+            Some(result) => self.at(Segment::Field("result"), |c| c.shape(result)),
+            None => {
+                self.issue_at("result", IssueKind::MissingResult);
+                None
+            }
+        };
+        if p.parameter_names.len() != p.parameters.len() {
+            self.issue_at(
+                "parameter_names",
+                IssueKind::ParameterNamesCount {
+                    names: p.parameter_names.len(),
+                    parameters: p.parameters.len(),
+                },
+            );
+        }
+        Some(ProgramShape {
+            parameters,
+            parameter_names: p.parameter_names.clone(),
+            result: result?,
+        })
+    }
+}

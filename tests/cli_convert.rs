@@ -1,0 +1,116 @@
+//! `xla-shape convert` run as a program: bytes in, bytes out, exit codes, messages.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn xla_shape(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xla-shape"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run xla-shape");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().expect("wait for xla-shape")
+}
+
+fn bytes(hex_text: &str) -> Vec<u8> {
+    hex::decode(hex_text.replace(' ', "")).expect("test hex")
+}
+
+const BINARY: &[&str] = &["convert", "--from", "binary", "--to", "binary"];
+
+#[test]
+fn example_file_converts_to_itself() {
+    // The README example: f32[2,3]{1,0} as XLA's C++ writes it (reference §8).
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/f32_2x3.binpb");
+    let expected = bytes("10 0b 1a 02 02 03 2a 07 0a 02 01 00 80 01 01 32 02 00 00");
+    assert_eq!(std::fs::read(path).unwrap(), expected);
+    let out = xla_shape(&[BINARY, &[path]].concat(), b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(out.stdout, expected);
+    assert!(out.stderr.is_empty());
+}
+
+#[test]
+fn stdin_is_read_with_dash_or_no_path_and_canonicalized() {
+    // Unknown field 99 in the layout, unpacked dimensions: Google's runtime writes
+    // the dimensions packed and keeps the unknown field after the known ones.
+    let input = bytes("2a 03 98 06 01 18 02 18 03 10 0b");
+    let expected = bytes("10 0b 1a 02 02 03 2a 03 98 06 01");
+    for args in [BINARY.to_vec(), [BINARY, &["-"]].concat()] {
+        let out = xla_shape(&args, &input);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(out.stdout, expected);
+    }
+    let out = xla_shape(
+        &[BINARY, &["--message", "layout"]].concat(),
+        &bytes("08 01 08 00"),
+    );
+    assert_eq!(out.stdout, bytes("0a 02 01 00"));
+    let out = xla_shape(
+        &[BINARY, &["--message", "program-shape"]].concat(),
+        &bytes("1a 01 61 0a 00"),
+    );
+    assert_eq!(out.stdout, bytes("0a 00 1a 01 61"));
+}
+
+#[test]
+fn undecodable_input_exits_2_with_the_reason() {
+    let out = xla_shape(BINARY, &bytes("10 0b 22 02 2a 05"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "xla-shape: <stdin>: tuple_shapes[0].layout: length 5 runs past the end of the message (0 bytes left) at byte 5\n"
+    );
+    let out = xla_shape(&[BINARY, &["/nonexistent/shape.binpb"]].concat(), b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).starts_with("xla-shape: /nonexistent/shape.binpb: ")
+    );
+}
+
+#[test]
+fn every_fixture_converts_to_what_googles_runtime_writes() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let mut count = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let row: serde_json::Value = serde_json::from_str(line).expect("fixture json");
+        let id = row["id"].as_str().expect("id");
+        let message = row["message"].as_str().expect("message");
+        let input = hex::decode(row["hex"].as_str().expect("hex")).expect("hex");
+        let out = xla_shape(&[BINARY, &["--message", message]].concat(), &input);
+        match row["google"]["reserialized_hex"].as_str() {
+            Some(google) => {
+                assert_eq!(
+                    out.status.code(),
+                    Some(0),
+                    "{id}: {}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                assert_eq!(hex::encode(&out.stdout), google, "{id}");
+            }
+            None => {
+                assert_eq!(out.status.code(), Some(2), "{id}");
+                assert!(String::from_utf8_lossy(&out.stderr).starts_with("xla-shape: <stdin>: "));
+            }
+        }
+        count += 1;
+    }
+    assert!(count >= 500, "only {count} fixture messages");
+}

@@ -646,61 +646,68 @@ fn enum_number() -> impl Strategy<Value = i32> {
     prop_oneof![0i32..40, any::<i32>()]
 }
 
-fn layout_strategy(shape: BoxedStrategy<ShapeProto>) -> impl Strategy<Value = LayoutProto> {
-    let ints = || prop::collection::vec(int64(), 0..4);
-    let bools = || prop::collection::vec(any::<bool>(), 0..3);
-    (
-        (ints(), ints(), enum_number(), enum_number(), int64()),
-        (
-            prop::collection::vec(ints().prop_map(|dimensions| TileProto { dimensions }), 0..3),
-            int64(),
-            int64(),
-            prop::collection::vec(enum_number(), 0..3),
-            prop::option::of(shape),
-        ),
-        (
-            enum_number(),
-            enum_number(),
-            bools(),
-            bools(),
-            int64(),
-            int64(),
-        ),
-        prop::collection::vec(
-            (int64(), ints()).prop_map(|(dimension, split_indices)| SplitConfigProto {
-                dimension,
-                split_indices,
-            }),
-            0..2,
-        ),
+fn int64_list() -> BoxedStrategy<Vec<i64>> {
+    prop::collection::vec(int64(), 0..4).boxed()
+}
+
+fn bool_list() -> BoxedStrategy<Vec<bool>> {
+    prop::collection::vec(any::<bool>(), 0..3).boxed()
+}
+
+/// Layouts; every group is boxed so that generating deep values stays light on the
+/// stack in debug builds.
+fn layout_strategy(shape: BoxedStrategy<ShapeProto>) -> BoxedStrategy<LayoutProto> {
+    let legacy = (int64_list(), enum_number(), enum_number(), int64()).boxed();
+    let tiles = prop::collection::vec(
+        int64_list().prop_map(|dimensions| TileProto { dimensions }),
+        0..3,
     )
-        .prop_map(|(a, b, c, split_configs)| LayoutProto {
-            minor_to_major: a.0,
-            padded_dimensions: a.1,
-            padding_value: a.2,
-            format: a.3,
-            max_sparse_elements: a.4,
-            tiles: b.0,
-            element_size_in_bits: b.1,
-            memory_space: b.2,
-            dim_level_types: b.3,
-            physical_shape: b.4.map(Box::new),
-            index_primitive_type: c.0,
-            pointer_primitive_type: c.1,
-            dim_unique: c.2,
-            dim_ordered: c.3,
-            dynamic_shape_metadata_prefix_bytes: c.4,
-            tail_padding_alignment_in_elements: c.5,
-            split_configs,
-        })
+    .boxed();
+    let sparse = (
+        prop::collection::vec(enum_number(), 0..3),
+        prop::option::of(shape),
+        enum_number(),
+        enum_number(),
+        bool_list(),
+        bool_list(),
+    )
+        .boxed();
+    let splits = prop::collection::vec(
+        (int64(), int64_list()).prop_map(|(dimension, split_indices)| SplitConfigProto {
+            dimension,
+            split_indices,
+        }),
+        0..2,
+    )
+    .boxed();
+    let scalars = (int64(), int64(), int64(), int64()).boxed();
+    (int64_list(), legacy, tiles, sparse, splits, scalars)
+        .prop_map(
+            |(minor_to_major, legacy, tiles, sparse, split_configs, scalars)| LayoutProto {
+                minor_to_major,
+                padded_dimensions: legacy.0,
+                padding_value: legacy.1,
+                format: legacy.2,
+                max_sparse_elements: legacy.3,
+                tiles,
+                element_size_in_bits: scalars.0,
+                memory_space: scalars.1,
+                dim_level_types: sparse.0,
+                physical_shape: sparse.1.map(Box::new),
+                index_primitive_type: sparse.2,
+                pointer_primitive_type: sparse.3,
+                dim_unique: sparse.4,
+                dim_ordered: sparse.5,
+                dynamic_shape_metadata_prefix_bytes: scalars.2,
+                tail_padding_alignment_in_elements: scalars.3,
+                split_configs,
+            },
+        )
+        .boxed()
 }
 
 fn shape_strategy() -> BoxedStrategy<ShapeProto> {
-    let leaf = (
-        enum_number(),
-        prop::collection::vec(int64(), 0..4),
-        prop::collection::vec(any::<bool>(), 0..4),
-    )
+    let leaf = (enum_number(), int64_list(), bool_list())
         .prop_map(
             |(element_type, dimensions, is_dynamic_dimension)| ShapeProto {
                 element_type,
@@ -713,8 +720,8 @@ fn shape_strategy() -> BoxedStrategy<ShapeProto> {
     leaf.prop_recursive(3, 12, 3, |inner| {
         (
             inner.clone(),
-            prop::collection::vec(inner.clone(), 0..3),
-            prop::option::of(layout_strategy(inner)),
+            prop::collection::vec(inner.clone(), 0..3).boxed(),
+            prop::option::of(layout_strategy(inner)).boxed(),
         )
             .prop_map(|(mut shape, tuple_shapes, layout)| {
                 shape.tuple_shapes = tuple_shapes;

@@ -40,25 +40,10 @@
 //! in `ShapeUtil::ArraySize`.
 //!
 //! ```
-//! # use xla_shape::{index::LayoutPlan, proto, ArrayShape};
-//! # // Shapes come through the validation gate; here from a ShapeProto with the
-//! # // descending minor_to_major and the given tiles.
-//! # fn plan(ty: proto::PrimitiveType, dims: &[i64], tiles: &[&[i64]]) -> LayoutPlan {
-//! #     let layout = proto::LayoutProto {
-//! #         minor_to_major: (0..dims.len() as i64).rev().collect(),
-//! #         tiles: tiles.iter().map(|t| proto::TileProto { dimensions: t.to_vec() }).collect(),
-//! #         ..Default::default()
-//! #     };
-//! #     let shape = proto::ShapeProto {
-//! #         element_type: ty as i32,
-//! #         dimensions: dims.to_vec(),
-//! #         layout: Some(Box::new(layout)),
-//! #         ..Default::default()
-//! #     };
-//! #     LayoutPlan::new(&ArrayShape::try_from(&shape).unwrap()).unwrap()
-//! # }
+//! # use xla_shape::{index::LayoutPlan, Shape};
 //! // tiled_layout.md, figure 1: f32[3,5]{1,0:T(2,2)}; element (2,3) is at 17.
-//! let plan = plan(proto::PrimitiveType::F32, &[3, 5], &[&[2, 2]]);
+//! let shape: Shape = "f32[3,5]{1,0:T(2,2)}".parse().unwrap();
+//! let plan = LayoutPlan::new(shape.as_array().unwrap()).unwrap();
 //! assert_eq!(plan.linear_index(&[2, 3]).unwrap(), 17);
 //! assert_eq!(plan.allocated_bytes(), 96);
 //! ```
@@ -437,25 +422,10 @@ impl LayoutPlan {
     /// results, and [`multi_index`](Self::multi_index) of the result is the index.
     ///
     /// ```
-    /// # use xla_shape::{index::LayoutPlan, proto, ArrayShape};
-    /// # // Shapes come through the validation gate; here from a ShapeProto with the
-    /// # // descending minor_to_major and the given tiles.
-    /// # fn plan(ty: proto::PrimitiveType, dims: &[i64], tiles: &[&[i64]]) -> LayoutPlan {
-    /// #     let layout = proto::LayoutProto {
-    /// #         minor_to_major: (0..dims.len() as i64).rev().collect(),
-    /// #         tiles: tiles.iter().map(|t| proto::TileProto { dimensions: t.to_vec() }).collect(),
-    /// #         ..Default::default()
-    /// #     };
-    /// #     let shape = proto::ShapeProto {
-    /// #         element_type: ty as i32,
-    /// #         dimensions: dims.to_vec(),
-    /// #         layout: Some(Box::new(layout)),
-    /// #         ..Default::default()
-    /// #     };
-    /// #     LayoutPlan::new(&ArrayShape::try_from(&shape).unwrap()).unwrap()
-    /// # }
-    /// // tiled_layout.md, figure 2: bf16[4,8]{1,0:T(2,4)(2,1)}.
-    /// let plan = plan(proto::PrimitiveType::Bf16, &[4, 8], &[&[2, 4], &[2, 1]]);
+    /// # use xla_shape::{index::LayoutPlan, Shape};
+    /// // tiled_layout.md, figure 2: 4x8 with T(2,4)(2,1).
+    /// let shape: Shape = "bf16[4,8]{1,0:T(2,4)(2,1)}".parse().unwrap();
+    /// let plan = LayoutPlan::new(shape.as_array().unwrap()).unwrap();
     /// let row = |i| (0..8).map(|j| plan.linear_index(&[i, j]).unwrap()).collect::<Vec<_>>();
     /// assert_eq!(row(0), [0, 2, 4, 6, 8, 10, 12, 14]);
     /// assert_eq!(row(1), [1, 3, 5, 7, 9, 11, 13, 15]);

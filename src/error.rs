@@ -98,7 +98,7 @@ pub enum IssueKind {
         /// `bytes` or `bits`.
         unit: &'static str,
     },
-    /// A layout on a tuple, token, opaque or buffer shape.
+    /// A layout on a tuple, token or opaque shape.
     #[error("{} shape cannot have a layout", a(.kind))]
     LayoutOnNonArray {
         /// `tuple`, `token`, `opaque` or `buffer`.
@@ -171,12 +171,17 @@ pub enum IssueKind {
     ZeroTileDimension,
     /// A negative tile dimension other than INT64_MIN (the combine marker `*`).
     #[error(
-        "negative tile dimension {value}; only -9223372036854775808 (`*`, combine) may be negative"
+        "negative tile dimension {value}; a tile dimension is positive, or the combine marker `*`"
     )]
     NegativeTileDimension {
         /// The raw value.
         value: i64,
     },
+    /// The combine marker INT64_MIN (`*`) in a tile read from a proto: XLA's
+    /// `Layout::FromProto` rejects every negative tile dimension (since 2025-04), though
+    /// its HLO text parser accepts `*`.
+    #[error("the combine marker -9223372036854775808 (`*`) is rejected in a proto by XLA since 2025; only HLO text may use it")]
+    CombineTileInProto,
     /// `element_size_in_bits` below zero.
     #[error("element size {value} bits is negative")]
     NegativeElementSize {
@@ -188,6 +193,38 @@ pub enum IssueKind {
     AllocatedSizeOverflow {
         /// `tiled` or `padded`.
         what: &'static str,
+    },
+    /// A split config whose physical dimension is not one of the shape's.
+    #[error("split dimension {dim} is out of range for a shape with {}", dimensions(.rank))]
+    SplitDimensionOutOfRange {
+        /// The split's `dimension`.
+        dim: i64,
+        /// Number of dimensions.
+        rank: usize,
+    },
+    /// Two split configs for the same physical dimension.
+    #[error("physical dimension {dim} is split twice (first at split_configs[{first}])")]
+    DuplicateSplitDimension {
+        /// The split's `dimension`.
+        dim: i64,
+        /// Where it first appears.
+        first: usize,
+    },
+    /// A split index not greater than the one before it (or than 0, for the first).
+    #[error("split index {index} is not greater than {previous}; split indices must be strictly increasing and positive")]
+    SplitIndexNotIncreasing {
+        /// The split index.
+        index: i64,
+        /// The previous split index, or 0.
+        previous: i64,
+    },
+    /// A split index at or beyond the end of the dimension it splits.
+    #[error("split index {index} is out of bounds for a dimension of size {size}")]
+    SplitIndexOutOfBounds {
+        /// The split index.
+        index: i64,
+        /// The size (bound) of the split dimension.
+        size: u64,
     },
     // ----- errors: retired (legacy) layout fields -----
     /// `padded_dimensions` does not have one entry per dimension.
@@ -275,6 +312,9 @@ pub enum IssueKind {
         /// `tuple`, `token`, `opaque` or `buffer`.
         kind: &'static str,
     },
+    /// A layout on a buffer shape and on its array: XLA uses the buffer's.
+    #[error("ignored: the buffer shape's own layout replaces this one")]
+    BufferLayoutReplaced,
     /// `tuple_shapes` on an array, token or opaque shape: XLA ignores them.
     #[error("ignored: {} shape holds no other shapes", a(.kind))]
     IgnoredTupleShapes {
@@ -283,7 +323,7 @@ pub enum IssueKind {
     },
     /// The unbounded marker (INT64_MIN) on a dimension not flagged dynamic; read as
     /// unbounded, as XLA's validation does.
-    #[error("the unbounded marker -9223372036854775808 on a dimension not flagged dynamic; read as unbounded")]
+    #[error("the unbounded marker -9223372036854775808 on a dimension not flagged dynamic (XLA keeps it as a static size); read as unbounded")]
     UnboundedNotDynamic,
     /// The sparse per-dimension fields that today's XLA ignores.
     #[error("ignored: XLA dropped sparse dimension level types in 2025")]
@@ -310,35 +350,9 @@ pub enum IssueKind {
         /// The type's name.
         element_type: &'static str,
     },
-    /// A split config whose physical dimension is not one of the shape's.
-    #[error("split dimension {dim} is out of range for a shape with {}", dimensions(.rank))]
-    SplitDimensionOutOfRange {
-        /// The split's `dimension`.
-        dim: i64,
-        /// Number of dimensions.
-        rank: usize,
-    },
-    /// Two split configs for the same physical dimension; XLA uses only the first.
-    #[error("physical dimension {dim} is split twice (first at split_configs[{first}]); XLA uses the first")]
-    DuplicateSplitDimension {
-        /// The split's `dimension`.
-        dim: i64,
-        /// Where it first appears.
-        first: usize,
-    },
-    /// A split config with no split indices.
+    /// A split config without split indices (XLA accepts it and prints `SC(d:)`).
     #[error("a split config without split indices splits nothing")]
     EmptySplit,
-    /// A split index not strictly inside the dimension, or not after the previous one.
-    #[error("split index {index} is not strictly between {low} and {high}")]
-    SplitIndexOutOfOrder {
-        /// The split index.
-        index: i64,
-        /// The previous split index, or 0.
-        low: i64,
-        /// The dimension's size.
-        high: i64,
-    },
     /// `padding_value` without `padded_dimensions`.
     #[error("ignored: padding_value without padded_dimensions")]
     PaddingValueWithoutPadding,
@@ -359,15 +373,13 @@ impl IssueKind {
         match self {
             IgnoredDimensions { .. }
             | IgnoredTupleShapes { .. }
+            | BufferLayoutReplaced
             | UnboundedNotDynamic
             | IgnoredSparseField
             | MemorySpaceRange { .. }
             | NegativeMetadataPrefix { .. }
             | ElementSizeBelowWidth { .. }
-            | SplitDimensionOutOfRange { .. }
-            | DuplicateSplitDimension { .. }
             | EmptySplit
-            | SplitIndexOutOfOrder { .. }
             | PaddingValueWithoutPadding
             | UnknownField { .. } => Severity::Warning,
             _ => Severity::Error,
@@ -398,6 +410,7 @@ impl IssueKind {
             EmptyTile => "empty_tile",
             ZeroTileDimension => "zero_tile_dimension",
             NegativeTileDimension { .. } => "negative_tile_dimension",
+            CombineTileInProto => "combine_tile_in_proto",
             NegativeElementSize { .. } => "negative_element_size",
             AllocatedSizeOverflow { .. } => "allocated_size_overflow",
             PaddedDimensionsLength { .. } => "padded_dimensions_length",
@@ -414,6 +427,7 @@ impl IssueKind {
             WrongWireType { .. } => "wrong_wire_type",
             IgnoredDimensions { .. } => "ignored_dimensions",
             IgnoredTupleShapes { .. } => "ignored_tuple_shapes",
+            BufferLayoutReplaced => "buffer_layout_replaced",
             UnboundedNotDynamic => "unbounded_not_dynamic",
             IgnoredSparseField => "ignored_sparse_field",
             MemorySpaceRange { .. } => "memory_space_range",
@@ -422,7 +436,8 @@ impl IssueKind {
             SplitDimensionOutOfRange { .. } => "split_dimension_out_of_range",
             DuplicateSplitDimension { .. } => "duplicate_split_dimension",
             EmptySplit => "empty_split",
-            SplitIndexOutOfOrder { .. } => "split_index_out_of_order",
+            SplitIndexNotIncreasing { .. } => "split_index_not_increasing",
+            SplitIndexOutOfBounds { .. } => "split_index_out_of_bounds",
             PaddingValueWithoutPadding => "padding_value_without_padding",
             UnknownField { .. } => "unknown_field",
         }

@@ -112,24 +112,29 @@ impl From<ArrayShape> for Shape {
 ///
 /// Besides the [`Layout`] invariants (with `minor_to_major` a permutation of
 /// `0..number_of_dimensions()`), the gate proves with checked arithmetic that, when no
-/// dimension is [`DimSize::Unbounded`] and every dimension is taken at its size or bound,
-/// with *n* the product of the **non-zero** extents in question:
+/// dimension is [`DimSize::Unbounded`] and every dimension is taken at its size or bound:
 ///
-/// 1. Element count: *n* over the dimensions is at most `i64::MAX`, and so is
-///    *n* × the type's byte width, and *n* × `element_size_in_bits` when that is set.
-/// 2. Legacy padding: the same holds for *n* over `padded_dimensions`.
-/// 3. Tiling: applying every tile in turn to the physical dimensions (most major
-///    first), each tile to the most minor suffix of the shape so far (leading 1s added
-///    when the tile has more dimensions), a dimension *d* with tile size *t* becoming
-///    ⌈*d*/*t*⌉ outer and *t* inner, and a combine (`*`) entry multiplying the next more
+/// 1. Element count: the product of the dimensions, multiplied in dimension order, never
+///    exceeds `i64::MAX` on the way (XLA's rule), and neither does count × the type's
+///    byte width, nor count × `element_size_in_bits` when that is set.
+/// 2. Legacy padding: the product of the non-zero `padded_dimensions` is at most
+///    `i64::MAX`, and so is it × the byte width (× `element_size_in_bits` when set).
+/// 3. Tiling, when the element count is not 0: applying every tile in turn to the
+///    physical dimensions (most major first), each tile to the most minor suffix of the
+///    shape so far (leading 1s added when the tile has more dimensions), a dimension
+///    *d* with tile size *t* becoming ⌈*d*/*t*⌉ outer and *t* inner (inner ones moved to
+///    the minor end in order), and a combine (`*`) entry multiplying the next more
 ///    minor dimension by its own (a combine entry with nothing more minor stays as one
-///    untiled dimension): *n* over the final extents, rounded up to a multiple of
+///    untiled dimension): the product of the final extents, rounded up to a multiple of
 ///    `tail_padding_alignment_in_elements`, is at most `i64::MAX`, and so is that times
-///    the byte width, or times `element_size_in_bits` when set. Every individual
-///    extent, and so every stride, fits too.
+///    the byte width, or times `element_size_in_bits` when set. So is every partial
+///    product, hence every stride.
 ///
-/// So an engine computing element counts, padded or tiled sizes, strides or linear
-/// indices of such a shape in `u64` or `i64` cannot overflow.
+/// An array with no elements (some dimension is 0) has nothing to index and
+/// allocates nothing (XLA's `ArraySize` is 0); only guarantee 1 holds for it, as XLA
+/// accepts `s8[0,1099511627776,1099511627776]`. So an engine that handles the empty
+/// case first can compute element counts, padded or tiled sizes, strides and linear
+/// indices in `u64` or `i64` without overflow.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ArrayShape {
     pub(crate) element_type: PrimitiveType,

@@ -9,7 +9,9 @@ use prost::Message;
 use xla_shape::proto::{
     LayoutProto, PrimitiveType as P, ProgramShapeProto, ShapeProto, SplitConfigProto, TileProto,
 };
-use xla_shape::validate::{validate_layout, validate_program_shape, validate_shape};
+use xla_shape::validate::{
+    validate_layout, validate_program_shape, validate_shape, validate_shape_with, Options,
+};
 use xla_shape::{ArrayShape, DimSize, Layout, PrimitiveType, Severity, Shape, TileDim};
 
 fn array(t: P, dims: &[i64]) -> ShapeProto {
@@ -138,6 +140,37 @@ fn dynamic_flags_count() {
 }
 
 #[test]
+fn element_count_follows_xlas_multiplication_order() {
+    // Probed on jaxlib 0.10.2: [2^40, 2^40, 0] is "Dimensions overflow", while
+    // [0, 2^40, 2^40] and [2^40, 0, 2^40] are accepted.
+    assert_issues(
+        shape_issues(&array(P::S8, &[1 << 40, 1 << 40, 0])),
+        &["error: dimensions: the number of elements overflows int64"],
+    );
+    assert!(validate_shape(&array(P::S8, &[0, 1 << 40, 1 << 40]))
+        .report()
+        .is_clean());
+    assert!(validate_shape(&array(P::S8, &[1 << 40, 0, 1 << 40]))
+        .report()
+        .is_clean());
+    // f32[2^61-1] fits in bytes, f32[2^61] does not ("size may overflow int64_t").
+    assert!(validate_shape(&array(P::F32, &[(1 << 61) - 1]))
+        .report()
+        .is_clean());
+    assert_issues(
+        shape_issues(&array(P::F32, &[1 << 61])),
+        &["error: dimensions: the size of the array in bytes overflows int64"],
+    );
+    // Unbounded dimensions are skipped: f32[?,2^62] still overflows in bytes.
+    let mut unbounded = array(P::F32, &[i64::MIN, 1 << 62]);
+    unbounded.is_dynamic_dimension = vec![true, false];
+    assert_issues(
+        shape_issues(&unbounded),
+        &["error: dimensions: the size of the array in bytes overflows int64"],
+    );
+}
+
+#[test]
 fn element_count_and_byte_size_overflow() {
     assert_issues(
         shape_issues(&array(P::S8, &[1 << 32, 1 << 32])),
@@ -212,6 +245,36 @@ fn buffer_rules() {
     assert_issues(
         shape_issues(&buffer(vec![array(P::S32, &[-1])])),
         &["error: tuple_shapes[0].dimensions[0]: negative dimension size -1"],
+    );
+}
+
+#[test]
+fn a_buffer_layout_is_its_arrays_layout() {
+    // Probed on jaxlib 0.10.2: b(f32[2,3]) with layout {0,1} on the buffer is accepted
+    // as b(f32[2,3]{0,1}) and re-encoded with the layout on the inner shape; a bad
+    // buffer layout is checked against the array ("minor_to_major field contains 1
+    // elements, but shape has 2 dimensions").
+    let buffer = |layout: LayoutProto, inner: ShapeProto| ShapeProto {
+        element_type: P::Buffer as i32,
+        tuple_shapes: vec![inner],
+        layout: Some(Box::new(layout)),
+        ..Default::default()
+    };
+    let shape = Shape::try_from(&buffer(m2m(&[0, 1]), array(P::F32, &[2, 3]))).unwrap();
+    let Shape::Buffer(ref inner) = shape else {
+        panic!("not a buffer: {shape:?}")
+    };
+    assert_eq!(inner.layout().unwrap().minor_to_major(), &[0, 1]);
+    assert_eq!(
+        ShapeProto::from(&shape).encode_to_vec(),
+        hex_decode("10222213100b1a0202032a070a02000180010132020000")
+    );
+    assert_issues(
+        shape_issues(&buffer(m2m(&[0]), with_layout(array(P::F32, &[2, 3]), m2m(&[1, 0])))),
+        &[
+            "warning: tuple_shapes[0].layout: ignored: the buffer shape's own layout replaces this one",
+            "error: layout.minor_to_major: 1 entry for a shape with 2 dimensions",
+        ],
     );
 }
 
@@ -330,14 +393,17 @@ fn tile_errors() {
         &[
             "error: tiles[0].dimensions: a tile must have at least one dimension",
             "error: tiles[1].dimensions[0]: tile dimension 0 is not allowed",
-            "error: tiles[2].dimensions[0]: negative tile dimension -1; only -9223372036854775808 (`*`, combine) may be negative",
+            "error: tiles[2].dimensions[0]: negative tile dimension -1; a tile dimension is positive, or the combine marker `*`",
+            "error: tiles[2].dimensions[1]: the combine marker -9223372036854775808 (`*`) is rejected in a proto by XLA since 2025; only HLO text may use it",
         ],
     );
 }
 
 #[test]
-fn combine_tile_dimension_is_accepted() {
-    // bf16[2,3,1004]{2,1,0:T(2,*,128)} (layout_util_test HumanStringWithTiling).
+fn combine_tile_dimension_only_from_text() {
+    // bf16[2,3,1004]{2,1,0:T(2,*,128)} (layout_util_test HumanStringWithTiling): XLA's
+    // parser reads it, its Layout::FromProto rejects it ("RET_CHECK failure ...
+    // dimension >= 0" in the fixtures).
     let shape = with_layout(
         array(P::Bf16, &[2, 3, 1004]),
         LayoutProto {
@@ -348,7 +414,14 @@ fn combine_tile_dimension_is_accepted() {
             ..Default::default()
         },
     );
-    let shape = ArrayShape::try_from(&shape).unwrap();
+    assert_issues(
+        shape_issues(&shape),
+        &["error: layout.tiles[0].dimensions[1]: the combine marker -9223372036854775808 (`*`) is rejected in a proto by XLA since 2025; only HLO text may use it"],
+    );
+    let shape = validate_shape_with(&shape, Options::hlo_text())
+        .into_result()
+        .unwrap();
+    let shape = shape.as_array().unwrap();
     let tile = &shape.layout().unwrap().tiles()[0];
     assert_eq!(tile.dimensions()[1], TileDim::Combine);
     assert_eq!(tile.dimensions()[2].size(), Some(128));
@@ -555,7 +628,7 @@ fn unbounded_marker_without_flag_warns() {
     let shape = array(P::F32, &[i64::MIN, 784]);
     assert_issues(
         shape_issues(&shape),
-        &["warning: dimensions[0]: the unbounded marker -9223372036854775808 on a dimension not flagged dynamic; read as unbounded"],
+        &["warning: dimensions[0]: the unbounded marker -9223372036854775808 on a dimension not flagged dynamic (XLA keeps it as a static size); read as unbounded"],
     );
     let shape = ArrayShape::try_from(&shape).unwrap();
     assert_eq!(
@@ -616,7 +689,11 @@ fn odd_attribute_values_warn() {
 }
 
 #[test]
-fn split_config_oddities_warn() {
+fn split_config_rules() {
+    // jaxlib 0.10.2's XLA rejects an out-of-range or repeated physical dimension and
+    // indices that are not strictly increasing, positive and inside the dimension
+    // ("split config has duplicate physical dimension: 0", "split config split index is
+    // out of bounds: 20 (dim size 20)"); it accepts `SC(0:)` with no indices.
     // f32[150,200,100]{0,1,2}: physical dims (most major first) are 2, 1, 0 with sizes
     // 100, 200, 150.
     let split = |dimension: i64, indices: &[i64]| SplitConfigProto {
@@ -638,11 +715,11 @@ fn split_config_oddities_warn() {
     assert_issues(
         shape_issues(&shape),
         &[
-            "warning: layout.split_configs[2].dimension: split dimension 3 is out of range for a shape with 3 dimensions",
-            "warning: layout.split_configs[3].dimension: physical dimension 0 is split twice (first at split_configs[0]); XLA uses the first",
+            "error: layout.split_configs[2].dimension: split dimension 3 is out of range for a shape with 3 dimensions",
+            "error: layout.split_configs[3].dimension: physical dimension 0 is split twice (first at split_configs[0])",
             "warning: layout.split_configs[3].split_indices: a split config without split indices splits nothing",
-            "warning: layout.split_configs[4].split_indices[1]: split index 100 is not strictly between 100 and 150",
-            "warning: layout.split_configs[4].split_indices[2]: split index 150 is not strictly between 100 and 150",
+            "error: layout.split_configs[4].split_indices[1]: split index 100 is not greater than 100; split indices must be strictly increasing and positive",
+            "error: layout.split_configs[4].split_indices[2]: split index 150 is out of bounds for a dimension of size 150",
         ],
     );
     // MaxSplitSize's test layout itself is clean.
@@ -825,4 +902,172 @@ fn layout_accessors() {
     );
     assert_eq!(xla_shape::layout::memory_space_name(5), Some("host memory"));
     assert_eq!(xla_shape::layout::memory_space_name(3), None);
+}
+
+// ----- XLA's verdicts on the fixtures -----
+
+/// The proto fields XLA's error message may be about, for checking that our errors
+/// name one of them.
+fn fields_named_by_xla(error: &str) -> Option<&'static [&'static str]> {
+    const TABLE: &[(&str, &[&str])] = &[
+        ("split config", &["split_configs"]),
+        ("layout.h:55", &["tiles"]), // Layout::FromProto's RET_CHECK on tile dimensions
+        ("invalid tiles", &["tiles"]),
+        ("index_primitive_type", &["index_primitive_type"]),
+        ("pointer_primitive_type", &["pointer_primitive_type"]),
+        ("physical_shape", &["physical_shape"]),
+        ("minor_to_major", &["minor_to_major"]),
+        ("element_size_in_bits", &["element_size_in_bits"]),
+        ("alignment > 0", &["tail_padding_alignment_in_elements"]),
+        ("Dimensions overflow", &["dimensions"]),
+        ("size may overflow", &["dimensions"]),
+        ("Negative dimension", &["dimensions"]),
+        // A missing result reads as a default shape, whose element type is invalid.
+        ("Invalid element type", &["element_type", "result"]),
+        ("is_dynamic_dimension", &["is_dynamic_dimension"]),
+        // An unknown element type is not an array, so XLA complains about its layout.
+        (
+            "PRIMITIVE_TYPE_INVALID should not have a layout",
+            &["element_type", "layout"],
+        ),
+        ("should not have a layout", &["layout"]),
+        ("Buffer shape", &["tuple_shapes"]),
+        ("parameter na", &["parameter_names"]),
+    ];
+    TABLE
+        .iter()
+        .find(|(needle, _)| error.contains(needle))
+        .map(|&(_, fields)| fields)
+}
+
+/// XLA judges a lone layout as the layout of the shape it came from; these errors
+/// depend on that shape, which a lone layout does not carry.
+fn depends_on_the_host_shape(error: &str) -> bool {
+    [
+        "but shape has",
+        "should not have a layout",
+        "split index is out of bounds",
+    ]
+    .iter()
+    .any(|needle| error.contains(needle))
+}
+
+/// The retired layout fields, which today's XLA ignores but whose own rules we apply.
+const RETIRED: &[&str] = &[
+    "padded_dimensions",
+    "padding_value",
+    "format",
+    "max_sparse_elements",
+];
+
+fn names_a_field(issue: &xla_shape::Issue, fields: &[&str]) -> bool {
+    issue.path().segments().iter().any(|s| match s {
+        xla_shape::Segment::Field(name) => fields.contains(name),
+        _ => false,
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct FixtureRow {
+    id: String,
+    message: String,
+    origin: String,
+    hex: String,
+    xla: XlaVerdict,
+}
+
+#[derive(serde::Deserialize)]
+struct XlaVerdict {
+    accepts: Option<bool>,
+    error: Option<String>,
+}
+
+#[test]
+fn verdicts_match_xla_on_the_fixtures() {
+    use xla_shape::{validate::validate_message, AnyMessage};
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/messages.jsonl");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("{} not present yet; skipping", path.display());
+        return;
+    };
+    let (mut decided, mut rejected, mut legacy, mut host) = (0, 0, 0, 0);
+    let mut mismatches = Vec::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        // Only the fields used here: Google's JSON of a deep shape nests deeper than
+        // serde_json's recursion limit, and skipping it is not limited.
+        let row: FixtureRow = serde_json::from_str(line).unwrap();
+        let id = row.id.as_str();
+        let bytes = hex::decode(&row.hex).unwrap();
+        let Some(accepts) = row.xla.accepts else {
+            continue;
+        };
+        let xla_error = row.xla.error.as_deref().unwrap_or("");
+        let message = match row.message.as_str() {
+            "shape" => ShapeProto::decode(bytes.as_slice()).map(AnyMessage::Shape),
+            "layout" => LayoutProto::decode(bytes.as_slice()).map(AnyMessage::Layout),
+            "program-shape" => {
+                ProgramShapeProto::decode(bytes.as_slice()).map(AnyMessage::ProgramShape)
+            }
+            other => panic!("{id}: unknown message kind {other}"),
+        };
+        let Ok(message) = message else {
+            // Bytes no protobuf runtime reads; XLA must have refused them too.
+            if accepts {
+                mismatches.push(format!("{id}: XLA accepts bytes we cannot decode"));
+            }
+            continue;
+        };
+        let report = validate_message(&message, Options::proto());
+        if row.message == "layout" && !accepts && depends_on_the_host_shape(xla_error) {
+            host += 1;
+            continue;
+        }
+        if row.origin == "legacy" && accepts && !report.is_valid() {
+            // Today's XLA skips the retired fields as unknown; we apply the rules of the
+            // XLA that wrote them, and nothing else may differ.
+            legacy += 1;
+            if let Some(other) = report.errors().find(|e| !names_a_field(e, RETIRED)) {
+                mismatches.push(format!("{id}: legacy message, but we also reject {other}"));
+            }
+            continue;
+        }
+        decided += 1;
+        if report.is_valid() != accepts {
+            mismatches.push(format!(
+                "{id}: XLA {} it, we found {:?} (XLA: {xla_error})",
+                if accepts { "accepts" } else { "rejects" },
+                report.issues(),
+            ));
+            continue;
+        }
+        if !accepts {
+            rejected += 1;
+            match fields_named_by_xla(xla_error) {
+                None => mismatches.push(format!(
+                    "{id}: no field known for XLA's error {xla_error:?}"
+                )),
+                Some(fields) => {
+                    if !report.errors().any(|e| names_a_field(e, fields)) {
+                        mismatches.push(format!(
+                            "{id}: XLA's error is about {fields:?}, ours: {:?}",
+                            report.issues()
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {decided} verdicts differ:\n{}",
+        mismatches.len(),
+        mismatches.join("\n")
+    );
+    // The fixtures hold hundreds of messages XLA decided; do not pass vacuously.
+    assert!(decided >= 500, "only {decided} fixtures with a verdict");
+    eprintln!(
+        "{decided} verdicts match XLA ({rejected} rejections, each naming XLA's field); \
+         {legacy} legacy messages rejected by the retired fields' own rules; \
+         {host} lone layouts rejected by XLA for their host shape"
+    );
 }

@@ -28,31 +28,38 @@
 //!   `ProgramShape::FromProto`, `ShapeUtil::ValidateShapeWithOptionalLayout`): a known
 //!   element type other than `PRIMITIVE_TYPE_INVALID`; dimensions `>= 0` or INT64_MIN
 //!   (unbounded); `is_dynamic_dimension` empty or one per dimension; element count and
-//!   byte size within int64; no layout on a tuple, token, opaque or buffer shape; a
+//!   byte size within int64; no layout on a tuple, token or opaque shape (a layout on
+//!   a buffer shape is its array's layout, replacing the array's own, as XLA does); a
 //!   buffer holds exactly one array shape; `minor_to_major` a permutation of the
 //!   dimensions; tail padding alignment `>= 0`; no index type, pointer type or physical
-//!   shape (sparse only); tiles non-empty, with no 0 and no negative entry other than
-//!   INT64_MIN; `element_size_in_bits >= 0`; one parameter name per parameter and a
-//!   result in a program shape.
+//!   shape (sparse only); tiles non-empty, with no 0 and no negative entry;
+//!   `element_size_in_bits >= 0`; one parameter name per parameter and a result in a
+//!   program shape.
+//! - What the XLA in jaxlib 0.10.2 enforces beyond the HEAD snapshot of the reference:
+//!   split configs name an existing physical dimension, at most once, and their
+//!   indices are strictly increasing, positive and inside the dimension.
+//! - The combine marker INT64_MIN (`*`) in a tile is rejected, as XLA's
+//!   `Layout::FromProto` does, unless [`Options::accept_combine_tiles`] is set (XLA's
+//!   HLO text parser accepts `*`; use [`Options::hlo_text`]).
 //! - A missing layout is fine (XLA's `ValidateShapeWithOptionalLayout`).
-//! - The combine marker INT64_MIN (`*`) is accepted in tiles: XLA writes it, and its
-//!   text parser reads it.
 //! - The retired layout fields, with the rules of the XLA that wrote them:
 //!   `padded_dimensions` has one entry per dimension, each at least that dimension's
 //!   size (bound; an unbounded dimension cannot be padded), and never comes with
 //!   tiles; `padding_value` and `format` hold known values; `format: SPARSE` and
 //!   `max_sparse_elements` are rejected as retired. `format` absent or `DENSE` is fine.
 //! - So the indexing engine can be infallible, the padded and tiled allocation sizes
-//!   must fit in int64 too (see [`ArrayShape`]'s guarantees).
+//!   must fit in int64 too (see [`ArrayShape`]'s guarantees). XLA itself does not check
+//!   these (it accepts `s8[4611686018427387905]{0:T(4611686018427387904)}`); this is
+//!   the one place where this gate is deliberately stricter than XLA on a modern
+//!   message.
 //!
 //! Warnings (valid, but XLA silently ignores or reinterprets something): `dimensions` or
 //! `is_dynamic_dimension` on a non-array shape; `tuple_shapes` on an array, token or
-//! opaque shape; the unbounded marker on a dimension not flagged dynamic;
+//! opaque shape; a buffer's layout replacing its array's own; the unbounded marker on a dimension not flagged dynamic;
 //! `dim_level_types`, `dim_unique` and `dim_ordered`; a memory space outside int8 (XLA
-//! keeps 8 bits); a negative metadata prefix; `element_size_in_bits` below the type's
-//! bit width; split configs with an out-of-range or repeated dimension, no indices, or
-//! indices not strictly increasing inside the dimension; `padding_value` without
-//! `padded_dimensions`; unknown fields.
+//! keeps 8 bits: `S(300)` prints as `S(44)`); a negative metadata prefix (XLA prints
+//! no `M`); `element_size_in_bits` below the type's bit width; a split config without
+//! indices; `padding_value` without `padded_dimensions`; unknown fields.
 //!
 //! A lone [`LayoutProto`] (`--message layout`) is checked for everything that needs no
 //! shape, taking its number of dimensions from `minor_to_major`.
@@ -72,7 +79,7 @@
 //!    `tuple_shapes` on arrays, tokens and opaques, and `dim_level_types`, `dim_unique`,
 //!    `dim_ordered`.
 //! 6. A tuple writes only `element_type` and `tuple_shapes`; a buffer its one
-//!    `tuple_shapes` entry; a token or opaque only `element_type`; a program shape always
+//!    `tuple_shapes` entry (with the buffer's layout, if it had one, on that entry); a token or opaque only `element_type`; a program shape always
 //!    writes its `result`.
 //! 7. The retired `padded_dimensions`, `padding_value` and `format: DENSE` are kept when
 //!    present (so old messages round-trip); `max_sparse_elements` is never valid.
@@ -133,33 +140,77 @@ impl<T> Validated<T> {
     }
 }
 
-/// Validates a shape and builds it.
+/// Where the message came from, for the few rules on which XLA's surfaces differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Options {
+    /// Accept the combine marker INT64_MIN (`*`) in tiles. XLA's HLO text parser
+    /// accepts `*`; its `Layout::FromProto` rejects it (every negative tile dimension,
+    /// since 2025-04). Off by default (the proto rules).
+    pub accept_combine_tiles: bool,
+}
+
+impl Options {
+    /// The rules for a message read from a proto (binary or JSON): XLA's `FromProto`.
+    pub fn proto() -> Self {
+        Self::default()
+    }
+
+    /// The rules for a shape built from HLO text: as [`Options::proto`], but `*` tiles
+    /// are accepted, as XLA's parser does.
+    pub fn hlo_text() -> Self {
+        Self {
+            accept_combine_tiles: true,
+        }
+    }
+}
+
+/// Validates a shape and builds it, with the proto rules.
 pub fn validate_shape(proto: &ShapeProto) -> Validated<Shape> {
-    let mut checker = Checker::default();
+    validate_shape_with(proto, Options::proto())
+}
+
+/// Validates a shape and builds it.
+pub fn validate_shape_with(proto: &ShapeProto, options: Options) -> Validated<Shape> {
+    let mut checker = Checker::new(options);
     let value = checker.shape(proto);
     checker.finish(value)
 }
 
-/// Validates a lone layout (everything that needs no shape) and builds it.
+/// Validates a lone layout (everything that needs no shape) and builds it, with the
+/// proto rules.
 pub fn validate_layout(proto: &LayoutProto) -> Validated<Layout> {
-    let mut checker = Checker::default();
+    validate_layout_with(proto, Options::proto())
+}
+
+/// Validates a lone layout (everything that needs no shape) and builds it.
+pub fn validate_layout_with(proto: &LayoutProto, options: Options) -> Validated<Layout> {
+    let mut checker = Checker::new(options);
     let value = checker.layout(proto, None);
     checker.finish(value)
 }
 
-/// Validates a program shape and builds it.
+/// Validates a program shape and builds it, with the proto rules.
 pub fn validate_program_shape(proto: &ProgramShapeProto) -> Validated<ProgramShape> {
-    let mut checker = Checker::default();
+    validate_program_shape_with(proto, Options::proto())
+}
+
+/// Validates a program shape and builds it.
+pub fn validate_program_shape_with(
+    proto: &ProgramShapeProto,
+    options: Options,
+) -> Validated<ProgramShape> {
+    let mut checker = Checker::new(options);
     let value = checker.program_shape(proto);
     checker.finish(value)
 }
 
 /// Validates any of the three messages; only the report.
-pub fn validate_message(message: &AnyMessage) -> Report {
+pub fn validate_message(message: &AnyMessage, options: Options) -> Report {
     match message {
-        AnyMessage::Shape(p) => validate_shape(p).report,
-        AnyMessage::Layout(p) => validate_layout(p).report,
-        AnyMessage::ProgramShape(p) => validate_program_shape(p).report,
+        AnyMessage::Shape(p) => validate_shape_with(p, options).report,
+        AnyMessage::Layout(p) => validate_layout_with(p, options).report,
+        AnyMessage::ProgramShape(p) => validate_program_shape_with(p, options).report,
     }
 }
 
@@ -239,6 +290,7 @@ struct ShapeContext<'a> {
 
 #[derive(Default)]
 struct Checker {
+    options: Options,
     path: Path,
     report: Report,
     errors: usize,
@@ -246,6 +298,13 @@ struct Checker {
 }
 
 impl Checker {
+    fn new(options: Options) -> Self {
+        Self {
+            options,
+            ..Self::default()
+        }
+    }
+
     fn finish<T>(self, value: Option<T>) -> Validated<T> {
         Validated {
             value: if self.errors == 0 { value } else { None },
@@ -309,7 +368,7 @@ impl Checker {
     fn shape_inner(&mut self, p: &ShapeProto) -> Option<Shape> {
         let t = self.element_type(p.element_type)?;
         if t.is_array() {
-            return self.array(t, p).map(Shape::Array);
+            return self.array(t, p, None).map(Shape::Array);
         }
         let kind = kind_name(t);
         if !p.dimensions.is_empty() {
@@ -339,7 +398,7 @@ impl Checker {
             }
             _ => None,
         };
-        if p.layout.is_some() {
+        if p.layout.is_some() && t != PrimitiveType::Buffer {
             self.issue_at("layout", IssueKind::LayoutOnNonArray { kind });
         }
         if !p.is_dynamic_dimension.is_empty() {
@@ -351,6 +410,9 @@ impl Checker {
         shape
     }
 
+    /// A buffer holds exactly one array. XLA (jaxlib 0.10.2) applies a layout written
+    /// on the buffer itself to that array, replacing the array's own layout, and writes
+    /// it back on the array.
     fn buffer(&mut self, p: &ShapeProto) -> Option<Shape> {
         let [inner] = p.tuple_shapes.as_slice() else {
             self.issue_at(
@@ -361,6 +423,10 @@ impl Checker {
             );
             return None;
         };
+        let outer_layout = p
+            .layout
+            .as_deref()
+            .map(|layout| (layout, self.path.field("layout")));
         self.at(Segment::Field("tuple_shapes"), |c| {
             c.at(Segment::Index(0), |c| {
                 match PrimitiveType::from_i32(inner.element_type) {
@@ -368,16 +434,29 @@ impl Checker {
                         c.issue(IssueKind::BufferOfNonArray { kind: kind_name(t) });
                         None
                     }
-                    _ => match c.shape(inner)? {
-                        Shape::Array(array) => Some(Shape::Buffer(array)),
-                        _ => None,
-                    },
+                    None => {
+                        c.element_type(inner.element_type);
+                        None
+                    }
+                    Some(t) => {
+                        if outer_layout.is_some() && inner.layout.is_some() {
+                            c.issue_at("layout", IssueKind::BufferLayoutReplaced);
+                        }
+                        c.array(t, inner, outer_layout).map(Shape::Buffer)
+                    }
                 }
             })
         })
     }
 
-    fn array(&mut self, element_type: PrimitiveType, p: &ShapeProto) -> Option<ArrayShape> {
+    /// An array; `outer_layout` is a buffer's own layout (and its path), which replaces
+    /// the array's.
+    fn array(
+        &mut self,
+        element_type: PrimitiveType,
+        p: &ShapeProto,
+        outer_layout: Option<(&LayoutProto, Path)>,
+    ) -> Option<ArrayShape> {
         let mark = self.errors;
         let rank = p.dimensions.len();
         let flags_ok = p.is_dynamic_dimension.is_empty() || p.is_dynamic_dimension.len() == rank;
@@ -404,7 +483,8 @@ impl Checker {
         }
         let dims_ok = self.errors == mark;
         let count = if dims_ok {
-            let count = size::nonzero_product(dims.iter().flatten().filter_map(|d| d.bound()));
+            // XLA multiplies in dimension order, so a 0 after an overflow does not save it.
+            let count = size::product(dims.iter().flatten().filter_map(|d| d.bound()));
             if count.is_none() {
                 self.issue_at("dimensions", IssueKind::ElementCountOverflow);
             }
@@ -426,14 +506,20 @@ impl Checker {
             );
         }
         // Field 5: layout.
-        let layout = match &p.layout {
+        let (layout_proto, layout_path) = match outer_layout {
+            Some((l, path)) => (Some(l), path),
+            None => (p.layout.as_deref(), self.path.field("layout")),
+        };
+        let layout = match layout_proto {
             Some(l) => {
                 let context = ShapeContext {
                     element_type,
                     dimensions: &dims,
                 };
                 let layout_mark = self.errors;
-                let layout = self.at(Segment::Field("layout"), |c| c.layout(l, Some(context)));
+                let saved = std::mem::replace(&mut self.path, layout_path.clone());
+                let layout = self.layout(l, Some(context));
+                self.path = saved;
                 if self.errors != layout_mark {
                     None
                 } else {
@@ -458,7 +544,9 @@ impl Checker {
         }
         let dimensions: Vec<DimSize> = dims.into_iter().flatten().collect();
         if let (Some(n), Some(layout)) = (count, &layout) {
+            let saved = std::mem::replace(&mut self.path, layout_path);
             self.allocated_sizes(n, byte_width, &dimensions, layout);
+            self.path = saved;
         }
         if self.errors != mark {
             return None;
@@ -470,17 +558,15 @@ impl Checker {
         })
     }
 
-    /// Checks that the element bits, the legacy padded size and the tiled size fit in
-    /// int64 (guarantees 1 to 3 of [`ArrayShape`]).
+    /// Checks, with the path at the layout, that the element bits, the legacy padded size
+    /// and the tiled size fit in int64 (guarantees 1 to 3 of [`ArrayShape`]).
     fn allocated_sizes(&mut self, count: u64, byte_width: u64, dims: &[DimSize], layout: &Layout) {
         let bits = layout.element_size_in_bits;
         if bits != 0 && size::mul(count, bits).is_none() {
-            self.at(Segment::Field("layout"), |c| {
-                c.issue_at(
-                    "element_size_in_bits",
-                    IssueKind::ByteSizeOverflow { unit: "bits" },
-                )
-            });
+            self.issue_at(
+                "element_size_in_bits",
+                IssueKind::ByteSizeOverflow { unit: "bits" },
+            );
         }
         if dims.iter().any(|d| d.bound().is_none()) {
             return; // No size to check: XLA skips unbounded dimensions.
@@ -489,17 +575,17 @@ impl Checker {
             let fits = size::nonzero_product(padded.iter().copied())
                 .is_some_and(|n| size::check_storage(n, byte_width, bits).is_ok());
             if !fits {
-                self.at(Segment::Field("layout"), |c| {
-                    c.issue_at(
-                        "padded_dimensions",
-                        IssueKind::AllocatedSizeOverflow { what: "padded" },
-                    )
-                });
+                self.issue_at(
+                    "padded_dimensions",
+                    IssueKind::AllocatedSizeOverflow { what: "padded" },
+                );
             }
         }
         let alignment = layout.tail_padding_alignment_in_elements;
-        if layout.tiles.is_empty() && alignment <= 1 {
-            return; // Same as the element count, already checked.
+        if count == 0 || (layout.tiles.is_empty() && alignment <= 1) {
+            // No elements: XLA's ArraySize is 0 whatever the tiling. Or untiled and
+            // unaligned: the same as the element count, already checked.
+            return;
         }
         let physical: Vec<u64> = layout
             .minor_to_major
@@ -508,7 +594,7 @@ impl Checker {
             .map(|&d| dims.get(d).and_then(|d| d.bound()).unwrap_or(0))
             .collect();
         let fits = size::tiled_extents(&physical, &layout.tiles)
-            .and_then(size::nonzero_product)
+            .and_then(size::product)
             .and_then(|n| size::round_up(n, alignment))
             .is_some_and(|n| size::check_storage(n, byte_width, bits).is_ok());
         if !fits {
@@ -517,9 +603,7 @@ impl Checker {
             } else {
                 "tiles"
             };
-            self.at(Segment::Field("layout"), |c| {
-                c.issue_at(field, IssueKind::AllocatedSizeOverflow { what: "tiled" })
-            });
+            self.issue_at(field, IssueKind::AllocatedSizeOverflow { what: "tiled" });
         }
     }
 
@@ -651,6 +735,7 @@ impl Checker {
         }
         // Field 6: tiles.
         let mut tiles = Vec::with_capacity(l.tiles.len());
+        let options = self.options;
         for (i, tile) in l.tiles.iter().enumerate() {
             self.at(Segment::Field("tiles"), |c| {
                 c.at(Segment::Index(i), |c| {
@@ -660,6 +745,9 @@ impl Checker {
                     let mut dimensions = Vec::with_capacity(tile.dimensions.len());
                     for (j, &d) in tile.dimensions.iter().enumerate() {
                         let dim = if d == i64::MIN {
+                            if !options.accept_combine_tiles {
+                                c.issue_at_index("dimensions", j, IssueKind::CombineTileInProto);
+                            }
                             Some(TileDim::Combine)
                         } else if d == 0 {
                             c.issue_at_index("dimensions", j, IssueKind::ZeroTileDimension);
@@ -812,7 +900,9 @@ impl Checker {
         })
     }
 
-    /// Warnings only: XLA checks nothing about split configs.
+    /// XLA (jaxlib 0.10.2) rejects an out-of-range or repeated physical dimension and
+    /// split indices that are not strictly increasing, positive and inside the
+    /// dimension; it accepts an empty list of indices (warned).
     fn split_config(
         &mut self,
         split: &crate::proto::SplitConfigProto,
@@ -842,20 +932,23 @@ impl Checker {
         if split.split_indices.is_empty() {
             self.issue_at("split_indices", IssueKind::EmptySplit);
         }
-        let high = position
-            .and_then(|p| physical_sizes.and_then(|s| s.get(p).copied().flatten()))
-            .and_then(|size| i64::try_from(size).ok())
-            .unwrap_or(i64::MAX);
-        let mut low = 0i64;
+        let size = position.and_then(|p| physical_sizes.and_then(|s| s.get(p).copied().flatten()));
+        let mut previous = 0i64;
         for (k, &index) in split.split_indices.iter().enumerate() {
-            if index <= low || index >= high {
+            if index <= previous {
                 self.issue_at_index(
                     "split_indices",
                     k,
-                    IssueKind::SplitIndexOutOfOrder { index, low, high },
+                    IssueKind::SplitIndexNotIncreasing { index, previous },
+                );
+            } else if let Some(size) = size.filter(|&size| index.unsigned_abs() >= size) {
+                self.issue_at_index(
+                    "split_indices",
+                    k,
+                    IssueKind::SplitIndexOutOfBounds { index, size },
                 );
             }
-            low = low.max(index);
+            previous = previous.max(index);
         }
     }
 

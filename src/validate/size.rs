@@ -19,6 +19,12 @@ pub(crate) fn nonzero_product(values: impl IntoIterator<Item = u64>) -> Option<u
     values.into_iter().filter(|&v| v != 0).try_fold(1u64, mul)
 }
 
+/// The product of the values in order, if no partial product exceeds `i64::MAX` (XLA's
+/// rule: `[2^40, 2^40, 0]` overflows, `[0, 2^40, 2^40]` does not).
+pub(crate) fn product(values: impl IntoIterator<Item = u64>) -> Option<u64> {
+    values.into_iter().try_fold(1u64, mul)
+}
+
 /// The number of elements: the product of sizes and bounds; `None` when a dimension is
 /// unbounded or the product exceeds `i64::MAX`.
 pub(crate) fn element_count(dimensions: &[DimSize]) -> Option<u64> {

@@ -824,7 +824,7 @@ fn module_files(suffix: &str) -> Vec<std::path::PathBuf> {
 
 fn scan_text(input: &str) -> (module::Summary, Vec<module::Finding>) {
     let mut findings = Vec::new();
-    let mut check = module::validate;
+    let mut check = module::validate_text;
     let summary =
         module::scan_text(input.as_bytes(), &mut check, &mut |f| findings.push(f)).unwrap();
     (summary, findings)
@@ -841,7 +841,7 @@ fn real_modules_validate() {
     for path in module_files(".hlo.pb") {
         let input = std::fs::read(&path).unwrap();
         let mut findings = Vec::new();
-        let mut check = module::validate;
+        let mut check = module::validate_proto;
         let summary = module::scan_proto(&input, &mut check, &mut |f| findings.push(f)).unwrap();
         assert!(summary.shapes > 0, "{}: no shapes found", path.display());
         assert!(findings.is_empty(), "{}: {findings:?}", path.display());

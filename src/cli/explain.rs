@@ -33,7 +33,9 @@ pub fn run(args: ExplainArgs) -> Result<(), Failure> {
 /// every error.
 pub fn parse(input: &str) -> Result<Shape, Failure> {
     let proto = text::parse_shape(input).map_err(|e| Failure::unreadable(e.render(input)))?;
-    Shape::try_from(&proto).map_err(|e| {
+    let options = xla_shape::validate::Options::hlo_text();
+    let validated = xla_shape::validate::validate_shape_with(&proto, options);
+    validated.into_result().map_err(|e| {
         let mut stderr = String::new();
         for issue in e.errors() {
             let _ = writeln!(stderr, "xla-shape: {input}: {issue}");

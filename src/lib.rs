@@ -5,6 +5,7 @@
 
 pub mod codec;
 pub mod error;
+pub mod index;
 pub mod layout;
 pub mod message;
 pub mod path;

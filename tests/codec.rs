@@ -289,7 +289,7 @@ fn lists_unknown_fields_with_paths() {
 
     // The AnyMessage form lists the same.
     let any = decode_any(MessageKind::Shape, &input).unwrap();
-    assert_eq!(any.unknown_fields_any(), unknown);
+    assert_eq!(any.unknown_fields(), unknown);
 
     // Old layout fields 2-5 are named fields of this schema, not unknown.
     let old = decode_shape(&bytes(
@@ -569,7 +569,7 @@ fn unknown_field_fixtures_list_their_unknown_fields() {
         let Ok(decoded) = decode_any(fixture.kind, &fixture.bytes) else {
             continue;
         };
-        let listed = decoded.unknown_fields_any();
+        let listed = decoded.unknown_fields();
         if fixture.origin == "unknown-fields" {
             assert!(
                 !listed.is_empty(),
@@ -600,4 +600,358 @@ fn collect_unknown(node: &codec::UnknownFields, out: &mut Vec<Vec<u8>>) {
     for (_, child) in node.children() {
         collect_unknown(child, out);
     }
+}
+
+mod properties {
+    use super::*;
+    use codec::UnknownFields;
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    fn kinds() -> impl Strategy<Value = MessageKind> {
+        prop_oneof![
+            Just(MessageKind::Shape),
+            Just(MessageKind::Layout),
+            Just(MessageKind::ProgramShape),
+        ]
+    }
+
+    fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    /// Protobuf-like bytes: fields with numbers the schema uses (and a few it does
+    /// not), every wire type, nested length-delimited soups, and some junk.
+    fn soup() -> impl Strategy<Value = Vec<u8>> {
+        let leaf = vec(
+            (0u32..20, 0u8..8, any::<u64>(), vec(any::<u8>(), 0..6)),
+            0..6,
+        )
+        .prop_map(|fields| {
+            let mut out = Vec::new();
+            for (number, wire, value, junk) in fields {
+                put_varint(&mut out, (u64::from(number) << 3) | u64::from(wire));
+                match wire {
+                    0 => put_varint(&mut out, value >> (value % 64)),
+                    1 => out.extend_from_slice(&value.to_le_bytes()),
+                    5 => out.extend_from_slice(&(value as u32).to_le_bytes()),
+                    2 => {
+                        put_varint(&mut out, junk.len() as u64);
+                        out.extend_from_slice(&junk);
+                    }
+                    _ => out.extend_from_slice(&junk),
+                }
+            }
+            out
+        });
+        leaf.prop_recursive(4, 64, 4, |inner| {
+            vec((1u32..18, inner), 0..4).prop_map(|fields| {
+                let mut out = Vec::new();
+                for (number, body) in fields {
+                    put_varint(&mut out, (u64::from(number) << 3) | 2);
+                    put_varint(&mut out, body.len() as u64);
+                    out.extend_from_slice(&body);
+                }
+                out
+            })
+        })
+    }
+
+    #[track_caller]
+    fn check_fixed_point(kind: MessageKind, bytes: &[u8]) {
+        if let Ok(decoded) = decode_any(kind, bytes) {
+            let once = encode_any(&decoded);
+            let again = decode_any(kind, &once).expect("re-decoding our own output");
+            assert_eq!(again, decoded);
+            assert_eq!(encode_any(&again), once);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn arbitrary_bytes_never_panic_and_reencode_to_a_fixed_point(
+            kind in kinds(),
+            bytes in vec(any::<u8>(), 0..64),
+        ) {
+            check_fixed_point(kind, &bytes);
+        }
+
+        #[test]
+        fn field_soups_never_panic_and_reencode_to_a_fixed_point(
+            kind in kinds(),
+            bytes in soup(),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            check_fixed_point(kind, &bytes);
+            // Any prefix is either a message or an error, never a panic.
+            check_fixed_point(kind, &bytes[..cut.index(bytes.len() + 1)]);
+        }
+
+        #[test]
+        fn valid_messages_with_unknown_fields_round_trip(program in program_shape()) {
+            let bytes = program.encode_to_vec();
+            let decoded = decode_program_shape(&bytes).expect("decoding our encoding");
+            prop_assert_eq!(&decoded, &program);
+            prop_assert_eq!(decoded.encode_to_vec(), bytes);
+        }
+
+        #[test]
+        fn shapes_round_trip_through_any(shape in shape(3)) {
+            let any: Decoded<xla_shape::AnyMessage> = shape.clone().into();
+            let bytes = encode_any(&any);
+            prop_assert_eq!(&bytes, &shape.encode_to_vec());
+            prop_assert_eq!(decode_any(MessageKind::Shape, &bytes).unwrap(), any);
+        }
+    }
+
+    /// Unknown fields with numbers no message of the schema uses.
+    fn unknown_fields() -> impl Strategy<Value = Vec<UnknownField>> {
+        let number = prop_oneof![18u32..2048, Just((1 << 29) - 1)];
+        let field = (number, 0u8..4, any::<u64>(), vec(any::<u8>(), 0..8)).prop_map(
+            |(number, wire, value, bytes)| match wire {
+                0 => UnknownField::varint(number, value),
+                1 => UnknownField::fixed64(number, value),
+                2 => UnknownField::fixed32(number, value as u32),
+                _ => UnknownField::length_delimited(number, &bytes),
+            },
+        );
+        prop_oneof![3 => Just(Vec::new()), 1 => vec(field, 1..3)]
+    }
+
+    fn node(fields: Vec<UnknownField>) -> UnknownFields {
+        let mut node = UnknownFields::new();
+        for field in fields {
+            node.push(field);
+        }
+        node
+    }
+
+    fn int64() -> impl Strategy<Value = i64> {
+        prop_oneof![Just(0i64), 0i64..300, any::<i64>()]
+    }
+
+    fn enum_value() -> impl Strategy<Value = i32> {
+        prop_oneof![Just(0i32), 0i32..40, any::<i32>()]
+    }
+
+    fn tile() -> impl Strategy<Value = Decoded<TileProto>> {
+        (vec(int64(), 0..4), unknown_fields()).prop_map(|(dimensions, unknown)| Decoded {
+            message: TileProto { dimensions },
+            unknown: node(unknown),
+        })
+    }
+
+    fn split_config() -> impl Strategy<Value = Decoded<SplitConfigProto>> {
+        (int64(), vec(int64(), 0..3), unknown_fields()).prop_map(
+            |(dimension, split_indices, unknown)| Decoded {
+                message: SplitConfigProto {
+                    dimension,
+                    split_indices,
+                },
+                unknown: node(unknown),
+            },
+        )
+    }
+
+    fn layout(
+        physical: Option<BoxedStrategy<Decoded<ShapeProto>>>,
+    ) -> BoxedStrategy<Decoded<LayoutProto>> {
+        let physical = match physical {
+            Some(shape) => proptest::option::weighted(0.2, shape).boxed(),
+            None => Just(None).boxed(),
+        };
+        (
+            (vec(int64(), 0..4), vec(int64(), 0..2), enum_value(), enum_value(), int64()),
+            (vec(tile(), 0..3), int64(), int64(), vec(enum_value(), 0..3), physical),
+            (enum_value(), enum_value(), vec(any::<bool>(), 0..3), vec(any::<bool>(), 0..2)),
+            (int64(), int64(), vec(split_config(), 0..2), unknown_fields()),
+        )
+            .prop_map(|(a, b, c, d)| {
+                let (minor_to_major, padded_dimensions, padding_value, format, max_sparse_elements) = a;
+                let (tiles, element_size_in_bits, memory_space, dim_level_types, physical) = b;
+                let (index_primitive_type, pointer_primitive_type, dim_unique, dim_ordered) = c;
+                let (prefix, tail, splits, unknown) = d;
+                let mut unknown = node(unknown);
+                for (i, t) in tiles.iter().enumerate() {
+                    *unknown.child_mut(6, i) = t.unknown.clone();
+                }
+                for (i, s) in splits.iter().enumerate() {
+                    *unknown.child_mut(17, i) = s.unknown.clone();
+                }
+                let physical_shape = physical.map(|p| {
+                    *unknown.child_mut(10, 0) = p.unknown;
+                    Box::new(p.message)
+                });
+                Decoded {
+                    message: LayoutProto {
+                        minor_to_major,
+                        padded_dimensions,
+                        padding_value,
+                        format,
+                        max_sparse_elements,
+                        tiles: tiles.into_iter().map(|t| t.message).collect(),
+                        element_size_in_bits,
+                        memory_space,
+                        dim_level_types,
+                        physical_shape,
+                        index_primitive_type,
+                        pointer_primitive_type,
+                        dim_unique,
+                        dim_ordered,
+                        dynamic_shape_metadata_prefix_bytes: prefix,
+                        tail_padding_alignment_in_elements: tail,
+                        split_configs: splits.into_iter().map(|s| s.message).collect(),
+                    },
+                    unknown,
+                }
+            })
+            .boxed()
+    }
+
+    fn flat_shape(
+        layout: BoxedStrategy<Option<Decoded<LayoutProto>>>,
+    ) -> BoxedStrategy<Decoded<ShapeProto>> {
+        (
+            enum_value(),
+            vec(int64(), 0..4),
+            layout,
+            vec(any::<bool>(), 0..4),
+            unknown_fields(),
+        )
+            .prop_map(|(element_type, dimensions, layout, dynamic, unknown)| {
+                let mut unknown = node(unknown);
+                // Field 1 is reserved ("rank") in ShapeProto: unknown there too.
+                if element_type % 7 == 3 {
+                    unknown.push(UnknownField::varint(1, 4));
+                }
+                let layout = layout.map(|l| {
+                    *unknown.child_mut(5, 0) = l.unknown;
+                    Box::new(l.message)
+                });
+                Decoded {
+                    message: ShapeProto {
+                        element_type,
+                        dimensions,
+                        tuple_shapes: Vec::new(),
+                        layout,
+                        is_dynamic_dimension: dynamic,
+                    },
+                    unknown,
+                }
+            })
+            .boxed()
+    }
+
+    fn shape(depth: u32) -> BoxedStrategy<Decoded<ShapeProto>> {
+        let physical = flat_shape(Just(None).boxed());
+        let leaf_layout = proptest::option::weighted(0.6, layout(Some(physical)));
+        let leaf = flat_shape(leaf_layout.boxed());
+        leaf.prop_recursive(depth, 24, 4, |inner| {
+            (inner.clone(), vec(inner, 0..4)).prop_map(|(mut shape, elements)| {
+                for element in elements {
+                    let index = shape.message.tuple_shapes.len();
+                    *shape.unknown.child_mut(4, index) = element.unknown;
+                    shape.message.tuple_shapes.push(element.message);
+                }
+                shape
+            })
+        })
+        .boxed()
+    }
+
+    fn program_shape() -> impl Strategy<Value = Decoded<ProgramShapeProto>> {
+        (
+            vec(shape(2), 0..3),
+            proptest::option::of(shape(2)),
+            vec("[a-z0-9_.é]{0,6}", 0..3),
+            unknown_fields(),
+        )
+            .prop_map(|(parameters, result, parameter_names, unknown)| {
+                let mut unknown = node(unknown);
+                for (i, p) in parameters.iter().enumerate() {
+                    *unknown.child_mut(1, i) = p.unknown.clone();
+                }
+                let result = result.map(|r| {
+                    *unknown.child_mut(2, 0) = r.unknown;
+                    r.message
+                });
+                Decoded {
+                    message: ProgramShapeProto {
+                        parameters: parameters.into_iter().map(|p| p.message).collect(),
+                        result,
+                        parameter_names,
+                    },
+                    unknown,
+                }
+            })
+    }
+}
+
+#[test]
+fn unknown_field_constructors_write_canonical_fields() {
+    assert_eq!(UnknownField::varint(99, 300).raw(), bytes("98 06 ac 02"));
+    assert_eq!(UnknownField::fixed32(2, 1).raw(), bytes("15 01 00 00 00"));
+    assert_eq!(
+        UnknownField::fixed64(1, 2).raw(),
+        bytes("09 02 00 00 00 00 00 00 00")
+    );
+    assert_eq!(
+        UnknownField::length_delimited(16, b"ab").raw(),
+        bytes("82 01 02 61 62")
+    );
+    // from_raw keeps the bytes exactly, even non-canonical ones.
+    let field = UnknownField::from_raw(&bytes("98 86 00 81 00")).unwrap();
+    assert_eq!((field.number(), field.wire_type()), (99, WireType::Varint));
+    assert_eq!(field.raw(), bytes("98 86 00 81 00"));
+    let group = UnknownField::from_raw(&bytes("9b 06 08 01 9c 06")).unwrap();
+    assert_eq!(group.wire_type(), WireType::StartGroup);
+    assert_eq!(
+        UnknownField::from_raw(&bytes("08 01 08"))
+            .unwrap_err()
+            .to_string(),
+        "1 bytes after the end of the field at byte 2"
+    );
+    assert_eq!(
+        UnknownField::from_raw(&bytes("0c"))
+            .unwrap_err()
+            .to_string(),
+        "end-group tag for field 1 without a start-group at byte 0"
+    );
+}
+
+#[test]
+fn wire_reader_walks_fields_for_other_scanners() {
+    use xla_shape::codec::wire::{Reader, Value};
+    // An HloModuleProto-like message: field 1 string, field 3 nested, field 7 fixed32.
+    let input = bytes("0a 02 68 69 1a 03 08 96 01 3d 01 00 00 00");
+    let mut reader = Reader::new(&input);
+    let first = reader.read_field(0).unwrap();
+    assert_eq!(
+        (first.number, first.value),
+        (1, Value::LengthDelimited(b"hi"))
+    );
+    let nested = reader.read_field(0).unwrap();
+    let Value::LengthDelimited(body) = nested.value else {
+        panic!("not length-delimited")
+    };
+    assert_eq!(nested.offset, 4);
+    assert_eq!(
+        Reader::new(body).read_field(1).unwrap().value,
+        Value::Varint(150)
+    );
+    assert_eq!(reader.read_field(0).unwrap().value, Value::Fixed32(1));
+    assert!(reader.is_at_end());
+    // Errors carry offsets into the whole buffer.
+    let mut reader = Reader::new(&input[..6]);
+    reader.read_field(0).unwrap();
+    assert_eq!(
+        reader.read_field(0).unwrap_err().to_string(),
+        "length 3 runs past the end of the message (0 bytes left) at byte 5"
+    );
 }

@@ -598,6 +598,28 @@ fn program_shape_rules() {
     assert_eq!(valid.result(), &Shape::Tuple(vec![]));
 }
 
+#[test]
+fn unknown_fields_from_the_codec() {
+    use xla_shape::{codec, validate::validate_decoded, MessageKind};
+    // f32[2,3]{1,0} with an unknown varint field 99 in the layout: a warning.
+    let bytes = hex_decode("100b1a0202032a0a0a02010080010198060732020000");
+    let decoded = codec::decode_any(MessageKind::Shape, &bytes).unwrap();
+    assert_issues(
+        render(&validate_decoded(&decoded, Options::proto())),
+        &["warning: layout.#99: unknown field 99 (varint); kept as is, but XLA ignores it"],
+    );
+    // memory_space (field 8, a varint) written as fixed64: an error.
+    let bytes = hex_decode("100b1a0202032a100a020100800101410100000000000000320 20000");
+    let decoded = codec::decode_any(MessageKind::Shape, &bytes).unwrap();
+    assert_issues(
+        render(&validate_decoded(&decoded, Options::proto())),
+        &["error: layout.memory_space: field 8 arrived with wire type fixed64, which its declared type cannot have"],
+    );
+    let decoded = codec::decode_shape(&bytes).unwrap();
+    let validated = xla_shape::validate::validate_decoded_shape(&decoded, Options::proto());
+    assert!(validated.value().is_none());
+}
+
 // ----- one test per warning kind -----
 
 #[test]
@@ -984,7 +1006,7 @@ struct XlaVerdict {
 
 #[test]
 fn verdicts_match_xla_on_the_fixtures() {
-    use xla_shape::{validate::validate_message, AnyMessage};
+    use xla_shape::{codec, validate::validate_decoded, MessageKind};
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/messages.jsonl");
     let Ok(text) = std::fs::read_to_string(&path) else {
         eprintln!("{} not present yet; skipping", path.display());
@@ -1002,22 +1024,20 @@ fn verdicts_match_xla_on_the_fixtures() {
             continue;
         };
         let xla_error = row.xla.error.as_deref().unwrap_or("");
-        let message = match row.message.as_str() {
-            "shape" => ShapeProto::decode(bytes.as_slice()).map(AnyMessage::Shape),
-            "layout" => LayoutProto::decode(bytes.as_slice()).map(AnyMessage::Layout),
-            "program-shape" => {
-                ProgramShapeProto::decode(bytes.as_slice()).map(AnyMessage::ProgramShape)
-            }
+        let kind = match row.message.as_str() {
+            "shape" => MessageKind::Shape,
+            "layout" => MessageKind::Layout,
+            "program-shape" => MessageKind::ProgramShape,
             other => panic!("{id}: unknown message kind {other}"),
         };
-        let Ok(message) = message else {
+        let Ok(decoded) = codec::decode_any(kind, &bytes) else {
             // Bytes no protobuf runtime reads; XLA must have refused them too.
             if accepts {
                 mismatches.push(format!("{id}: XLA accepts bytes we cannot decode"));
             }
             continue;
         };
-        let report = validate_message(&message, Options::proto());
+        let report = validate_decoded(&decoded, Options::proto());
         if row.message == "layout" && !accepts && depends_on_the_host_shape(xla_error) {
             host += 1;
             continue;

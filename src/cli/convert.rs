@@ -153,7 +153,7 @@ fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, Fail
 
 /// HLO text out, one line. Unknown fields have no text form, so they are refused.
 fn write_hlo(decoded: &Decoded<AnyMessage>) -> Result<Vec<u8>, Failure> {
-    if let Some(field) = decoded.unknown_fields_any().first() {
+    if let Some(field) = decoded.unknown_fields().first() {
         return Err(Failure::unreadable(format!(
             "{}: unknown field {} has no hlo text form",
             field.path, field.number

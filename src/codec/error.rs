@@ -75,6 +75,9 @@ pub enum DecodeErrorKind {
     /// Messages and groups nest deeper than [`super::wire::RECURSION_LIMIT`].
     #[error("messages nest deeper than the limit of 100")]
     RecursionLimit,
+    /// Bytes left over after a single field (see [`super::UnknownField::from_raw`]).
+    #[error("{0} bytes after the end of the field")]
+    TrailingBytes(usize),
     /// A string field holds bytes that are not UTF-8 (proto3 requires UTF-8).
     #[error("string is not valid utf-8")]
     InvalidUtf8,

@@ -152,15 +152,10 @@ pub fn decode_any(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>
     })
 }
 
-/// Encodes a message of any kind with its unknown fields.
+/// Encodes a message of any kind with its unknown fields (the same as
+/// [`Decoded::encode_to_vec`]).
 pub fn encode_any(decoded: &Decoded<AnyMessage>) -> Vec<u8> {
-    let mut buf = Vec::new();
-    match &decoded.message {
-        AnyMessage::Shape(m) => messages::write_body(m, &decoded.unknown, &mut buf),
-        AnyMessage::Layout(m) => messages::write_body(m, &decoded.unknown, &mut buf),
-        AnyMessage::ProgramShape(m) => messages::write_body(m, &decoded.unknown, &mut buf),
-    }
-    buf
+    decoded.encode_to_vec()
 }
 
 impl Decoded<AnyMessage> {
@@ -169,8 +164,29 @@ impl Decoded<AnyMessage> {
         self.message.kind()
     }
 
-    /// Every unknown field, as [`Decoded::unknown_fields`] lists them.
-    pub fn unknown_fields_any(&self) -> Vec<UnknownFieldInfo> {
+    /// The serialized message, as for a message of a known type.
+    pub fn encode_to_vec(&self) -> Vec<u8> {
+        let mut buf = Vec::with_capacity(self.encoded_len());
+        match &self.message {
+            AnyMessage::Shape(m) => messages::write_body(m, &self.unknown, &mut buf),
+            AnyMessage::Layout(m) => messages::write_body(m, &self.unknown, &mut buf),
+            AnyMessage::ProgramShape(m) => messages::write_body(m, &self.unknown, &mut buf),
+        }
+        buf
+    }
+
+    /// The length of [`Decoded::encode_to_vec`]'s output.
+    pub fn encoded_len(&self) -> usize {
+        match &self.message {
+            AnyMessage::Shape(m) => messages::body_len(m, &self.unknown),
+            AnyMessage::Layout(m) => messages::body_len(m, &self.unknown),
+            AnyMessage::ProgramShape(m) => messages::body_len(m, &self.unknown),
+        }
+    }
+
+    /// Every unknown field, with the path of the message holding it (see
+    /// [`Decoded::unknown_fields`] for a message of a known type).
+    pub fn unknown_fields(&self) -> Vec<UnknownFieldInfo> {
         let kind = match self.message {
             AnyMessage::Shape(_) => messages::Kind::Shape,
             AnyMessage::Layout(_) => messages::Kind::Layout,
@@ -179,6 +195,11 @@ impl Decoded<AnyMessage> {
         let mut out = Vec::new();
         self.unknown.collect(kind, &mut Path::root(), &mut out);
         out
+    }
+
+    /// The same as [`Decoded::unknown_fields`] (the first name of the method).
+    pub fn unknown_fields_any(&self) -> Vec<UnknownFieldInfo> {
+        self.unknown_fields()
     }
 }
 

@@ -26,10 +26,7 @@ impl UnknownField {
         let field = reader.read_field(0)?;
         if !reader.is_at_end() {
             return Err(DecodeError::new(
-                super::DecodeErrorKind::LengthPastEnd {
-                    length: raw.len() as u64,
-                    remaining: reader.position(),
-                },
+                super::DecodeErrorKind::TrailingBytes(reader.remaining()),
                 reader.position(),
             ));
         }

@@ -88,11 +88,13 @@
 //!    `dynamic_shape_metadata_prefix_bytes`, even where warned.
 //!
 //! Unknown fields are not part of the domain types; the codec keeps them next to the
-//! raw message.
+//! raw message ([`crate::codec::Decoded`]), and [`validate_decoded`] turns its listing
+//! into warnings (errors for known fields with the wrong wire type).
 
 pub(crate) mod size;
 mod to_proto;
 
+use crate::codec::{Decoded, UnknownFieldInfo};
 use crate::error::{Issue, IssueKind, Report, Severity, ValidationError};
 use crate::layout::{Layout, PaddingValue, SplitConfig, Tile, TileDim};
 use crate::message::AnyMessage;
@@ -203,6 +205,47 @@ pub fn validate_program_shape_with(
     let mut checker = Checker::new(options);
     let value = checker.program_shape(proto);
     checker.finish(value)
+}
+
+/// The problems the codec's unknown-field listing stands for: a warning for each
+/// unknown field (XLA skips them), at `PATH.#NUMBER`; an error for each known field
+/// that arrived with a wire type it cannot have, at the field's path.
+pub fn unknown_fields_report(unknown: &[UnknownFieldInfo]) -> Report {
+    let mut report = Report::new();
+    for info in unknown {
+        let wire_type = info.wire_type.name();
+        let kind = match info.known_field {
+            Some(_) => IssueKind::WrongWireType {
+                number: info.number,
+                wire_type,
+            },
+            None => IssueKind::UnknownField {
+                number: info.number,
+                wire_type,
+            },
+        };
+        report.push(Issue::new(info.field_path(), kind));
+    }
+    report
+}
+
+/// Validates a message decoded by the codec: the message's own problems, then those of
+/// its unknown fields ([`unknown_fields_report`]).
+pub fn validate_decoded(decoded: &Decoded<AnyMessage>, options: Options) -> Report {
+    let mut report = validate_message(&decoded.message, options);
+    report.extend(unknown_fields_report(&decoded.unknown_fields_any()));
+    report
+}
+
+/// [`validate_shape_with`] on a shape decoded by the codec; its unknown fields add
+/// warnings (and errors for wrong wire types, which also withhold the value).
+pub fn validate_decoded_shape(decoded: &Decoded<ShapeProto>, options: Options) -> Validated<Shape> {
+    let Validated { value, mut report } = validate_shape_with(&decoded.message, options);
+    report.extend(unknown_fields_report(&decoded.unknown_fields()));
+    Validated {
+        value: value.filter(|_| report.is_valid()),
+        report,
+    }
 }
 
 /// Validates any of the three messages; only the report.

@@ -1,0 +1,366 @@
+//! The digit form of a layout (the CuTe view): the linear index is a sum of
+//! `digit × stride`, each digit `(source / div) mod modulus` of one source value.
+//!
+//! A *source* is a logical index, or a linear combination of logical indices that a
+//! `*` tile entry made (`e_major · size_minor + e_minor`). Invariants, checked by the
+//! exhaustive tests and relied on below:
+//!
+//! 1. The digits of one source partition it: sorted by `div`, the first has `div` 1,
+//!    each next `div` is the previous `div × modulus`, and only the last has no
+//!    modulus. So `source = Σ digit × div`.
+//! 2. The axes, most major first, are a mixed radix of the grid: the last stride is 1
+//!    and each stride is the next stride × the next radix. A digit's value is below
+//!    its axis' radix for every element.
+//! 3. A `Const` axis holds 0 for every element; any other value there is padding.
+
+use super::compile::Staged;
+use super::spec::TileEntry;
+
+/// One part of a source, most major first: a logical dimension (or a constant 0 from a
+/// merged dimension that only ever held 0) and its radix (`None` for the top part).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Part {
+    pub dim: Option<usize>,
+    pub radix: Option<u64>,
+}
+
+/// A source value: `Σ part × weight`, weights being products of the radices below.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Source {
+    pub parts: Vec<Part>,
+}
+
+/// What one axis of the grid holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AxisKind {
+    /// Always 0 for an element.
+    Const,
+    /// `(source / div) mod modulus` (no modulus: `source / div`).
+    Digit {
+        source: usize,
+        div: u64,
+        modulus: Option<u64>,
+    },
+}
+
+/// One axis of the grid (a run of final dimensions), most major first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Axis {
+    pub stride: u64,
+    pub radix: u64,
+    pub kind: AxisKind,
+}
+
+/// A layout in digit form.
+#[derive(Clone, Debug)]
+pub(crate) struct Digits {
+    /// The sources; when `trivial`, source `k` is logical dimension `k`.
+    pub sources: Vec<Source>,
+    /// The grid axes, most major first.
+    pub axes: Vec<Axis>,
+    /// Every source is one logical dimension.
+    pub trivial: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Term {
+    Const,
+    Digit {
+        source: usize,
+        div: u64,
+        modulus: Option<u64>,
+    },
+}
+
+impl Term {
+    fn whole(source: usize) -> Self {
+        Term::Digit {
+            source,
+            div: 1,
+            modulus: None,
+        }
+    }
+}
+
+/// Compiles the digit form, or `None` where the layout is not a sum of digits.
+pub(crate) fn compile_digits(staged: &Staged) -> Option<Digits> {
+    let rank = staged.dims.len();
+    let mut sources: Vec<Source> = (0..rank)
+        .map(|k| Source {
+            parts: vec![Part {
+                dim: Some(k),
+                radix: None,
+            }],
+        })
+        .collect();
+    let mut live = vec![true; rank];
+    let mut current: Vec<(u64, Term)> = staged
+        .major_to_minor
+        .iter()
+        .zip(&staged.physical)
+        .map(|(&k, &size)| (size, Term::whole(k)))
+        .collect();
+
+    for stage in &staged.stages {
+        let mut before = vec![(1, Term::Const); stage.prepend];
+        before.append(&mut current);
+        let suffix = before.split_off(stage.start);
+        let mut merged = Vec::with_capacity(suffix.len());
+        let mut carry: Option<(u64, Term)> = None;
+        for (&(size, term), entry) in suffix.iter().zip(&stage.entries) {
+            let here = match carry.take() {
+                Some(major) => combine(&mut sources, &mut live, major, (size, term))?,
+                None => (size, term),
+            };
+            match entry {
+                TileEntry::Combine => carry = Some(here),
+                TileEntry::Size(t) => merged.push((here, *t)),
+            }
+        }
+        let mut inner = Vec::with_capacity(merged.len());
+        for ((size, term), t) in merged {
+            let (q, r) = split(term, t)?;
+            before.push((size.div_ceil(t), q));
+            inner.push((t, r));
+        }
+        before.append(&mut inner);
+        current = before;
+    }
+    finish(staged, sources, &live, &current)
+}
+
+/// Merges a major dimension into the next more minor one, if both still hold whole
+/// sources (or a constant).
+fn combine(
+    sources: &mut Vec<Source>,
+    live: &mut Vec<bool>,
+    (major_size, major): (u64, Term),
+    (minor_size, minor): (u64, Term),
+) -> Option<(u64, Term)> {
+    let size = major_size.checked_mul(minor_size)?;
+    let whole = |t: Term| match t {
+        Term::Digit {
+            source,
+            div: 1,
+            modulus: None,
+        } => Some(source),
+        _ => None,
+    };
+    let term = match (major, minor) {
+        (Term::Const, minor) => minor,
+        (major, Term::Const) => {
+            let a = whole(major)?;
+            let mut parts = sources.get(a)?.parts.clone();
+            parts.push(Part {
+                dim: None,
+                radix: Some(minor_size),
+            });
+            new_source(sources, live, &[a], parts)
+        }
+        (major, minor) => {
+            let (a, b) = (whole(major)?, whole(minor)?);
+            let mut parts = sources.get(a)?.parts.clone();
+            let mut lower = sources.get(b)?.parts.clone();
+            let below_top: u64 = lower.iter().skip(1).filter_map(|p| p.radix).product();
+            if below_top == 0 || minor_size % below_top != 0 {
+                return None;
+            }
+            lower.first_mut()?.radix = Some(minor_size / below_top);
+            parts.append(&mut lower);
+            new_source(sources, live, &[a, b], parts)
+        }
+    };
+    Some((size, term))
+}
+
+fn new_source(
+    sources: &mut Vec<Source>,
+    live: &mut Vec<bool>,
+    consumed: &[usize],
+    parts: Vec<Part>,
+) -> Term {
+    for &c in consumed {
+        if let Some(l) = live.get_mut(c) {
+            *l = false;
+        }
+    }
+    sources.push(Source { parts });
+    live.push(true);
+    Term::whole(sources.len() - 1)
+}
+
+/// Splits a dimension's term by a tile entry into (outer, inner).
+fn split(term: Term, t: u64) -> Option<(Term, Term)> {
+    match term {
+        Term::Const => Some((Term::Const, Term::Const)),
+        _ if t == 1 => Some((term, Term::Const)),
+        Term::Digit {
+            source,
+            div,
+            modulus,
+        } => {
+            let inner = Term::Digit {
+                source,
+                div,
+                modulus: Some(t),
+            };
+            match modulus {
+                None => Some((
+                    Term::Digit {
+                        source,
+                        div: div.checked_mul(t)?,
+                        modulus: None,
+                    },
+                    inner,
+                )),
+                Some(m) if m % t == 0 => Some((
+                    Term::Digit {
+                        source,
+                        div: div.checked_mul(t)?,
+                        modulus: Some(m / t),
+                    },
+                    inner,
+                )),
+                // The tile covers the whole digit: the outer part is always 0.
+                Some(m) if m <= t => Some((Term::Const, term)),
+                Some(_) => None,
+            }
+        }
+    }
+}
+
+fn finish(
+    staged: &Staged,
+    sources: Vec<Source>,
+    live: &[bool],
+    current: &[(u64, Term)],
+) -> Option<Digits> {
+    // Renumber the live sources; a plan of plain logical dimensions keeps k ↦ k.
+    let live_ids: Vec<usize> = (0..sources.len())
+        .filter(|&s| live.get(s) == Some(&true))
+        .collect();
+    let trivial = live_ids.iter().all(
+        |&s| matches!(sources[s].parts.as_slice(), [Part { dim: Some(k), radix: None }] if *k == s),
+    );
+    let mut renumber = vec![usize::MAX; sources.len()];
+    for (new, &old) in live_ids.iter().enumerate() {
+        renumber[old] = new;
+    }
+    let new_sources: Vec<Source> = live_ids.iter().map(|&s| sources[s].clone()).collect();
+    // Largest value + 1 of each source over the elements (0 when there are none).
+    let ranges: Vec<u64> = new_sources
+        .iter()
+        .map(|source| {
+            let mut range: u64 = 1;
+            let mut weight: u64 = 1;
+            for part in source.parts.iter().rev() {
+                if let Some(k) = part.dim {
+                    let d = staged.dims.get(k).copied().unwrap_or(0);
+                    if d == 0 {
+                        return 0;
+                    }
+                    range = range.saturating_add((d - 1).saturating_mul(weight));
+                }
+                weight = weight.saturating_mul(part.radix.unwrap_or(1));
+            }
+            range
+        })
+        .collect();
+
+    let mut axes: Vec<Axis> = Vec::with_capacity(current.len());
+    for (&(size, term), &stride) in current.iter().zip(&staged.final_strides) {
+        if size == 1 {
+            continue;
+        }
+        let kind = match term {
+            Term::Const => AxisKind::Const,
+            Term::Digit {
+                source,
+                div,
+                modulus,
+            } => {
+                let source = *renumber.get(source)?;
+                if source == usize::MAX {
+                    return None;
+                }
+                let always_zero = modulus == Some(1) || ranges[source] <= div;
+                if always_zero {
+                    AxisKind::Const
+                } else {
+                    AxisKind::Digit {
+                        source,
+                        div,
+                        modulus,
+                    }
+                }
+            }
+        };
+        axes.push(Axis {
+            stride,
+            radix: size,
+            kind,
+        });
+    }
+    // The most significant remaining digit of a source needs no modulus: every digit
+    // above it holds 0 for every element (invariant 1 keeps holding).
+    for s in 0..new_sources.len() {
+        let top = axes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, a)| match a.kind {
+                AxisKind::Digit { source, div, .. } if source == s => Some((div, i)),
+                _ => None,
+            })
+            .max();
+        if let Some((_, i)) = top {
+            if let AxisKind::Digit { modulus, .. } = &mut axes[i].kind {
+                *modulus = None;
+            }
+        }
+    }
+    // Coalesce neighbouring axes that continue one another.
+    let mut merged: Vec<Axis> = Vec::with_capacity(axes.len());
+    for axis in axes {
+        merged.push(axis);
+        while merged.len() >= 2 {
+            let minor = merged[merged.len() - 1];
+            let major = merged[merged.len() - 2];
+            let kind = match (major.kind, minor.kind) {
+                (AxisKind::Const, AxisKind::Const) => AxisKind::Const,
+                (
+                    AxisKind::Digit {
+                        source: a,
+                        div: div_a,
+                        modulus: mod_a,
+                    },
+                    AxisKind::Digit {
+                        source: b,
+                        div: div_b,
+                        modulus: Some(mod_b),
+                    },
+                ) if a == b && mod_b == minor.radix && div_b.checked_mul(mod_b) == Some(div_a) => {
+                    AxisKind::Digit {
+                        source: a,
+                        div: div_b,
+                        modulus: match mod_a {
+                            Some(m) => Some(m.checked_mul(mod_b)?),
+                            None => None,
+                        },
+                    }
+                }
+                _ => break,
+            };
+            merged.truncate(merged.len() - 2);
+            merged.push(Axis {
+                stride: minor.stride,
+                radix: major.radix.checked_mul(minor.radix)?,
+                kind,
+            });
+        }
+    }
+    Some(Digits {
+        sources: new_sources,
+        axes: merged,
+        trivial,
+    })
+}

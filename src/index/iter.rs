@@ -1,0 +1,374 @@
+//! Iteration over every element, in logical order and in memory order.
+//!
+//! On digit plans whose sources are plain logical indices (every untiled layout and the
+//! usual tiled ones), both iterators step incrementally: an index step adds to the
+//! digits with carries, a memory step adds to one coordinate; no division per element.
+//! Other plans step through [`LayoutPlan::linear_index`] / [`LayoutPlan::multi_index`].
+
+use super::digits::{AxisKind, Digits};
+use super::LayoutPlan;
+
+/// Every element's linear index in logical order; see [`LayoutPlan::logical_order`].
+#[derive(Clone, Debug)]
+pub struct LogicalOrder<'a> {
+    plan: &'a LayoutPlan,
+    index: Vec<u64>,
+    state: State,
+    /// Incremental state for plain digit plans.
+    fast: Option<LogicalFast>,
+    slot: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum State {
+    Start,
+    Running,
+    Done,
+}
+
+#[derive(Clone, Debug)]
+struct LogicalFast {
+    /// Per logical dimension, its digit axes by increasing divisor: (stride, modulus).
+    digits: Vec<Vec<(u64, Option<u64>)>>,
+    /// Current value of each digit, same layout.
+    values: Vec<Vec<u64>>,
+}
+
+impl<'a> LogicalOrder<'a> {
+    pub(super) fn new(plan: &'a LayoutPlan) -> Self {
+        let rank = plan.rank();
+        let fast = plan.digits().filter(|d| d.trivial).map(|d| {
+            let mut per_dim: Vec<Vec<(u64, u64, Option<u64>)>> = vec![Vec::new(); rank];
+            for axis in &d.axes {
+                if let AxisKind::Digit {
+                    source,
+                    div,
+                    modulus,
+                } = axis.kind
+                {
+                    if let Some(list) = per_dim.get_mut(source) {
+                        list.push((div, axis.stride, modulus));
+                    }
+                }
+            }
+            let digits: Vec<Vec<(u64, Option<u64>)>> = per_dim
+                .into_iter()
+                .map(|mut list| {
+                    list.sort_unstable();
+                    list.into_iter().map(|(_, s, m)| (s, m)).collect()
+                })
+                .collect();
+            let values = digits.iter().map(|l| vec![0; l.len()]).collect();
+            LogicalFast { digits, values }
+        });
+        LogicalOrder {
+            plan,
+            index: vec![0; rank],
+            state: State::Start,
+            fast,
+            slot: 0,
+        }
+    }
+
+    /// The multi-dimensional index of the element last returned.
+    pub fn index(&self) -> &[u64] {
+        &self.index
+    }
+}
+
+impl Iterator for LogicalOrder<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        match self.state {
+            State::Done => return None,
+            State::Start => {
+                if self.plan.element_count() == 0 {
+                    self.state = State::Done;
+                    return None;
+                }
+                self.state = State::Running;
+                self.slot = self.plan.linear_checked(&self.index);
+                return Some(self.slot);
+            }
+            State::Running => {}
+        }
+        let dims = self.plan.dimensions();
+        for k in (0..self.index.len()).rev() {
+            let size = dims[k];
+            if self.index[k] + 1 < size {
+                self.index[k] += 1;
+                match &mut self.fast {
+                    Some(fast) => {
+                        // Add 1 to the digits of dimension k, carrying upwards.
+                        for ((stride, modulus), value) in
+                            fast.digits[k].iter().zip(fast.values[k].iter_mut())
+                        {
+                            *value += 1;
+                            self.slot += stride;
+                            match modulus {
+                                Some(m) if *value == *m => {
+                                    *value = 0;
+                                    self.slot -= m * stride;
+                                }
+                                _ => break,
+                            }
+                        }
+                    }
+                    None => self.slot = self.plan.linear_checked(&self.index),
+                }
+                return Some(self.slot);
+            }
+            self.index[k] = 0;
+            if let Some(fast) = &mut self.fast {
+                for ((stride, _), value) in fast.digits[k].iter().zip(fast.values[k].iter_mut()) {
+                    self.slot -= *value * stride;
+                    *value = 0;
+                }
+            }
+        }
+        self.state = State::Done;
+        None
+    }
+}
+
+/// Every element in memory order; see [`LayoutPlan::physical_order`].
+#[derive(Clone, Debug)]
+pub struct PhysicalOrder<'a> {
+    plan: &'a LayoutPlan,
+    state: State,
+    index: Vec<u64>,
+    slot: u64,
+    logical: u64,
+    /// Row-major weight of each logical dimension (for the logical position).
+    row_major: Vec<u64>,
+    /// Incremental state for plain digit plans.
+    fast: Option<PhysicalFast<'a>>,
+}
+
+#[derive(Clone, Debug)]
+struct PhysicalFast<'a> {
+    digits: &'a Digits,
+    counters: Vec<u64>,
+    /// Elements left in the current run after the current one.
+    remaining: u64,
+    /// The innermost axis' logical dimension and divisor (0 when it is constant).
+    inner_dim: usize,
+    inner_div: u64,
+    inner_logical: u64,
+}
+
+impl<'a> PhysicalOrder<'a> {
+    pub(super) fn new(plan: &'a LayoutPlan) -> Self {
+        let dims = plan.dimensions();
+        let mut row_major = vec![0; dims.len()];
+        let mut w: u64 = 1;
+        for (r, &d) in row_major.iter_mut().zip(dims).rev() {
+            *r = w;
+            w = w.saturating_mul(d);
+        }
+        let fast = plan
+            .digits()
+            .filter(|d| d.trivial && !d.axes.is_empty())
+            .map(|digits| PhysicalFast {
+                digits,
+                counters: vec![0; digits.axes.len()],
+                remaining: 0,
+                inner_dim: 0,
+                inner_div: 0,
+                inner_logical: 0,
+            });
+        PhysicalOrder {
+            plan,
+            state: State::Start,
+            index: vec![0; dims.len()],
+            slot: 0,
+            logical: 0,
+            row_major,
+            fast,
+        }
+    }
+
+    /// The multi-dimensional index of the element last returned.
+    pub fn index(&self) -> &[u64] {
+        &self.index
+    }
+
+    /// Sets up the run of the innermost axis at the current outer counters.
+    fn start_run(&mut self) {
+        let Some(fast) = &mut self.fast else { return };
+        let dims = self.plan.dimensions();
+        let axes = &fast.digits.axes;
+        self.index.iter_mut().for_each(|e| *e = 0);
+        self.slot = 0;
+        for (axis, &c) in axes.iter().zip(&fast.counters) {
+            self.slot += c * axis.stride;
+            if let AxisKind::Digit { source, div, .. } = axis.kind {
+                self.index[source] += c * div;
+            }
+        }
+        self.logical = self
+            .index
+            .iter()
+            .zip(&self.row_major)
+            .map(|(e, w)| e * w)
+            .sum();
+        let Some(inner) = axes.last() else { return };
+        match inner.kind {
+            AxisKind::Const => {
+                fast.remaining = 0;
+                fast.inner_div = 0;
+                fast.inner_logical = 0;
+            }
+            AxisKind::Digit {
+                source,
+                div,
+                modulus,
+            } => {
+                let mut n = inner.radix;
+                if let Some(m) = modulus {
+                    n = n.min(m);
+                }
+                let room = dims[source].saturating_sub(self.index[source]);
+                n = n.min(room.div_ceil(div));
+                fast.remaining = n.saturating_sub(1);
+                fast.inner_dim = source;
+                fast.inner_div = div;
+                fast.inner_logical = div * self.row_major[source];
+            }
+        }
+    }
+
+    /// Moves the outer counters to the next configuration that holds elements.
+    fn advance_outer(&mut self) -> bool {
+        let Some(fast) = &mut self.fast else {
+            return false;
+        };
+        let dims = self.plan.dimensions();
+        let axes = &fast.digits.axes;
+        let inner = axes.len() - 1;
+        if let Some(c) = fast.counters.get_mut(inner) {
+            *c = 0;
+        }
+        let mut a = inner;
+        while a > 0 {
+            a -= 1;
+            fast.counters[a] += 1;
+            let c = fast.counters[a];
+            let axis = &axes[a];
+            let valid = c < axis.radix
+                && match axis.kind {
+                    AxisKind::Const => false,
+                    AxisKind::Digit {
+                        source,
+                        div: _,
+                        modulus,
+                    } => {
+                        modulus.map_or(true, |m| c < m) && {
+                            // The source's value from this axis and the ones above it,
+                            // the ones below at 0.
+                            let v: u64 = axes[..=a]
+                                .iter()
+                                .zip(&fast.counters)
+                                .filter_map(|(x, &cx)| match x.kind {
+                                    AxisKind::Digit {
+                                        source: s, div: dx, ..
+                                    } if s == source => Some(cx * dx),
+                                    _ => None,
+                                })
+                                .sum();
+                            v < dims[source]
+                        }
+                    }
+                };
+            if valid {
+                return true;
+            }
+            // This value and every larger one hold no element: carry.
+            fast.counters[a] = 0;
+        }
+        false
+    }
+}
+
+impl Iterator for PhysicalOrder<'_> {
+    type Item = (u64, u64);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u64, u64)> {
+        if let (State::Running, Some(fast)) = (self.state, &mut self.fast) {
+            if fast.remaining > 0 {
+                fast.remaining -= 1;
+                self.slot += 1;
+                self.index[fast.inner_dim] += fast.inner_div;
+                self.logical += fast.inner_logical;
+                return Some((self.slot, self.logical));
+            }
+        }
+        self.next_slow()
+    }
+}
+
+impl PhysicalOrder<'_> {
+    fn next_slow(&mut self) -> Option<(u64, u64)> {
+        match self.state {
+            State::Done => return None,
+            State::Start => {
+                self.state = State::Running;
+                if self.plan.element_count() == 0 {
+                    self.state = State::Done;
+                    return None;
+                }
+                if self.fast.is_some() {
+                    self.start_run();
+                    return Some((self.slot, self.logical));
+                }
+                self.slot = 0;
+                if self.plan.digits().is_some_and(|d| d.axes.is_empty()) {
+                    // A single element, at slot 0.
+                    self.index.iter_mut().for_each(|e| *e = 0);
+                    self.logical = 0;
+                    self.state = State::Done;
+                    return Some((0, 0));
+                }
+                return self.scan_from(0);
+            }
+            State::Running => {}
+        }
+        if self.fast.is_some() {
+            if self.advance_outer() {
+                self.start_run();
+                return Some((self.slot, self.logical));
+            }
+            self.state = State::Done;
+            return None;
+        }
+        let from = self.slot + 1;
+        self.scan_from(from)
+    }
+
+    /// The general path: the first slot at or after `from` that holds an element.
+    fn scan_from(&mut self, from: u64) -> Option<(u64, u64)> {
+        let grid = self.plan.staged().grid;
+        let mut slot = from;
+        while slot < grid {
+            if self
+                .plan
+                .multi_index_into(slot, &mut self.index)
+                .unwrap_or(false)
+            {
+                self.slot = slot;
+                self.logical = self
+                    .index
+                    .iter()
+                    .zip(&self.row_major)
+                    .map(|(e, w)| e * w)
+                    .sum();
+                return Some((slot, self.logical));
+            }
+            slot += 1;
+        }
+        self.state = State::Done;
+        None
+    }
+}

@@ -1,0 +1,941 @@
+//! The layout indexing engine: where each element of an array lives in linear memory,
+//! and how big the buffer is.
+//!
+//! A [`LayoutPlan`] is compiled once per validated array shape and then answers, with
+//! plain integer arithmetic that cannot overflow:
+//!
+//! - multi-dimensional index ↔ linear index ([`LayoutPlan::linear_index`],
+//!   [`LayoutPlan::multi_index`]), with bit offsets for sub-byte elements;
+//! - sizes: [`element_count`](LayoutPlan::element_count),
+//!   [`allocated_bytes`](LayoutPlan::allocated_bytes), [`data_bytes`](LayoutPlan::data_bytes),
+//!   and XLA's own [`xla_byte_size_of`](LayoutPlan::xla_byte_size_of),
+//!   [`xla_array_size`](LayoutPlan::xla_array_size),
+//!   [`xla_array_data_size`](LayoutPlan::xla_array_data_size);
+//! - strides for layouts that have them, and the reverse ([`layout_for_strides`]);
+//! - iteration in logical order ([`LayoutPlan::logical_order`]) and in memory order
+//!   ([`LayoutPlan::physical_order`]), stepping incrementally;
+//! - XLA's `IndexUtil` helpers ([`LayoutPlan::bump_indices`],
+//!   [`LayoutPlan::index_in_bounds`], [`compare_indices`]).
+//!
+//! # What a linear index means
+//!
+//! Linear indices count *slots* of one element each, from the start of the buffer. The
+//! physical shape is the logical shape in `minor_to_major` order, most major first, each
+//! dimension at its legacy padded size if the layout has `padded_dimensions`. The tiles
+//! are then applied one after the other, each to a suffix of the already tiled shape, as
+//! `docs/tiled_layout.md` describes and XLA's `LayoutUtil::LinearIndexForNestedTiling`
+//! implements:
+//!
+//! - a dimension of size `d` under tile entry `t` becomes `⌈d/t⌉` tiles (index `e / t`)
+//!   and `t` positions in the tile (index `e mod t`); tile indices come before the
+//!   positions in the tile, both row-major; partial edge tiles are padded;
+//! - a `*` entry merges its dimension into the next more minor one (sizes multiply);
+//!   a `*` as a tile's most minor entry has nothing to merge into and leaves its
+//!   dimension untiled;
+//! - a tile with more entries than the shape has dimensions sees leading dimensions of
+//!   size 1 (as XLA's `ShapeUtil::ArraySize` does).
+//!
+//! The final shape is laid out row-major. With tiles, the slot count is then rounded up
+//! to `tail_padding_alignment_in_elements`. Without tiles that alignment is ignored, as
+//! in `ShapeUtil::ArraySize`.
+//!
+//! ```
+//! # use xla_shape::{index::LayoutPlan, proto, ArrayShape};
+//! # // Shapes come through the validation gate; here from a ShapeProto with the
+//! # // descending minor_to_major and the given tiles.
+//! # fn plan(ty: proto::PrimitiveType, dims: &[i64], tiles: &[&[i64]]) -> LayoutPlan {
+//! #     let layout = proto::LayoutProto {
+//! #         minor_to_major: (0..dims.len() as i64).rev().collect(),
+//! #         tiles: tiles.iter().map(|t| proto::TileProto { dimensions: t.to_vec() }).collect(),
+//! #         ..Default::default()
+//! #     };
+//! #     let shape = proto::ShapeProto {
+//! #         element_type: ty as i32,
+//! #         dimensions: dims.to_vec(),
+//! #         layout: Some(Box::new(layout)),
+//! #         ..Default::default()
+//! #     };
+//! #     LayoutPlan::new(&ArrayShape::try_from(&shape).unwrap()).unwrap()
+//! # }
+//! // tiled_layout.md, figure 1: f32[3,5]{1,0:T(2,2)}; element (2,3) is at 17.
+//! let plan = plan(proto::PrimitiveType::F32, &[3, 5], &[&[2, 2]]);
+//! assert_eq!(plan.linear_index(&[2, 3]).unwrap(), 17);
+//! assert_eq!(plan.allocated_bytes(), 96);
+//! ```
+//!
+//! # Where XLA's own functions disagree
+//!
+//! XLA has three index functions that differ on tiled layouts: `IndexUtil` ignores
+//! tiles, `LayoutUtil::LinearIndex` uses only the first tile (and returns `index[0]` for
+//! rank 1 whatever the tiling), and the nested-tiling functions use all tiles. This
+//! engine follows the nested tiling everywhere. The sizes that XLA computes from the
+//! first tile only are available under their XLA names, [`LayoutPlan::xla_array_size`]
+//! and [`LayoutPlan::xla_array_data_size`]; they differ from
+//! [`allocated_bytes`](LayoutPlan::allocated_bytes) and [`data_bytes`](LayoutPlan::data_bytes)
+//! only when a later tile adds padding (e.g. `T(3)(2)`).
+//!
+//! # Sub-byte elements
+//!
+//! An element takes `element_size_in_bits` bits when the layout sets `E(n)`, and the
+//! type's byte width × 8 otherwise (so `s4` without `E(4)` takes a whole byte, as in
+//! XLA). Element `i` occupies bits `[i·n, (i+1)·n)` of the buffer, counting each byte's
+//! bits from the least significant (XLA's `PackIntN` order): with `E(4)`, slot 0 is the
+//! low nibble of byte 0. See [`LayoutPlan::bit_offset`].
+//!
+//! # Dynamic and unbounded dimensions
+//!
+//! A bounded dynamic dimension is indexed and allocated at its bound, as XLA allocates
+//! it. An unbounded dimension (`?`) has no size: building a plan for it fails with
+//! [`PlanError::Unbounded`].
+//!
+//! # How it works
+//!
+//! The plan compiles the layout into flat *digits*, each a `(divisor, modulus, stride)`
+//! read of one logical index (or of a combination of indices merged by `*`), so that a
+//! linear index is a sum of digit × stride; powers of two become shifts and masks. The
+//! few layouts that are not sums of digits (a tile that neither divides nor covers the
+//! previous one, as in `T(4)(3)`, or a `*` over an already cut dimension) run the tile
+//! stages one by one instead. Both are checked against an independent, literal
+//! transcription of XLA's staged algorithm (`tests/reference/`).
+
+mod compile;
+mod digits;
+mod iter;
+pub(crate) mod spec;
+mod strides;
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use compile::{compile_staged, Staged};
+use digits::{compile_digits, AxisKind, Digits};
+use spec::{Spec, TileEntry};
+
+use crate::layout::TileDim;
+use crate::shape::ArrayShape;
+
+pub use iter::{LogicalOrder, PhysicalOrder};
+pub use strides::{layout_for_byte_strides, layout_for_strides, StrideError, StridedLayout};
+
+/// Why a plan cannot be built for a (validated) shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PlanError {
+    /// Dimension `dim` is unbounded (`?`): it has no size to index or allocate.
+    Unbounded {
+        /// The logical dimension.
+        dim: usize,
+    },
+    /// The tiled buffer has more than 2^64 bits (only tile sizes far beyond the shape
+    /// can do this: validation already bounds the shape itself).
+    Overflow,
+    /// The shape breaks an invariant that validation guarantees; cannot happen for a
+    /// validated shape.
+    Malformed(&'static str),
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlanError::Unbounded { dim } => write!(
+                f,
+                "dimensions[{dim}]: dimension is unbounded ('?'): it has no size to index or allocate"
+            ),
+            PlanError::Overflow => write!(f, "layout.tiles: the tiled buffer would hold more than 2^64 bits"),
+            PlanError::Malformed(what) => write!(f, "shape is not validated: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// A caller-supplied index that does not fit the shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IndexError {
+    /// The index has `got` coordinates, the shape `rank` dimensions.
+    WrongRank {
+        /// Coordinates given.
+        got: usize,
+        /// Dimensions of the shape.
+        rank: usize,
+    },
+    /// Coordinate `index` of dimension `dim` is not below the dimension's `size`.
+    OutOfBounds {
+        /// The logical dimension.
+        dim: usize,
+        /// The coordinate given.
+        index: u64,
+        /// The dimension's size (its bound, if dynamic).
+        size: u64,
+    },
+    /// Linear index `linear` is not below the buffer's `size` in elements.
+    LinearOutOfRange {
+        /// The linear index given.
+        linear: u64,
+        /// Slots in the buffer.
+        size: u64,
+    },
+}
+
+impl fmt::Display for IndexError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IndexError::WrongRank { got, rank } => write!(
+                f,
+                "index has {got} coordinates, but the shape has {rank} dimensions"
+            ),
+            IndexError::OutOfBounds { dim, index, size } => write!(
+                f,
+                "index {index} is out of bounds for dimension {dim} of size {size}"
+            ),
+            IndexError::LinearOutOfRange { linear, size } => write!(
+                f,
+                "linear index {linear} is beyond the buffer of {size} elements"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for IndexError {}
+
+/// One digit of the fast path: `((index[source] >> shift) & mask) * stride` when
+/// `pow2`, else `((index[source] / div) % modulus) * stride`.
+#[derive(Clone, Copy, Debug)]
+struct FastDigit {
+    source: usize,
+    shift: u32,
+    mask: u64,
+    div: u64,
+    modulus: u64,
+    stride: u64,
+    pow2: bool,
+}
+
+impl FastDigit {
+    #[inline]
+    fn eval(&self, v: u64) -> u64 {
+        let digit = if self.pow2 {
+            (v >> self.shift) & self.mask
+        } else {
+            (v / self.div) % self.modulus
+        };
+        digit * self.stride
+    }
+}
+
+/// The compiled indexing plan of one array shape and its layout.
+///
+/// Build it once per shape, then index, size, iterate. Every method on a built plan is
+/// free of overflow and panics; caller-supplied indices are checked and refused with an
+/// [`IndexError`].
+#[derive(Clone, Debug)]
+pub struct LayoutPlan {
+    spec: Spec,
+    staged: Staged,
+    digits: Option<Digits>,
+    fast: Vec<FastDigit>,
+    all_pow2: bool,
+    dims: Vec<u64>,
+    element_count: u64,
+    element_bits: u64,
+    allocated: u64,
+}
+
+impl LayoutPlan {
+    /// Compiles the plan of a validated array shape. A shape without a layout gets XLA's
+    /// default layout (`minor_to_major` = `{rank-1, …, 0}`).
+    ///
+    /// ```
+    /// # use xla_shape::{index::LayoutPlan, proto, ArrayShape};
+    /// let proto = proto::ShapeProto {
+    ///     element_type: proto::PrimitiveType::F32 as i32,
+    ///     dimensions: vec![10, 20],
+    ///     layout: Some(Box::new(proto::LayoutProto { minor_to_major: vec![0, 1], ..Default::default() })),
+    ///     ..Default::default()
+    /// };
+    /// let shape = ArrayShape::try_from(&proto).unwrap();
+    /// let plan = LayoutPlan::new(&shape).unwrap();
+    /// // index_util_test: f32[10,20]{0,1}, [3,5] is at 3 + 5·10.
+    /// assert_eq!(plan.linear_index(&[3, 5]).unwrap(), 53);
+    /// assert_eq!(plan.multi_index(53).unwrap(), Some(vec![3, 5]));
+    /// ```
+    ///
+    /// # Errors
+    /// [`PlanError::Unbounded`] when a dimension is unbounded (`?`).
+    pub fn new(shape: &ArrayShape) -> Result<Self, PlanError> {
+        let layout = shape.layout_or_default();
+        let spec = Spec {
+            dims: shape.dimensions().iter().map(|d| d.bound()).collect(),
+            minor_to_major: layout.minor_to_major().to_vec(),
+            padded: layout.padded_dimensions().map(<[u64]>::to_vec),
+            tiles: layout
+                .tiles()
+                .iter()
+                .map(|tile| {
+                    tile.dimensions()
+                        .iter()
+                        .map(|d| match d {
+                            TileDim::Size(n) => TileEntry::Size(n.get()),
+                            TileDim::Combine => TileEntry::Combine,
+                        })
+                        .collect()
+                })
+                .collect(),
+            element_size_in_bits: layout.element_size_in_bits(),
+            byte_width: u64::from(shape.element_type().byte_width().unwrap_or(0)),
+            tail_padding: layout.tail_padding_alignment_in_elements(),
+            split_configs: layout
+                .split_configs()
+                .iter()
+                .filter_map(|c| {
+                    let dim = usize::try_from(c.dimension()).ok()?;
+                    let splits = c
+                        .split_indices()
+                        .iter()
+                        .map(|&i| u64::try_from(i).unwrap_or(0))
+                        .collect();
+                    Some((dim, splits))
+                })
+                .collect(),
+        };
+        LayoutPlan::from_spec(spec)
+    }
+
+    /// Compiles a plan from the engine's input facts.
+    pub(crate) fn from_spec(spec: Spec) -> Result<Self, PlanError> {
+        let staged = compile_staged(&spec)?;
+        let dims = staged.dims.clone();
+        let element_count = dims
+            .iter()
+            .try_fold(1u64, |n, &d| n.checked_mul(d))
+            .ok_or(PlanError::Overflow)?;
+        let element_bits = spec.element_bits();
+        let allocated = if spec.tiles.is_empty() {
+            staged.grid
+        } else {
+            staged
+                .grid
+                .checked_next_multiple_of(spec.tail_padding)
+                .ok_or(PlanError::Overflow)?
+        };
+        // Every slot's bit offset, and the bit size itself, fit in a u64.
+        allocated
+            .checked_mul(element_bits)
+            .and_then(|bits| bits.checked_add(7))
+            .ok_or(PlanError::Overflow)?;
+        let digits = compile_digits(&staged);
+        let mut fast = Vec::new();
+        if let Some(d) = &digits {
+            for axis in &d.axes {
+                if let AxisKind::Digit {
+                    source,
+                    div,
+                    modulus,
+                } = axis.kind
+                {
+                    let modulus = modulus.unwrap_or(u64::MAX);
+                    let pow2 =
+                        div.is_power_of_two() && (modulus == u64::MAX || modulus.is_power_of_two());
+                    fast.push(FastDigit {
+                        source,
+                        shift: div.trailing_zeros(),
+                        mask: if modulus == u64::MAX {
+                            u64::MAX
+                        } else {
+                            modulus.wrapping_sub(1)
+                        },
+                        div,
+                        modulus,
+                        stride: axis.stride,
+                        pow2,
+                    });
+                }
+            }
+        }
+        let all_pow2 = fast.iter().all(|d| d.pow2);
+        Ok(LayoutPlan {
+            spec,
+            staged,
+            digits,
+            fast,
+            all_pow2,
+            dims,
+            element_count,
+            element_bits,
+            allocated,
+        })
+    }
+
+    /// The logical dimension sizes (bounds for dynamic dimensions).
+    pub fn dimensions(&self) -> &[u64] {
+        &self.dims
+    }
+
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.dims.len()
+    }
+
+    /// Whether the plan runs on flat digits (the fast path). Layouts that are not sums
+    /// of digits (e.g. `T(4)(3)`) run the tile stages one by one.
+    pub fn is_digit_plan(&self) -> bool {
+        self.digits.is_some()
+    }
+
+    // ---------------------------------------------------------------- indices
+
+    /// Checks a multi-dimensional index against the shape.
+    ///
+    /// # Errors
+    /// [`IndexError::WrongRank`] or [`IndexError::OutOfBounds`].
+    pub fn check_index(&self, index: &[u64]) -> Result<(), IndexError> {
+        if index.len() != self.dims.len() {
+            return Err(IndexError::WrongRank {
+                got: index.len(),
+                rank: self.dims.len(),
+            });
+        }
+        for (dim, (&i, &size)) in index.iter().zip(&self.dims).enumerate() {
+            if i >= size {
+                return Err(IndexError::OutOfBounds {
+                    dim,
+                    index: i,
+                    size,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The linear index (in elements, from the start of the buffer) of an element.
+    ///
+    /// # Post-conditions
+    /// For every in-bounds index: the result is below
+    /// [`allocated_elements`](Self::allocated_elements), distinct indices give distinct
+    /// results, and [`multi_index`](Self::multi_index) of the result is the index.
+    ///
+    /// ```
+    /// # use xla_shape::{index::LayoutPlan, proto, ArrayShape};
+    /// # // Shapes come through the validation gate; here from a ShapeProto with the
+    /// # // descending minor_to_major and the given tiles.
+    /// # fn plan(ty: proto::PrimitiveType, dims: &[i64], tiles: &[&[i64]]) -> LayoutPlan {
+    /// #     let layout = proto::LayoutProto {
+    /// #         minor_to_major: (0..dims.len() as i64).rev().collect(),
+    /// #         tiles: tiles.iter().map(|t| proto::TileProto { dimensions: t.to_vec() }).collect(),
+    /// #         ..Default::default()
+    /// #     };
+    /// #     let shape = proto::ShapeProto {
+    /// #         element_type: ty as i32,
+    /// #         dimensions: dims.to_vec(),
+    /// #         layout: Some(Box::new(layout)),
+    /// #         ..Default::default()
+    /// #     };
+    /// #     LayoutPlan::new(&ArrayShape::try_from(&shape).unwrap()).unwrap()
+    /// # }
+    /// // tiled_layout.md, figure 2: bf16[4,8]{1,0:T(2,4)(2,1)}.
+    /// let plan = plan(proto::PrimitiveType::Bf16, &[4, 8], &[&[2, 4], &[2, 1]]);
+    /// let row = |i| (0..8).map(|j| plan.linear_index(&[i, j]).unwrap()).collect::<Vec<_>>();
+    /// assert_eq!(row(0), [0, 2, 4, 6, 8, 10, 12, 14]);
+    /// assert_eq!(row(1), [1, 3, 5, 7, 9, 11, 13, 15]);
+    /// assert_eq!(row(2), [16, 18, 20, 22, 24, 26, 28, 30]);
+    /// assert_eq!(row(3), [17, 19, 21, 23, 25, 27, 29, 31]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`IndexError::WrongRank`] or [`IndexError::OutOfBounds`].
+    pub fn linear_index(&self, index: &[u64]) -> Result<u64, IndexError> {
+        self.check_index(index)?;
+        Ok(self.linear_checked(index))
+    }
+
+    /// The bit offset of an element from the start of the buffer: linear index ×
+    /// element bits. Within a byte, bits count from the least significant.
+    ///
+    /// # Errors
+    /// As [`linear_index`](Self::linear_index).
+    pub fn bit_offset(&self, index: &[u64]) -> Result<u64, IndexError> {
+        // Cannot overflow: slot < allocated and allocated × bits fits (checked at build).
+        Ok(self.linear_index(index)? * self.element_bits)
+    }
+
+    /// The byte offset of an element, when elements are whole bytes (`None` for
+    /// sub-byte or odd-width elements: use [`bit_offset`](Self::bit_offset)).
+    ///
+    /// # Errors
+    /// As [`linear_index`](Self::linear_index).
+    pub fn byte_offset(&self, index: &[u64]) -> Result<Option<u64>, IndexError> {
+        let slot = self.linear_index(index)?;
+        Ok((self.element_bits % 8 == 0).then(|| slot * (self.element_bits / 8)))
+    }
+
+    /// Linear index of an index already checked to be in bounds.
+    #[inline]
+    pub(crate) fn linear_checked(&self, index: &[u64]) -> u64 {
+        match &self.digits {
+            Some(d) if d.trivial => {
+                let mut slot = 0;
+                if self.all_pow2 {
+                    for digit in &self.fast {
+                        let v = index.get(digit.source).copied().unwrap_or(0);
+                        slot += ((v >> digit.shift) & digit.mask) * digit.stride;
+                    }
+                } else {
+                    for digit in &self.fast {
+                        slot += digit.eval(index.get(digit.source).copied().unwrap_or(0));
+                    }
+                }
+                slot
+            }
+            Some(d) => {
+                let values: Vec<u64> = d
+                    .sources
+                    .iter()
+                    .map(|source| {
+                        let mut v = 0;
+                        for part in &source.parts {
+                            let e = part.dim.and_then(|k| index.get(k).copied()).unwrap_or(0);
+                            v = v * part.radix.unwrap_or(1) + e;
+                        }
+                        v
+                    })
+                    .collect();
+                self.fast
+                    .iter()
+                    .map(|digit| digit.eval(values.get(digit.source).copied().unwrap_or(0)))
+                    .sum()
+            }
+            None => self.staged.linear(index, &mut Vec::new()),
+        }
+    }
+
+    /// The element stored in slot `linear`, or `None` when that slot is padding.
+    ///
+    /// # Errors
+    /// [`IndexError::LinearOutOfRange`] when `linear` is not below
+    /// [`allocated_elements`](Self::allocated_elements).
+    pub fn multi_index(&self, linear: u64) -> Result<Option<Vec<u64>>, IndexError> {
+        let mut out = vec![0; self.dims.len()];
+        Ok(self.multi_index_into(linear, &mut out)?.then_some(out))
+    }
+
+    /// As [`multi_index`](Self::multi_index), writing into `out` (which must have one
+    /// entry per dimension); returns whether the slot holds an element.
+    ///
+    /// # Errors
+    /// [`IndexError::LinearOutOfRange`], or [`IndexError::WrongRank`] for a wrong `out`.
+    pub fn multi_index_into(&self, linear: u64, out: &mut [u64]) -> Result<bool, IndexError> {
+        if out.len() != self.dims.len() {
+            return Err(IndexError::WrongRank {
+                got: out.len(),
+                rank: self.dims.len(),
+            });
+        }
+        if linear >= self.allocated {
+            return Err(IndexError::LinearOutOfRange {
+                linear,
+                size: self.allocated,
+            });
+        }
+        if linear >= self.staged.grid || self.element_count == 0 {
+            return Ok(false);
+        }
+        Ok(match &self.digits {
+            Some(d) => delinearize_digits(d, &self.dims, linear, out),
+            None => self.staged.delinear(linear, out).is_some(),
+        })
+    }
+
+    /// Whether an index is in bounds (XLA's `IndexUtil::IndexInBounds`: the rank
+    /// matches and every coordinate is below its dimension's size).
+    pub fn index_in_bounds(&self, index: &[u64]) -> bool {
+        self.check_index(index).is_ok()
+    }
+
+    /// Steps an index to the next one in logical order (the last dimension fastest,
+    /// whatever the layout), as XLA's `IndexUtil::BumpIndices`. Returns `false`, leaving
+    /// the index unchanged, when it is the last index (or is not a valid index).
+    pub fn bump_indices(&self, index: &mut [u64]) -> bool {
+        if self.check_index(index).is_err() {
+            return false;
+        }
+        for k in (0..index.len()).rev() {
+            if index[k] + 1 < self.dims[k] {
+                index[k] += 1;
+                for later in &mut index[k + 1..] {
+                    *later = 0;
+                }
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Every element's linear index, in logical order (the order of
+    /// [`bump_indices`](Self::bump_indices)). Steps incrementally: no division per
+    /// element on digit plans.
+    pub fn logical_order(&self) -> LogicalOrder<'_> {
+        LogicalOrder::new(self)
+    }
+
+    /// Every element in memory order: yields `(linear index, logical position)` where the
+    /// logical position counts elements in logical order (what
+    /// [`logical_order`](Self::logical_order) enumerates); padding slots are skipped.
+    /// [`PhysicalOrder::index`] gives the multi-dimensional index of the last element
+    /// returned.
+    pub fn physical_order(&self) -> PhysicalOrder<'_> {
+        PhysicalOrder::new(self)
+    }
+
+    // ---------------------------------------------------------------- sizes
+
+    /// Number of elements (XLA's `ShapeUtil::ElementsIn`; dynamic dimensions count at
+    /// their bound).
+    pub fn element_count(&self) -> u64 {
+        self.element_count
+    }
+
+    /// Bits one element takes in memory: `E(n)` if the layout sets it, else the type's
+    /// byte width × 8.
+    pub fn element_bits(&self) -> u64 {
+        self.element_bits
+    }
+
+    /// Slots in the buffer, padding included: legacy padding, every tile level's
+    /// padding, and the tail padding alignment (which applies only to tiled layouts).
+    pub fn allocated_elements(&self) -> u64 {
+        self.allocated
+    }
+
+    /// Bytes of the buffer, padding included: ⌈[`allocated_elements`](Self::allocated_elements)
+    /// × bits / 8⌉.
+    pub fn allocated_bytes(&self) -> u64 {
+        bits_to_bytes(self.allocated, self.element_bits)
+    }
+
+    /// Slots up to and including the last slot that holds an element (0 for an array
+    /// without elements).
+    ///
+    /// With nested tiles the last element in memory is not always the last one in
+    /// logical order (`f32[3]{0:T(2)(2,1)}` stores element 1 after element 2), so this
+    /// is the largest linear index of any element, plus one.
+    pub fn data_elements(&self) -> u64 {
+        if self.element_count == 0 {
+            return 0;
+        }
+        match &self.digits {
+            Some(d) if d.trivial => largest_slot_digits(d, &self.dims) + 1,
+            _ => {
+                self.physical_order()
+                    .map(|(slot, _)| slot)
+                    .max()
+                    .unwrap_or(0)
+                    + 1
+            }
+        }
+    }
+
+    /// Bytes up to the end of the last element in memory:
+    /// ⌈[`data_elements`](Self::data_elements) × bits / 8⌉.
+    pub fn data_bytes(&self) -> u64 {
+        bits_to_bytes(self.data_elements(), self.element_bits)
+    }
+
+    /// XLA's `ShapeUtil::ByteSizeOf` for an array: element count × byte width, or
+    /// ⌈count × `E(n)` / 8⌉; tiles and tail padding are ignored. With legacy
+    /// `padded_dimensions` it counts the padded sizes, as the 2017–2018 XLA did.
+    pub fn xla_byte_size_of(&self) -> u64 {
+        let count = match &self.spec.padded {
+            Some(_) => self.staged.physical.iter().product(),
+            None => self.element_count,
+        };
+        bits_to_bytes(count, self.element_bits)
+    }
+
+    /// XLA's `ShapeUtil::ArraySize`: the padded size from the **first tile only** (XLA
+    /// assumes later tiles add no padding), each dimension at its largest split
+    /// (`LayoutUtil::MaxSplitSize`), rounded up to the tail padding alignment when the
+    /// layout has tiles. A `*` entry merges dimensions as in the nested tiling (XLA's
+    /// own arithmetic does not handle `*`).
+    pub fn xla_array_size(&self) -> u64 {
+        let mut spec = self.spec.clone();
+        let rank = spec.dims.len();
+        for (physical, splits) in &self.spec.split_configs {
+            let Some(&k) = rank
+                .checked_sub(1)
+                .and_then(|last| last.checked_sub(*physical))
+                .and_then(|i| self.spec.minor_to_major.get(i))
+            else {
+                continue;
+            };
+            let size = self.dims.get(k).copied().unwrap_or(0);
+            let mut largest = 0;
+            let mut last = 0;
+            for &s in splits {
+                largest = largest.max(s.saturating_sub(last));
+                last = s;
+            }
+            largest = largest.max(size.saturating_sub(last));
+            if let Some(d) = spec.dims.get_mut(k) {
+                *d = Some(largest.min(size));
+            }
+            if let Some(p) = spec.padded.as_mut().and_then(|p| p.get_mut(k)) {
+                *p = largest.min(size);
+            }
+        }
+        spec.tiles.truncate(1);
+        // Fewer tiles and smaller dimensions: never larger than this plan's grid.
+        let grid = compile_staged(&spec).map_or(self.staged.grid, |s| s.grid);
+        let slots = if spec.tiles.is_empty() {
+            grid
+        } else {
+            grid.next_multiple_of(spec.tail_padding)
+        };
+        bits_to_bytes(slots, self.element_bits)
+    }
+
+    /// XLA's `ShapeUtil::ArrayDataSize`: bytes up to the end of the last element in
+    /// logical order, placed by `LayoutUtil::LinearIndex`, which uses the **first tile
+    /// only** and returns `index[0]` for rank-1 shapes whatever the tiling. 0 for an
+    /// array without elements. Legacy padded sizes count, as in
+    /// [`xla_byte_size_of`](Self::xla_byte_size_of).
+    pub fn xla_array_data_size(&self) -> u64 {
+        if self.element_count == 0 {
+            return 0;
+        }
+        let last: Vec<u64> = self.dims.iter().map(|d| d - 1).collect();
+        let slot = match self.dims.len() {
+            0 => 0,
+            1 => last[0],
+            _ => {
+                let mut spec = self.spec.clone();
+                spec.tiles.truncate(1);
+                match compile_staged(&spec) {
+                    Ok(staged) => staged.linear(&last, &mut Vec::new()),
+                    Err(_) => self.linear_checked(&last),
+                }
+            }
+        };
+        bits_to_bytes(slot + 1, self.element_bits)
+    }
+
+    // ---------------------------------------------------------------- strides
+
+    /// XLA's `IndexUtil::GetDimensionStride`: the product of the (padded) sizes of the
+    /// dimensions more minor than `dim` in `minor_to_major`, ignoring tiles. `None` if
+    /// `dim` is not a dimension.
+    pub fn xla_dimension_stride(&self, dim: usize) -> Option<u64> {
+        let mut stride: u64 = 1;
+        for (&k, &size) in self
+            .staged
+            .major_to_minor
+            .iter()
+            .zip(&self.staged.physical)
+            .rev()
+        {
+            if k == dim {
+                return Some(stride);
+            }
+            stride = stride.saturating_mul(size);
+        }
+        None
+    }
+
+    /// Strides in elements, one per logical dimension, when the layout has them: every
+    /// untiled layout (with legacy padding, the padded sizes), and tiled layouts whose
+    /// tiles do not reorder elements (e.g. `f32[24,128]{1,0:T(8,128)}`). `None` for
+    /// every other tiled layout.
+    ///
+    /// Dimensions of size 1 get the stride they would have without tiles (numpy and
+    /// DLPack accept any stride there).
+    pub fn element_strides(&self) -> Option<Vec<u64>> {
+        let rank = self.dims.len();
+        if self.spec.tiles.is_empty() {
+            return (0..rank).map(|k| self.xla_dimension_stride(k)).collect();
+        }
+        let d = self.digits.as_ref()?;
+        if !d.trivial {
+            return None;
+        }
+        let mut strides: Vec<Option<u64>> = vec![None; rank];
+        for axis in &d.axes {
+            if let AxisKind::Digit {
+                source,
+                div,
+                modulus,
+            } = axis.kind
+            {
+                let slot = strides.get_mut(source)?;
+                if div != 1 || modulus.is_some() || slot.is_some() {
+                    return None;
+                }
+                *slot = Some(axis.stride);
+            }
+        }
+        // Digitless dimensions (size ≤ 1): the stride after the next more minor one.
+        let mut next: u64 = 1;
+        let mut out = vec![0; rank];
+        for &k in self.spec.minor_to_major.iter() {
+            let size = self.dims.get(k).copied().unwrap_or(0);
+            let stride = strides.get(k).copied().flatten().unwrap_or(next);
+            out[k] = stride;
+            next = stride.saturating_mul(size.max(1));
+        }
+        Some(out)
+    }
+
+    /// Whether every element sits where it would without tiles and padding (the linear
+    /// index is `IndexUtil`'s): e.g. `f32[24,128]{1,0:T(8,128)}` and
+    /// `f32[4,256]{1,0:T(1,128)}`, but not `f32[2,3,4]{2,1,0:T(8,128)}`, which pads.
+    pub fn is_untiled_equivalent(&self) -> bool {
+        let Some(strides) = self.element_strides() else {
+            return false;
+        };
+        let mut plain: u64 = 1;
+        for &k in &self.spec.minor_to_major {
+            let size = self.dims.get(k).copied().unwrap_or(0);
+            if size > 1 && strides.get(k) != Some(&plain) {
+                return false;
+            }
+            plain = plain.saturating_mul(size);
+        }
+        true
+    }
+
+    /// Strides in bytes (numpy's convention), when the layout has strides and elements
+    /// are whole bytes; `None` otherwise (XLA's `ShapeUtil::ByteStrides` also refuses
+    /// `E(n)` not a multiple of 8).
+    pub fn byte_strides(&self) -> Option<Vec<u64>> {
+        if self.element_bits % 8 != 0 {
+            return None;
+        }
+        let bytes = self.element_bits / 8;
+        self.element_strides()
+            .map(|s| s.iter().map(|&x| x.saturating_mul(bytes)).collect())
+    }
+
+    /// XLA's `ShapeUtil::UnpackedByteStrides`: [`xla_dimension_stride`](Self::xla_dimension_stride)
+    /// × the type's byte width, ignoring tiles and `E(n)` (so `s4[2,4]{1,0:E(4)}` gives
+    /// `[4, 1]`).
+    pub fn xla_unpacked_byte_strides(&self) -> Vec<u64> {
+        (0..self.dims.len())
+            .map(|k| {
+                self.xla_dimension_stride(k)
+                    .unwrap_or(0)
+                    .saturating_mul(self.spec.byte_width)
+            })
+            .collect()
+    }
+
+    /// The grid the plan lays elements on, for pictures: final shape of the tiling.
+    pub(crate) fn digits(&self) -> Option<&Digits> {
+        self.digits.as_ref()
+    }
+
+    pub(crate) fn staged(&self) -> &Staged {
+        &self.staged
+    }
+}
+
+/// XLA's `IndexUtil::CompareIndices`: lexicographic order from dimension 0.
+///
+/// # Errors
+/// [`IndexError::WrongRank`] when the lengths differ (XLA aborts).
+pub fn compare_indices(lhs: &[u64], rhs: &[u64]) -> Result<Ordering, IndexError> {
+    if lhs.len() != rhs.len() {
+        return Err(IndexError::WrongRank {
+            got: rhs.len(),
+            rank: lhs.len(),
+        });
+    }
+    Ok(lhs.cmp(rhs))
+}
+
+fn bits_to_bytes(slots: u64, bits: u64) -> u64 {
+    // Fits: slots ≤ allocated and allocated × bits + 7 was checked at build.
+    (slots * bits).div_ceil(8)
+}
+
+/// Digit-form delinearization (invariants 1–3 of `digits`).
+fn delinearize_digits(d: &Digits, dims: &[u64], slot: u64, out: &mut [u64]) -> bool {
+    let mut values = vec![0u64; d.sources.len()];
+    for axis in &d.axes {
+        let c = (slot / axis.stride) % axis.radix;
+        match axis.kind {
+            AxisKind::Const => {
+                if c != 0 {
+                    return false;
+                }
+            }
+            AxisKind::Digit {
+                source,
+                div,
+                modulus,
+            } => {
+                if modulus.is_some_and(|m| c >= m) {
+                    return false;
+                }
+                if let Some(v) = values.get_mut(source) {
+                    *v += c * div;
+                }
+            }
+        }
+    }
+    for (source, &value) in d.sources.iter().zip(&values) {
+        let mut v = value;
+        for part in source.parts.iter().rev() {
+            let e = match part.radix {
+                Some(r) => {
+                    let e = v % r;
+                    v /= r;
+                    e
+                }
+                None => std::mem::take(&mut v),
+            };
+            match part.dim {
+                Some(k) => match (dims.get(k), out.get_mut(k)) {
+                    (Some(&size), Some(o)) if e < size => *o = e,
+                    _ => return false,
+                },
+                None => {
+                    if e != 0 {
+                        return false;
+                    }
+                }
+            }
+        }
+    }
+    true
+}
+
+/// The largest slot of any element, for a plan of plain sources: greedy over the axes,
+/// most major first, each as large as some element allows.
+fn largest_slot_digits(d: &Digits, dims: &[u64]) -> u64 {
+    let mut taken = vec![0u64; d.sources.len()];
+    let mut slot = 0;
+    for axis in &d.axes {
+        if let AxisKind::Digit {
+            source,
+            div,
+            modulus,
+        } = axis.kind
+        {
+            let size = dims.get(source).copied().unwrap_or(0);
+            let t = taken.get(source).copied().unwrap_or(0);
+            // Largest c with t + c·div ≤ size − 1, below the radix and modulus.
+            let mut c = (size - 1 - t) / div;
+            c = c.min(axis.radix - 1);
+            if let Some(m) = modulus {
+                c = c.min(m - 1);
+            }
+            if let Some(x) = taken.get_mut(source) {
+                *x += c * div;
+            }
+            slot += c * axis.stride;
+        }
+    }
+    slot
+}
+
+#[cfg(test)]
+mod tests;

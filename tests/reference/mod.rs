@@ -1,0 +1,172 @@
+//! A slow, literal transcription of XLA's index algorithms, kept apart from the engine.
+//!
+//! - [`index_util_linear`] / [`index_util_multi`]: `IndexUtil`'s formulas over
+//!   `minor_to_major` (no tiles).
+//! - [`nested_tiling_linear`]: `LayoutUtil::LinearIndexForNestedTiling` as
+//!   `docs/tiled_layout.md` describes it. Start from the physical shape and index,
+//!   most major first; for each tile, replace the suffix the tile covers by
+//!   `[⌈d/t⌉…, t…]` and the index by `[e/t…, e mod t…]`; at the end, linearize
+//!   row-major. Extended the way the crate documents: legacy padded sizes as the
+//!   physical shape, leading 1s when a tile is longer than the shape, and `*` entries
+//!   merging a dimension into the next more minor one first.
+//! - [`inverse_map`]: the reverse, by brute force over every element.
+//!
+//! It shares no code or precomputed model with `src/index/`; it allocates freely.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+
+/// A layout in plain numbers. A tile entry `None` is `*`.
+#[derive(Clone, Debug)]
+pub struct RefLayout {
+    pub dims: Vec<u64>,
+    pub minor_to_major: Vec<usize>,
+    pub padded: Option<Vec<u64>>,
+    pub tiles: Vec<Vec<Option<u64>>>,
+    pub tail_padding: u64,
+}
+
+/// `IndexUtil::MultidimensionalIndexToLinearIndex`:
+/// `idx[m2m[0]] + d[m2m[0]]·(idx[m2m[1]] + d[m2m[1]]·(…))`.
+pub fn index_util_linear(dims: &[u64], minor_to_major: &[usize], idx: &[u64]) -> u64 {
+    let mut linear = 0;
+    for &dim in minor_to_major.iter().rev() {
+        linear = linear * dims[dim] + idx[dim];
+    }
+    linear
+}
+
+/// `IndexUtil::LinearIndexToMultidimensionalIndex`: walk `minor_to_major` from the minor
+/// end; `idx[dim] = (L / divisor) mod d[dim]`, then `divisor ×= d[dim]`.
+pub fn index_util_multi(dims: &[u64], minor_to_major: &[usize], linear: u64) -> Vec<u64> {
+    let mut idx = vec![0; dims.len()];
+    let mut divisor = 1;
+    for &dim in minor_to_major {
+        idx[dim] = (linear / divisor) % dims[dim];
+        divisor *= dims[dim];
+    }
+    idx
+}
+
+/// Applies one tile to (shape, index), both most major first.
+fn apply_tile(shape: &[u64], index: &[u64], tile: &[Option<u64>]) -> (Vec<u64>, Vec<u64>) {
+    let mut shape = shape.to_vec();
+    let mut index = index.to_vec();
+    // A tile longer than the shape sees leading dimensions of size 1.
+    while shape.len() < tile.len() {
+        shape.insert(0, 1);
+        index.insert(0, 0);
+    }
+    let start = shape.len() - tile.len();
+    let mut sub_shape = shape[start..].to_vec();
+    let mut sub_index = index[start..].to_vec();
+    let mut sub_tile = tile.to_vec();
+    // A most minor asterisk has nothing to merge into: the dimension stays untiled.
+    if let Some(last) = sub_tile.last_mut() {
+        last.get_or_insert(1);
+    }
+    // Each asterisk: remove that dimension from shape and tile, multiplying the next
+    // more minor dimension's bound by its size (tiled_layout.md, "Combining
+    // dimensions").
+    while let Some(i) = sub_tile.iter().position(|t| t.is_none()) {
+        let d = sub_shape.remove(i);
+        let e = sub_index.remove(i);
+        sub_tile.remove(i);
+        sub_index[i] += e * sub_shape[i];
+        sub_shape[i] *= d;
+    }
+    let sizes: Vec<u64> = sub_tile.iter().map(|t| t.unwrap()).collect();
+    let mut next_shape = shape[..start].to_vec();
+    let mut next_index = index[..start].to_vec();
+    for i in 0..sizes.len() {
+        next_shape.push(sub_shape[i].div_ceil(sizes[i]));
+        next_index.push(sub_index[i] / sizes[i]);
+    }
+    for i in 0..sizes.len() {
+        next_shape.push(sizes[i]);
+        next_index.push(sub_index[i] % sizes[i]);
+    }
+    (next_shape, next_index)
+}
+
+/// Physical shape and index, most major first.
+fn physical(layout: &RefLayout, idx: &[u64]) -> (Vec<u64>, Vec<u64>) {
+    let sizes = layout.padded.as_ref().unwrap_or(&layout.dims);
+    let shape = layout
+        .minor_to_major
+        .iter()
+        .rev()
+        .map(|&k| sizes[k])
+        .collect();
+    let index = layout
+        .minor_to_major
+        .iter()
+        .rev()
+        .map(|&k| idx[k])
+        .collect();
+    (shape, index)
+}
+
+fn row_major(shape: &[u64], index: &[u64]) -> u64 {
+    shape.iter().zip(index).fold(0, |acc, (&d, &e)| acc * d + e)
+}
+
+/// `LinearIndexForNestedTiling`, staged.
+pub fn nested_tiling_linear(layout: &RefLayout, idx: &[u64]) -> u64 {
+    let (mut shape, mut index) = physical(layout, idx);
+    for tile in &layout.tiles {
+        (shape, index) = apply_tile(&shape, &index, tile);
+    }
+    row_major(&shape, &index)
+}
+
+/// `LayoutUtil::LinearIndex`: the first tile only (and `idx[0]` for rank 1).
+pub fn first_tile_linear(layout: &RefLayout, idx: &[u64]) -> u64 {
+    if idx.len() == 1 {
+        return idx[0];
+    }
+    let (mut shape, mut index) = physical(layout, idx);
+    if let Some(tile) = layout.tiles.first() {
+        (shape, index) = apply_tile(&shape, &index, tile);
+    }
+    row_major(&shape, &index)
+}
+
+/// The final shape's element count, rounded up to the tail padding when tiled.
+pub fn allocated(layout: &RefLayout) -> u64 {
+    let (mut shape, mut index) = physical(layout, &vec![0; layout.dims.len()]);
+    for tile in &layout.tiles {
+        (shape, index) = apply_tile(&shape, &index, tile);
+    }
+    let n: u64 = shape.iter().product();
+    if layout.tiles.is_empty() {
+        n
+    } else {
+        n.div_ceil(layout.tail_padding) * layout.tail_padding
+    }
+}
+
+/// Every index in logical order (the last dimension fastest).
+pub fn all_indices(dims: &[u64]) -> Vec<Vec<u64>> {
+    let mut out = vec![vec![]];
+    for &d in dims {
+        let mut next = Vec::new();
+        for prefix in &out {
+            for e in 0..d {
+                let mut v = prefix.clone();
+                v.push(e);
+                next.push(v);
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+/// slot → index for every element (by brute force).
+pub fn inverse_map(layout: &RefLayout) -> HashMap<u64, Vec<u64>> {
+    all_indices(&layout.dims)
+        .into_iter()
+        .map(|idx| (nested_tiling_linear(layout, &idx), idx))
+        .collect()
+}

@@ -43,8 +43,8 @@ fn scan(c: &mut Criterion) {
         b.iter(|| {
             let mut errors = 0usize;
             let mut check = module::validate_text;
-            let summary = module::scan_text(dump.as_bytes(), &mut check, &mut |_| errors += 1)
-                .unwrap();
+            let summary =
+                module::scan_text(dump.as_bytes(), &mut check, &mut |_| errors += 1).unwrap();
             assert_eq!(errors, 0);
             black_box(summary)
         })

@@ -223,3 +223,120 @@ fn explain_says_what_a_shape_means() {
     let out = run(&["explain", "f32[2,3"], b"");
     assert_eq!(out.status.code(), Some(2));
 }
+
+fn modules(suffix: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(fixtures().join("modules")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn validate_hlo_lines() {
+    let input = b"f32[2,3]{1,0}\nf32[2,3]{1,1}\n\nbf16[2,3,1004]{2,1,0:T(2,*,128)}\nf32[2,3\n";
+    let out = run(&["validate", "--from", "hlo"], input);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "<stdin>:2:1: error: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n\
+         <stdin>:5:8: error: expects ']' at the end of the dimensions\n"
+    );
+    let out = run(
+        &["validate", "--from", "hlo"],
+        b"f32[2,3]\n(f32[], token[])\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn every_real_module_validates_as_text_and_as_proto() {
+    let texts = modules(".hlo.txt");
+    let protos = modules(".hlo.pb");
+    if texts.is_empty() {
+        return;
+    }
+    assert!(texts.len() >= 5 && protos.len() >= 5);
+    let mut args = vec!["validate", "--from", "hlo-module"];
+    let names: Vec<String> = texts.iter().map(|p| p.display().to_string()).collect();
+    args.extend(names.iter().map(String::as_str));
+    let out = run(&args, b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    let mut args = vec!["validate", "--from", "hlo-module-proto"];
+    let names: Vec<String> = protos.iter().map(|p| p.display().to_string()).collect();
+    args.extend(names.iter().map(String::as_str));
+    let out = run(&args, b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+}
+
+#[test]
+fn a_corrupted_module_is_reported_where_the_corruption_is() {
+    let Some((path, original)) = modules(".hlo.txt")
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read_to_string(p).unwrap()))
+        .find(|(_, text)| text.contains("]{1,0}"))
+    else {
+        return;
+    };
+    // Corrupt the last `{1,0}` layout of the module (an instruction, not the header).
+    let at = original.rfind("]{1,0}").expect("a {1,0} layout") + 1;
+    let line = original[..at].matches('\n').count() + 1;
+    let line_start = original[..at].rfind('\n').map_or(0, |i| i + 1);
+    let open = original[..at].rfind('[').unwrap();
+    let start = original[..open]
+        .rfind(|c: char| !c.is_ascii_alphanumeric())
+        .map_or(0, |i| i + 1);
+    let column = original[line_start..start].chars().count() + 1;
+    let corrupted = format!("{}{{1,1}}{}", &original[..at], &original[at + 5..]);
+    let out = run(
+        &["validate", "--from", "hlo-module", "-"],
+        corrupted.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        format!("<stdin>:{line}:{column}: error: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
+    );
+
+    // The same corruption in the serialized module: minor_to_major [1,0] becomes [1,1].
+    let proto = path.with_extension("pb");
+    let mut bytes = std::fs::read(proto).unwrap();
+    let pattern = [0x0a, 0x02, 0x01, 0x00];
+    let at = bytes
+        .windows(4)
+        .position(|w| w == pattern)
+        .expect("a [1,0] minor_to_major");
+    bytes[at + 3] = 0x01;
+    let out = run(&["validate", "--from", "hlo-module-proto", "-"], &bytes);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = stdout(&out);
+    assert_eq!(report.lines().count(), 1, "{report}");
+    assert!(
+        report.starts_with("<stdin>: error: computations[")
+            || report.starts_with("<stdin>: error: host_program_shape."),
+        "{report}"
+    );
+    assert!(
+        report.contains(".layout.minor_to_major[1]: dimension 1 is listed twice"),
+        "{report}"
+    );
+}

@@ -238,13 +238,13 @@ fn modules(suffix: &str) -> Vec<PathBuf> {
 
 #[test]
 fn validate_hlo_lines() {
-    let input = b"f32[2,3]{1,0}\nf32[2,3]{1,1}\n\nbf16[2,3,1004]{2,1,0:T(2,*,128)}\nf32[2,3\n";
+    let input = b"f32[2,3]{1,0}\nf32[2,3]{1,1}\n\nbf16[2,3,1004]{2,1,0:T(2,*,128)}\nu8[4]{1}\n";
     let out = run(&["validate", "--from", "hlo"], input);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
         "<stdin>:2:1: error: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n\
-         <stdin>:5:8: error: expects ']' at the end of the dimensions\n"
+         <stdin>:5:1: error: layout.minor_to_major[0]: dimension 1 is out of range for a shape with 1 dimension\n"
     );
     let out = run(
         &["validate", "--from", "hlo"],
@@ -252,6 +252,13 @@ fn validate_hlo_lines() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(out.stdout.is_empty());
+    // A line that does not parse: the input cannot be read.
+    let out = run(&["validate", "--from", "hlo"], b"f32[2]\nf32[2,3\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "xla-shape: <stdin>: 2:8: expects ']' at the end of the dimensions\n  f32[2,3\n         ^\nxla-shape: 1 input could not be read\n"
+    );
 }
 
 #[test]

@@ -246,32 +246,37 @@ fn check(from: From, kind: MessageKind, input: Option<&PathBuf>) -> Outcome {
 }
 
 /// `--from hlo`: one message per line (blank lines skipped). A line that does not parse
-/// is an error at its line and column; the other lines are still checked.
+/// makes the input unreadable (exit 2), as bytes that do not decode do; the message says
+/// where, with a caret. With more than one message, each problem carries its
+/// `LINE:COLUMN`.
 fn hlo_lines(kind: MessageKind, source: &str) -> Outcome {
+    let lines: Vec<(usize, &str)> = source
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .collect();
+    let many = lines.len() > 1;
     let mut problems = Vec::new();
-    for (index, line) in source.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let column = |byte: usize| line.get(..byte).map_or(byte, |s| s.chars().count()) + 1;
+    for (index, line) in lines {
         match text::parse_message(kind, line) {
             Ok(message) => {
                 let report = validate_message(&message, Options::hlo_text());
                 for issue in report.issues() {
                     let mut problem = Problem::from_issue(issue);
-                    problem.position = Some((index + 1, 1));
-                    problem.shape = Some(line.trim().to_string());
+                    if many {
+                        problem.position = Some((index + 1, 1));
+                        problem.shape = Some(line.trim().to_string());
+                    }
                     problems.push(problem);
                 }
             }
-            Err(e) => problems.push(Problem {
-                severity: Severity::Error,
-                position: Some((index + 1, column(e.span().start))),
-                path: String::new(),
-                code: None,
-                message: e.message().to_string(),
-                shape: None,
-            }),
+            Err(e) => {
+                let column = line
+                    .get(..e.span().start)
+                    .map_or(e.span().start, |s| s.chars().count())
+                    + 1;
+                return Outcome::Unreadable(format!("{}:{column}: {}", index + 1, e.render(line)));
+            }
         }
     }
     Outcome::Checked(problems)

@@ -667,22 +667,58 @@ fn array_strategy() -> impl Strategy<Value = ShapeProto> {
         })
 }
 
+/// An array XLA's validation accepts (XLA's parser validates tuple elements): a
+/// permutation, positive tiles, no sparse-only or retired fields.
+fn valid_array_strategy() -> impl Strategy<Value = ShapeProto> {
+    array_strategy().prop_map(|mut array| {
+        // Small enough that the byte size fits in int64.
+        for size in &mut array.dimensions {
+            if *size != MIN {
+                *size %= 100;
+            }
+        }
+        if let Some(layout) = array.layout.as_deref_mut() {
+            *layout = LayoutProto {
+                minor_to_major: std::mem::take(&mut layout.minor_to_major),
+                tiles: std::mem::take(&mut layout.tiles)
+                    .into_iter()
+                    .filter(|t| !t.dimensions.is_empty())
+                    .collect(),
+                tail_padding_alignment_in_elements: layout.tail_padding_alignment_in_elements,
+                element_size_in_bits: layout.element_size_in_bits.max(0),
+                memory_space: layout.memory_space,
+                ..LayoutProto::default()
+            };
+        }
+        array
+    })
+}
+
+fn buffer(array: ShapeProto) -> ShapeProto {
+    ShapeProto {
+        element_type: PrimitiveType::Buffer as i32,
+        tuple_shapes: vec![array],
+        ..ShapeProto::default()
+    }
+}
+
+/// Any printable shape: a top-level array or buffer may hold anything (XLA's parser
+/// does not validate them), tuple elements are valid.
 fn shape_strategy() -> impl Strategy<Value = ShapeProto> {
     let leaf = prop_oneof![
-        4 => array_strategy(),
+        4 => valid_array_strategy(),
         1 => Just(of(PrimitiveType::Token)),
         1 => Just(of(PrimitiveType::OpaqueType)),
+        1 => valid_array_strategy().prop_map(buffer),
     ];
-    leaf.prop_recursive(3, 24, 7, |inner| {
-        prop_oneof![
-            prop::collection::vec(inner, 0..7).prop_map(tuple),
-            array_strategy().prop_map(|array| ShapeProto {
-                element_type: PrimitiveType::Buffer as i32,
-                tuple_shapes: vec![array],
-                ..ShapeProto::default()
-            }),
-        ]
-    })
+    let tuples = leaf.prop_recursive(3, 24, 7, |inner| {
+        prop::collection::vec(inner, 0..7).prop_map(tuple)
+    });
+    prop_oneof![
+        2 => array_strategy(),
+        1 => array_strategy().prop_map(buffer),
+        3 => tuples,
+    ]
 }
 
 proptest! {

@@ -14,22 +14,29 @@ use xla_shape::codec::{self, decode_any, encode_any};
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 use xla_shape::{AnyMessage, MessageKind};
 
+/// The fields of a fixture line the bench reads.
+#[derive(serde::Deserialize)]
+struct Row {
+    message: String,
+    hex: String,
+}
+
 /// The fixture messages, or a small built-in set when the fixtures are missing.
 fn corpus() -> Vec<(MessageKind, Vec<u8>)> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
     let mut corpus = Vec::new();
     if let Ok(text) = std::fs::read_to_string(path) {
         for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let Ok(row) = serde_json::from_str::<serde_json::Value>(line) else {
+            let Ok(row) = serde_json::from_str::<Row>(line) else {
                 continue;
             };
-            let kind = match row["message"].as_str() {
-                Some("shape") => MessageKind::Shape,
-                Some("layout") => MessageKind::Layout,
-                Some("program-shape") => MessageKind::ProgramShape,
+            let kind = match row.message.as_str() {
+                "shape" => MessageKind::Shape,
+                "layout" => MessageKind::Layout,
+                "program-shape" => MessageKind::ProgramShape,
                 _ => continue,
             };
-            let Some(Ok(bytes)) = row["hex"].as_str().map(hex::decode) else {
+            let Ok(bytes) = hex::decode(&row.hex) else {
                 continue;
             };
             // Only messages both decoders accept, so that both do the same work.

@@ -311,3 +311,24 @@ fn many_fixture_files_in_one_run() {
     // Every modern shape XLA accepts is valid here (warnings allowed).
     assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
 }
+
+#[test]
+fn json_inputs() {
+    // The seeds' legacy example in proto3 JSON: padded to [3,5] is fine, [3] is not.
+    let valid = br#"{"elementType":"F32","dimensions":["2","3"],"layout":{"minorToMajor":["0","1"],"paddedDimensions":["3","5"]}}"#;
+    let output = run(&["--from", "json"], valid);
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let invalid = br#"{"elementType":"F32","dimensions":["2","3"],"layout":{"minorToMajor":["0","1"],"paddedDimensions":["3"]}}"#;
+    let output = run(&["--from", "json"], invalid);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stdout(&output),
+        "<stdin>: error: layout.padded_dimensions: 1 entry for a shape with 2 dimensions; legacy padding needs one padded size per dimension\n"
+    );
+    // JSON that is not a ShapeProto cannot be read.
+    let output = run(&["--from", "json"], br#"{"elementType":"F32","rank":2}"#);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).starts_with("xla-shape: <stdin>: cannot read xla.ShapeProto from json: ")
+    );
+}

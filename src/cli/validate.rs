@@ -20,9 +20,9 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value};
-use xla_shape::codec;
 use xla_shape::text::{self, module};
 use xla_shape::validate::{validate_decoded, validate_message, Options};
+use xla_shape::{codec, json};
 use xla_shape::{Issue, MessageKind, Report, Severity};
 
 use super::{Failure, MessageArg};
@@ -229,7 +229,18 @@ fn check(from: From, kind: MessageKind, input: Option<&PathBuf>) -> Outcome {
                 Err(e) => Outcome::Unreadable(format!("cannot decode {}: {e}", kind.proto_name())),
             }
         }
-        From::Json => Outcome::Unreadable("--from json is not supported yet".to_string()),
+        From::Json => {
+            let bytes = match read(input) {
+                Ok(bytes) => bytes,
+                Err(e) => return Outcome::Unreadable(e),
+            };
+            match json::from_json(kind, &bytes, &json::ParseOptions::new()) {
+                Ok(message) => issues(&validate_message(&message, Options::proto())),
+                Err(e) => {
+                    Outcome::Unreadable(format!("cannot read {} from json: {e}", kind.proto_name()))
+                }
+            }
+        }
         From::Hlo => {
             let bytes = match read(input) {
                 Ok(bytes) => bytes,

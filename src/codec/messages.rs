@@ -7,7 +7,9 @@
 //! enums), a bool is true for any nonzero varint, and a known field with a wire type
 //! it never has is kept as an unknown field.
 //!
-//! Encoding writes what Google's runtime writes: known fields in field-number order,
+//! Encoding writes what Google's runtime writes: known fields in field-number order
+//! (except LayoutProto's retired fields 2-5, which XLA's schema only reserves, so
+//! Google's runtime writes them with the unknown fields, after the others),
 //! repeated scalars packed, proto3 defaults left out (zero, enum 0, empty lists), a
 //! singular message written whenever it is present (even empty), negative numbers
 //! as 10-byte varints, then the message's unknown fields in their original order.
@@ -526,10 +528,6 @@ impl Codec for LayoutProto {
 
     fn known_len(&self, unknown: &UnknownFields) -> usize {
         len_packed(1, &self.minor_to_major, int64_bits)
-            + len_packed(2, &self.padded_dimensions, int64_bits)
-            + len_varint_field(3, enum_bits(&self.padding_value))
-            + len_varint_field(4, enum_bits(&self.format))
-            + len_varint_field(5, int64_bits(&self.max_sparse_elements))
             + len_messages(6, &self.tiles, unknown)
             + len_varint_field(7, int64_bits(&self.element_size_in_bits))
             + len_varint_field(8, int64_bits(&self.memory_space))
@@ -542,14 +540,15 @@ impl Codec for LayoutProto {
             + len_varint_field(15, int64_bits(&self.dynamic_shape_metadata_prefix_bytes))
             + len_varint_field(16, int64_bits(&self.tail_padding_alignment_in_elements))
             + len_messages(17, &self.split_configs, unknown)
+            // The retired fields, last: see `write_known`.
+            + len_packed(2, &self.padded_dimensions, int64_bits)
+            + len_varint_field(3, enum_bits(&self.padding_value))
+            + len_varint_field(4, enum_bits(&self.format))
+            + len_varint_field(5, int64_bits(&self.max_sparse_elements))
     }
 
     fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>) {
         put_packed(buf, 1, &self.minor_to_major, int64_bits);
-        put_packed(buf, 2, &self.padded_dimensions, int64_bits);
-        put_varint_field(buf, 3, enum_bits(&self.padding_value));
-        put_varint_field(buf, 4, enum_bits(&self.format));
-        put_varint_field(buf, 5, int64_bits(&self.max_sparse_elements));
         put_messages(buf, 6, &self.tiles, unknown);
         put_varint_field(buf, 7, int64_bits(&self.element_size_in_bits));
         put_varint_field(buf, 8, int64_bits(&self.memory_space));
@@ -570,6 +569,14 @@ impl Codec for LayoutProto {
             int64_bits(&self.tail_padding_alignment_in_elements),
         );
         put_messages(buf, 17, &self.split_configs, unknown);
+        // Fields 2-5 are retired and only `reserved` in XLA's schema, so Google's
+        // runtime holds them as unknown fields and writes them after the known ones.
+        // Writing them last, in number order, gives the same bytes as Google's
+        // runtime for every message written by XLA of any era.
+        put_packed(buf, 2, &self.padded_dimensions, int64_bits);
+        put_varint_field(buf, 3, enum_bits(&self.padding_value));
+        put_varint_field(buf, 4, enum_bits(&self.format));
+        put_varint_field(buf, 5, int64_bits(&self.max_sparse_elements));
     }
 }
 

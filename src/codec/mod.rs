@@ -36,8 +36,10 @@
 //!
 //! # Encoding
 //!
-//! Encoding writes what Google's C++ and Python runtimes write for the same message:
-//! known fields in field-number order, repeated scalars packed, proto3 defaults
+//! Encoding writes what Google's C++ and Python runtimes write for the same message
+//! under XLA's current schema: known fields in field-number order (LayoutProto's
+//! retired fields 2-5, which that schema only reserves, come after all the others, as
+//! Google's runtime writes unknown fields), repeated scalars packed, proto3 defaults
 //! omitted (zero, enum 0, empty lists), present submessages written even when empty
 //! (`layout {}` is `2a 00`), negative numbers as 10-byte varints, and then, in each
 //! message, its unknown fields in their original order and exact bytes (as upb, the

@@ -383,6 +383,20 @@ impl Checker {
         result
     }
 
+    /// Runs `f` with the path at an array's layout: `outer` (a buffer's own layout) when
+    /// given, else the current path plus `layout`.
+    fn at_layout<R>(&mut self, outer: Option<&Path>, f: impl FnOnce(&mut Self) -> R) -> R {
+        match outer {
+            Some(path) => {
+                let saved = std::mem::replace(&mut self.path, path.clone());
+                let result = f(self);
+                self.path = saved;
+                result
+            }
+            None => self.at(Segment::Field("layout"), f),
+        }
+    }
+
     fn element_type(&mut self, value: i32) -> Option<PrimitiveType> {
         let t = PrimitiveType::from_i32(value);
         if t.is_none() {
@@ -549,9 +563,9 @@ impl Checker {
             );
         }
         // Field 5: layout.
-        let (layout_proto, layout_path) = match outer_layout {
-            Some((l, path)) => (Some(l), path),
-            None => (p.layout.as_deref(), self.path.field("layout")),
+        let (layout_proto, outer_path) = match outer_layout {
+            Some((l, path)) => (Some(l), Some(path)),
+            None => (p.layout.as_deref(), None),
         };
         let layout = match layout_proto {
             Some(l) => {
@@ -560,9 +574,7 @@ impl Checker {
                     dimensions: &dims,
                 };
                 let layout_mark = self.errors;
-                let saved = std::mem::replace(&mut self.path, layout_path.clone());
-                let layout = self.layout(l, Some(context));
-                self.path = saved;
+                let layout = self.at_layout(outer_path.as_ref(), |c| c.layout(l, Some(context)));
                 if self.errors != layout_mark {
                     None
                 } else {
@@ -587,9 +599,9 @@ impl Checker {
         }
         let dimensions: Vec<DimSize> = dims.into_iter().flatten().collect();
         if let (Some(n), Some(layout)) = (count, &layout) {
-            let saved = std::mem::replace(&mut self.path, layout_path);
-            self.allocated_sizes(n, byte_width, &dimensions, layout);
-            self.path = saved;
+            self.at_layout(outer_path.as_ref(), |c| {
+                c.allocated_sizes(n, byte_width, &dimensions, layout)
+            });
         }
         if self.errors != mark {
             return None;

@@ -133,15 +133,29 @@ impl Iterator for LogicalOrder<'_> {
 }
 
 /// Every element in memory order; see [`LayoutPlan::physical_order`].
+///
+/// Yields `(linear index, logical position)`; [`index`](Self::index) gives the
+/// multi-dimensional index of the element last returned.
 #[derive(Clone, Debug)]
 pub struct PhysicalOrder<'a> {
     plan: &'a LayoutPlan,
     state: State,
+    /// The index at the start of the current run (the inner coordinate is brought up
+    /// to date by [`index`](Self::index)).
     index: Vec<u64>,
     slot: u64,
     logical: u64,
     /// Row-major weight of each logical dimension (for the logical position).
     row_major: Vec<u64>,
+    /// Elements left in the current run after the current one (fast path only).
+    remaining: u64,
+    /// Logical position step along the run.
+    step_logical: u64,
+    /// The run's first slot, its logical dimension, divisor and starting coordinate.
+    run_slot: u64,
+    inner_dim: usize,
+    inner_div: u64,
+    inner_base: u64,
     /// Incremental state for plain digit plans.
     fast: Option<PhysicalFast<'a>>,
 }
@@ -150,12 +164,6 @@ pub struct PhysicalOrder<'a> {
 struct PhysicalFast<'a> {
     digits: &'a Digits,
     counters: Vec<u64>,
-    /// Elements left in the current run after the current one.
-    remaining: u64,
-    /// The innermost axis' logical dimension and divisor (0 when it is constant).
-    inner_dim: usize,
-    inner_div: u64,
-    inner_logical: u64,
 }
 
 impl<'a> PhysicalOrder<'a> {
@@ -173,10 +181,6 @@ impl<'a> PhysicalOrder<'a> {
             .map(|digits| PhysicalFast {
                 digits,
                 counters: vec![0; digits.axes.len()],
-                remaining: 0,
-                inner_dim: 0,
-                inner_div: 0,
-                inner_logical: 0,
             });
         PhysicalOrder {
             plan,
@@ -185,18 +189,29 @@ impl<'a> PhysicalOrder<'a> {
             slot: 0,
             logical: 0,
             row_major,
+            remaining: 0,
+            step_logical: 0,
+            run_slot: 0,
+            inner_dim: usize::MAX,
+            inner_div: 0,
+            inner_base: 0,
             fast,
         }
     }
 
     /// The multi-dimensional index of the element last returned.
-    pub fn index(&self) -> &[u64] {
+    pub fn index(&mut self) -> &[u64] {
+        if self.fast.is_some() {
+            if let Some(e) = self.index.get_mut(self.inner_dim) {
+                *e = self.inner_base + (self.slot - self.run_slot) * self.inner_div;
+            }
+        }
         &self.index
     }
 
     /// Sets up the run of the innermost axis at the current outer counters.
     fn start_run(&mut self) {
-        let Some(fast) = &mut self.fast else { return };
+        let Some(fast) = &self.fast else { return };
         let dims = self.plan.dimensions();
         let axes = &fast.digits.axes;
         self.index.iter_mut().for_each(|e| *e = 0);
@@ -207,6 +222,7 @@ impl<'a> PhysicalOrder<'a> {
                 self.index[source] += c * div;
             }
         }
+        self.run_slot = self.slot;
         self.logical = self
             .index
             .iter()
@@ -216,9 +232,10 @@ impl<'a> PhysicalOrder<'a> {
         let Some(inner) = axes.last() else { return };
         match inner.kind {
             AxisKind::Const => {
-                fast.remaining = 0;
-                fast.inner_div = 0;
-                fast.inner_logical = 0;
+                self.remaining = 0;
+                self.inner_dim = usize::MAX; // no coordinate moves along this run
+                self.inner_div = 0;
+                self.step_logical = 0;
             }
             AxisKind::Digit {
                 source,
@@ -231,10 +248,11 @@ impl<'a> PhysicalOrder<'a> {
                 }
                 let room = dims[source].saturating_sub(self.index[source]);
                 n = n.min(room.div_ceil(div));
-                fast.remaining = n.saturating_sub(1);
-                fast.inner_dim = source;
-                fast.inner_div = div;
-                fast.inner_logical = div * self.row_major[source];
+                self.remaining = n.saturating_sub(1);
+                self.inner_dim = source;
+                self.inner_div = div;
+                self.inner_base = self.index[source];
+                self.step_logical = div * self.row_major[source];
             }
         }
     }
@@ -289,27 +307,8 @@ impl<'a> PhysicalOrder<'a> {
         }
         false
     }
-}
 
-impl Iterator for PhysicalOrder<'_> {
-    type Item = (u64, u64);
-
-    #[inline]
-    fn next(&mut self) -> Option<(u64, u64)> {
-        if let (State::Running, Some(fast)) = (self.state, &mut self.fast) {
-            if fast.remaining > 0 {
-                fast.remaining -= 1;
-                self.slot += 1;
-                self.index[fast.inner_dim] += fast.inner_div;
-                self.logical += fast.inner_logical;
-                return Some((self.slot, self.logical));
-            }
-        }
-        self.next_slow()
-    }
-}
-
-impl PhysicalOrder<'_> {
+    #[inline(never)]
     fn next_slow(&mut self) -> Option<(u64, u64)> {
         match self.state {
             State::Done => return None,
@@ -370,5 +369,44 @@ impl PhysicalOrder<'_> {
         }
         self.state = State::Done;
         None
+    }
+}
+
+impl Iterator for PhysicalOrder<'_> {
+    type Item = (u64, u64);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u64, u64)> {
+        if self.remaining > 0 {
+            self.remaining -= 1;
+            self.slot += 1;
+            self.logical += self.step_logical;
+            return Some((self.slot, self.logical));
+        }
+        self.next_slow()
+    }
+
+    #[inline]
+    fn fold<B, F>(mut self, init: B, mut f: F) -> B
+    where
+        F: FnMut(B, (u64, u64)) -> B,
+    {
+        let mut acc = init;
+        loop {
+            // The rest of the current run, in a tight loop.
+            let (mut slot, mut logical, step) = (self.slot, self.logical, self.step_logical);
+            for _ in 0..self.remaining {
+                slot += 1;
+                logical += step;
+                acc = f(acc, (slot, logical));
+            }
+            self.slot = slot;
+            self.logical = logical;
+            self.remaining = 0;
+            match self.next_slow() {
+                Some(item) => acc = f(acc, item),
+                None => return acc,
+            }
+        }
     }
 }

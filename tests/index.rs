@@ -868,3 +868,98 @@ proptest! {
         check_layout(&l);
     }
 }
+
+// ------------------------------------------------------------ large shapes, no panics
+
+/// Shapes with large dimensions and tiles (whatever validation lets through): a plan
+/// builds, random indices map into the buffer and back, and wrong indices are errors.
+fn arb_large() -> impl Strategy<Value = ShapeProto> {
+    (1usize..=4)
+        .prop_flat_map(|rank| {
+            (
+                proptest::collection::vec(
+                    prop_oneof![4 => 1i64..5, 2 => 1i64..100_000, 1 => 1i64..(1 << 31)],
+                    rank,
+                ),
+                Just((0..rank as i64).collect::<Vec<i64>>()).prop_shuffle(),
+                proptest::collection::vec(
+                    proptest::collection::vec(
+                        prop_oneof![
+                            4 => (1i64..300).prop_map(Some),
+                            1 => (1i64..(1 << 20)).prop_map(Some),
+                            1 => Just(None),
+                        ],
+                        1..=rank + 1,
+                    ),
+                    0..=2,
+                ),
+                0i64..20,
+                prop_oneof![3 => Just(0i64), 1 => 1i64..9000],
+            )
+        })
+        .prop_map(|(dims, m2m, tiles, bits, tail)| {
+            let mut proto = shape_proto(P::U32, &dims, &m2m, &[]);
+            let layout = proto.layout.as_mut().unwrap();
+            layout.tiles = tiles
+                .into_iter()
+                .map(|t| TileProto {
+                    dimensions: t.into_iter().map(|e| e.unwrap_or(STAR)).collect(),
+                })
+                .collect();
+            layout.element_size_in_bits = bits;
+            layout.tail_padding_alignment_in_elements = tail;
+            proto
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn large_shapes_never_panic(proto in arb_large(), picks in proptest::collection::vec(any::<u64>(), 8)) {
+        // Too large for int64: the gate refuses it (proptest fails on too many rejects,
+        // so this cannot pass vacuously).
+        let validated = validate_shape_with(&proto, Options::hlo_text()).into_result();
+        prop_assume!(validated.is_ok());
+        let shape = validated.unwrap();
+        let p = LayoutPlan::new(shape.as_array().unwrap()).unwrap();
+        let dims = p.dimensions().to_vec();
+        let allocated = p.allocated_elements();
+        prop_assert!(allocated >= p.element_count());
+        let _ = (p.allocated_bytes(), p.xla_array_size(), p.xla_array_data_size(), p.xla_byte_size_of());
+        let _ = (p.element_strides(), p.byte_strides(), p.xla_unpacked_byte_strides());
+        for (n, pick) in picks.iter().enumerate() {
+            let idx: Vec<u64> = dims
+                .iter()
+                .enumerate()
+                .map(|(k, &d)| pick.rotate_left(7 * k as u32) % d.max(1))
+                .collect();
+            let slot = p.linear_index(&idx).unwrap();
+            prop_assert!(slot < allocated);
+            prop_assert_eq!(p.multi_index(slot).unwrap(), Some(idx.clone()));
+            let bits = p.bit_offset(&idx).unwrap();
+            prop_assert_eq!(bits, u128::from(slot) * u128::from(p.element_bits()));
+            // Out of bounds, wrong rank, a slot past the end: errors.
+            let mut bad = idx.clone();
+            bad[n % dims.len()] = dims[n % dims.len()] + (pick % 3);
+            prop_assert!(p.linear_index(&bad).is_err());
+            prop_assert!(p.linear_index(&idx[1..]).is_err());
+            prop_assert!(p.multi_index(allocated + pick % 5).is_err());
+            let _ = p.multi_index(pick % allocated.max(1));
+        }
+        // The first elements in both orders (memory order only on digit plans: the
+        // others test every slot, padding included).
+        let first: Vec<u64> = p.logical_order().take(50).collect();
+        prop_assert_eq!(first.len() as u64, p.element_count().min(50));
+        if !p.is_digit_plan() {
+            return Ok(());
+        }
+        let mut it = p.physical_order();
+        let mut last = None;
+        for _ in 0..50 {
+            let Some((slot, _)) = it.next() else { break };
+            prop_assert!(last < Some(slot));
+            prop_assert_eq!(p.linear_index(it.index()).unwrap(), slot);
+            last = Some(slot);
+        }
+    }
+}

@@ -51,7 +51,7 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
             let result = if args.bits {
                 plan.bit_offset(&index)
             } else {
-                plan.linear_index(&index)
+                plan.linear_index(&index).map(u128::from)
             };
             result
                 .map_err(|e| Failure::unreadable(format!("index: {e}")))?

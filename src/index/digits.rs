@@ -30,6 +30,54 @@ pub(crate) struct Source {
     pub parts: Vec<Part>,
 }
 
+impl Source {
+    /// Writes the logical indices that make up `value` into `out`; `false` when the
+    /// value is no element's (a part at or beyond its dimension's size, or a constant
+    /// part that is not 0).
+    pub fn decompose(&self, value: u64, dims: &[u64], out: &mut [u64]) -> bool {
+        let mut v = value;
+        for part in self.parts.iter().rev() {
+            let e = match part.radix {
+                Some(r) => {
+                    let e = v % r;
+                    v /= r;
+                    e
+                }
+                None => std::mem::take(&mut v),
+            };
+            match part.dim {
+                Some(k) => match (dims.get(k), out.get_mut(k)) {
+                    (Some(&size), Some(o)) if e < size => *o = e,
+                    _ => return false,
+                },
+                None => {
+                    if e != 0 {
+                        return false;
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// The largest value of an element, plus one (0 when there are no elements).
+    pub fn range(&self, dims: &[u64]) -> u64 {
+        let mut range: u64 = 1;
+        let mut weight: u64 = 1;
+        for part in self.parts.iter().rev() {
+            if let Some(k) = part.dim {
+                let d = dims.get(k).copied().unwrap_or(0);
+                if d == 0 {
+                    return 0;
+                }
+                range = range.saturating_add((d - 1).saturating_mul(weight));
+            }
+            weight = weight.saturating_mul(part.radix.unwrap_or(1));
+        }
+        range
+    }
+}
+
 /// What one axis of the grid holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum AxisKind {
@@ -250,21 +298,7 @@ fn finish(
     // Largest value + 1 of each source over the elements (0 when there are none).
     let ranges: Vec<u64> = new_sources
         .iter()
-        .map(|source| {
-            let mut range: u64 = 1;
-            let mut weight: u64 = 1;
-            for part in source.parts.iter().rev() {
-                if let Some(k) = part.dim {
-                    let d = staged.dims.get(k).copied().unwrap_or(0);
-                    if d == 0 {
-                        return 0;
-                    }
-                    range = range.saturating_add((d - 1).saturating_mul(weight));
-                }
-                weight = weight.saturating_mul(part.radix.unwrap_or(1));
-            }
-            range
-        })
+        .map(|source| source.range(&staged.dims))
         .collect();
 
     let mut axes: Vec<Axis> = Vec::with_capacity(current.len());

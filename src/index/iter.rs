@@ -5,7 +5,7 @@
 //! digits with carries, a memory step adds to one coordinate; no division per element.
 //! Other plans step through [`LayoutPlan::linear_index`] / [`LayoutPlan::multi_index`].
 
-use super::digits::{Axis, AxisKind, Digits};
+use super::digits::{AxisKind, Digits, Part};
 use super::LayoutPlan;
 
 /// Every element's linear index in logical order; see [`LayoutPlan::logical_order`].
@@ -136,6 +136,10 @@ impl Iterator for LogicalOrder<'_> {
 ///
 /// Yields `(linear index, logical position)`; [`index`](Self::index) gives the
 /// multi-dimensional index of the element last returned.
+///
+/// On digit plans it walks the grid axes as an odometer, skipping whole runs of padding
+/// at once, and steps along the innermost axis by addition. Plans that run the tile
+/// stages one by one (see [`LayoutPlan::is_digit_plan`]) test every slot instead.
 #[derive(Clone, Debug)]
 pub struct PhysicalOrder<'a> {
     plan: &'a LayoutPlan,
@@ -143,11 +147,12 @@ pub struct PhysicalOrder<'a> {
     /// The index at the start of the current run (the inner coordinate is brought up
     /// to date by [`index`](Self::index)).
     index: Vec<u64>,
+    /// The last element of the current run (the current one is `remaining` before it).
     slot: u64,
     logical: u64,
     /// Row-major weight of each logical dimension (for the logical position).
     row_major: Vec<u64>,
-    /// Elements left in the current run after the current one (fast path only).
+    /// Elements left in the current run after the current one (stepping runs).
     remaining: u64,
     /// Logical position step along the run.
     step_logical: u64,
@@ -156,7 +161,7 @@ pub struct PhysicalOrder<'a> {
     inner_dim: usize,
     inner_div: u64,
     inner_base: u64,
-    /// Incremental state for plain digit plans.
+    /// Incremental state for digit plans.
     fast: Option<PhysicalFast<'a>>,
 }
 
@@ -164,6 +169,21 @@ pub struct PhysicalOrder<'a> {
 struct PhysicalFast<'a> {
     digits: &'a Digits,
     counters: Vec<u64>,
+    /// Largest value + 1 of each source.
+    ranges: Vec<u64>,
+    /// Source values at the start of the run.
+    values: Vec<u64>,
+    /// A checked run (the inner axis reads a combined source): its next and end
+    /// positions along the inner axis, its source and divisor.
+    checked: Option<CheckedRun>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct CheckedRun {
+    next: u64,
+    end: u64,
+    source: usize,
+    div: u64,
 }
 
 impl<'a> PhysicalOrder<'a> {
@@ -177,10 +197,13 @@ impl<'a> PhysicalOrder<'a> {
         }
         let fast = plan
             .digits()
-            .filter(|d| d.trivial && !d.axes.is_empty())
+            .filter(|d| !d.axes.is_empty())
             .map(|digits| PhysicalFast {
                 digits,
                 counters: vec![0; digits.axes.len()],
+                ranges: digits.sources.iter().map(|s| s.range(dims)).collect(),
+                values: vec![0; digits.sources.len()],
+                checked: None,
             });
         PhysicalOrder {
             plan,
@@ -201,78 +224,131 @@ impl<'a> PhysicalOrder<'a> {
 
     /// The multi-dimensional index of the element last returned.
     pub fn index(&mut self) -> &[u64] {
-        if self.fast.is_some() {
-            if let Some(e) = self.index.get_mut(self.inner_dim) {
-                let slot = self.slot - self.remaining;
-                *e = self.inner_base + (slot - self.run_slot) * self.inner_div;
-            }
+        if let Some(e) = self.index.get_mut(self.inner_dim) {
+            let slot = self.slot - self.remaining;
+            *e = self.inner_base + (slot - self.run_slot) * self.inner_div;
         }
         &self.index
     }
 
-    /// Sets up the run of the innermost axis at the current outer counters and returns
-    /// its first element. `slot` and `logical` then hold the run's *last* element; the
-    /// current one is `remaining` steps before it.
-    fn start_run(&mut self) -> (u64, u64) {
-        let Some(fast) = &self.fast else {
-            return (self.slot, self.logical);
-        };
+    fn logical_of_index(&self) -> u64 {
+        self.index
+            .iter()
+            .zip(&self.row_major)
+            .map(|(e, w)| e * w)
+            .sum()
+    }
+
+    /// Sets up the run of the innermost axis at the current outer counters. Returns its
+    /// first element for a stepping run; `None` for a run without elements or a checked
+    /// run (which `next_slow` walks). After a stepping run starts, `slot` and `logical`
+    /// hold its *last* element.
+    fn start_run(&mut self) -> Option<(u64, u64)> {
+        let fast = self.fast.as_mut()?;
         let dims = self.plan.dimensions();
         let axes = &fast.digits.axes;
-        self.index.iter_mut().for_each(|e| *e = 0);
+        fast.values.iter_mut().for_each(|v| *v = 0);
         let mut slot = 0;
         for (axis, &c) in axes.iter().zip(&fast.counters) {
             slot += c * axis.stride;
             if let AxisKind::Digit { source, div, .. } = axis.kind {
-                self.index[source] += c * div;
+                fast.values[source] += c * div;
             }
         }
-        let logical: u64 = self
-            .index
-            .iter()
-            .zip(&self.row_major)
-            .map(|(e, w)| e * w)
-            .sum();
         self.run_slot = slot;
         self.remaining = 0;
-        self.inner_dim = usize::MAX; // no coordinate moves along a one-element run
+        self.inner_dim = usize::MAX; // no coordinate moves along the run
         self.inner_div = 0;
         self.step_logical = 0;
-        if let Some(Axis {
-            radix,
-            kind:
-                AxisKind::Digit {
-                    source,
-                    div,
-                    modulus,
-                },
-            ..
-        }) = axes.last()
-        {
-            let mut n = *radix;
-            if let Some(m) = modulus {
-                n = n.min(*m);
+        fast.checked = None;
+        let inner = axes.last()?;
+        let inner_source = match inner.kind {
+            AxisKind::Digit { source, .. } => Some(source),
+            AxisKind::Const => None,
+        };
+        // Every other source must hold an element for the whole run.
+        for (s, (source, &v)) in fast.digits.sources.iter().zip(&fast.values).enumerate() {
+            if Some(s) != inner_source && !source.decompose(v, dims, &mut self.index) {
+                return None;
             }
-            let room = dims[*source].saturating_sub(self.index[*source]);
-            n = n.min(room.div_ceil(*div));
-            self.remaining = n.saturating_sub(1);
-            self.inner_dim = *source;
-            self.inner_div = *div;
-            self.inner_base = self.index[*source];
-            self.step_logical = div * self.row_major[*source];
         }
+        let AxisKind::Digit {
+            source,
+            div,
+            modulus,
+        } = inner.kind
+        else {
+            self.slot = slot;
+            self.logical = self.logical_of_index();
+            return Some((slot, self.logical));
+        };
+        let start = fast.values[source];
+        let mut n = inner.radix;
+        if let Some(m) = modulus {
+            n = n.min(m);
+        }
+        n = n.min(fast.ranges[source].saturating_sub(start).div_ceil(div));
+        let plain = matches!(
+            fast.digits.sources[source].parts.as_slice(),
+            [Part {
+                dim: Some(_),
+                radix: None
+            }]
+        );
+        if !plain {
+            fast.checked = Some(CheckedRun {
+                next: 0,
+                end: n,
+                source,
+                div,
+            });
+            return None;
+        }
+        if n == 0 || !fast.digits.sources[source].decompose(start, dims, &mut self.index) {
+            return None;
+        }
+        let k = match fast.digits.sources[source].parts.first() {
+            Some(Part { dim: Some(k), .. }) => *k,
+            _ => return None,
+        };
+        let logical = self.logical_of_index();
+        self.remaining = n - 1;
+        self.inner_dim = k;
+        self.inner_div = div;
+        self.inner_base = start;
+        self.step_logical = div * self.row_major[k];
         // Last element of the run (the inner axis has stride 1).
         self.slot = slot + self.remaining;
         self.logical = logical + self.remaining * self.step_logical;
-        (slot, logical)
+        Some((slot, logical))
     }
 
-    /// Moves the outer counters to the next configuration that holds elements.
+    /// The next element of a checked run, if any.
+    fn step_checked(&mut self) -> Option<(u64, u64)> {
+        let fast = self.fast.as_mut()?;
+        let dims = self.plan.dimensions();
+        while let Some(run) = fast.checked.as_mut() {
+            if run.next >= run.end {
+                fast.checked = None;
+                break;
+            }
+            let c = run.next;
+            run.next += 1;
+            let value = fast.values[run.source] + c * run.div;
+            if fast.digits.sources[run.source].decompose(value, dims, &mut self.index) {
+                self.slot = self.run_slot + c;
+                self.logical = self.logical_of_index();
+                return Some((self.slot, self.logical));
+            }
+        }
+        None
+    }
+
+    /// Moves the outer counters to the next configuration that may hold elements.
     fn advance_outer(&mut self) -> bool {
         let Some(fast) = &mut self.fast else {
             return false;
         };
-        let dims = self.plan.dimensions();
         let axes = &fast.digits.axes;
         let inner = axes.len() - 1;
         if let Some(c) = fast.counters.get_mut(inner) {
@@ -288,13 +364,11 @@ impl<'a> PhysicalOrder<'a> {
                 && match axis.kind {
                     AxisKind::Const => false,
                     AxisKind::Digit {
-                        source,
-                        div: _,
-                        modulus,
+                        source, modulus, ..
                     } => {
                         modulus.map_or(true, |m| c < m) && {
                             // The source's value from this axis and the ones above it,
-                            // the ones below at 0.
+                            // the ones below at 0: no element beyond its range.
                             let v: u64 = axes[..=a]
                                 .iter()
                                 .zip(&fast.counters)
@@ -305,7 +379,7 @@ impl<'a> PhysicalOrder<'a> {
                                     _ => None,
                                 })
                                 .sum();
-                            v < dims[source]
+                            v < fast.ranges[source]
                         }
                     }
                 };
@@ -320,38 +394,42 @@ impl<'a> PhysicalOrder<'a> {
 
     #[inline(never)]
     fn next_slow(&mut self) -> Option<(u64, u64)> {
-        match self.state {
-            State::Done => return None,
-            State::Start => {
-                self.state = State::Running;
-                if self.plan.element_count() == 0 {
-                    self.state = State::Done;
-                    return None;
-                }
-                if self.fast.is_some() {
-                    return Some(self.start_run());
-                }
-                self.slot = 0;
+        if self.state == State::Done {
+            return None;
+        }
+        if self.state == State::Start {
+            self.state = State::Running;
+            if self.plan.element_count() == 0 {
+                self.state = State::Done;
+                return None;
+            }
+            if self.fast.is_none() {
                 if self.plan.digits().is_some_and(|d| d.axes.is_empty()) {
                     // A single element, at slot 0.
-                    self.index.iter_mut().for_each(|e| *e = 0);
-                    self.logical = 0;
                     self.state = State::Done;
                     return Some((0, 0));
                 }
                 return self.scan_from(0);
             }
-            State::Running => {}
-        }
-        if self.fast.is_some() {
-            if self.advance_outer() {
-                return Some(self.start_run());
+            if let Some(first) = self.start_run() {
+                return Some(first);
             }
-            self.state = State::Done;
-            return None;
+        } else if self.fast.is_none() {
+            let from = self.slot + 1;
+            return self.scan_from(from);
         }
-        let from = self.slot + 1;
-        self.scan_from(from)
+        loop {
+            if let Some(item) = self.step_checked() {
+                return Some(item);
+            }
+            if !self.advance_outer() {
+                self.state = State::Done;
+                return None;
+            }
+            if let Some(first) = self.start_run() {
+                return Some(first);
+            }
+        }
     }
 
     /// The general path: the first slot at or after `from` that holds an element.
@@ -365,12 +443,7 @@ impl<'a> PhysicalOrder<'a> {
                 .unwrap_or(false)
             {
                 self.slot = slot;
-                self.logical = self
-                    .index
-                    .iter()
-                    .zip(&self.row_major)
-                    .map(|(e, w)| e * w)
-                    .sum();
+                self.logical = self.logical_of_index();
                 return Some((slot, self.logical));
             }
             slot += 1;

@@ -306,11 +306,11 @@ impl LayoutPlan {
                 .checked_next_multiple_of(spec.tail_padding)
                 .ok_or(PlanError::Overflow)?
         };
-        // Every slot's bit offset, and the bit size itself, fit in a u64.
-        allocated
-            .checked_mul(element_bits)
-            .and_then(|bits| bits.checked_add(7))
-            .ok_or(PlanError::Overflow)?;
+        // The byte size fits in a u64 (validation proves it fits in an i64); bit
+        // offsets may not (8 × i64::MAX > u64::MAX), so they are u128.
+        if u64::try_from((u128::from(allocated) * u128::from(element_bits)).div_ceil(8)).is_err() {
+            return Err(PlanError::Overflow);
+        }
         let digits = compile_digits(&staged);
         let mut fast = Vec::new();
         if let Some(d) = &digits {
@@ -480,13 +480,15 @@ impl LayoutPlan {
     }
 
     /// The bit offset of an element from the start of the buffer: linear index ×
-    /// element bits. Within a byte, bits count from the least significant.
+    /// element bits. Within a byte, bits count from the least significant. A `u128`,
+    /// as the bit offsets of a buffer of up to `i64::MAX` bytes need 66 bits.
     ///
     /// # Errors
     /// As [`linear_index`](Self::linear_index).
-    pub fn bit_offset(&self, index: &[u64]) -> Result<u64, IndexError> {
-        // Cannot overflow: slot < allocated and allocated × bits fits (checked at build).
-        Ok(self.linear_index(index)? * self.element_bits)
+    pub fn bit_offset(&self, index: &[u64]) -> Result<u128, IndexError> {
+        // A u128: a validated shape's byte size fits in an i64, its bit size may not
+        // fit in a u64.
+        Ok(u128::from(self.linear_index(index)?) * u128::from(self.element_bits))
     }
 
     /// The byte offset of an element, when elements are whole bytes (`None` for
@@ -882,8 +884,9 @@ pub fn compare_indices(lhs: &[u64], rhs: &[u64]) -> Result<Ordering, IndexError>
 }
 
 fn bits_to_bytes(slots: u64, bits: u64) -> u64 {
-    // Fits: slots ≤ allocated and allocated × bits + 7 was checked at build.
-    (slots * bits).div_ceil(8)
+    // Fits: slots ≤ allocated, whose byte size was checked to fit at build.
+    let bytes = (u128::from(slots) * u128::from(bits)).div_ceil(8);
+    u64::try_from(bytes).unwrap_or(u64::MAX)
 }
 
 /// Digit-form delinearization (invariants 1–3 of `digits`).
@@ -911,31 +914,10 @@ fn delinearize_digits(d: &Digits, dims: &[u64], slot: u64, out: &mut [u64]) -> b
             }
         }
     }
-    for (source, &value) in d.sources.iter().zip(&values) {
-        let mut v = value;
-        for part in source.parts.iter().rev() {
-            let e = match part.radix {
-                Some(r) => {
-                    let e = v % r;
-                    v /= r;
-                    e
-                }
-                None => std::mem::take(&mut v),
-            };
-            match part.dim {
-                Some(k) => match (dims.get(k), out.get_mut(k)) {
-                    (Some(&size), Some(o)) if e < size => *o = e,
-                    _ => return false,
-                },
-                None => {
-                    if e != 0 {
-                        return false;
-                    }
-                }
-            }
-        }
-    }
-    true
+    d.sources
+        .iter()
+        .zip(&values)
+        .all(|(source, &value)| source.decompose(value, dims, out))
 }
 
 /// The largest slot of any element, for a plan of plain sources: greedy over the axes,

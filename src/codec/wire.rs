@@ -206,20 +206,19 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a varint of at most 10 bytes whose value fits in 64 bits.
+    #[inline]
     pub fn read_varint(&mut self) -> Result<u64, DecodeError> {
         let start = self.pos;
+        let rest = self.rest();
         // The one-byte case first: most tags and small values.
-        if let Some(b) = self.byte(start) {
+        if let Some(&b) = rest.first() {
             if b < 0x80 {
                 self.pos = start + 1;
                 return Ok(u64::from(b));
             }
         }
         let mut value: u64 = 0;
-        for i in 0..10 {
-            let Some(b) = self.byte(start + i) else {
-                return Err(DecodeError::new(DecodeErrorKind::TruncatedVarint, start));
-            };
+        for (i, &b) in rest.iter().take(10).enumerate() {
             let bits = u64::from(b & 0x7f);
             if i == 9 {
                 if b & 0x80 != 0 {
@@ -235,8 +234,7 @@ impl<'a> Reader<'a> {
                 return Ok(value);
             }
         }
-        // Unreachable: the tenth byte either ends the varint or is an error.
-        Err(DecodeError::new(DecodeErrorKind::VarintTooLong, start))
+        Err(DecodeError::new(DecodeErrorKind::TruncatedVarint, start))
     }
 
     /// Reads a tag: a varint of at most 5 bytes whose value fits in 32 bits, with a

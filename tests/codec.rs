@@ -165,6 +165,23 @@ const GOOGLE_RESERIALIZED: &[(MessageKind, &str, &str)] = &[
         "22 00 22 04 9a 06 01 41",
         "22 00 22 04 9a 06 01 41",
     ),
+    // Inside unknown fields: a 10-byte varint with excess bits, field number 0 in
+    // a group (Google's runtime skips both, keeping the bytes).
+    (
+        MessageKind::Shape,
+        "98 06 ff ff ff ff ff ff ff ff ff 7f",
+        "98 06 ff ff ff ff ff ff ff ff ff 7f",
+    ),
+    (
+        MessageKind::Shape,
+        "9b 06 08 ff ff ff ff ff ff ff ff ff 7f 9c 06",
+        "9b 06 08 ff ff ff ff ff ff ff ff ff 7f 9c 06",
+    ),
+    (
+        MessageKind::Shape,
+        "9b 06 02 01 67 00 05 9c 06",
+        "9b 06 02 01 67 00 05 9c 06",
+    ),
     // Known numbers with a wire type the field never has are kept as unknown.
     (MessageKind::Shape, "12 01 05 10 0b", "10 0b 12 01 05"),
     (MessageKind::Shape, "20 01", "20 01"),
@@ -377,6 +394,9 @@ const MALFORMED: &[(MessageKind, &str, &str)] = &[
     (MessageKind::Shape, "2a 01 2c", "layout: end-group tag for field 5 without a start-group at byte 2"),
     (MessageKind::Shape, "9b 06 08 01 a4 06", "#99: end-group tag for field 100 inside group 99 at byte 4"),
     (MessageKind::Shape, "9b 06 08 01", "#99: group 99 has no end-group tag at byte 2"),
+    (MessageKind::Shape, "9b 06 0e 9c 06", "#99: invalid wire type 6 at byte 2"),
+    (MessageKind::Shape, "9b 06 0b 14 9c 06", "#99: end-group tag for field 2 inside group 1 at byte 3"),
+    (MessageKind::Shape, "9b 06 90 80 80 80 80 00 01 9c 06", "#99: tag longer than 5 bytes at byte 2"),
     (MessageKind::Shape, "1a 05 01", "dimensions: length 5 runs past the end of the message (1 bytes left) at byte 1"),
     (MessageKind::Shape, "1a 01 80", "dimensions: truncated varint at byte 2"),
     (MessageKind::Shape, "1a 02 80 80 80 01", "dimensions: truncated varint at byte 2"),

@@ -9,7 +9,7 @@
 //!
 //! Encoding writes what Google's runtime writes: known fields in field-number order
 //! (except LayoutProto's retired fields 2-5, which XLA's schema only reserves, so
-//! Google's runtime writes them with the unknown fields, after the others),
+//! Google's runtime writes them with the unknown fields, in their place),
 //! repeated scalars packed, proto3 defaults left out (zero, enum 0, empty lists), a
 //! singular message written whenever it is present (even empty), negative numbers
 //! as 10-byte varints, then the message's unknown fields in their original order.
@@ -104,6 +104,8 @@ impl Kind {
 pub struct Decoder<'a> {
     pub(crate) reader: Reader<'a>,
     pub(crate) depth: u32,
+    /// Where the tag of the field being decoded starts.
+    pub(crate) tag_start: usize,
 }
 
 pub(crate) mod sealed {
@@ -130,6 +132,13 @@ pub(crate) mod sealed {
         /// `write_known` writes them (depth first), so that each is computed once.
         fn known_len(&self, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize;
 
+        /// Whether the message's copies of retired fields (see
+        /// [`super::UnknownField::is_retired_layout_field`]) are written, in their
+        /// place among the unknown fields, instead of the named fields.
+        fn keeps_retired_copies(&self, _unknown: &UnknownFields) -> bool {
+            true
+        }
+
         /// Writes the known fields with the unknown fields of submessages, taking
         /// submessage lengths from `sizes` as `known_len` recorded them.
         fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>, sizes: &mut Sizes<'_>);
@@ -153,6 +162,7 @@ pub(crate) fn merge_message<M: Codec>(
                 start,
             ));
         }
+        decoder.tag_start = start;
         if !message.merge_field(number, wire_type, decoder, unknown)? {
             let field = match M::KIND.field_name(number) {
                 Some(name) => Segment::Field(name),
@@ -380,7 +390,7 @@ impl Sizes<'_> {
 
 /// The length of a message: known fields then its own unknown fields.
 fn body_len<M: Codec>(message: &M, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize {
-    message.known_len(unknown, sizes) + unknown.own_len()
+    message.known_len(unknown, sizes) + unknown.own_len(message.keeps_retired_copies(unknown))
 }
 
 /// The encoded length of a message with its unknown fields.
@@ -395,7 +405,7 @@ pub(crate) fn encode<M: Codec>(message: &M, unknown: &UnknownFields) -> Vec<u8> 
     let mut buf = Vec::with_capacity(len);
     let mut cursor = Sizes(sizes.iter());
     message.write_known(unknown, &mut buf, &mut cursor);
-    unknown.write_own(&mut buf);
+    unknown.write_own(&mut buf, message.keeps_retired_copies(unknown));
     debug_assert_eq!(buf.len(), len);
     buf
 }
@@ -431,7 +441,7 @@ fn put_message<M: Codec>(
     wire::put_tag(buf, number, WireType::LengthDelimited);
     wire::put_varint(buf, sizes.next() as u64);
     message.write_known(unknown, buf, sizes);
-    unknown.write_own(buf);
+    unknown.write_own(buf, message.keeps_retired_copies(unknown));
 }
 
 fn len_messages<M: Codec>(
@@ -556,11 +566,7 @@ impl Codec for LayoutProto {
             1 => {
                 repeated(d, wt, &mut self.minor_to_major, to_i64).map_err(within("minor_to_major"))
             }
-            2 => repeated(d, wt, &mut self.padded_dimensions, to_i64)
-                .map_err(within("padded_dimensions")),
-            3 => enumeration(d, wt, &mut self.padding_value).map_err(within("padding_value")),
-            4 => enumeration(d, wt, &mut self.format).map_err(within("format")),
-            5 => int64(d, wt, &mut self.max_sparse_elements).map_err(within("max_sparse_elements")),
+            2..=5 => self.merge_retired(number, wt, d, unknown),
             6 => repeated_message(d, wt, 6, &mut self.tiles, unknown).map_err(within("tiles")),
             7 => {
                 int64(d, wt, &mut self.element_size_in_bits).map_err(within("element_size_in_bits"))
@@ -602,11 +608,7 @@ impl Codec for LayoutProto {
             + len_varint_field(15, int64_bits(&self.dynamic_shape_metadata_prefix_bytes))
             + len_varint_field(16, int64_bits(&self.tail_padding_alignment_in_elements))
             + len_messages(17, &self.split_configs, unknown, sizes)
-            // The retired fields, last: see `write_known`.
-            + len_packed(2, &self.padded_dimensions, int64_bits)
-            + len_varint_field(3, enum_bits(&self.padding_value))
-            + len_varint_field(4, enum_bits(&self.format))
-            + len_varint_field(5, int64_bits(&self.max_sparse_elements))
+            + self.retired_len(unknown)
     }
 
     fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>, sizes: &mut Sizes<'_>) {
@@ -631,10 +633,94 @@ impl Codec for LayoutProto {
             int64_bits(&self.tail_padding_alignment_in_elements),
         );
         put_messages(buf, 17, &self.split_configs, unknown, sizes);
-        // Fields 2-5 are retired and only `reserved` in XLA's schema, so Google's
-        // runtime holds them as unknown fields and writes them after the known ones.
-        // Writing them last, in number order, gives the same bytes as Google's
-        // runtime for every message written by XLA of any era.
+        self.write_retired(unknown, buf);
+    }
+
+    fn keeps_retired_copies(&self, unknown: &UnknownFields) -> bool {
+        let mut copies = unknown.retired_fields().peekable();
+        if copies.peek().is_none() {
+            return !self.has_retired_values();
+        }
+        // The named fields must still say what the copies say.
+        let mut from_copies = LayoutProto::default();
+        let mut scratch = UnknownFields::new();
+        for copy in copies {
+            let mut decoder = Decoder {
+                reader: Reader::new(copy.raw()),
+                depth: 0,
+                tag_start: 0,
+            };
+            if merge_message(&mut decoder, &mut from_copies, &mut scratch).is_err() {
+                return false;
+            }
+        }
+        from_copies.padded_dimensions == self.padded_dimensions
+            && from_copies.padding_value == self.padding_value
+            && from_copies.format == self.format
+            && from_copies.max_sparse_elements == self.max_sparse_elements
+    }
+}
+
+// LayoutProto's retired fields 2-5. XLA's schema only reserves their numbers, so
+// Google's runtime keeps them as unknown fields: in their place among the others,
+// byte for byte. The decoder reads them into the named fields and keeps their bytes
+// as copies; the encoder writes the copies while the named fields agree with them,
+// and otherwise writes the named fields canonically, in number order, right before
+// the unknown fields (where Google's runtime would put them).
+impl LayoutProto {
+    fn has_retired_values(&self) -> bool {
+        !self.padded_dimensions.is_empty()
+            || self.padding_value != 0
+            || self.format != 0
+            || self.max_sparse_elements != 0
+    }
+
+    fn merge_retired(
+        &mut self,
+        number: u32,
+        wire_type: WireType,
+        decoder: &mut Decoder<'_>,
+        unknown: &mut UnknownFields,
+    ) -> Result<bool, DecodeError> {
+        let snapshot = decoder.reader.clone();
+        let listed = self.padded_dimensions.len();
+        let read = match number {
+            2 => repeated(decoder, wire_type, &mut self.padded_dimensions, to_i64),
+            3 => enumeration(decoder, wire_type, &mut self.padding_value),
+            4 => enumeration(decoder, wire_type, &mut self.format),
+            _ => int64(decoder, wire_type, &mut self.max_sparse_elements),
+        };
+        match read {
+            Ok(true) => {
+                let raw = decoder.reader.since(decoder.tag_start);
+                unknown.push(UnknownField::retired(number, wire_type, raw));
+                Ok(true)
+            }
+            Ok(false) => Ok(false),
+            Err(_) => {
+                // Unreadable as the named field (a bad packed list, a varint past 64
+                // bits): Google's runtime keeps such bytes as an unknown field, whole.
+                self.padded_dimensions.truncate(listed);
+                decoder.reader = snapshot;
+                Ok(false)
+            }
+        }
+    }
+
+    fn retired_len(&self, unknown: &UnknownFields) -> usize {
+        if self.keeps_retired_copies(unknown) {
+            return 0;
+        }
+        len_packed(2, &self.padded_dimensions, int64_bits)
+            + len_varint_field(3, enum_bits(&self.padding_value))
+            + len_varint_field(4, enum_bits(&self.format))
+            + len_varint_field(5, int64_bits(&self.max_sparse_elements))
+    }
+
+    fn write_retired(&self, unknown: &UnknownFields, buf: &mut Vec<u8>) {
+        if self.keeps_retired_copies(unknown) {
+            return;
+        }
         put_packed(buf, 2, &self.padded_dimensions, int64_bits);
         put_varint_field(buf, 3, enum_bits(&self.padding_value));
         put_varint_field(buf, 4, enum_bits(&self.format));

@@ -38,8 +38,9 @@
 //!
 //! Encoding writes what Google's C++ and Python runtimes write for the same message
 //! under XLA's current schema: known fields in field-number order (LayoutProto's
-//! retired fields 2-5, which that schema only reserves, come after all the others, as
-//! Google's runtime writes unknown fields), repeated scalars packed, proto3 defaults
+//! retired fields 2-5, which that schema only reserves, are written as Google's
+//! runtime writes unknown fields: see [`UnknownField::is_retired_layout_field`]),
+//! repeated scalars packed, proto3 defaults
 //! omitted (zero, enum 0, empty lists), present submessages written even when empty
 //! (`layout {}` is `2a 00`), negative numbers as 10-byte varints, and then, in each
 //! message, its unknown fields in their original order and exact bytes (as upb, the
@@ -115,6 +116,7 @@ pub fn decode<M: WireMessage>(bytes: &[u8]) -> Result<Decoded<M>, DecodeError> {
     let mut decoder = Decoder {
         reader: wire::Reader::new(bytes),
         depth: 0,
+        tag_start: 0,
     };
     let mut decoded = Decoded::<M>::default();
     messages::merge_message(&mut decoder, &mut decoded.message, &mut decoded.unknown)?;

@@ -154,12 +154,19 @@ fn write_json(decoded: &Decoded<AnyMessage>, options: &Options) -> Vec<u8> {
 fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, Failure> {
     let input = std::str::from_utf8(bytes)
         .map_err(|e| Failure::unreadable(format!("hlo text is not UTF-8: {e}")))?;
-    text::parse_message(kind, input)
-        .map(|message| Decoded {
-            message,
-            unknown: codec::UnknownFields::new(),
-        })
-        .map_err(|e| Failure::unreadable(e.render(input)))
+    let message =
+        text::parse_message(kind, input).map_err(|e| Failure::unreadable(e.render(input)))?;
+    let depth = text::message_depth(&message);
+    if depth > codec::wire::RECURSION_LIMIT as usize {
+        return Err(Failure::unreadable(format!(
+            "the shape nests {depth} messages deep; protobuf runtimes (and this codec) read at most {}",
+            codec::wire::RECURSION_LIMIT
+        )));
+    }
+    Ok(Decoded {
+        message,
+        unknown: codec::UnknownFields::new(),
+    })
 }
 
 /// HLO text out, one line. Unknown fields have no text form, so they are refused.

@@ -61,7 +61,7 @@ pub enum From {
     Binary,
     /// One message per file in the proto3 JSON mapping.
     Json,
-    /// One shape, layout or program shape per file in HLO text.
+    /// HLO text, one shape, layout or program shape per line.
     Hlo,
     /// A whole HLO module in text form: every shape in it.
     HloModule,
@@ -249,14 +249,48 @@ fn check(from: From, kind: MessageKind, input: Option<&PathBuf>) -> Outcome {
             let Ok(source) = std::str::from_utf8(&bytes) else {
                 return Outcome::Unreadable("the input is not utf-8 text".to_string());
             };
-            match text::parse_message(kind, source.trim()) {
-                Ok(message) => issues(&validate_message(&message, Options::hlo_text())),
-                Err(e) => Outcome::Unreadable(e.to_string()),
-            }
+            hlo_lines(kind, source)
         }
         From::HloModule => scan(input, true),
         From::HloModuleProto => scan(input, false),
     }
+}
+
+/// `--from hlo`: one message per line (blank lines skipped). A line that does not parse
+/// makes the input unreadable (exit 2), as bytes that do not decode do; the message says
+/// where, with a caret. With more than one message, each problem carries its
+/// `LINE:COLUMN`.
+fn hlo_lines(kind: MessageKind, source: &str) -> Outcome {
+    let lines: Vec<(usize, &str)> = source
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .collect();
+    let many = lines.len() > 1;
+    let mut problems = Vec::new();
+    for (index, line) in lines {
+        match text::parse_message(kind, line) {
+            Ok(message) => {
+                let report = validate_message(&message, Options::hlo_text());
+                for issue in report.issues() {
+                    let mut problem = Problem::from_issue(issue);
+                    if many {
+                        problem.position = Some((index + 1, 1));
+                        problem.shape = Some(line.trim().to_string());
+                    }
+                    problems.push(problem);
+                }
+            }
+            Err(e) => {
+                let column = line
+                    .get(..e.span().start)
+                    .map_or(e.span().start, |s| s.chars().count())
+                    + 1;
+                return Outcome::Unreadable(format!("{}:{column}: {}", index + 1, e.render(line)));
+            }
+        }
+    }
+    Outcome::Checked(problems)
 }
 
 fn read(input: Option<&PathBuf>) -> Result<Vec<u8>, String> {
@@ -275,25 +309,16 @@ fn scan(input: Option<&PathBuf>, is_text: bool) -> Outcome {
     let mut problems = Vec::new();
     let mut report = |finding: module::Finding| problems.push(Problem::from_finding(finding));
     let result = if is_text {
-        let mut check = |shape: &xla_shape::proto::ShapeProto| {
-            xla_shape::validate::validate_shape_with(shape, Options::hlo_text())
-                .into_parts()
-                .1
-        };
+        let mut check = module::validate_text;
         match input.filter(|p| p.as_os_str() != "-") {
             Some(path) => match std::fs::File::open(path) {
                 Ok(file) => module::scan_text(BufReader::new(file), &mut check, &mut report),
                 Err(e) => return Outcome::Unreadable(e.to_string()),
             },
-            None => match read(None) {
-                Ok(bytes) => module::scan_text(bytes.as_slice(), &mut check, &mut report),
-                Err(e) => return Outcome::Unreadable(e),
-            },
+            None => module::scan_text(std::io::stdin().lock(), &mut check, &mut report),
         }
     } else {
-        let mut check = |shape: &xla_shape::proto::ShapeProto| {
-            xla_shape::validate::validate_shape(shape).into_parts().1
-        };
+        let mut check = module::validate_proto;
         match read(input) {
             Ok(bytes) => module::scan_proto(&bytes, &mut check, &mut report),
             Err(e) => return Outcome::Unreadable(e),

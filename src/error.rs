@@ -301,8 +301,8 @@ pub enum IssueKind {
     WrongWireType {
         /// The field number.
         number: u32,
-        /// The wire type seen.
-        wire_type: u8,
+        /// The wire type seen (`varint`, `fixed64`, `length-delimited`, ...).
+        wire_type: &'static str,
     },
 
     // ----- warnings -----
@@ -357,12 +357,12 @@ pub enum IssueKind {
     #[error("ignored: padding_value without padded_dimensions")]
     PaddingValueWithoutPadding,
     /// A field this schema does not know (from a newer XLA, or another message).
-    #[error("unknown field {number} (wire type {wire_type}); kept as is, but XLA ignores it")]
+    #[error("unknown field {number} ({wire_type}); kept as is, but XLA ignores it")]
     UnknownField {
         /// The field number.
         number: u32,
-        /// The wire type.
-        wire_type: u8,
+        /// The wire type (`varint`, `fixed64`, `length-delimited`, ...).
+        wire_type: &'static str,
     },
 }
 

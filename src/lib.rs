@@ -6,6 +6,7 @@
 pub mod codec;
 pub mod error;
 pub mod index;
+pub mod json;
 pub mod layout;
 pub mod message;
 pub mod path;

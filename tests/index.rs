@@ -701,6 +701,21 @@ fn check_layout(l: &RefLayout) {
         physical.push((slot, it.index().to_vec()));
     }
     assert_eq!(physical, slots, "{l:?}");
+    // Internal iteration (fold) sees the same, also after a few steps of next().
+    let mut stepped = Vec::new();
+    for x in p.physical_order() {
+        // A `for` loop steps with next().
+        stepped.push(x);
+    }
+    for skip in [0, 1, 3] {
+        let mut it = p.physical_order();
+        let mut got: Vec<(u64, u64)> = it.by_ref().take(skip).collect();
+        got = it.fold(got, |mut v, x| {
+            v.push(x);
+            v
+        });
+        assert_eq!(got, stepped, "{l:?} fold after {skip}");
+    }
     assert_eq!(
         p.data_elements(),
         slots.last().map_or(0, |(s, _)| s + 1),

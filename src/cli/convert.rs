@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use xla_shape::codec::{self, Decoded};
-use xla_shape::text;
+use xla_shape::{json, text};
 use xla_shape::{AnyMessage, MessageKind};
 
 use super::{input_name, read_input, write_output, Failure, MessageArg};
@@ -51,16 +51,6 @@ pub enum Form {
     Json,
     /// XLA's HLO text form.
     Hlo,
-}
-
-impl Form {
-    fn name(self) -> &'static str {
-        match self {
-            Form::Binary => "binary",
-            Form::Json => "json",
-            Form::Hlo => "hlo",
-        }
-    }
 }
 
 /// `--json-names`: the keys of JSON output.
@@ -109,11 +99,10 @@ pub fn read(
     bytes: &[u8],
     options: &Options,
 ) -> Result<Decoded<AnyMessage>, Failure> {
-    let _ = options;
     match form {
         Form::Binary => codec::decode_any(kind, bytes).map_err(Failure::unreadable),
         Form::Hlo => read_hlo(kind, bytes),
-        Form::Json => Err(not_supported("reading", form)),
+        Form::Json => read_json(kind, bytes, options),
     }
 }
 
@@ -123,12 +112,41 @@ pub fn write(
     decoded: &Decoded<AnyMessage>,
     options: &Options,
 ) -> Result<Vec<u8>, Failure> {
-    let _ = options;
     match form {
         Form::Binary => Ok(codec::encode_any(decoded)),
         Form::Hlo => write_hlo(decoded),
-        Form::Json => Err(not_supported("writing", form)),
+        Form::Json => Ok(write_json(decoded, options)),
     }
+}
+
+/// Proto3 JSON in; errors name the field path, line and column.
+fn read_json(
+    kind: MessageKind,
+    bytes: &[u8],
+    options: &Options,
+) -> Result<Decoded<AnyMessage>, Failure> {
+    let parse = json::ParseOptions::new().ignore_unknown_fields(options.ignore_unknown_fields);
+    json::from_json(kind, bytes, &parse)
+        .map(|message| Decoded {
+            message,
+            unknown: codec::UnknownFields::new(),
+        })
+        .map_err(Failure::unreadable)
+}
+
+/// Proto3 JSON out, with a final newline. Unknown fields are dropped, as Google's
+/// JSON printers drop them.
+fn write_json(decoded: &Decoded<AnyMessage>, options: &Options) -> Vec<u8> {
+    let names = match options.json_names {
+        JsonNames::Camel => json::FieldNames::Json,
+        JsonNames::Proto => json::FieldNames::Proto,
+    };
+    let print = json::PrintOptions::new()
+        .field_names(names)
+        .pretty(options.pretty);
+    let mut out = json::to_json(&decoded.message, &print);
+    out.push('\n');
+    out.into_bytes()
 }
 
 /// HLO text in: the whole input is one message (surrounding whitespace allowed);
@@ -136,12 +154,19 @@ pub fn write(
 fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, Failure> {
     let input = std::str::from_utf8(bytes)
         .map_err(|e| Failure::unreadable(format!("hlo text is not UTF-8: {e}")))?;
-    text::parse_message(kind, input)
-        .map(|message| Decoded {
-            message,
-            unknown: codec::UnknownFields::new(),
-        })
-        .map_err(|e| Failure::unreadable(e.render(input)))
+    let message =
+        text::parse_message(kind, input).map_err(|e| Failure::unreadable(e.render(input)))?;
+    let depth = text::message_depth(&message);
+    if depth > codec::wire::RECURSION_LIMIT as usize {
+        return Err(Failure::unreadable(format!(
+            "the shape nests {depth} messages deep; protobuf runtimes (and this codec) read at most {}",
+            codec::wire::RECURSION_LIMIT
+        )));
+    }
+    Ok(Decoded {
+        message,
+        unknown: codec::UnknownFields::new(),
+    })
 }
 
 /// HLO text out, one line. Unknown fields have no text form, so they are refused.
@@ -156,11 +181,4 @@ fn write_hlo(decoded: &Decoded<AnyMessage>) -> Result<Vec<u8>, Failure> {
         .map_err(|e| Failure::unreadable(format!("{e} (no hlo text form)")))?;
     out.push('\n');
     Ok(out.into_bytes())
-}
-
-fn not_supported(what: &str, form: Form) -> Failure {
-    Failure::unreadable(format!(
-        "{what} the {} form is not supported yet",
-        form.name()
-    ))
 }

@@ -1,19 +1,190 @@
 //! `xla-shape index`: where an element of a shape lives in linear memory.
 
-use clap::Args;
+use std::fmt::Write as _;
+use std::io::Write as _;
 
-use super::Failure;
+use clap::Args;
+use xla_shape::index::LayoutPlan;
+use xla_shape::validate::{validate_shape_with, Options};
+use xla_shape::{text, ArrayShape, Shape};
+
+use super::{write_output, Failure};
 
 /// Map a multi-dimensional index to its linear index, or back with `--linear`.
+///
+/// Linear indices count elements (slots) from the start of the buffer, tiles and
+/// padding included, following XLA's nested tiling (docs/tiled_layout.md).
 #[derive(Debug, Args)]
+#[command(after_help = "Examples:\n  \
+    xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3          # prints 17\n  \
+    xla-shape index 's4[2,3]{1,0:E(4)}' 1,2 --bits      # prints 20\n  \
+    xla-shape index 'f32[3,5]{1,0:T(2,2)}' --linear 11  # prints padding")]
 pub struct IndexArgs {
-    /// The shape, in HLO text, e.g. 'f32[3,5]{1,0:T(2,2)}'.
+    /// The shape, in HLO text, e.g. 'f32[3,5]{1,0:T(2,2)}' (legacy padding as PD(...)).
     shape: String,
-    /// The multi-dimensional index, e.g. `2,3`.
+    /// The multi-dimensional index, e.g. `2,3` (empty for a scalar).
+    #[arg(required_unless_present = "linear", allow_hyphen_values = true)]
     index: Option<String>,
+    /// Print the element at this linear index instead (or `padding`).
+    #[arg(long, value_name = "N", conflicts_with = "index")]
+    linear: Option<String>,
+    /// Print the bit offset (linear index × element bits, E(n) if set) instead.
+    #[arg(long, conflicts_with = "linear")]
+    bits: bool,
 }
 
 pub fn run(args: IndexArgs) -> Result<(), Failure> {
-    let _ = (args.shape, args.index);
-    Err(Failure::unreadable("index is not implemented yet"))
+    let shape = read_array(&args.shape)?;
+    let plan = LayoutPlan::new(&shape).map_err(|e| Failure::unreadable(format!("shape: {e}")))?;
+    let out = match (&args.index, &args.linear) {
+        (_, Some(linear)) => {
+            let linear =
+                parse_number(linear.trim()).ok_or_else(|| bad_number("--linear", linear))?;
+            match plan.multi_index(linear) {
+                Ok(Some(index)) => join(&index),
+                Ok(None) => "padding".to_string(),
+                Err(e) => return Err(Failure::unreadable(format!("--linear: {e}"))),
+            }
+        }
+        (Some(index), None) => {
+            let index = parse_index(index)?;
+            let result = if args.bits {
+                plan.bit_offset(&index)
+            } else {
+                plan.linear_index(&index)
+            };
+            result
+                .map_err(|e| Failure::unreadable(format!("index: {e}")))?
+                .to_string()
+        }
+        (None, None) => return Err(Failure::unreadable("give an index I,J,... or --linear N")),
+    };
+    write_output(format!("{out}\n").as_bytes())
+}
+
+/// Parses and validates a SHAPE argument (HLO text rules, so `*` tiles are accepted)
+/// into an array shape; a buffer `b(...)` gives its array.
+pub(super) fn read_array(input: &str) -> Result<ArrayShape, Failure> {
+    let proto = text::parse_shape(input)
+        .map_err(|e| Failure::unreadable(format!("shape: {}", e.render(input))))?;
+    // A shape that parses but is invalid is invalid input (exit 1), not unreadable.
+    let shape = validate_shape_with(&proto, Options::hlo_text())
+        .into_result()
+        .map_err(|e| {
+            let _ = writeln!(std::io::stderr(), "xla-shape: shape is invalid: {e}");
+            Failure::Invalid
+        })?;
+    match shape {
+        Shape::Array(array) | Shape::Buffer(array) => Ok(array),
+        other => Err(Failure::unreadable(format!(
+            "shape: a {} has no elements to index; give an array shape",
+            other.kind_name()
+        ))),
+    }
+}
+
+fn parse_number(s: &str) -> Option<u64> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok()
+}
+
+fn bad_number(what: &str, value: &str) -> Failure {
+    Failure::unreadable(format!("{what}: '{value}' is not a non-negative integer"))
+}
+
+fn parse_index(text: &str) -> Result<Vec<u64>, Failure> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(Vec::new());
+    }
+    text.split(',')
+        .map(|part| parse_number(part.trim()).ok_or_else(|| bad_number("index", part.trim())))
+        .collect()
+}
+
+fn join(index: &[u64]) -> String {
+    let mut out = String::new();
+    for (i, e) in index.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{e}");
+    }
+    out
+}
+
+/// The memory part of `explain`: sizes, strides and, for small 2-D shapes, a picture of
+/// the memory order (each element's linear index, dimension 0 down, dimension 1 across).
+pub(super) fn memory_report(shape: &ArrayShape) -> String {
+    let mut out = String::new();
+    let plan = match LayoutPlan::new(shape) {
+        Ok(plan) => plan,
+        Err(e) => {
+            let _ = writeln!(out, "memory: {e}");
+            return out;
+        }
+    };
+    let bits = plan.element_bits();
+    let _ = writeln!(out, "elements: {}", plan.element_count());
+    let _ = writeln!(out, "element size: {bits} bits");
+    let _ = writeln!(
+        out,
+        "allocated: {} elements, {} bytes (padding and tiles included)",
+        plan.allocated_elements(),
+        plan.allocated_bytes()
+    );
+    let _ = writeln!(
+        out,
+        "data: {} elements, {} bytes (up to the end of the last element in memory)",
+        plan.data_elements(),
+        plan.data_bytes()
+    );
+    let _ = writeln!(
+        out,
+        "xla sizes: ByteSizeOf {} bytes (no padding), ArraySize {} bytes (first tile only), ArrayDataSize {} bytes (first tile only)",
+        plan.xla_byte_size_of(),
+        plan.xla_array_size(),
+        plan.xla_array_data_size()
+    );
+    match plan.element_strides() {
+        Some(strides) => {
+            let _ = write!(out, "strides: [{}] elements", join(&strides));
+            if let Some(bytes) = plan.byte_strides() {
+                let _ = write!(out, ", [{}] bytes", join(&bytes));
+            } else {
+                let _ = write!(out, ", none in bytes ({bits}-bit elements)");
+            }
+            out.push('\n');
+        }
+        None => out.push_str("strides: none (the tiles reorder elements)\n"),
+    }
+    let dims = plan.dimensions();
+    if let [rows, cols] = *dims {
+        if (1..=16).contains(&rows) && (1..=16).contains(&cols) {
+            let cells: Vec<Vec<String>> = (0..rows)
+                .map(|i| {
+                    (0..cols)
+                        .map(|j| {
+                            plan.linear_index(&[i, j])
+                                .map_or_else(|_| "?".to_string(), |l| l.to_string())
+                        })
+                        .collect()
+                })
+                .collect();
+            let width = cells.iter().flatten().map(String::len).max().unwrap_or(1);
+            out.push_str(
+                "memory order (linear index of each element; dimension 0 down, 1 across):\n",
+            );
+            for row in cells {
+                out.push(' ');
+                for cell in row {
+                    let _ = write!(out, " {cell:>width$}");
+                }
+                out.push('\n');
+            }
+        }
+    }
+    out
 }

@@ -5,7 +5,7 @@
 //! digits with carries, a memory step adds to one coordinate; no division per element.
 //! Other plans step through [`LayoutPlan::linear_index`] / [`LayoutPlan::multi_index`].
 
-use super::digits::{AxisKind, Digits};
+use super::digits::{Axis, AxisKind, Digits};
 use super::LayoutPlan;
 
 /// Every element's linear index in logical order; see [`LayoutPlan::logical_order`].
@@ -133,15 +133,29 @@ impl Iterator for LogicalOrder<'_> {
 }
 
 /// Every element in memory order; see [`LayoutPlan::physical_order`].
+///
+/// Yields `(linear index, logical position)`; [`index`](Self::index) gives the
+/// multi-dimensional index of the element last returned.
 #[derive(Clone, Debug)]
 pub struct PhysicalOrder<'a> {
     plan: &'a LayoutPlan,
     state: State,
+    /// The index at the start of the current run (the inner coordinate is brought up
+    /// to date by [`index`](Self::index)).
     index: Vec<u64>,
     slot: u64,
     logical: u64,
     /// Row-major weight of each logical dimension (for the logical position).
     row_major: Vec<u64>,
+    /// Elements left in the current run after the current one (fast path only).
+    remaining: u64,
+    /// Logical position step along the run.
+    step_logical: u64,
+    /// The run's first slot, its logical dimension, divisor and starting coordinate.
+    run_slot: u64,
+    inner_dim: usize,
+    inner_div: u64,
+    inner_base: u64,
     /// Incremental state for plain digit plans.
     fast: Option<PhysicalFast<'a>>,
 }
@@ -150,12 +164,6 @@ pub struct PhysicalOrder<'a> {
 struct PhysicalFast<'a> {
     digits: &'a Digits,
     counters: Vec<u64>,
-    /// Elements left in the current run after the current one.
-    remaining: u64,
-    /// The innermost axis' logical dimension and divisor (0 when it is constant).
-    inner_dim: usize,
-    inner_div: u64,
-    inner_logical: u64,
 }
 
 impl<'a> PhysicalOrder<'a> {
@@ -173,10 +181,6 @@ impl<'a> PhysicalOrder<'a> {
             .map(|digits| PhysicalFast {
                 digits,
                 counters: vec![0; digits.axes.len()],
-                remaining: 0,
-                inner_dim: 0,
-                inner_div: 0,
-                inner_logical: 0,
             });
         PhysicalOrder {
             plan,
@@ -185,58 +189,82 @@ impl<'a> PhysicalOrder<'a> {
             slot: 0,
             logical: 0,
             row_major,
+            remaining: 0,
+            step_logical: 0,
+            run_slot: 0,
+            inner_dim: usize::MAX,
+            inner_div: 0,
+            inner_base: 0,
             fast,
         }
     }
 
     /// The multi-dimensional index of the element last returned.
-    pub fn index(&self) -> &[u64] {
+    pub fn index(&mut self) -> &[u64] {
+        if self.fast.is_some() {
+            if let Some(e) = self.index.get_mut(self.inner_dim) {
+                let slot = self.slot - self.remaining;
+                *e = self.inner_base + (slot - self.run_slot) * self.inner_div;
+            }
+        }
         &self.index
     }
 
-    /// Sets up the run of the innermost axis at the current outer counters.
-    fn start_run(&mut self) {
-        let Some(fast) = &mut self.fast else { return };
+    /// Sets up the run of the innermost axis at the current outer counters and returns
+    /// its first element. `slot` and `logical` then hold the run's *last* element; the
+    /// current one is `remaining` steps before it.
+    fn start_run(&mut self) -> (u64, u64) {
+        let Some(fast) = &self.fast else {
+            return (self.slot, self.logical);
+        };
         let dims = self.plan.dimensions();
         let axes = &fast.digits.axes;
         self.index.iter_mut().for_each(|e| *e = 0);
-        self.slot = 0;
+        let mut slot = 0;
         for (axis, &c) in axes.iter().zip(&fast.counters) {
-            self.slot += c * axis.stride;
+            slot += c * axis.stride;
             if let AxisKind::Digit { source, div, .. } = axis.kind {
                 self.index[source] += c * div;
             }
         }
-        self.logical = self
+        let logical: u64 = self
             .index
             .iter()
             .zip(&self.row_major)
             .map(|(e, w)| e * w)
             .sum();
-        let Some(inner) = axes.last() else { return };
-        match inner.kind {
-            AxisKind::Const => {
-                fast.remaining = 0;
-                fast.inner_div = 0;
-                fast.inner_logical = 0;
+        self.run_slot = slot;
+        self.remaining = 0;
+        self.inner_dim = usize::MAX; // no coordinate moves along a one-element run
+        self.inner_div = 0;
+        self.step_logical = 0;
+        if let Some(Axis {
+            radix,
+            kind:
+                AxisKind::Digit {
+                    source,
+                    div,
+                    modulus,
+                },
+            ..
+        }) = axes.last()
+        {
+            let mut n = *radix;
+            if let Some(m) = modulus {
+                n = n.min(*m);
             }
-            AxisKind::Digit {
-                source,
-                div,
-                modulus,
-            } => {
-                let mut n = inner.radix;
-                if let Some(m) = modulus {
-                    n = n.min(m);
-                }
-                let room = dims[source].saturating_sub(self.index[source]);
-                n = n.min(room.div_ceil(div));
-                fast.remaining = n.saturating_sub(1);
-                fast.inner_dim = source;
-                fast.inner_div = div;
-                fast.inner_logical = div * self.row_major[source];
-            }
+            let room = dims[*source].saturating_sub(self.index[*source]);
+            n = n.min(room.div_ceil(*div));
+            self.remaining = n.saturating_sub(1);
+            self.inner_dim = *source;
+            self.inner_div = *div;
+            self.inner_base = self.index[*source];
+            self.step_logical = div * self.row_major[*source];
         }
+        // Last element of the run (the inner axis has stride 1).
+        self.slot = slot + self.remaining;
+        self.logical = logical + self.remaining * self.step_logical;
+        (slot, logical)
     }
 
     /// Moves the outer counters to the next configuration that holds elements.
@@ -289,27 +317,8 @@ impl<'a> PhysicalOrder<'a> {
         }
         false
     }
-}
 
-impl Iterator for PhysicalOrder<'_> {
-    type Item = (u64, u64);
-
-    #[inline]
-    fn next(&mut self) -> Option<(u64, u64)> {
-        if let (State::Running, Some(fast)) = (self.state, &mut self.fast) {
-            if fast.remaining > 0 {
-                fast.remaining -= 1;
-                self.slot += 1;
-                self.index[fast.inner_dim] += fast.inner_div;
-                self.logical += fast.inner_logical;
-                return Some((self.slot, self.logical));
-            }
-        }
-        self.next_slow()
-    }
-}
-
-impl PhysicalOrder<'_> {
+    #[inline(never)]
     fn next_slow(&mut self) -> Option<(u64, u64)> {
         match self.state {
             State::Done => return None,
@@ -320,8 +329,7 @@ impl PhysicalOrder<'_> {
                     return None;
                 }
                 if self.fast.is_some() {
-                    self.start_run();
-                    return Some((self.slot, self.logical));
+                    return Some(self.start_run());
                 }
                 self.slot = 0;
                 if self.plan.digits().is_some_and(|d| d.axes.is_empty()) {
@@ -337,8 +345,7 @@ impl PhysicalOrder<'_> {
         }
         if self.fast.is_some() {
             if self.advance_outer() {
-                self.start_run();
-                return Some((self.slot, self.logical));
+                return Some(self.start_run());
             }
             self.state = State::Done;
             return None;
@@ -370,5 +377,43 @@ impl PhysicalOrder<'_> {
         }
         self.state = State::Done;
         None
+    }
+}
+
+impl Iterator for PhysicalOrder<'_> {
+    type Item = (u64, u64);
+
+    #[inline]
+    fn next(&mut self) -> Option<(u64, u64)> {
+        if self.remaining > 0 {
+            // Only `remaining` changes along a run: slot and logical position are
+            // counted back from the run's last element.
+            self.remaining -= 1;
+            return Some((
+                self.slot - self.remaining,
+                self.logical - self.remaining * self.step_logical,
+            ));
+        }
+        self.next_slow()
+    }
+
+    #[inline]
+    fn fold<B, F>(mut self, init: B, mut f: F) -> B
+    where
+        F: FnMut(B, (u64, u64)) -> B,
+    {
+        let mut acc = init;
+        loop {
+            // The rest of the current run, in a tight loop.
+            let (slot, logical, step) = (self.slot, self.logical, self.step_logical);
+            for r in (0..self.remaining).rev() {
+                acc = f(acc, (slot - r, logical - r * step));
+            }
+            self.remaining = 0;
+            match self.next_slow() {
+                Some(item) => acc = f(acc, item),
+                None => return acc,
+            }
+        }
     }
 }

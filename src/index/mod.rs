@@ -40,25 +40,10 @@
 //! in `ShapeUtil::ArraySize`.
 //!
 //! ```
-//! # use xla_shape::{index::LayoutPlan, proto, ArrayShape};
-//! # // Shapes come through the validation gate; here from a ShapeProto with the
-//! # // descending minor_to_major and the given tiles.
-//! # fn plan(ty: proto::PrimitiveType, dims: &[i64], tiles: &[&[i64]]) -> LayoutPlan {
-//! #     let layout = proto::LayoutProto {
-//! #         minor_to_major: (0..dims.len() as i64).rev().collect(),
-//! #         tiles: tiles.iter().map(|t| proto::TileProto { dimensions: t.to_vec() }).collect(),
-//! #         ..Default::default()
-//! #     };
-//! #     let shape = proto::ShapeProto {
-//! #         element_type: ty as i32,
-//! #         dimensions: dims.to_vec(),
-//! #         layout: Some(Box::new(layout)),
-//! #         ..Default::default()
-//! #     };
-//! #     LayoutPlan::new(&ArrayShape::try_from(&shape).unwrap()).unwrap()
-//! # }
+//! # use xla_shape::{index::LayoutPlan, Shape};
 //! // tiled_layout.md, figure 1: f32[3,5]{1,0:T(2,2)}; element (2,3) is at 17.
-//! let plan = plan(proto::PrimitiveType::F32, &[3, 5], &[&[2, 2]]);
+//! let shape: Shape = "f32[3,5]{1,0:T(2,2)}".parse().unwrap();
+//! let plan = LayoutPlan::new(shape.as_array().unwrap()).unwrap();
 //! assert_eq!(plan.linear_index(&[2, 3]).unwrap(), 17);
 //! assert_eq!(plan.allocated_bytes(), 96);
 //! ```
@@ -236,6 +221,8 @@ pub struct LayoutPlan {
     digits: Option<Digits>,
     fast: Vec<FastDigit>,
     all_pow2: bool,
+    /// Per logical dimension, its stride, when every dimension is one plain digit.
+    strided: Option<Vec<u64>>,
     dims: Vec<u64>,
     element_count: u64,
     element_bits: u64,
@@ -354,12 +341,31 @@ impl LayoutPlan {
             }
         }
         let all_pow2 = fast.iter().all(|d| d.pow2);
+        let mut strided = None;
+        if digits.as_ref().is_some_and(|d| d.trivial) {
+            let mut strides = vec![0u64; dims.len()];
+            let mut plain = true;
+            let mut seen = vec![false; dims.len()];
+            for digit in &fast {
+                match (strides.get_mut(digit.source), seen.get_mut(digit.source)) {
+                    (Some(s), Some(seen)) if !*seen && digit.div == 1 && digit.mask == u64::MAX => {
+                        *s = digit.stride;
+                        *seen = true;
+                    }
+                    _ => plain = false,
+                }
+            }
+            if plain {
+                strided = Some(strides);
+            }
+        }
         Ok(LayoutPlan {
             spec,
             staged,
             digits,
             fast,
             all_pow2,
+            strided,
             dims,
             element_count,
             element_bits,
@@ -416,25 +422,10 @@ impl LayoutPlan {
     /// results, and [`multi_index`](Self::multi_index) of the result is the index.
     ///
     /// ```
-    /// # use xla_shape::{index::LayoutPlan, proto, ArrayShape};
-    /// # // Shapes come through the validation gate; here from a ShapeProto with the
-    /// # // descending minor_to_major and the given tiles.
-    /// # fn plan(ty: proto::PrimitiveType, dims: &[i64], tiles: &[&[i64]]) -> LayoutPlan {
-    /// #     let layout = proto::LayoutProto {
-    /// #         minor_to_major: (0..dims.len() as i64).rev().collect(),
-    /// #         tiles: tiles.iter().map(|t| proto::TileProto { dimensions: t.to_vec() }).collect(),
-    /// #         ..Default::default()
-    /// #     };
-    /// #     let shape = proto::ShapeProto {
-    /// #         element_type: ty as i32,
-    /// #         dimensions: dims.to_vec(),
-    /// #         layout: Some(Box::new(layout)),
-    /// #         ..Default::default()
-    /// #     };
-    /// #     LayoutPlan::new(&ArrayShape::try_from(&shape).unwrap()).unwrap()
-    /// # }
-    /// // tiled_layout.md, figure 2: bf16[4,8]{1,0:T(2,4)(2,1)}.
-    /// let plan = plan(proto::PrimitiveType::Bf16, &[4, 8], &[&[2, 4], &[2, 1]]);
+    /// # use xla_shape::{index::LayoutPlan, Shape};
+    /// // tiled_layout.md, figure 2: 4x8 with T(2,4)(2,1).
+    /// let shape: Shape = "bf16[4,8]{1,0:T(2,4)(2,1)}".parse().unwrap();
+    /// let plan = LayoutPlan::new(shape.as_array().unwrap()).unwrap();
     /// let row = |i| (0..8).map(|j| plan.linear_index(&[i, j]).unwrap()).collect::<Vec<_>>();
     /// assert_eq!(row(0), [0, 2, 4, 6, 8, 10, 12, 14]);
     /// assert_eq!(row(1), [1, 3, 5, 7, 9, 11, 13, 15]);
@@ -444,9 +435,48 @@ impl LayoutPlan {
     ///
     /// # Errors
     /// [`IndexError::WrongRank`] or [`IndexError::OutOfBounds`].
+    #[inline]
     pub fn linear_index(&self, index: &[u64]) -> Result<u64, IndexError> {
-        self.check_index(index)?;
+        if index.len() != self.dims.len() {
+            return Err(self
+                .check_index(index)
+                .err()
+                .unwrap_or(IndexError::WrongRank {
+                    got: index.len(),
+                    rank: self.dims.len(),
+                }));
+        }
+        let mut outside = false;
+        if let Some(strides) = &self.strided {
+            // One pass: bounds and dot product (wrapping only matters when out of bounds,
+            // and then the sum is discarded).
+            let mut slot: u64 = 0;
+            for ((&i, &d), &s) in index.iter().zip(&self.dims).zip(strides) {
+                outside |= i >= d;
+                slot = slot.wrapping_add(i.wrapping_mul(s));
+            }
+            if outside {
+                return Err(self.out_of_bounds(index));
+            }
+            return Ok(slot);
+        }
+        for (&i, &d) in index.iter().zip(&self.dims) {
+            outside |= i >= d;
+        }
+        if outside {
+            return Err(self.out_of_bounds(index));
+        }
         Ok(self.linear_checked(index))
+    }
+
+    #[cold]
+    fn out_of_bounds(&self, index: &[u64]) -> IndexError {
+        self.check_index(index)
+            .err()
+            .unwrap_or(IndexError::WrongRank {
+                got: index.len(),
+                rank: self.dims.len(),
+            })
     }
 
     /// The bit offset of an element from the start of the buffer: linear index ×

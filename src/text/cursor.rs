@@ -186,10 +186,7 @@ impl<'a> Cursor<'a> {
             .iter()
             .take_while(|b| b.is_ascii_digit())
             .count();
-        // An integer glued to letters (`12ab`) is not an integer token.
-        if bytes.get(end).is_some_and(|&b| is_ident_start(b)) {
-            return Err(ParseError::new(start..end + 1, format!("expected {what}")));
-        }
+        // Like XLA's lexer, `2S` is the integer 2, then the identifier `S`.
         self.pos = end;
         let text = &self.input[start..end];
         text.parse::<i64>().map(|v| (v, start)).map_err(|_| {

@@ -2,7 +2,7 @@
 //!
 //! `Display` prints the HLO text with layouts (our legacy extension included);
 //! `FromStr` parses as XLA's standalone parser does (missing layouts filled with the
-//! default) and then validates.
+//! default) and then validates with the HLO text rules ([`Options::hlo_text`]).
 
 use std::fmt;
 use std::str::FromStr;
@@ -14,6 +14,9 @@ use crate::layout::Layout;
 use crate::path::Path;
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 use crate::shape::{ProgramShape, Shape};
+use crate::validate::{
+    validate_layout_with, validate_program_shape_with, validate_shape_with, Options,
+};
 
 /// Why a string is not a valid shape, layout or program shape.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +79,9 @@ impl FromStr for Shape {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let proto = super::parse_shape(s).map_err(FromTextError::Parse)?;
-        Shape::try_from(&proto).map_err(FromTextError::Invalid)
+        validate_shape_with(&proto, Options::hlo_text())
+            .into_result()
+            .map_err(FromTextError::Invalid)
     }
 }
 
@@ -85,7 +90,9 @@ impl FromStr for Layout {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let proto = super::parse_layout(s).map_err(FromTextError::Parse)?;
-        Layout::try_from(&proto).map_err(FromTextError::Invalid)
+        validate_layout_with(&proto, Options::hlo_text())
+            .into_result()
+            .map_err(FromTextError::Invalid)
     }
 }
 
@@ -94,6 +101,8 @@ impl FromStr for ProgramShape {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let proto = super::parse_program_shape(s).map_err(FromTextError::Parse)?;
-        ProgramShape::try_from(&proto).map_err(FromTextError::Invalid)
+        validate_program_shape_with(&proto, Options::hlo_text())
+            .into_result()
+            .map_err(FromTextError::Invalid)
     }
 }

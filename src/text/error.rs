@@ -58,8 +58,21 @@ impl ParseError {
             return self.message.clone();
         };
         let line_end = input[start..].find('\n').map_or(input.len(), |i| start + i);
+        // Show at most about 60 characters either side of the error.
+        let mut line_start = line_start;
+        let mut shown_start = "";
+        if start - line_start > 64 {
+            line_start = floor_char_boundary(input, start - 60);
+            shown_start = "...";
+        }
+        let mut shown_end = "";
+        let mut line_end = line_end;
+        if line_end - start > 64 {
+            line_end = floor_char_boundary(input, start + 60);
+            shown_end = "...";
+        }
         let line = &input[line_start..line_end];
-        let column = input[line_start..start].chars().count();
+        let column = input[line_start..start].chars().count() + shown_start.len();
         let end = self.span.end.clamp(start, line_end);
         let width = input[start..end].chars().count().max(1);
         let line_number = input[..line_start].matches('\n').count() + 1;
@@ -68,12 +81,22 @@ impl ParseError {
             out.push_str(&format!(" (line {line_number})"));
         }
         out.push_str("\n  ");
+        out.push_str(shown_start);
         out.push_str(line);
+        out.push_str(shown_end);
         out.push_str("\n  ");
         out.push_str(&" ".repeat(column));
         out.push_str(&"^".repeat(width));
         out
     }
+}
+
+fn floor_char_boundary(input: &str, mut index: usize) -> usize {
+    index = index.min(input.len());
+    while !input.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
 }
 
 impl fmt::Display for ParseError {

@@ -176,6 +176,36 @@ pub fn print_program_shape_as_xla(program: &ProgramShapeProto) -> Result<String,
     Ok(out)
 }
 
+/// How deep a message nests submessages (a shape with a layout is 1; each tuple or
+/// buffer level and each physical shape adds 1), counted without recursion.
+pub fn message_depth(message: &AnyMessage) -> usize {
+    let mut stack: Vec<(&ShapeProto, usize)> = Vec::new();
+    let mut deepest = 0;
+    match message {
+        AnyMessage::Shape(shape) => stack.push((shape, 0)),
+        AnyMessage::Layout(layout) => {
+            if let Some(physical) = layout.physical_shape.as_deref() {
+                stack.push((physical, 1));
+            }
+        }
+        AnyMessage::ProgramShape(program) => {
+            stack.extend(program.parameters.iter().map(|p| (p, 1)));
+            stack.extend(program.result.iter().map(|r| (r, 1)));
+        }
+    }
+    while let Some((shape, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        stack.extend(shape.tuple_shapes.iter().map(|s| (s, depth + 1)));
+        if let Some(layout) = shape.layout.as_deref() {
+            deepest = deepest.max(depth + 1);
+            if let Some(physical) = layout.physical_shape.as_deref() {
+                stack.push((physical, depth + 2));
+            }
+        }
+    }
+    deepest
+}
+
 /// Prints one message of any kind.
 pub fn print_message(message: &AnyMessage) -> Result<String, PrintError> {
     match message {

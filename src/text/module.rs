@@ -436,8 +436,20 @@ impl ProtoScan<'_, '_> {
     }
 }
 
-/// The default checker: the crate's validation gate ([`crate::validate::validate_shape`];
-/// missing layouts are fine, as in XLA's `ValidateShapeWithOptionalLayout`).
-pub fn validate(shape: &ShapeProto) -> Report {
-    crate::validate::validate_shape(shape).into_parts().1
+/// The checker for shapes read from module text: the crate's validation gate with the
+/// HLO text rules ([`crate::validate::Options::hlo_text`]: `*` tiles accepted, as
+/// XLA's parser does; missing layouts are fine, as in XLA's
+/// `ValidateShapeWithOptionalLayout`).
+pub fn validate_text(shape: &ShapeProto) -> Report {
+    crate::validate::validate_shape_with(shape, crate::validate::Options::hlo_text())
+        .into_parts()
+        .1
+}
+
+/// The checker for shapes read from a serialized module: the validation gate with the
+/// proto rules ([`crate::validate::Options::proto`], XLA's `FromProto`).
+pub fn validate_proto(shape: &ShapeProto) -> Report {
+    crate::validate::validate_shape_with(shape, crate::validate::Options::proto())
+        .into_parts()
+        .1
 }

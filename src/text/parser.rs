@@ -5,6 +5,8 @@
 //! never by recursion, so any input depth is safe; like XLA, nesting deeper than
 //! [`MAX_NESTING`] levels is an error.
 
+use std::ops::Range;
+
 use super::cursor::Cursor;
 use super::error::ParseError;
 use super::types;
@@ -58,7 +60,12 @@ enum Attr {
 
 /// An unfinished shape on the explicit stack.
 enum Frame {
-    Tuple(Vec<ShapeProto>),
+    /// A tuple's elements so far, with the byte span of each, and where it starts.
+    Tuple {
+        elements: Vec<ShapeProto>,
+        spans: Vec<Range<usize>>,
+        start: usize,
+    },
     Buffer {
         start: usize,
     },
@@ -81,6 +88,9 @@ enum Begun {
 pub(crate) struct Parser<'a> {
     pub(crate) cursor: Cursor<'a>,
     options: ParseOptions,
+    /// The first soft failure inside the current layout's attributes (see
+    /// [`Parser::layout_attributes`]), reported if the layout then fails to close.
+    soft: Option<ParseError>,
 }
 
 impl<'a> Parser<'a> {
@@ -88,6 +98,7 @@ impl<'a> Parser<'a> {
         Self {
             cursor: Cursor::new(input),
             options,
+            soft: None,
         }
     }
 
@@ -95,6 +106,7 @@ impl<'a> Parser<'a> {
         Self {
             cursor: Cursor::at(input, pos),
             options,
+            soft: None,
         }
     }
 
@@ -112,13 +124,23 @@ impl<'a> Parser<'a> {
     pub(crate) fn shape(&mut self) -> Result<ShapeProto, ParseError> {
         let mut stack: Vec<Frame> = Vec::new();
         'begin: loop {
+            self.cursor.skip_trivia()?;
+            let mut done_start = self.cursor.pos();
             let mut done = match self.begin(stack.len())? {
                 Begun::Done(shape) => shape,
-                Begun::Open(Frame::Tuple(elements)) => {
+                Begun::Open(Frame::Tuple {
+                    elements,
+                    spans,
+                    start,
+                }) => {
                     if self.cursor.eat(b')')? {
                         tuple(elements)
                     } else {
-                        stack.push(Frame::Tuple(elements));
+                        stack.push(Frame::Tuple {
+                            elements,
+                            spans,
+                            start,
+                        });
                         continue 'begin;
                     }
                 }
@@ -130,15 +152,26 @@ impl<'a> Parser<'a> {
             loop {
                 match stack.pop() {
                     None => return Ok(done),
-                    Some(Frame::Tuple(mut elements)) => {
+                    Some(Frame::Tuple {
+                        mut elements,
+                        mut spans,
+                        start,
+                    }) => {
                         elements.push(done);
+                        spans.push(done_start..self.cursor.pos());
                         if self.cursor.eat(b',')? {
-                            stack.push(Frame::Tuple(elements));
+                            stack.push(Frame::Tuple {
+                                elements,
+                                spans,
+                                start,
+                            });
                             continue 'begin;
                         }
                         self.cursor
                             .expect(b')', "expects ')' at the end of tuple shape")?;
+                        check_tuple_elements(&elements, &spans)?;
                         done = tuple(elements);
+                        done_start = start;
                     }
                     Some(Frame::Buffer { start }) => {
                         self.cursor
@@ -154,6 +187,7 @@ impl<'a> Parser<'a> {
                             tuple_shapes: vec![done],
                             ..ShapeProto::default()
                         };
+                        done_start = start;
                     }
                     Some(Frame::Physical(pending)) => {
                         let PendingArray {
@@ -171,6 +205,7 @@ impl<'a> Parser<'a> {
                         check_array_layout(&array, &layout, layout_span, start)?;
                         array.layout = Some(Box::new(layout));
                         done = array;
+                        done_start = start;
                     }
                 }
             }
@@ -182,8 +217,13 @@ impl<'a> Parser<'a> {
         let start = match self.cursor.peek()? {
             Some(b'(') => {
                 self.nest(depth)?;
+                let start = self.cursor.pos();
                 self.cursor.eat(b'(')?;
-                return Ok(Begun::Open(Frame::Tuple(Vec::new())));
+                return Ok(Begun::Open(Frame::Tuple {
+                    elements: Vec::new(),
+                    spans: Vec::new(),
+                    start,
+                }));
             }
             Some(_) => self.cursor.pos(),
             None => return Err(self.cursor.error_here("expected a shape, saw the end")),
@@ -323,7 +363,90 @@ impl<'a> Parser<'a> {
     }
 
     fn layout_end(&mut self) -> Result<(), ParseError> {
-        self.cursor.expect(b'}', "expects layout to end with '}'")
+        let soft = self.soft.take();
+        if self.cursor.eat(b'}')? {
+            return Ok(());
+        }
+        Err(soft.unwrap_or_else(|| self.cursor.error_here("expects layout to end with '}'")))
+    }
+
+    /// Records a soft failure (the first one counts) and returns `Ok(false)`.
+    fn soft_fail(&mut self, message: &str) -> Result<bool, ParseError> {
+        self.cursor.skip_trivia()?;
+        if self.soft.is_none() {
+            self.soft = Some(self.cursor.error_here(message));
+        }
+        Ok(false)
+    }
+
+    /// XLA's list: `open`, then nothing or `elem (',' elem)*`, then `close`. A missing
+    /// `open`, a bad element or a missing `close` is a soft failure (`Ok(false)`), with
+    /// the elements read so far kept.
+    fn soft_list(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut elem: impl FnMut(&mut Self) -> Result<bool, ParseError>,
+    ) -> Result<bool, ParseError> {
+        if !self.cursor.eat(open)? {
+            return self.soft_fail(&format!("expects a list starting with '{}'", open as char));
+        }
+        if self.cursor.eat(close)? {
+            return Ok(true);
+        }
+        loop {
+            if !elem(self)? {
+                return Ok(false);
+            }
+            if !self.cursor.eat(b',')? {
+                break;
+            }
+        }
+        if self.cursor.eat(close)? {
+            Ok(true)
+        } else {
+            self.soft_fail(&format!("expects a list to end with '{}'", close as char))
+        }
+    }
+
+    /// `(` INT [`)`] for L, E, S and M: the `(` and the integer are needed (else a soft
+    /// failure and no value), the `)` is not.
+    fn int_attribute(&mut self, what: &str) -> Result<Option<(i64, usize)>, ParseError> {
+        if !self.cursor.eat(b'(')? {
+            self.soft_fail(&format!("expects {what} to start with '('"))?;
+            return Ok(None);
+        }
+        if !self.cursor.at_int()? {
+            self.soft_fail("expected an integer")?;
+            return Ok(None);
+        }
+        let value = self.cursor.int("an integer")?;
+        if !self.cursor.eat(b')')? {
+            self.soft_fail(&format!("expects {what} to end with ')'"))?;
+        }
+        Ok(Some(value))
+    }
+
+    /// [`(`] [TYPE] [`)`] for `#` and `*`: each part is read if it is there.
+    fn type_attribute(&mut self, what: &str) -> Result<Option<i32>, ParseError> {
+        if !self.cursor.eat(b'(')? {
+            self.soft_fail(&format!("expects {what} to start with '('"))?;
+        }
+        self.cursor.skip_trivia()?;
+        let mut ahead = self.cursor.clone();
+        let ty = ahead
+            .ident()?
+            .and_then(|(word, _)| types::type_from_name(word));
+        match ty {
+            Some(_) => self.cursor = ahead,
+            None => {
+                self.soft_fail("expected primitive type")?;
+            }
+        }
+        if !self.cursor.eat(b')')? {
+            self.soft_fail(&format!("expects {what} to be followed by ')'"))?;
+        }
+        Ok(ty)
     }
 
     /// Reads attributes after `:` (or resumes after `P(...)` when `after` is set).
@@ -349,7 +472,8 @@ impl<'a> Parser<'a> {
                     ahead.eat(b'*')?;
                     Attr::Pointer
                 }
-                _ => match ahead.letters()? {
+                // A whole identifier, as XLA's lexer reads it: `S1` is not `S`.
+                _ => match ahead.ident()? {
                     Some((word, _)) => match attr_of(word) {
                         Some(attr) => attr,
                         None => return Ok(false),
@@ -363,40 +487,68 @@ impl<'a> Parser<'a> {
             }
             self.cursor = ahead;
             last = Some(attr);
+            // XLA's parser ignores the failure of most attribute parts: it stops that
+            // attribute where it failed and goes on, so `S(1}` is `S(1)` and `#u8` is
+            // `#(u8)`; a failure only matters if what is left does not close the layout.
             match attr {
-                Attr::D => self.dim_level_group()?,
+                Attr::D => {
+                    self.soft_list(b'(', b')', Self::dim_level_type)?;
+                }
                 Attr::T => loop {
-                    layout.tiles.push(self.tile()?);
-                    if self.cursor.peek()? != Some(b'(') {
+                    layout.tiles.push(TileProto::default());
+                    let complete = self.soft_list(b'(', b')', |p| {
+                        let Some(tile) = layout.tiles.last_mut() else {
+                            return Ok(false);
+                        };
+                        p.tile_dimension(tile)
+                    })?;
+                    if !complete || self.cursor.peek()? != Some(b'(') {
                         break;
                     }
                 },
                 Attr::L => {
-                    let (n, at) = self.paren_int()?;
-                    if n < 1 {
-                        return Err(ParseError::new(
-                            at..self.cursor.pos(),
-                            format!("tail padding alignment must be at least 1, saw {n}"),
-                        ));
+                    if let Some((n, at)) = self.int_attribute("tail padding alignment")? {
+                        if n < 1 {
+                            return Err(ParseError::new(
+                                at..self.cursor.pos(),
+                                format!("tail padding alignment must be at least 1, saw {n}"),
+                            ));
+                        }
+                        layout.tail_padding_alignment_in_elements = n;
                     }
-                    layout.tail_padding_alignment_in_elements = n;
                 }
-                Attr::Index => layout.index_primitive_type = self.paren_type()?,
-                Attr::Pointer => layout.pointer_primitive_type = self.paren_type()?,
-                Attr::E => layout.element_size_in_bits = self.paren_int()?.0,
-                // XLA keeps the memory space in an int8_t.
-                Attr::S => layout.memory_space = i64::from(self.paren_int()?.0 as i8),
-                Attr::Sc => loop {
-                    layout.split_configs.push(self.split_config()?);
-                    if self.cursor.peek()? != Some(b'(') {
-                        break;
+                Attr::Index => {
+                    if let Some(ty) = self.type_attribute("index primitive type")? {
+                        layout.index_primitive_type = ty;
                     }
-                },
+                }
+                Attr::Pointer => {
+                    if let Some(ty) = self.type_attribute("pointer primitive type")? {
+                        layout.pointer_primitive_type = ty;
+                    }
+                }
+                Attr::E => {
+                    if let Some((n, _)) = self.int_attribute("element size in bits")? {
+                        layout.element_size_in_bits = n;
+                    }
+                }
+                // XLA keeps the memory space in an int8_t.
+                Attr::S => {
+                    if let Some((n, _)) = self.int_attribute("memory space")? {
+                        layout.memory_space = i64::from(n as i8);
+                    }
+                }
+                Attr::Sc => self.split_configs(layout)?,
                 Attr::P => {
                     self.cursor.expect(b'(', "expects '(' after P")?;
                     return Ok(true);
                 }
-                Attr::M => layout.dynamic_shape_metadata_prefix_bytes = self.paren_int()?.0,
+                Attr::M => {
+                    let what = "dynamic shape metadata prefix bytes";
+                    if let Some((n, _)) = self.int_attribute(what)? {
+                        layout.dynamic_shape_metadata_prefix_bytes = n;
+                    }
+                }
                 Attr::Pd => layout.padded_dimensions = self.paren_ints()?,
                 Attr::Pv => {
                     layout.padding_value = self.paren_enum(
@@ -461,20 +613,6 @@ impl<'a> Parser<'a> {
             .collect()
     }
 
-    fn paren_type(&mut self) -> Result<i32, ParseError> {
-        self.open()?;
-        self.cursor.skip_trivia()?;
-        let ty = match self.cursor.ident()? {
-            Some((word, _)) => types::type_from_name(word),
-            None => None,
-        };
-        let Some(ty) = ty else {
-            return Err(self.cursor.error_here("expected primitive type"));
-        };
-        self.close()?;
-        Ok(ty)
-    }
-
     /// A name from `names` (its index is the enum number) or a number.
     fn paren_enum(&mut self, names: &[&str], what: &str) -> Result<i32, ParseError> {
         self.open()?;
@@ -516,78 +654,69 @@ impl<'a> Parser<'a> {
         Ok(values)
     }
 
-    /// `(` D|C|S|H [+][~] `,` ... `)`: read and dropped, as HEAD XLA does.
-    fn dim_level_group(&mut self) -> Result<(), ParseError> {
-        self.open()?;
-        loop {
-            self.cursor.skip_trivia()?;
-            let letter = self.cursor.letters()?;
-            if !matches!(letter, Some(("D" | "C" | "S" | "H", _))) {
-                let err = match letter {
-                    Some((word, at)) => ParseError::new(at..at + word.len(), ""),
-                    None => self.cursor.error_here(""),
-                };
-                return Err(ParseError::new(
-                    err.span(),
-                    "expected a DimLevelType abbreviation (D, C, or S)",
-                ));
-            }
-            self.cursor.eat(b'+')?;
-            self.cursor.eat(b'~')?;
-            if !self.cursor.eat(b',')? {
-                break;
-            }
+    /// One entry of the `D(...)` group: D|C|S|H, then optionally `+`, then `~`.
+    fn dim_level_type(&mut self) -> Result<bool, ParseError> {
+        self.cursor.skip_trivia()?;
+        let mut ahead = self.cursor.clone();
+        if !matches!(ahead.letters()?, Some(("D" | "C" | "S" | "H", _))) {
+            return self.soft_fail("expected a DimLevelType abbreviation (D, C, or S)");
         }
-        self.close()
+        self.cursor = ahead;
+        self.cursor.eat(b'+')?;
+        self.cursor.eat(b'~')?;
+        Ok(true)
     }
 
-    /// `(` tile dims `)`, each an integer or `*`.
-    fn tile(&mut self) -> Result<TileProto, ParseError> {
-        self.open()?;
-        let mut tile = TileProto::default();
-        if self.cursor.eat(b')')? {
-            return Ok(tile);
+    /// One tile dimension: an integer or `*`.
+    fn tile_dimension(&mut self, tile: &mut TileProto) -> Result<bool, ParseError> {
+        if self.cursor.eat(b'*')? {
+            tile.dimensions.push(i64::MIN);
+            return Ok(true);
         }
-        loop {
-            if self.cursor.eat(b'*')? {
-                tile.dimensions.push(i64::MIN);
-            } else {
-                let (n, at) = self.cursor.int("an integer or '*'")?;
-                if n < 0 && n != i64::MIN {
-                    return Err(ParseError::new(
-                        at..self.cursor.pos(),
-                        format!("tile dimension {n} is negative (a combined dimension is '*')"),
-                    ));
-                }
-                tile.dimensions.push(n);
-            }
-            if !self.cursor.eat(b',')? {
-                break;
-            }
+        if !self.cursor.at_int()? {
+            return self.soft_fail("expected an integer or '*'");
         }
-        self.close()?;
-        Ok(tile)
+        let (n, at) = self.cursor.int("an integer or '*'")?;
+        if n < 0 && n != i64::MIN {
+            // XLA aborts here (a CHECK in LayoutUtil::MakeLayout).
+            return Err(ParseError::new(
+                at..self.cursor.pos(),
+                format!("tile dimension {n} is negative (a combined dimension is '*')"),
+            ));
+        }
+        tile.dimensions.push(n);
+        Ok(true)
     }
 
-    /// `(` dimension `:` index, ... `)`.
-    fn split_config(&mut self) -> Result<SplitConfigProto, ParseError> {
-        self.open()?;
-        let mut split = SplitConfigProto {
-            dimension: self.cursor.int("an integer")?.0,
-            ..SplitConfigProto::default()
-        };
-        self.cursor
-            .expect(b':', "expects ':' after the split dimension")?;
-        if !self.cursor.eat(b')')? {
-            loop {
-                split.split_indices.push(self.cursor.int("an integer")?.0);
-                if !self.cursor.eat(b',')? {
-                    break;
-                }
-            }
-            self.close()?;
+    /// `SC` then `(` dimension `:` index, ... `)` repeated; a config whose dimension
+    /// was read is kept even if its index list fails.
+    fn split_configs(&mut self, layout: &mut LayoutProto) -> Result<(), ParseError> {
+        if self.cursor.peek()? != Some(b'(') {
+            self.soft_fail("expects split configs to start with '('")?;
+            return Ok(());
         }
-        Ok(split)
+        while self.cursor.eat(b'(')? {
+            if !self.cursor.at_int()? {
+                self.soft_fail("expected an integer")?;
+                return Ok(());
+            }
+            let mut split = SplitConfigProto {
+                dimension: self.cursor.int("an integer")?.0,
+                ..SplitConfigProto::default()
+            };
+            let complete = self.soft_list(b':', b')', |p| {
+                if !p.cursor.at_int()? {
+                    return p.soft_fail("expected an integer");
+                }
+                split.split_indices.push(p.cursor.int("an integer")?.0);
+                Ok(true)
+            })?;
+            layout.split_configs.push(split);
+            if !complete {
+                return Ok(());
+            }
+        }
+        Ok(())
     }
 
     /// A standalone layout `{...}` (XLA's `ParseLayout`).
@@ -695,6 +824,33 @@ fn tuple(elements: Vec<ShapeProto>) -> ShapeProto {
         tuple_shapes: elements,
         ..ShapeProto::default()
     }
+}
+
+/// XLA builds a parsed tuple with `ShapeUtil::MakeValidatedTupleShape`, so every
+/// element must be valid (missing layouts allowed); a top-level array or a buffer is
+/// not validated. Each array is checked once, when its innermost tuple closes.
+fn check_tuple_elements(elements: &[ShapeProto], spans: &[Range<usize>]) -> Result<(), ParseError> {
+    let options = crate::validate::Options::hlo_text();
+    for (element, span) in elements.iter().zip(spans) {
+        let array = match PrimitiveType::try_from(element.element_type) {
+            Ok(PrimitiveType::Buffer) => element.tuple_shapes.first(),
+            Ok(PrimitiveType::Tuple | PrimitiveType::Token | PrimitiveType::OpaqueType) => None,
+            _ => Some(element),
+        };
+        let Some(array) = array else { continue };
+        let report = crate::validate::validate_shape_with(array, options)
+            .into_parts()
+            .1;
+        let first_error = report
+            .issues()
+            .iter()
+            .find(|issue| issue.severity() == crate::Severity::Error)
+            .map(|issue| format!("invalid tuple element: {issue}"));
+        if let Some(message) = first_error {
+            return Err(ParseError::new(span.clone(), message));
+        }
+    }
+    Ok(())
 }
 
 /// The checks XLA's parser makes once an array's layout is read.

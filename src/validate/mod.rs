@@ -88,11 +88,13 @@
 //!    `dynamic_shape_metadata_prefix_bytes`, even where warned.
 //!
 //! Unknown fields are not part of the domain types; the codec keeps them next to the
-//! raw message.
+//! raw message ([`crate::codec::Decoded`]), and [`validate_decoded`] turns its listing
+//! into warnings (errors for known fields with the wrong wire type).
 
 pub(crate) mod size;
 mod to_proto;
 
+use crate::codec::{Decoded, UnknownFieldInfo};
 use crate::error::{Issue, IssueKind, Report, Severity, ValidationError};
 use crate::layout::{Layout, PaddingValue, SplitConfig, Tile, TileDim};
 use crate::message::AnyMessage;
@@ -205,6 +207,47 @@ pub fn validate_program_shape_with(
     checker.finish(value)
 }
 
+/// The problems the codec's unknown-field listing stands for: a warning for each
+/// unknown field (XLA skips them), at `PATH.#NUMBER`; an error for each known field
+/// that arrived with a wire type it cannot have, at the field's path.
+pub fn unknown_fields_report(unknown: &[UnknownFieldInfo]) -> Report {
+    let mut report = Report::new();
+    for info in unknown {
+        let wire_type = info.wire_type.name();
+        let kind = match info.known_field {
+            Some(_) => IssueKind::WrongWireType {
+                number: info.number,
+                wire_type,
+            },
+            None => IssueKind::UnknownField {
+                number: info.number,
+                wire_type,
+            },
+        };
+        report.push(Issue::new(info.field_path(), kind));
+    }
+    report
+}
+
+/// Validates a message decoded by the codec: the message's own problems, then those of
+/// its unknown fields ([`unknown_fields_report`]).
+pub fn validate_decoded(decoded: &Decoded<AnyMessage>, options: Options) -> Report {
+    let mut report = validate_message(&decoded.message, options);
+    report.extend(unknown_fields_report(&decoded.unknown_fields_any()));
+    report
+}
+
+/// [`validate_shape_with`] on a shape decoded by the codec; its unknown fields add
+/// warnings (and errors for wrong wire types, which also withhold the value).
+pub fn validate_decoded_shape(decoded: &Decoded<ShapeProto>, options: Options) -> Validated<Shape> {
+    let Validated { value, mut report } = validate_shape_with(&decoded.message, options);
+    report.extend(unknown_fields_report(&decoded.unknown_fields()));
+    Validated {
+        value: value.filter(|_| report.is_valid()),
+        report,
+    }
+}
+
 /// Validates any of the three messages; only the report.
 pub fn validate_message(message: &AnyMessage, options: Options) -> Report {
     match message {
@@ -280,6 +323,39 @@ fn kind_name(t: PrimitiveType) -> &'static str {
     }
 }
 
+/// Which dimension numbers `minor_to_major` has listed so far: a bit mask for up to 64
+/// dimensions (no allocation), a vector beyond.
+enum Seen {
+    Mask(u64),
+    Vec(Vec<bool>),
+}
+
+impl Seen {
+    fn new(rank: usize) -> Self {
+        if rank <= 64 {
+            Seen::Mask(0)
+        } else {
+            Seen::Vec(vec![false; rank])
+        }
+    }
+
+    /// Marks `dim` (< rank) as seen; false if it already was.
+    fn insert(&mut self, dim: usize) -> bool {
+        match self {
+            Seen::Mask(mask) => {
+                let bit = 1u64 << (dim & 63);
+                let new = *mask & bit == 0;
+                *mask |= bit;
+                new
+            }
+            Seen::Vec(seen) => match seen.get_mut(dim) {
+                Some(slot) => !std::mem::replace(slot, true),
+                None => false,
+            },
+        }
+    }
+}
+
 /// What a layout is checked against when it belongs to an array.
 #[derive(Clone, Copy)]
 struct ShapeContext<'a> {
@@ -338,6 +414,20 @@ impl Checker {
         let result = f(self);
         self.path.pop();
         result
+    }
+
+    /// Runs `f` with the path at an array's layout: `outer` (a buffer's own layout) when
+    /// given, else the current path plus `layout`.
+    fn at_layout<R>(&mut self, outer: Option<&Path>, f: impl FnOnce(&mut Self) -> R) -> R {
+        match outer {
+            Some(path) => {
+                let saved = std::mem::replace(&mut self.path, path.clone());
+                let result = f(self);
+                self.path = saved;
+                result
+            }
+            None => self.at(Segment::Field("layout"), f),
+        }
     }
 
     fn element_type(&mut self, value: i32) -> Option<PrimitiveType> {
@@ -506,9 +596,9 @@ impl Checker {
             );
         }
         // Field 5: layout.
-        let (layout_proto, layout_path) = match outer_layout {
-            Some((l, path)) => (Some(l), path),
-            None => (p.layout.as_deref(), self.path.field("layout")),
+        let (layout_proto, outer_path) = match outer_layout {
+            Some((l, path)) => (Some(l), Some(path)),
+            None => (p.layout.as_deref(), None),
         };
         let layout = match layout_proto {
             Some(l) => {
@@ -517,9 +607,7 @@ impl Checker {
                     dimensions: &dims,
                 };
                 let layout_mark = self.errors;
-                let saved = std::mem::replace(&mut self.path, layout_path.clone());
-                let layout = self.layout(l, Some(context));
-                self.path = saved;
+                let layout = self.at_layout(outer_path.as_ref(), |c| c.layout(l, Some(context)));
                 if self.errors != layout_mark {
                     None
                 } else {
@@ -544,9 +632,9 @@ impl Checker {
         }
         let dimensions: Vec<DimSize> = dims.into_iter().flatten().collect();
         if let (Some(n), Some(layout)) = (count, &layout) {
-            let saved = std::mem::replace(&mut self.path, layout_path);
-            self.allocated_sizes(n, byte_width, &dimensions, layout);
-            self.path = saved;
+            self.at_layout(outer_path.as_ref(), |c| {
+                c.allocated_sizes(n, byte_width, &dimensions, layout)
+            });
         }
         if self.errors != mark {
             return None;
@@ -620,29 +708,23 @@ impl Checker {
                 },
             );
         }
-        let mut first_seen: Vec<Option<usize>> = vec![None; rank];
+        let mut seen = Seen::new(rank);
         let mut minor_to_major = Vec::with_capacity(rank);
         for (i, &d) in l.minor_to_major.iter().enumerate() {
-            let slot = usize::try_from(d)
-                .ok()
-                .and_then(|u| first_seen.get_mut(u).map(|s| (u, s)));
-            match slot {
+            match usize::try_from(d).ok().filter(|&u| u < rank) {
                 None => self.issue_at_index(
                     "minor_to_major",
                     i,
                     IssueKind::DimensionOutOfRange { dim: d, rank },
                 ),
-                Some((_, Some(first))) => {
-                    let first = *first;
+                Some(u) if seen.insert(u) => minor_to_major.push(u),
+                Some(_) => {
+                    let first = l.minor_to_major.iter().position(|&e| e == d).unwrap_or(i);
                     self.issue_at_index(
                         "minor_to_major",
                         i,
                         IssueKind::DuplicateDimension { dim: d, first },
                     )
-                }
-                Some((u, slot)) => {
-                    *slot = Some(i);
-                    minor_to_major.push(u);
                 }
             }
         }
@@ -851,7 +933,7 @@ impl Checker {
             };
         // Field 17: split_configs.
         let physical_sizes: Option<Vec<Option<u64>>> = match shape {
-            Some(s) if permutation_ok => Some(
+            Some(s) if permutation_ok && !l.split_configs.is_empty() => Some(
                 minor_to_major
                     .iter()
                     .rev()

@@ -1,0 +1,96 @@
+//! Validation throughput over every real fixture message (`fixtures/messages.jsonl`):
+//! decode alone (the codec, keeping unknown fields) beside decode + validate (the
+//! gate, with the unknown-field listing), and the gate alone on decoded messages. One
+//! iteration handles every message; criterion's throughput is messages per second.
+//!
+//! `cargo bench --bench validate -- --warm-up-time 1 --measurement-time 3`
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use xla_shape::codec::{decode_any, Decoded};
+use xla_shape::validate::{validate_decoded, Options};
+use xla_shape::{AnyMessage, MessageKind};
+
+#[derive(serde::Deserialize)]
+struct Row {
+    message: String,
+    hex: String,
+}
+
+/// The fixture messages the codec reads, or f32[2,3]{1,0} alone when they are missing.
+fn corpus() -> Vec<(MessageKind, Vec<u8>)> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
+    let mut corpus = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(path) {
+        for line in text.lines() {
+            // A typed row: skipping Google's JSON of deep shapes is not depth-limited.
+            let Ok(row) = serde_json::from_str::<Row>(line) else {
+                continue;
+            };
+            let kind = match row.message.as_str() {
+                "shape" => MessageKind::Shape,
+                "layout" => MessageKind::Layout,
+                "program-shape" => MessageKind::ProgramShape,
+                _ => continue,
+            };
+            let Ok(bytes) = hex::decode(&row.hex) else {
+                continue;
+            };
+            if decode_any(kind, &bytes).is_ok() {
+                corpus.push((kind, bytes));
+            }
+        }
+    }
+    if corpus.is_empty() {
+        let bytes = hex::decode("100b1a0202032a070a02010080010132020000").expect("hex");
+        corpus.push((MessageKind::Shape, bytes));
+    }
+    corpus
+}
+
+fn bench(c: &mut Criterion) {
+    let corpus = corpus();
+    let bytes: usize = corpus.iter().map(|(_, b)| b.len()).sum();
+    let decoded: Vec<Decoded<AnyMessage>> = corpus
+        .iter()
+        .filter_map(|(kind, b)| decode_any(*kind, b).ok())
+        .collect();
+    let issues: usize = decoded
+        .iter()
+        .map(|d| validate_decoded(d, Options::proto()).issues().len())
+        .sum();
+    eprintln!(
+        "corpus: {} messages, {bytes} bytes, {issues} problems found in one pass",
+        corpus.len()
+    );
+    let mut group = c.benchmark_group("validate");
+    group.throughput(Throughput::Elements(corpus.len() as u64));
+    group.bench_function("decode", |b| {
+        b.iter(|| {
+            for (kind, bytes) in &corpus {
+                let _ = black_box(decode_any(*kind, black_box(bytes)));
+            }
+        })
+    });
+    group.bench_function("decode+validate", |b| {
+        b.iter(|| {
+            for (kind, bytes) in &corpus {
+                if let Ok(decoded) = decode_any(*kind, black_box(bytes)) {
+                    black_box(validate_decoded(&decoded, Options::proto()));
+                }
+            }
+        })
+    });
+    group.bench_function("validate", |b| {
+        b.iter(|| {
+            for decoded in &decoded {
+                black_box(validate_decoded(black_box(decoded), Options::proto()));
+            }
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,238 @@
+//! Proto3 JSON, both ways, for `ShapeProto`, `LayoutProto` and `ProgramShapeProto`.
+//!
+//! This is the standard [proto3 JSON mapping], so what Google's `json_format`
+//! (Python), `protojson` (Go) and `JsonFormat` (Java) write can be read here, and
+//! what is written here they read. Google's Python `json_format` is the reference
+//! wherever the mapping leaves a choice.
+//!
+//! # Writing
+//!
+//! - Keys are the lowerCamelCase JSON names (`elementType`), or the proto field
+//!   names (`element_type`) with [`FieldNames::Proto`], in field-number order.
+//! - int64 values are strings (`"128"`); enums are their names (`"F32"`), and a
+//!   number the schema has no name for is written as a bare number (`2000`).
+//! - Zero scalars, zero enums and empty lists are left out; a singular message
+//!   that is set (`layout`, `physicalShape`, `result`) is written even when empty,
+//!   as `{}`.
+//! - Compact by default; [`PrintOptions::pretty`] indents by two spaces exactly as
+//!   `json_format.MessageToJson` does. Strings are ASCII, other characters escaped.
+//! - The retired `LayoutProto` fields 2-5 (`paddedDimensions`, `paddingValue`,
+//!   `format`, `maxSparseElements`), which this crate's schema names, are written
+//!   under those names when set. XLA's schema only reserves those numbers, so
+//!   Google's printers drop them and Google's parsers reject their keys unless told
+//!   to ignore unknown fields.
+//! - Unknown fields of a binary message are not written (as Google's printers do).
+//!
+//! # Reading
+//!
+//! - Keys may be JSON names or proto names (the legacy ones included). An unknown
+//!   key is an error, or skipped with [`ParseOptions::ignore_unknown_fields`]
+//!   (which also skips an enum name the schema does not know).
+//! - `null` is the field's default (an unset message, an empty list); `null` inside
+//!   a list is an error.
+//! - Integers may be JSON numbers or strings, read as Python's `json_format` reads
+//!   them: an exponent or fraction must give an integral value (`1e3`, `"1.0"`);
+//!   strings may have `_` between digits, a sign, leading zeros and surrounding
+//!   whitespace other than a plain space (`" 5"` is refused, `"\t5"` is not). A
+//!   value that does not fit is an error, never truncated.
+//! - Enums may be names or numbers (JSON numbers or numeric strings).
+//! - Duplicate keys are an error, and so is one field given twice under its two
+//!   names (as Google's C++, Go and Java parsers do; Python's keeps the last).
+//! - Messages nest at most [`MAX_MESSAGE_DEPTH`] deep, and arrays and objects at
+//!   most 512 deep, so no input can exhaust the stack.
+//!
+//! Where this reader deliberately refuses what Python's `json_format` accepts: a
+//! JSON value of the wrong type where Python happens to iterate over it (`[]` or
+//! `""` for a message, `true` or `11.5` for an enum, which Python reads as 1 and 11),
+//! `NaN` for an enum under `ignore_unknown_fields`, camelCase and snake_case keys of
+//! one field in one object, and arrays or objects nested deeper than 512 in an
+//! ignored value.
+//!
+//! [proto3 JSON mapping]: https://protobuf.dev/programming-guides/json/
+//!
+//! ```
+//! use xla_shape::json::{ParseOptions, PrintOptions, ProtoJson};
+//! use xla_shape::proto::ShapeProto;
+//!
+//! let shape = ShapeProto::from_json(
+//!     r#"{"elementType": "F32", "dimensions": [2, "3"], "layout": {"minor_to_major": [1, 0]}}"#,
+//!     &ParseOptions::new(),
+//! )?;
+//! assert_eq!(
+//!     shape.to_json(&PrintOptions::new()),
+//!     r#"{"elementType":"F32","dimensions":["2","3"],"layout":{"minorToMajor":["1","0"]}}"#
+//! );
+//! # Ok::<(), xla_shape::json::JsonError>(())
+//! ```
+
+mod error;
+mod fields;
+mod number;
+mod print;
+mod read;
+mod value;
+
+pub use error::{JsonError, JsonErrorKind};
+
+use crate::message::{AnyMessage, MessageKind};
+use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+
+/// How deeply messages may nest in JSON input, counting the top-level message as 1:
+/// the limit of Google's parsers (Python's `max_recursion_depth`, C++'s and Go's
+/// recursion limits) and of the binary decoders.
+pub const MAX_MESSAGE_DEPTH: usize = 100;
+
+/// Which names the keys of written JSON have.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FieldNames {
+    /// The lowerCamelCase JSON names, e.g. `elementType` (the proto3 default).
+    #[default]
+    Json,
+    /// The `.proto` field names, e.g. `element_type` (Python's
+    /// `preserving_proto_field_name=True`).
+    Proto,
+}
+
+/// How to write JSON.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PrintOptions {
+    /// Which names keys have.
+    pub field_names: FieldNames,
+    /// Indent by two spaces, one key or element per line, as
+    /// `json_format.MessageToJson` does; compact (no whitespace at all) otherwise.
+    pub pretty: bool,
+}
+
+impl PrintOptions {
+    /// Compact output with lowerCamelCase keys.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// These options with `pretty` set.
+    #[must_use]
+    pub fn pretty(mut self, pretty: bool) -> Self {
+        self.pretty = pretty;
+        self
+    }
+
+    /// These options with the key names set.
+    #[must_use]
+    pub fn field_names(mut self, names: FieldNames) -> Self {
+        self.field_names = names;
+        self
+    }
+}
+
+/// How to read JSON.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParseOptions {
+    /// Skip keys that name no field, and enum names the schema does not know
+    /// (Google's `ignore_unknown_fields`), instead of failing.
+    pub ignore_unknown_fields: bool,
+}
+
+impl ParseOptions {
+    /// Strict reading: unknown keys are errors.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// These options with `ignore_unknown_fields` set.
+    #[must_use]
+    pub fn ignore_unknown_fields(mut self, ignore: bool) -> Self {
+        self.ignore_unknown_fields = ignore;
+        self
+    }
+}
+
+/// A message that has a proto3 JSON form.
+pub trait ProtoJson: Sized + private::Sealed {
+    /// This message as JSON text (no final newline).
+    fn to_json(&self, options: &PrintOptions) -> String;
+
+    /// Reads a message from JSON text.
+    ///
+    /// # Errors
+    ///
+    /// When the text is not JSON, or not this message in proto3 JSON; the error says
+    /// which field and where (see [`JsonError`]).
+    fn from_json(json: &str, options: &ParseOptions) -> Result<Self, JsonError>;
+
+    /// Reads a message from JSON bytes, which must be UTF-8.
+    ///
+    /// # Errors
+    ///
+    /// As [`ProtoJson::from_json`], and when the bytes are not UTF-8.
+    fn from_json_slice(json: &[u8], options: &ParseOptions) -> Result<Self, JsonError> {
+        Self::from_json(utf8(json)?, options)
+    }
+}
+
+mod private {
+    pub trait Sealed {}
+    impl Sealed for super::ShapeProto {}
+    impl Sealed for super::LayoutProto {}
+    impl Sealed for super::ProgramShapeProto {}
+}
+
+fn utf8(json: &[u8]) -> Result<&str, JsonError> {
+    std::str::from_utf8(json).map_err(|e| {
+        let valid = json.get(..e.valid_up_to()).unwrap_or_default();
+        // The prefix is valid UTF-8, so this cannot fail; fall back to the start.
+        let text = std::str::from_utf8(valid).unwrap_or_default();
+        JsonError::at_offset(text, text.len(), JsonErrorKind::NotUtf8)
+    })
+}
+
+macro_rules! proto_json {
+    ($ty:ty, $print:ident, $read:ident) => {
+        impl ProtoJson for $ty {
+            fn to_json(&self, options: &PrintOptions) -> String {
+                let mut printer = print::Printer::new(options);
+                printer.$print(self);
+                printer.finish()
+            }
+
+            fn from_json(json: &str, options: &ParseOptions) -> Result<Self, JsonError> {
+                let document = value::parse_document(json)?;
+                read::Reader::new(json, options).$read(&document)
+            }
+        }
+    };
+}
+
+proto_json!(ShapeProto, shape, shape);
+proto_json!(LayoutProto, layout, layout);
+proto_json!(ProgramShapeProto, program_shape, program_shape);
+
+/// Any of the three messages as JSON text (no final newline).
+pub fn to_json(message: &AnyMessage, options: &PrintOptions) -> String {
+    match message {
+        AnyMessage::Shape(m) => m.to_json(options),
+        AnyMessage::Layout(m) => m.to_json(options),
+        AnyMessage::ProgramShape(m) => m.to_json(options),
+    }
+}
+
+/// Reads a message of the given kind from JSON bytes (UTF-8).
+///
+/// # Errors
+///
+/// When the bytes are not UTF-8 JSON, or not that message in proto3 JSON; the error
+/// says which field and where (see [`JsonError`]).
+pub fn from_json(
+    kind: MessageKind,
+    json: &[u8],
+    options: &ParseOptions,
+) -> Result<AnyMessage, JsonError> {
+    Ok(match kind {
+        MessageKind::Shape => AnyMessage::Shape(ShapeProto::from_json_slice(json, options)?),
+        MessageKind::Layout => AnyMessage::Layout(LayoutProto::from_json_slice(json, options)?),
+        MessageKind::ProgramShape => {
+            AnyMessage::ProgramShape(ProgramShapeProto::from_json_slice(json, options)?)
+        }
+    })
+}

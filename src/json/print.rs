@@ -1,0 +1,288 @@
+//! From the prost messages to proto3 JSON text, written directly.
+
+use std::fmt::Write as _;
+
+use super::fields::{self, Field};
+use super::{FieldNames, PrintOptions};
+use crate::proto::{
+    DimLevelType, Format, LayoutProto, PaddingValue, PrimitiveType, ProgramShapeProto, ShapeProto,
+    SplitConfigProto, TileProto,
+};
+
+/// Writes one message as JSON: keys in field-number order, default values left out.
+pub(crate) struct Printer {
+    out: String,
+    pretty: bool,
+    proto_names: bool,
+    indent: usize,
+}
+
+/// An open object or array: whether anything was written in it yet.
+struct Open {
+    empty: bool,
+}
+
+impl Printer {
+    pub(crate) fn new(options: &PrintOptions) -> Self {
+        Self {
+            out: String::new(),
+            pretty: options.pretty,
+            proto_names: options.field_names == FieldNames::Proto,
+            indent: 0,
+        }
+    }
+
+    pub(crate) fn finish(self) -> String {
+        self.out
+    }
+
+    fn open(&mut self, bracket: char) -> Open {
+        self.out.push(bracket);
+        self.indent += 1;
+        Open { empty: true }
+    }
+
+    /// Starts the next element of an open object or array.
+    fn next(&mut self, open: &mut Open) {
+        if !open.empty {
+            self.out.push(',');
+        }
+        open.empty = false;
+        if self.pretty {
+            self.newline();
+        }
+    }
+
+    fn close(&mut self, open: Open, bracket: char) {
+        self.indent -= 1;
+        if self.pretty && !open.empty {
+            self.newline();
+        }
+        self.out.push(bracket);
+    }
+
+    fn newline(&mut self) {
+        self.out.push('\n');
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+    }
+
+    fn key(&mut self, open: &mut Open, field: &Field) {
+        self.next(open);
+        let name = if self.proto_names {
+            field.proto
+        } else {
+            field.json
+        };
+        self.out.push('"');
+        self.out.push_str(name);
+        self.out.push_str(if self.pretty { "\": " } else { "\":" });
+    }
+
+    fn list<T>(&mut self, items: &[T], mut item: impl FnMut(&mut Self, &T)) {
+        let mut open = self.open('[');
+        for value in items {
+            self.next(&mut open);
+            item(self, value);
+        }
+        self.close(open, ']');
+    }
+
+    fn int64(&mut self, value: i64) {
+        let _ = write!(self.out, "\"{value}\"");
+    }
+
+    fn bool(&mut self, value: bool) {
+        self.out.push_str(if value { "true" } else { "false" });
+    }
+
+    /// An enum value by its name, or as a bare number when the schema has no name for it.
+    fn enum_value(&mut self, value: i32, name: Option<&'static str>) {
+        match name {
+            Some(name) => {
+                self.out.push('"');
+                self.out.push_str(name);
+                self.out.push('"');
+            }
+            None => {
+                let _ = write!(self.out, "{value}");
+            }
+        }
+    }
+
+    /// A string, escaped as Python's `json.dumps` does by default (`ensure_ascii`): the
+    /// output is ASCII, everything else as `\uXXXX` (UTF-16, lowercase hex).
+    fn string(&mut self, value: &str) {
+        self.out.push('"');
+        for c in value.chars() {
+            match c {
+                '"' => self.out.push_str("\\\""),
+                '\\' => self.out.push_str("\\\\"),
+                '\n' => self.out.push_str("\\n"),
+                '\r' => self.out.push_str("\\r"),
+                '\t' => self.out.push_str("\\t"),
+                '\u{8}' => self.out.push_str("\\b"),
+                '\u{c}' => self.out.push_str("\\f"),
+                ' '..='~' => self.out.push(c),
+                _ => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        let _ = write!(self.out, "\\u{unit:04x}");
+                    }
+                }
+            }
+        }
+        self.out.push('"');
+    }
+
+    // ---- messages ----
+
+    pub(crate) fn shape(&mut self, shape: &ShapeProto) {
+        let f = fields::SHAPE;
+        let mut o = self.open('{');
+        if shape.element_type != 0 {
+            self.key(&mut o, &f[0]);
+            self.enum_value(shape.element_type, primitive_type_name(shape.element_type));
+        }
+        if !shape.dimensions.is_empty() {
+            self.key(&mut o, &f[1]);
+            self.list(&shape.dimensions, |p, &v| p.int64(v));
+        }
+        if !shape.tuple_shapes.is_empty() {
+            self.key(&mut o, &f[2]);
+            self.list(&shape.tuple_shapes, Self::shape);
+        }
+        if let Some(layout) = &shape.layout {
+            self.key(&mut o, &f[3]);
+            self.layout(layout);
+        }
+        if !shape.is_dynamic_dimension.is_empty() {
+            self.key(&mut o, &f[4]);
+            self.list(&shape.is_dynamic_dimension, |p, &v| p.bool(v));
+        }
+        self.close(o, '}');
+    }
+
+    pub(crate) fn layout(&mut self, layout: &LayoutProto) {
+        let f = fields::LAYOUT;
+        let mut o = self.open('{');
+        let l = layout;
+        if !l.minor_to_major.is_empty() {
+            self.key(&mut o, &f[0]);
+            self.list(&l.minor_to_major, |p, &v| p.int64(v));
+        }
+        if !l.padded_dimensions.is_empty() {
+            self.key(&mut o, &f[1]);
+            self.list(&l.padded_dimensions, |p, &v| p.int64(v));
+        }
+        if l.padding_value != 0 {
+            self.key(&mut o, &f[2]);
+            let name = PaddingValue::try_from(l.padding_value)
+                .ok()
+                .map(|v| v.as_str_name());
+            self.enum_value(l.padding_value, name);
+        }
+        if l.format != 0 {
+            self.key(&mut o, &f[3]);
+            let name = Format::try_from(l.format).ok().map(|v| v.as_str_name());
+            self.enum_value(l.format, name);
+        }
+        self.int64_field(&mut o, &f[4], l.max_sparse_elements);
+        if !l.tiles.is_empty() {
+            self.key(&mut o, &f[5]);
+            self.list(&l.tiles, Self::tile);
+        }
+        self.int64_field(&mut o, &f[6], l.element_size_in_bits);
+        self.int64_field(&mut o, &f[7], l.memory_space);
+        if !l.dim_level_types.is_empty() {
+            self.key(&mut o, &f[8]);
+            self.list(&l.dim_level_types, |p, &v| {
+                let name = DimLevelType::try_from(v).ok().map(|v| v.as_str_name());
+                p.enum_value(v, name);
+            });
+        }
+        if let Some(physical) = &l.physical_shape {
+            self.key(&mut o, &f[9]);
+            self.shape(physical);
+        }
+        if l.index_primitive_type != 0 {
+            self.key(&mut o, &f[10]);
+            self.enum_value(
+                l.index_primitive_type,
+                primitive_type_name(l.index_primitive_type),
+            );
+        }
+        if l.pointer_primitive_type != 0 {
+            self.key(&mut o, &f[11]);
+            self.enum_value(
+                l.pointer_primitive_type,
+                primitive_type_name(l.pointer_primitive_type),
+            );
+        }
+        if !l.dim_unique.is_empty() {
+            self.key(&mut o, &f[12]);
+            self.list(&l.dim_unique, |p, &v| p.bool(v));
+        }
+        if !l.dim_ordered.is_empty() {
+            self.key(&mut o, &f[13]);
+            self.list(&l.dim_ordered, |p, &v| p.bool(v));
+        }
+        self.int64_field(&mut o, &f[14], l.dynamic_shape_metadata_prefix_bytes);
+        self.int64_field(&mut o, &f[15], l.tail_padding_alignment_in_elements);
+        if !l.split_configs.is_empty() {
+            self.key(&mut o, &f[16]);
+            self.list(&l.split_configs, Self::split_config);
+        }
+        self.close(o, '}');
+    }
+
+    fn int64_field(&mut self, o: &mut Open, field: &Field, value: i64) {
+        if value != 0 {
+            self.key(o, field);
+            self.int64(value);
+        }
+    }
+
+    fn tile(&mut self, tile: &TileProto) {
+        let mut o = self.open('{');
+        if !tile.dimensions.is_empty() {
+            self.key(&mut o, &fields::TILE[0]);
+            self.list(&tile.dimensions, |p, &v| p.int64(v));
+        }
+        self.close(o, '}');
+    }
+
+    fn split_config(&mut self, config: &SplitConfigProto) {
+        let f = fields::SPLIT_CONFIG;
+        let mut o = self.open('{');
+        self.int64_field(&mut o, &f[0], config.dimension);
+        if !config.split_indices.is_empty() {
+            self.key(&mut o, &f[1]);
+            self.list(&config.split_indices, |p, &v| p.int64(v));
+        }
+        self.close(o, '}');
+    }
+
+    pub(crate) fn program_shape(&mut self, program: &ProgramShapeProto) {
+        let f = fields::PROGRAM_SHAPE;
+        let mut o = self.open('{');
+        if !program.parameters.is_empty() {
+            self.key(&mut o, &f[0]);
+            self.list(&program.parameters, Self::shape);
+        }
+        if let Some(result) = &program.result {
+            self.key(&mut o, &f[1]);
+            self.shape(result);
+        }
+        if !program.parameter_names.is_empty() {
+            self.key(&mut o, &f[2]);
+            self.list(&program.parameter_names, |p, v| p.string(v));
+        }
+        self.close(o, '}');
+    }
+}
+
+fn primitive_type_name(value: i32) -> Option<&'static str> {
+    PrimitiveType::try_from(value).ok().map(|v| v.as_str_name())
+}

@@ -1,0 +1,349 @@
+//! The command line's HLO text parts: `convert --from/--to hlo`, `validate --from
+//! hlo|hlo-module|hlo-module-proto` and `explain`.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn run(args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_xla-shape"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin).unwrap();
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn bytes(spaced_hex: &str) -> Vec<u8> {
+    hex::decode(spaced_hex.replace(' ', "")).unwrap()
+}
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+#[test]
+fn hlo_to_binary_writes_xla_bytes() {
+    // Reference §1.7: f32[2,3]{1,0} as XLA's Shape::ToProto writes it.
+    let out = run(
+        &["convert", "--from", "hlo", "--to", "binary"],
+        b"f32[2,3]\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        out.stdout,
+        bytes("10 0b 1a 02 02 03 2a 07 0a 02 01 00 80 01 01 32 02 00 00")
+    );
+    // Reference §8: a layout as C++ emits it.
+    let out = run(
+        &[
+            "convert",
+            "--from",
+            "hlo",
+            "--to",
+            "binary",
+            "--message",
+            "layout",
+        ],
+        b"{1,0:T(8,128)(2,1)E(4)S(1)SC(1:512)}",
+    );
+    assert_eq!(
+        out.stdout,
+        bytes("0a 02 01 00 32 05 0a 03 08 80 01 32 04 0a 02 02 01 38 04 40 01 80 01 01 8a 01 06 08 01 12 02 80 04")
+    );
+}
+
+/// A sample of `fixtures/hlo_shapes.jsonl` through the binary (the library test checks
+/// every line; this checks the command wires it up the same way).
+#[test]
+fn hlo_shapes_fixture_through_the_cli() {
+    let Ok(content) = std::fs::read_to_string(fixtures().join("hlo_shapes.jsonl")) else {
+        return;
+    };
+    let records: Vec<serde_json::Value> = content
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(records.len() >= 500);
+    let mut checked = 0;
+    for record in records.iter().step_by(12) {
+        let text = record["text"].as_str().unwrap();
+        let out = run(
+            &["convert", "--from", "hlo", "--to", "binary"],
+            text.as_bytes(),
+        );
+        if record["ok"].as_bool().unwrap() {
+            assert_eq!(out.status.code(), Some(0), "{text}: {}", stderr(&out));
+            assert_eq!(
+                hex::encode(&out.stdout),
+                record["xla_hex"].as_str().unwrap(),
+                "{text}"
+            );
+            // And back to text: XLA's text, unless our printer shows more (it never
+            // narrows or drops anything).
+            let back = run(&["convert", "--from", "binary", "--to", "hlo"], &out.stdout);
+            assert_eq!(back.status.code(), Some(0), "{text}: {}", stderr(&back));
+            let again = run(
+                &["convert", "--from", "hlo", "--to", "binary"],
+                &back.stdout,
+            );
+            assert_eq!(again.stdout, out.stdout, "{text}");
+        } else {
+            assert_eq!(out.status.code(), Some(2), "{text}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 40);
+}
+
+#[test]
+fn binary_to_hlo_prints_every_form() {
+    let cases: &[(&[&str], &str, &str)] = &[
+        (&[], "f32[2,3]{1,0}", "f32[2,3]{1,0}\n"),
+        (
+            &[],
+            "(f32[], token[], b(s8[4]))",
+            "(f32[], token[], b(s8[4]{0}))\n",
+        ),
+        (
+            &["--message", "layout"],
+            "{0,1:T(8,128)L(1024)}",
+            "{0,1:T(8,128)L(1024)}\n",
+        ),
+        (
+            &["--message", "program-shape"],
+            "{(f32[2]{0}, s32[])->(f32[], s32[])}",
+            "(f32[2]{0}, s32[])->(f32[], s32[])\n",
+        ),
+    ];
+    for (extra, input, want) in cases {
+        let mut to_binary = vec!["convert", "--from", "hlo", "--to", "binary"];
+        to_binary.extend_from_slice(extra);
+        let binary = run(&to_binary, input.as_bytes());
+        assert_eq!(
+            binary.status.code(),
+            Some(0),
+            "{input}: {}",
+            stderr(&binary)
+        );
+        let mut to_hlo = vec!["convert", "--from", "binary", "--to", "hlo"];
+        to_hlo.extend_from_slice(extra);
+        let text = run(&to_hlo, &binary.stdout);
+        assert_eq!(stdout(&text), *want);
+    }
+    // Reference §2.2: the retired fields print in our extension.
+    let old = bytes("10 0b 1a 02 02 03 2a 0c 0a 02 01 00 12 02 03 05 18 01 20 01");
+    let out = run(&["convert", "--from", "binary", "--to", "hlo"], &old);
+    assert_eq!(stdout(&out), "f32[2,3]{1,0:PD(3,5)PV(zero)F(dense)}\n");
+}
+
+#[test]
+fn hlo_errors_show_a_caret_and_exit_2() {
+    let out = run(
+        &["convert", "--from", "hlo", "--to", "binary"],
+        b"f32[123,456,789]{1:T(2, * , 128)}",
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        stderr(&out),
+        "xla-shape: <stdin>: dimensions size is 3, but minor to major size is 1\n  f32[123,456,789]{1:T(2, * , 128)}\n                  ^^^^^^^^^^^^^^^^^\n"
+    );
+    // Deep input: an error, never a crash.
+    let deep = format!("{}f32[]{}", "(".repeat(100_000), ")".repeat(100_000));
+    let out = run(
+        &["convert", "--from", "hlo", "--to", "hlo"],
+        deep.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("nest deeper than 32768"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(
+        &["convert", "--from", "hlo", "--to", "binary"],
+        &deep.as_bytes()[..deep.len() / 2],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    // A value the text cannot carry is refused, not dropped.
+    let shape = bytes("10 0b 1a 01 02 2a 06 0a 01 00 40 ac 02"); // f32[2]{0:S(300)}
+    let out = run(&["convert", "--from", "binary", "--to", "hlo"], &shape);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("layout.memory_space"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn explain_says_what_a_shape_means() {
+    let out = run(
+        &["explain", "bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}"],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    for want in [
+        "bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}",
+        "16-bit floating point, 2 bytes per element",
+        "dimension 0 (z): 32",
+        "dimension 2 (x): 4096",
+        "dimension 2 (x) varies fastest in memory, dimension 0 (z) slowest",
+        "tile (8,128)",
+        "then tile (2,1)",
+        "memory space S(1): generic fast memory (VMEM on TPU)",
+        // 32 * 32 * 4096 elements of 2 bytes.
+        "4194304 element(s), 8388608 byte(s)",
+    ] {
+        assert!(text.contains(want), "missing {want:?} in:\n{text}");
+    }
+    let out = run(&["explain", "f32[2,3]{1,1}"], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("layout.minor_to_major[1]"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["explain", "f32[2,3"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn modules(suffix: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(fixtures().join("modules")) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(suffix))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn validate_hlo_lines() {
+    let input = b"f32[2,3]{1,0}\nf32[2,3]{1,1}\n\nbf16[2,3,1004]{2,1,0:T(2,*,128)}\nu8[4]{1}\n";
+    let out = run(&["validate", "--from", "hlo"], input);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "<stdin>:2:1: error: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n\
+         <stdin>:5:1: error: layout.minor_to_major[0]: dimension 1 is out of range for a shape with 1 dimension\n"
+    );
+    let out = run(
+        &["validate", "--from", "hlo"],
+        b"f32[2,3]\n(f32[], token[])\n",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert!(out.stdout.is_empty());
+    // A line that does not parse: the input cannot be read.
+    let out = run(&["validate", "--from", "hlo"], b"f32[2]\nf32[2,3\n");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "xla-shape: <stdin>: 2:8: expects ']' at the end of the dimensions\n  f32[2,3\n         ^\nxla-shape: 1 input could not be read\n"
+    );
+}
+
+#[test]
+fn every_real_module_validates_as_text_and_as_proto() {
+    let texts = modules(".hlo.txt");
+    let protos = modules(".hlo.pb");
+    if texts.is_empty() {
+        return;
+    }
+    assert!(texts.len() >= 5 && protos.len() >= 5);
+    let mut args = vec!["validate", "--from", "hlo-module"];
+    let names: Vec<String> = texts.iter().map(|p| p.display().to_string()).collect();
+    args.extend(names.iter().map(String::as_str));
+    let out = run(&args, b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    let mut args = vec!["validate", "--from", "hlo-module-proto"];
+    let names: Vec<String> = protos.iter().map(|p| p.display().to_string()).collect();
+    args.extend(names.iter().map(String::as_str));
+    let out = run(&args, b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+}
+
+#[test]
+fn a_corrupted_module_is_reported_where_the_corruption_is() {
+    let Some((path, original)) = modules(".hlo.txt")
+        .into_iter()
+        .map(|p| (p.clone(), std::fs::read_to_string(p).unwrap()))
+        .find(|(_, text)| text.contains("]{1,0}"))
+    else {
+        return;
+    };
+    // Corrupt the last `{1,0}` layout of the module (an instruction, not the header).
+    let at = original.rfind("]{1,0}").expect("a {1,0} layout") + 1;
+    let line = original[..at].matches('\n').count() + 1;
+    let line_start = original[..at].rfind('\n').map_or(0, |i| i + 1);
+    let open = original[..at].rfind('[').unwrap();
+    let start = original[..open]
+        .rfind(|c: char| !c.is_ascii_alphanumeric())
+        .map_or(0, |i| i + 1);
+    let column = original[line_start..start].chars().count() + 1;
+    let corrupted = format!("{}{{1,1}}{}", &original[..at], &original[at + 5..]);
+    let out = run(
+        &["validate", "--from", "hlo-module", "-"],
+        corrupted.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        format!("<stdin>:{line}:{column}: error: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
+    );
+
+    // The same corruption in the serialized module: minor_to_major [1,0] becomes [1,1].
+    let proto = path.with_extension("pb");
+    let mut bytes = std::fs::read(proto).unwrap();
+    let pattern = [0x0a, 0x02, 0x01, 0x00];
+    let at = bytes
+        .windows(4)
+        .position(|w| w == pattern)
+        .expect("a [1,0] minor_to_major");
+    bytes[at + 3] = 0x01;
+    let out = run(&["validate", "--from", "hlo-module-proto", "-"], &bytes);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report = stdout(&out);
+    assert_eq!(report.lines().count(), 1, "{report}");
+    assert!(
+        report.starts_with("<stdin>: error: computations[")
+            || report.starts_with("<stdin>: error: host_program_shape."),
+        "{report}"
+    );
+    assert!(
+        report.contains(".layout.minor_to_major[1]: dimension 1 is listed twice"),
+        "{report}"
+    );
+}

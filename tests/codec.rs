@@ -1102,6 +1102,10 @@ fn retired_layout_fields_stay_where_googles_runtime_keeps_them() {
     let listed = unreadable.unknown_fields();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].known_field, Some("padded_dimensions"));
+    assert_eq!(
+        listed[0].to_string(),
+        "field 2 (padded_dimensions) cannot be read as that field (length-delimited)"
+    );
 
     // Once the named fields change, they are written instead of the copies: in
     // number order, before the unknown fields.

@@ -48,6 +48,8 @@
 //!   a string for a message (`"layout": []`, a top-level `"F32"` under
 //!   `ignore_unknown_fields`), read by Python as an empty message;
 //! - `true` or `11.5` for an enum, which Python reads as 1 and 11;
+//! - an enum number outside int32 whose low 32 bits happen to fit: Python (upb)
+//!   refuses 2^31 but keeps only the low 32 bits of 2^32 (0) or -2^63 + 1 (1);
 //! - one field under both its names in one object (`elementType` and
 //!   `element_type`), where Python keeps the last;
 //! - `NaN` for an enum under `ignore_unknown_fields`, which Python skips;

@@ -1075,3 +1075,69 @@ fn xla_parser_cases() {
         failures.join("\n")
     );
 }
+
+/// `--xla_dump_hlo_as_proto` writes an `HloProto` (the module in field 1); an
+/// `HloSnapshot` wraps that again. The scan finds the module inside either.
+#[test]
+fn module_protos_inside_hlo_proto_and_snapshot() {
+    fn wrap(field: u8, inner: &[u8]) -> Vec<u8> {
+        let mut out = vec![field << 3 | 2];
+        let mut len = inner.len();
+        while len >= 0x80 {
+            out.push((len as u8 & 0x7f) | 0x80);
+            len >>= 7;
+        }
+        out.push(len as u8);
+        out.extend_from_slice(inner);
+        out
+    }
+    let scan = |bytes: &[u8]| {
+        let mut findings = Vec::new();
+        let mut check = module::validate_proto;
+        module::scan_proto(bytes, &mut check, &mut |f| findings.push(f)).unwrap();
+        findings
+    };
+    // Corrupt a minor_to_major [1,0] into [1,1] (the first place where those bytes are
+    // a layout's).
+    let pattern = [0x0a, 0x02, 0x01, 0x00];
+    let Some((module, direct)) = module_files(".hlo.pb")
+        .into_iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .flat_map(|bytes| {
+            let spots: Vec<usize> = (0..bytes.len().saturating_sub(3))
+                .filter(|&i| bytes[i..i + 4] == pattern)
+                .collect();
+            spots.into_iter().map(move |at| {
+                let mut corrupted = bytes.clone();
+                corrupted[at + 3] = 0x01;
+                corrupted
+            })
+        })
+        .map(|corrupted| {
+            let findings = scan(&corrupted);
+            (corrupted, findings)
+        })
+        .find(|(_, findings)| !findings.is_empty())
+    else {
+        return;
+    };
+    assert!(
+        direct[0].place.contains(".layout.minor_to_major[1]"),
+        "{direct:?}"
+    );
+    // An HloProto: hlo_module = 1, plus a buffer_assignment = 3 the scan must skip.
+    let mut hlo_proto = wrap(1, &module);
+    hlo_proto.extend(wrap(3, &[0x0a, 0x00]));
+    let wrapped = scan(&hlo_proto);
+    assert_eq!(wrapped.len(), direct.len());
+    for (a, b) in direct.iter().zip(&wrapped) {
+        assert_eq!(format!("hlo_module.{}", a.place), b.place);
+    }
+    let snapshot = wrap(1, &hlo_proto);
+    let wrapped = scan(&snapshot);
+    assert_eq!(wrapped.len(), direct.len());
+    assert!(
+        wrapped[0].place.starts_with("hlo.hlo_module.computations["),
+        "{wrapped:?}"
+    );
+}

@@ -325,9 +325,9 @@ pub fn scan_proto(
         report,
         summary: &mut summary,
     };
-    let root = Path::root();
+    let (module, root) = unwrap_module(bytes)?;
     let mut computation_index = 0;
-    for field in fields(bytes) {
+    for field in fields(module) {
         let (number, value) = field.map_err(ScanError::Wire)?;
         let Value::Bytes(value) = value else { continue };
         match number {
@@ -341,6 +341,39 @@ pub fn scan_proto(
         }
     }
     Ok(summary)
+}
+
+/// The `HloModuleProto` inside `bytes`: the message itself, or the one wrapped in an
+/// `HloProto` (`hlo_module` = 1, what `--xla_dump_hlo_as_proto` writes) or in an
+/// `HloSnapshot` (`hlo` = 1, an `HloProto`), with the path to it.
+///
+/// A module's field 1 is its name, a string, which never starts with a newline; a
+/// wrapper's field 1 is a message whose own first field is field 1 (the module's name,
+/// or the HloProto's module), so its first byte is `0x0a`.
+fn unwrap_module(bytes: &[u8]) -> Result<(&[u8], Path), ScanError> {
+    let mut current = bytes;
+    let mut depth = 0;
+    while depth < 2 {
+        let mut first = None;
+        for field in fields(current) {
+            if let (1, Value::Bytes(inner)) = field.map_err(ScanError::Wire)? {
+                first.get_or_insert(inner);
+            }
+        }
+        match first {
+            Some(inner) if inner.first() == Some(&0x0a) && fields(inner).all(|f| f.is_ok()) => {
+                current = inner;
+                depth += 1;
+            }
+            _ => break,
+        }
+    }
+    let path = match depth {
+        0 => Path::root(),
+        1 => Path::root().field("hlo_module"),
+        _ => Path::root().field("hlo").field("hlo_module"),
+    };
+    Ok((current, path))
 }
 
 struct ProtoScan<'s, 'c> {

@@ -1119,6 +1119,10 @@ fn module_protos_inside_hlo_proto_and_snapshot() {
         })
         .find(|(_, findings)| !findings.is_empty())
     else {
+        assert!(
+            module_files(".hlo.pb").is_empty(),
+            "no [1,0] layout to corrupt"
+        );
         return;
     };
     assert!(

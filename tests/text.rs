@@ -978,6 +978,10 @@ fn module_scan_ignores_strings_and_comments() {
     assert!(findings.is_empty(), "{findings:?}");
     // Header: 8 parameter and result shapes; signatures: 3 + 8; instructions: 3 + 11.
     assert_eq!(summary.shapes, 8 + 3 + 8 + 3 + 11);
+    // The short form (HloPrintOptions::ShortParsable) has no `%` before names.
+    let (short, findings) = scan_text(&SMALL_MODULE.replace('%', ""));
+    assert!(findings.is_empty(), "{findings:?}");
+    assert_eq!(short.shapes, summary.shapes);
     let options = ParseOptions {
         fill_missing_layouts: false,
     };

@@ -734,6 +734,21 @@ proptest! {
     }
 
     #[test]
+    fn any_text_parses_or_errors_with_a_renderable_span(input in "\\PC{0,60}") {
+        for result in [
+            text::parse_shape(&input).map(|_| ()),
+            text::parse_layout(&input).map(|_| ()),
+            text::parse_program_shape(&input).map(|_| ()),
+        ] {
+            if let Err(e) = result {
+                prop_assert!(e.span().start <= input.len());
+                let rendered = e.render(&input);
+                prop_assert!(rendered.starts_with(e.message()));
+            }
+        }
+    }
+
+    #[test]
     fn parsing_never_panics(input in "[a-z0-9\\[\\]{}(),:<=?*#/ TLESCPMD+~-]{0,40}") {
         if let Ok(parsed) = text::parse_shape(&input) {
             // What parses prints back to text that parses to the same proto.

@@ -937,6 +937,10 @@ fn layout_accessors() {
     );
     assert_eq!(xla_shape::layout::memory_space_name(5), Some("host memory"));
     assert_eq!(xla_shape::layout::memory_space_name(3), None);
+    assert_eq!(
+        Layout::default_for_rank(1).memory_space_name(),
+        Some("device memory (HBM)")
+    );
 }
 
 // ----- XLA's verdicts on the fixtures -----

@@ -44,6 +44,23 @@ fn example_file_converts_to_itself() {
 }
 
 #[test]
+fn readme_example_prints_xla_text() {
+    // XLA prints this shape as `f32[2,3]{1,0}` (reference §8).
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/f32_2x3.binpb");
+    let out = xla_shape(&["convert", "--from", "binary", "--to", "hlo", path], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim_end(),
+        "f32[2,3]{1,0}"
+    );
+}
+
+#[test]
 fn stdin_is_read_with_dash_or_no_path_and_canonicalized() {
     // Unknown field 99 in the layout, unpacked dimensions: Google's runtime writes
     // the dimensions packed and keeps the unknown field after the known ones.

@@ -242,3 +242,46 @@ fn fixture_messages_convert_to_googles_json() {
     }
     assert!(converted >= 4, "only {converted} fixture kinds converted");
 }
+
+/// JSON that decodes but is invalid goes through the validation gate like any input.
+#[test]
+fn validate_reads_json() {
+    let validate = ["validate", "--from", "json"];
+    // XLA's C++ form of f32[2,3]{1,0} (reference §8, §9.10): valid.
+    let valid = br#"{"elementType":"F32","dimensions":["2","3"],"layout":{"minorToMajor":["1","0"],"tailPaddingAlignmentInElements":"1"},"isDynamicDimension":[false,false]}"#;
+    let out = xla_shape(&validate, valid);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    // minor_to_major must be a permutation (reference §9.4): invalid, exit 1, with the path.
+    let invalid =
+        br#"{"elementType":"F32","dimensions":["2","3"],"layout":{"minorToMajor":["0","0"]}}"#;
+    let out = xla_shape(&validate, invalid);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("layout.minor_to_major[1]"));
+    // Not readable as a ShapeProto: exit 2, with the JSON error.
+    let out = xla_shape(
+        &validate,
+        br#"{"elementType":"F32","dimensions":["2",true]}"#,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let all =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(all.contains("dimensions[1]: expected an integer (a number or a string), found boolean at line 1 column 40"), "{all}");
+    // A program shape (token) -> pred[], the result as XLA writes a scalar (see the
+    // (f32[], token[]) parse above).
+    let program = br#"{"parameters":[{"elementType":"TOKEN"}],"result":{"elementType":"PRED","layout":{"tailPaddingAlignmentInElements":"1"}},"parameterNames":["t"]}"#;
+    let out = xla_shape(
+        &[&validate[..], &["--message", "program-shape"]].concat(),
+        program,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -6,8 +6,8 @@
 
 use xla_shape::codec::wire::WireType;
 use xla_shape::codec::{
-    self, decode_any, decode_program_shape, decode_shape, encode, encode_any, DecodeErrorKind,
-    Decoded, UnknownField, UnknownFieldInfo, WireMessage,
+    self, decode_any, decode_layout, decode_program_shape, decode_shape, encode, encode_any,
+    DecodeErrorKind, Decoded, UnknownField, UnknownFieldInfo, WireMessage,
 };
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto, SplitConfigProto, TileProto};
 use xla_shape::{MessageKind, Path};
@@ -164,6 +164,23 @@ const GOOGLE_RESERIALIZED: &[(MessageKind, &str, &str)] = &[
         MessageKind::Shape,
         "22 00 22 04 9a 06 01 41",
         "22 00 22 04 9a 06 01 41",
+    ),
+    // Inside unknown fields: a 10-byte varint with excess bits, field number 0 in
+    // a group (Google's runtime skips both, keeping the bytes).
+    (
+        MessageKind::Shape,
+        "98 06 ff ff ff ff ff ff ff ff ff 7f",
+        "98 06 ff ff ff ff ff ff ff ff ff 7f",
+    ),
+    (
+        MessageKind::Shape,
+        "9b 06 08 ff ff ff ff ff ff ff ff ff 7f 9c 06",
+        "9b 06 08 ff ff ff ff ff ff ff ff ff 7f 9c 06",
+    ),
+    (
+        MessageKind::Shape,
+        "9b 06 02 01 67 00 05 9c 06",
+        "9b 06 02 01 67 00 05 9c 06",
     ),
     // Known numbers with a wire type the field never has are kept as unknown.
     (MessageKind::Shape, "12 01 05 10 0b", "10 0b 12 01 05"),
@@ -377,6 +394,9 @@ const MALFORMED: &[(MessageKind, &str, &str)] = &[
     (MessageKind::Shape, "2a 01 2c", "layout: end-group tag for field 5 without a start-group at byte 2"),
     (MessageKind::Shape, "9b 06 08 01 a4 06", "#99: end-group tag for field 100 inside group 99 at byte 4"),
     (MessageKind::Shape, "9b 06 08 01", "#99: group 99 has no end-group tag at byte 2"),
+    (MessageKind::Shape, "9b 06 0e 9c 06", "#99: invalid wire type 6 at byte 2"),
+    (MessageKind::Shape, "9b 06 0b 14 9c 06", "#99: end-group tag for field 2 inside group 1 at byte 3"),
+    (MessageKind::Shape, "9b 06 90 80 80 80 80 00 01 9c 06", "#99: tag longer than 5 bytes at byte 2"),
     (MessageKind::Shape, "1a 05 01", "dimensions: length 5 runs past the end of the message (1 bytes left) at byte 1"),
     (MessageKind::Shape, "1a 01 80", "dimensions: truncated varint at byte 2"),
     (MessageKind::Shape, "1a 02 80 80 80 01", "dimensions: truncated varint at byte 2"),
@@ -1006,4 +1026,93 @@ fn wire_reader_walks_fields_for_other_scanners() {
         reader.read_field(0).unwrap_err().to_string(),
         "length 3 runs past the end of the message (0 bytes left) at byte 5"
     );
+}
+
+/// Mutated fixture messages with Google's verdict (tests/data/google_differential.py):
+/// whatever Google's runtime accepts, the codec accepts and re-encodes to the same
+/// bytes; whatever it refuses, the codec refuses. The one exception, by design: a
+/// 10-byte varint with bits past the 64th in a known field, which Google's runtime
+/// truncates and this crate refuses.
+#[test]
+fn agrees_with_googles_runtime_on_mutated_messages() {
+    let text = include_str!("data/google_differential.tsv");
+    let (mut accepted, mut refused, mut overflow) = (0, 0, 0);
+    for line in text.lines() {
+        let mut columns = line.split('\t');
+        let (Some(kind), Some(input), Some(google)) =
+            (columns.next(), columns.next(), columns.next())
+        else {
+            panic!("bad line {line}");
+        };
+        let input = hex::decode(input).expect("hex");
+        let result = decode_any(message_kind(kind), &input);
+        match (google, result) {
+            ("error", Err(_)) => refused += 1,
+            ("error", Ok(decoded)) => panic!("{line}: Google refuses, we decode {decoded:?}"),
+            (google, Ok(decoded)) => {
+                assert_eq!(hex::encode(encode_any(&decoded)), google, "{line}");
+                accepted += 1;
+            }
+            (_, Err(e)) => {
+                assert_eq!(e.kind(), &DecodeErrorKind::VarintOverflow, "{line}: {e}");
+                overflow += 1;
+            }
+        }
+    }
+    assert!(accepted >= 900 && refused >= 300, "{accepted} {refused}");
+    assert!(overflow < 20, "{overflow}");
+}
+
+#[test]
+fn retired_layout_fields_stay_where_googles_runtime_keeps_them() {
+    // Expected bytes from Google's runtime under XLA's schema (fields 2-5 reserved).
+    let cases = [
+        // Among unknown fields, in their original order.
+        (
+            "0a 02 01 00 b8 01 0b 12 02 80 04 80 01 01",
+            "0a 02 01 00 80 01 01 b8 01 0b 12 02 80 04",
+        ),
+        // Unpacked and repeated: kept byte for byte.
+        (
+            "0a 02 01 00 10 03 10 05 18 01 18 02 32 02 0a 00",
+            "0a 02 01 00 32 00 10 03 10 05 18 01 18 02",
+        ),
+        // Unreadable as the named field: still kept.
+        ("12 02 03 85 0a 01 00", "0a 01 00 12 02 03 85"),
+        (
+            "20 ff ff ff ff ff ff ff ff ff 7f 08 00",
+            "0a 01 00 20 ff ff ff ff ff ff ff ff ff 7f",
+        ),
+    ];
+    for (input, google) in cases {
+        roundtrip::<LayoutProto>(input, google);
+    }
+    let decoded = roundtrip::<LayoutProto>(cases[1].0, cases[1].1);
+    assert_eq!(decoded.message.padded_dimensions, [3, 5]);
+    assert_eq!(decoded.message.padding_value, 2);
+    assert!(decoded.unknown.is_empty() && decoded.unknown_fields().is_empty());
+    assert!(decoded
+        .unknown
+        .fields()
+        .iter()
+        .all(|f| f.is_retired_layout_field()));
+    // A retired field that cannot be read as its named field is listed as such.
+    let unreadable = decode_layout(&bytes(cases[2].0)).unwrap();
+    assert!(unreadable.message.padded_dimensions.is_empty());
+    let listed = unreadable.unknown_fields();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].known_field, Some("padded_dimensions"));
+
+    // Once the named fields change, they are written instead of the copies: in
+    // number order, before the unknown fields.
+    let mut changed = decode_layout(&bytes(cases[0].0)).unwrap();
+    changed.message.format = 1;
+    assert_eq!(
+        hex::encode(changed.encode_to_vec()),
+        "0a020100800101120280042001b8010b"
+    );
+    // Equal messages compare equal whether or not they hold copies.
+    let mut plain = Decoded::new(changed.message.clone());
+    plain.unknown.push(UnknownField::varint(23, 11));
+    assert_eq!(plain, changed);
 }

@@ -38,8 +38,9 @@
 //!
 //! Encoding writes what Google's C++ and Python runtimes write for the same message
 //! under XLA's current schema: known fields in field-number order (LayoutProto's
-//! retired fields 2-5, which that schema only reserves, come after all the others, as
-//! Google's runtime writes unknown fields), repeated scalars packed, proto3 defaults
+//! retired fields 2-5, which that schema only reserves, are written as Google's
+//! runtime writes unknown fields: see [`UnknownField::is_retired_layout_field`]),
+//! repeated scalars packed, proto3 defaults
 //! omitted (zero, enum 0, empty lists), present submessages written even when empty
 //! (`layout {}` is `2a 00`), negative numbers as 10-byte varints, and then, in each
 //! message, its unknown fields in their original order and exact bytes (as upb, the
@@ -93,14 +94,12 @@ impl<M: WireMessage> Decoded<M> {
     /// The serialized message: known fields as Google's runtime writes them, each
     /// message's unknown fields after its known ones.
     pub fn encode_to_vec(&self) -> Vec<u8> {
-        let mut buf = Vec::with_capacity(self.encoded_len());
-        messages::write_body(&self.message, &self.unknown, &mut buf);
-        buf
+        messages::encode(&self.message, &self.unknown)
     }
 
     /// The length of [`Decoded::encode_to_vec`]'s output.
     pub fn encoded_len(&self) -> usize {
-        messages::body_len(&self.message, &self.unknown)
+        messages::encoded_len(&self.message, &self.unknown)
     }
 
     /// Every unknown field, with the path of the message holding it, outermost
@@ -117,6 +116,7 @@ pub fn decode<M: WireMessage>(bytes: &[u8]) -> Result<Decoded<M>, DecodeError> {
     let mut decoder = Decoder {
         reader: wire::Reader::new(bytes),
         depth: 0,
+        tag_start: 0,
     };
     let mut decoded = Decoded::<M>::default();
     messages::merge_message(&mut decoder, &mut decoded.message, &mut decoded.unknown)?;
@@ -140,9 +140,7 @@ pub fn decode_program_shape(bytes: &[u8]) -> Result<Decoded<ProgramShapeProto>, 
 
 /// Encodes a message that has no unknown fields.
 pub fn encode<M: WireMessage>(message: &M) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(messages::body_len(message, &unknown::EMPTY));
-    messages::write_body(message, &unknown::EMPTY, &mut buf);
-    buf
+    messages::encode(message, &unknown::EMPTY)
 }
 
 /// Decodes a message of the given kind.
@@ -168,21 +166,19 @@ impl Decoded<AnyMessage> {
 
     /// The serialized message, as for a message of a known type.
     pub fn encode_to_vec(&self) -> Vec<u8> {
-        let mut buf = Vec::with_capacity(self.encoded_len());
         match &self.message {
-            AnyMessage::Shape(m) => messages::write_body(m, &self.unknown, &mut buf),
-            AnyMessage::Layout(m) => messages::write_body(m, &self.unknown, &mut buf),
-            AnyMessage::ProgramShape(m) => messages::write_body(m, &self.unknown, &mut buf),
+            AnyMessage::Shape(m) => messages::encode(m, &self.unknown),
+            AnyMessage::Layout(m) => messages::encode(m, &self.unknown),
+            AnyMessage::ProgramShape(m) => messages::encode(m, &self.unknown),
         }
-        buf
     }
 
     /// The length of [`Decoded::encode_to_vec`]'s output.
     pub fn encoded_len(&self) -> usize {
         match &self.message {
-            AnyMessage::Shape(m) => messages::body_len(m, &self.unknown),
-            AnyMessage::Layout(m) => messages::body_len(m, &self.unknown),
-            AnyMessage::ProgramShape(m) => messages::body_len(m, &self.unknown),
+            AnyMessage::Shape(m) => messages::encoded_len(m, &self.unknown),
+            AnyMessage::Layout(m) => messages::encoded_len(m, &self.unknown),
+            AnyMessage::ProgramShape(m) => messages::encoded_len(m, &self.unknown),
         }
     }
 

@@ -16,6 +16,7 @@ pub struct UnknownField {
     number: u32,
     wire_type: WireType,
     raw: Vec<u8>,
+    retired: bool,
 }
 
 impl UnknownField {
@@ -39,6 +40,16 @@ impl UnknownField {
             number,
             wire_type,
             raw: raw.to_vec(),
+            retired: false,
+        }
+    }
+
+    /// The bytes of a retired LayoutProto field (2-5) that was also decoded into its
+    /// named field: see [`UnknownField::is_retired_layout_field`].
+    pub(crate) fn retired(number: u32, wire_type: WireType, raw: &[u8]) -> UnknownField {
+        UnknownField {
+            retired: true,
+            ..UnknownField::from_parts(number, wire_type, raw)
         }
     }
 
@@ -54,6 +65,7 @@ impl UnknownField {
             number,
             wire_type,
             raw,
+            retired: false,
         }
     }
 
@@ -110,11 +122,29 @@ impl UnknownField {
     pub fn raw(&self) -> &[u8] {
         &self.raw
     }
+
+    /// Whether this is a copy of one of LayoutProto's retired fields 2-5
+    /// (`padded_dimensions`, `padding_value`, `format`, `max_sparse_elements`).
+    ///
+    /// XLA's schema only reserves those numbers, so Google's runtime keeps them as
+    /// unknown fields, in their place among the others. The codec decodes them into
+    /// the named fields of [`crate::proto::LayoutProto`] and also keeps their bytes
+    /// here, to write them back where Google's runtime would as long as the named
+    /// fields still hold what they say. Such copies are not listed, counted or
+    /// compared as unknown fields.
+    pub fn is_retired_layout_field(&self) -> bool {
+        self.retired
+    }
 }
 
 impl fmt::Debug for UnknownField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "UnknownField(#{} {} ", self.number, self.wire_type)?;
+        let retired = if self.retired { " retired" } else { "" };
+        write!(
+            f,
+            "UnknownField(#{} {}{retired} ",
+            self.number, self.wire_type
+        )?;
         for byte in &self.raw {
             write!(f, "{byte:02x}")?;
         }
@@ -150,14 +180,16 @@ impl UnknownFields {
         Self::default()
     }
 
-    /// Whether there is no unknown field in this message or any nested one.
+    /// Whether there is no unknown field in this message or any nested one (copies
+    /// of retired layout fields do not count).
     pub fn is_empty(&self) -> bool {
-        self.fields.is_empty() && self.children.values().all(UnknownFields::is_empty)
+        self.fields.iter().all(|f| f.retired) && self.children.values().all(UnknownFields::is_empty)
     }
 
-    /// The number of unknown fields in this message and every nested one.
+    /// The number of unknown fields in this message and every nested one (copies of
+    /// retired layout fields do not count).
     pub fn len(&self) -> usize {
-        self.fields.len()
+        self.fields.iter().filter(|f| !f.retired).count()
             + self
                 .children
                 .values()
@@ -165,7 +197,13 @@ impl UnknownFields {
                 .sum::<usize>()
     }
 
-    /// This message's own unknown fields, in their original order.
+    /// Whether the node holds nothing at all, copies of retired fields included.
+    pub(crate) fn holds_nothing(&self) -> bool {
+        self.fields.is_empty() && self.children.values().all(UnknownFields::holds_nothing)
+    }
+
+    /// This message's own unknown fields, in their original order (with any copies
+    /// of retired layout fields, see [`UnknownField::is_retired_layout_field`]).
     pub fn fields(&self) -> &[UnknownField] {
         &self.fields
     }
@@ -192,15 +230,25 @@ impl UnknownFields {
         self.children.iter().map(|(&key, node)| (key, node))
     }
 
-    /// The bytes of this message's own unknown fields.
-    pub(crate) fn own_len(&self) -> usize {
-        self.fields.iter().map(|f| f.raw.len()).sum()
+    /// The bytes of this message's own unknown fields; with `retired`, the copies of
+    /// retired layout fields too.
+    pub(crate) fn own_len(&self, retired: bool) -> usize {
+        self.fields
+            .iter()
+            .filter(|f| retired || !f.retired)
+            .map(|f| f.raw.len())
+            .sum()
     }
 
-    pub(crate) fn write_own(&self, buf: &mut Vec<u8>) {
-        for field in &self.fields {
+    pub(crate) fn write_own(&self, buf: &mut Vec<u8>, retired: bool) {
+        for field in self.fields.iter().filter(|f| retired || !f.retired) {
             buf.extend_from_slice(&field.raw);
         }
+    }
+
+    /// The copies of retired layout fields, in order.
+    pub(crate) fn retired_fields(&self) -> impl Iterator<Item = &UnknownField> {
+        self.fields.iter().filter(|f| f.retired)
     }
 
     /// Takes the node of a submessage out (to decode into it).
@@ -210,13 +258,13 @@ impl UnknownFields {
 
     /// Puts a node back, unless it holds nothing.
     pub(crate) fn put_child(&mut self, number: u32, index: usize, node: UnknownFields) {
-        if !node.is_empty() {
+        if !node.holds_nothing() {
             self.children.insert((number, index), node);
         }
     }
 
     pub(crate) fn collect(&self, kind: Kind, path: &mut Path, out: &mut Vec<UnknownFieldInfo>) {
-        for field in &self.fields {
+        for field in self.fields.iter().filter(|f| !f.retired) {
             out.push(UnknownFieldInfo {
                 path: path.clone(),
                 number: field.number,
@@ -241,11 +289,20 @@ impl UnknownFields {
     }
 }
 
+/// Compares the unknown fields, ignoring copies of retired layout fields (their
+/// values are in the named fields) and children that hold no unknown field.
 impl PartialEq for UnknownFields {
     fn eq(&self, other: &Self) -> bool {
+        let own = |n: &UnknownFields| {
+            n.fields
+                .iter()
+                .filter(|f| !f.retired)
+                .cloned()
+                .collect::<Vec<_>>()
+        };
         let ours = self.children.iter().filter(|(_, n)| !n.is_empty());
         let theirs = other.children.iter().filter(|(_, n)| !n.is_empty());
-        self.fields == other.fields && ours.eq(theirs)
+        own(self) == own(other) && ours.eq(theirs)
     }
 }
 

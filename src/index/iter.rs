@@ -5,7 +5,7 @@
 //! digits with carries, a memory step adds to one coordinate; no division per element.
 //! Other plans step through [`LayoutPlan::linear_index`] / [`LayoutPlan::multi_index`].
 
-use super::digits::{AxisKind, Digits};
+use super::digits::{Axis, AxisKind, Digits};
 use super::LayoutPlan;
 
 /// Every element's linear index in logical order; see [`LayoutPlan::logical_order`].
@@ -203,58 +203,68 @@ impl<'a> PhysicalOrder<'a> {
     pub fn index(&mut self) -> &[u64] {
         if self.fast.is_some() {
             if let Some(e) = self.index.get_mut(self.inner_dim) {
-                *e = self.inner_base + (self.slot - self.run_slot) * self.inner_div;
+                let slot = self.slot - self.remaining;
+                *e = self.inner_base + (slot - self.run_slot) * self.inner_div;
             }
         }
         &self.index
     }
 
-    /// Sets up the run of the innermost axis at the current outer counters.
-    fn start_run(&mut self) {
-        let Some(fast) = &self.fast else { return };
+    /// Sets up the run of the innermost axis at the current outer counters and returns
+    /// its first element. `slot` and `logical` then hold the run's *last* element; the
+    /// current one is `remaining` steps before it.
+    fn start_run(&mut self) -> (u64, u64) {
+        let Some(fast) = &self.fast else {
+            return (self.slot, self.logical);
+        };
         let dims = self.plan.dimensions();
         let axes = &fast.digits.axes;
         self.index.iter_mut().for_each(|e| *e = 0);
-        self.slot = 0;
+        let mut slot = 0;
         for (axis, &c) in axes.iter().zip(&fast.counters) {
-            self.slot += c * axis.stride;
+            slot += c * axis.stride;
             if let AxisKind::Digit { source, div, .. } = axis.kind {
                 self.index[source] += c * div;
             }
         }
-        self.run_slot = self.slot;
-        self.logical = self
+        let logical: u64 = self
             .index
             .iter()
             .zip(&self.row_major)
             .map(|(e, w)| e * w)
             .sum();
-        let Some(inner) = axes.last() else { return };
-        match inner.kind {
-            AxisKind::Const => {
-                self.remaining = 0;
-                self.inner_dim = usize::MAX; // no coordinate moves along this run
-                self.inner_div = 0;
-                self.step_logical = 0;
+        self.run_slot = slot;
+        self.remaining = 0;
+        self.inner_dim = usize::MAX; // no coordinate moves along a one-element run
+        self.inner_div = 0;
+        self.step_logical = 0;
+        if let Some(Axis {
+            radix,
+            kind:
+                AxisKind::Digit {
+                    source,
+                    div,
+                    modulus,
+                },
+            ..
+        }) = axes.last()
+        {
+            let mut n = *radix;
+            if let Some(m) = modulus {
+                n = n.min(*m);
             }
-            AxisKind::Digit {
-                source,
-                div,
-                modulus,
-            } => {
-                let mut n = inner.radix;
-                if let Some(m) = modulus {
-                    n = n.min(m);
-                }
-                let room = dims[source].saturating_sub(self.index[source]);
-                n = n.min(room.div_ceil(div));
-                self.remaining = n.saturating_sub(1);
-                self.inner_dim = source;
-                self.inner_div = div;
-                self.inner_base = self.index[source];
-                self.step_logical = div * self.row_major[source];
-            }
+            let room = dims[*source].saturating_sub(self.index[*source]);
+            n = n.min(room.div_ceil(*div));
+            self.remaining = n.saturating_sub(1);
+            self.inner_dim = *source;
+            self.inner_div = *div;
+            self.inner_base = self.index[*source];
+            self.step_logical = div * self.row_major[*source];
         }
+        // Last element of the run (the inner axis has stride 1).
+        self.slot = slot + self.remaining;
+        self.logical = logical + self.remaining * self.step_logical;
+        (slot, logical)
     }
 
     /// Moves the outer counters to the next configuration that holds elements.
@@ -319,8 +329,7 @@ impl<'a> PhysicalOrder<'a> {
                     return None;
                 }
                 if self.fast.is_some() {
-                    self.start_run();
-                    return Some((self.slot, self.logical));
+                    return Some(self.start_run());
                 }
                 self.slot = 0;
                 if self.plan.digits().is_some_and(|d| d.axes.is_empty()) {
@@ -336,8 +345,7 @@ impl<'a> PhysicalOrder<'a> {
         }
         if self.fast.is_some() {
             if self.advance_outer() {
-                self.start_run();
-                return Some((self.slot, self.logical));
+                return Some(self.start_run());
             }
             self.state = State::Done;
             return None;
@@ -378,10 +386,13 @@ impl Iterator for PhysicalOrder<'_> {
     #[inline]
     fn next(&mut self) -> Option<(u64, u64)> {
         if self.remaining > 0 {
+            // Only `remaining` changes along a run: slot and logical position are
+            // counted back from the run's last element.
             self.remaining -= 1;
-            self.slot += 1;
-            self.logical += self.step_logical;
-            return Some((self.slot, self.logical));
+            return Some((
+                self.slot - self.remaining,
+                self.logical - self.remaining * self.step_logical,
+            ));
         }
         self.next_slow()
     }
@@ -394,14 +405,10 @@ impl Iterator for PhysicalOrder<'_> {
         let mut acc = init;
         loop {
             // The rest of the current run, in a tight loop.
-            let (mut slot, mut logical, step) = (self.slot, self.logical, self.step_logical);
-            for _ in 0..self.remaining {
-                slot += 1;
-                logical += step;
-                acc = f(acc, (slot, logical));
+            let (slot, logical, step) = (self.slot, self.logical, self.step_logical);
+            for r in (0..self.remaining).rev() {
+                acc = f(acc, (slot - r, logical - r * step));
             }
-            self.slot = slot;
-            self.logical = logical;
             self.remaining = 0;
             match self.next_slow() {
                 Some(item) => acc = f(acc, item),

@@ -43,6 +43,9 @@ fn is_python_space(c: char) -> bool {
 
 /// Python's `int(s)` in base 10; `None` where Python raises `ValueError`.
 pub(crate) fn python_int(s: &str) -> Option<Wide> {
+    if let Some(value) = plain_int(s) {
+        return Some(value);
+    }
     let s = s.trim_matches(is_python_space);
     let (negative, digits) = match s.chars().next()? {
         '-' => (true, &s[1..]),
@@ -69,6 +72,22 @@ pub(crate) fn python_int(s: &str) -> Option<Wide> {
         return None;
     }
     Some(if negative { -value } else { value })
+}
+
+/// The common case, fast: an optional `-` and 1 to 18 ASCII digits.
+fn plain_int(s: &str) -> Option<Wide> {
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let value = digits
+        .bytes()
+        .fold(0, |value: Wide, b| value * 10 + Wide::from(b - b'0'));
+    Some(if digits.len() < s.len() {
+        -value
+    } else {
+        value
+    })
 }
 
 /// Python's `float(s)`; `None` where Python raises `ValueError`.

@@ -70,7 +70,7 @@ impl<'t> Reader<'t> {
         node: &'n Node<'a>,
         message: &'static str,
         table: &'static [Field],
-    ) -> Result<Vec<(usize, &'n Member<'a>)>> {
+    ) -> Result<impl Iterator<Item = (usize, &'n Member<'a>)>> {
         let Value::Object(members) = &node.value else {
             return Err(self.wrong_type(node, "an object"));
         };
@@ -83,7 +83,8 @@ impl<'t> Reader<'t> {
                 },
             ));
         }
-        let mut found: Vec<(usize, &'n Member<'a>)> = Vec::with_capacity(members.len());
+        // Every table has fewer than 32 fields.
+        let mut seen = 0u32;
         for member in members {
             let Some(index) = fields::lookup(table, &member.key) else {
                 if self.ignore_unknown_fields {
@@ -97,19 +98,26 @@ impl<'t> Reader<'t> {
                     },
                 ));
             };
-            if let Some((_, first)) = found.iter().find(|(i, _)| *i == index) {
+            let bit = 1u32 << (index % 32);
+            if seen & bit != 0 {
+                let first = members
+                    .iter()
+                    .find(|m| fields::lookup(table, &m.key) == Some(index))
+                    .map_or_else(String::new, |m| lossy(&m.key));
                 self.path.push(Segment::Field(table[index].proto));
                 return Err(self.error(
                     member.key_pos,
                     JsonErrorKind::DuplicateField {
                         key: lossy(&member.key),
-                        first: lossy(&first.key),
+                        first,
                     },
                 ));
             }
-            found.push((index, member));
+            seen |= bit;
         }
-        Ok(found)
+        Ok(members
+            .iter()
+            .filter_map(move |m| fields::lookup(table, &m.key).map(|index| (index, m))))
     }
 
     fn leave(&mut self) {

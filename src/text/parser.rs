@@ -844,7 +844,12 @@ fn check_tuple_elements(elements: &[ShapeProto], spans: &[Range<usize>]) -> Resu
         let first_error = report
             .issues()
             .iter()
-            .find(|issue| issue.severity() == crate::Severity::Error)
+            // The allocation-size rule is the crate's own (for the indexing engine),
+            // not one XLA's parser applies.
+            .find(|issue| {
+                issue.severity() == crate::Severity::Error
+                    && !matches!(issue.kind(), crate::IssueKind::AllocatedSizeOverflow { .. })
+            })
             .map(|issue| format!("invalid tuple element: {issue}"));
         if let Some(message) = first_error {
             return Err(ParseError::new(span.clone(), message));

@@ -734,6 +734,21 @@ proptest! {
     }
 
     #[test]
+    fn any_text_parses_or_errors_with_a_renderable_span(input in "\\PC{0,60}") {
+        for result in [
+            text::parse_shape(&input).map(|_| ()),
+            text::parse_layout(&input).map(|_| ()),
+            text::parse_program_shape(&input).map(|_| ()),
+        ] {
+            if let Err(e) = result {
+                prop_assert!(e.span().start <= input.len());
+                let rendered = e.render(&input);
+                prop_assert!(rendered.starts_with(e.message()));
+            }
+        }
+    }
+
+    #[test]
     fn parsing_never_panics(input in "[a-z0-9\\[\\]{}(),:<=?*#/ TLESCPMD+~-]{0,40}") {
         if let Ok(parsed) = text::parse_shape(&input) {
             // What parses prints back to text that parses to the same proto.
@@ -978,6 +993,10 @@ fn module_scan_ignores_strings_and_comments() {
     assert!(findings.is_empty(), "{findings:?}");
     // Header: 8 parameter and result shapes; signatures: 3 + 8; instructions: 3 + 11.
     assert_eq!(summary.shapes, 8 + 3 + 8 + 3 + 11);
+    // The short form (HloPrintOptions::ShortParsable) has no `%` before names.
+    let (short, findings) = scan_text(&SMALL_MODULE.replace('%', ""));
+    assert!(findings.is_empty(), "{findings:?}");
+    assert_eq!(short.shapes, summary.shapes);
     let options = ParseOptions {
         fill_missing_layouts: false,
     };
@@ -1073,5 +1092,75 @@ fn xla_parser_cases() {
         "{} failures:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+}
+
+/// `--xla_dump_hlo_as_proto` writes an `HloProto` (the module in field 1); an
+/// `HloSnapshot` wraps that again. The scan finds the module inside either.
+#[test]
+fn module_protos_inside_hlo_proto_and_snapshot() {
+    fn wrap(field: u8, inner: &[u8]) -> Vec<u8> {
+        let mut out = vec![field << 3 | 2];
+        let mut len = inner.len();
+        while len >= 0x80 {
+            out.push((len as u8 & 0x7f) | 0x80);
+            len >>= 7;
+        }
+        out.push(len as u8);
+        out.extend_from_slice(inner);
+        out
+    }
+    let scan = |bytes: &[u8]| {
+        let mut findings = Vec::new();
+        let mut check = module::validate_proto;
+        module::scan_proto(bytes, &mut check, &mut |f| findings.push(f)).unwrap();
+        findings
+    };
+    // Corrupt a minor_to_major [1,0] into [1,1] (the first place where those bytes are
+    // a layout's).
+    let pattern = [0x0a, 0x02, 0x01, 0x00];
+    let Some((module, direct)) = module_files(".hlo.pb")
+        .into_iter()
+        .map(|p| std::fs::read(p).unwrap())
+        .flat_map(|bytes| {
+            let spots: Vec<usize> = (0..bytes.len().saturating_sub(3))
+                .filter(|&i| bytes[i..i + 4] == pattern)
+                .collect();
+            spots.into_iter().map(move |at| {
+                let mut corrupted = bytes.clone();
+                corrupted[at + 3] = 0x01;
+                corrupted
+            })
+        })
+        .map(|corrupted| {
+            let findings = scan(&corrupted);
+            (corrupted, findings)
+        })
+        .find(|(_, findings)| !findings.is_empty())
+    else {
+        assert!(
+            module_files(".hlo.pb").is_empty(),
+            "no [1,0] layout to corrupt"
+        );
+        return;
+    };
+    assert!(
+        direct[0].place.contains(".layout.minor_to_major[1]"),
+        "{direct:?}"
+    );
+    // An HloProto: hlo_module = 1, plus a buffer_assignment = 3 the scan must skip.
+    let mut hlo_proto = wrap(1, &module);
+    hlo_proto.extend(wrap(3, &[0x0a, 0x00]));
+    let wrapped = scan(&hlo_proto);
+    assert_eq!(wrapped.len(), direct.len());
+    for (a, b) in direct.iter().zip(&wrapped) {
+        assert_eq!(format!("hlo_module.{}", a.place), b.place);
+    }
+    let snapshot = wrap(1, &hlo_proto);
+    let wrapped = scan(&snapshot);
+    assert_eq!(wrapped.len(), direct.len());
+    assert!(
+        wrapped[0].place.starts_with("hlo.hlo_module.computations["),
+        "{wrapped:?}"
     );
 }

@@ -473,6 +473,38 @@ fn recursion_limit_is_googles() {
     );
 }
 
+/// `levels` messages nested shape → layout → physical_shape → layout → ….
+fn nested_layouts(levels: usize) -> Vec<u8> {
+    let mut message = Vec::new();
+    for level in (1..=levels).rev() {
+        // Level 1 is a shape's layout (field 5), level 2 that layout's physical
+        // shape (field 10), and so on.
+        let tag: &[u8] = if level % 2 == 1 { &[0x2a] } else { &[0x52] };
+        let mut outer = tag.to_vec();
+        let mut len = message.len();
+        while len >= 0x80 {
+            outer.push((len as u8) | 0x80);
+            len >>= 7;
+        }
+        outer.push(len as u8);
+        outer.extend_from_slice(&message);
+        message = outer;
+    }
+    message
+}
+
+#[test]
+fn recursion_limit_counts_every_message_kind() {
+    let ok = nested_layouts(100);
+    assert_eq!(decode_shape(&ok).expect("100 levels").encode_to_vec(), ok);
+    let err = decode_shape(&nested_layouts(101)).unwrap_err();
+    assert_eq!(err.kind(), &DecodeErrorKind::RecursionLimit);
+    assert!(err
+        .path()
+        .to_string()
+        .starts_with("layout.physical_shape.layout."));
+}
+
 #[test]
 fn program_shape_round_trip() {
     let program = ProgramShapeProto {
@@ -1102,6 +1134,10 @@ fn retired_layout_fields_stay_where_googles_runtime_keeps_them() {
     let listed = unreadable.unknown_fields();
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].known_field, Some("padded_dimensions"));
+    assert_eq!(
+        listed[0].to_string(),
+        "field 2 (padded_dimensions) cannot be read as that field (length-delimited)"
+    );
 
     // Once the named fields change, they are written instead of the copies: in
     // number order, before the unknown fields.

@@ -17,7 +17,7 @@ use super::{input_name, read_input, write_output, Failure, MessageArg};
 /// Convert one message between forms (binary, JSON, HLO text); no validation.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example:\n  xla-shape convert --from binary --to binary examples/f32_2x3.binpb > copy.binpb"
+    after_help = "Example:\n  xla-shape convert --from binary --to json examples/f32_2x3.binpb"
 )]
 pub struct ConvertArgs {
     /// The form of the input.

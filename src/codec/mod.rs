@@ -36,17 +36,21 @@
 //!
 //! # Encoding
 //!
-//! Encoding writes what Google's C++ and Python runtimes write for the same message
-//! under XLA's current schema: known fields in field-number order (LayoutProto's
-//! retired fields 2-5, which that schema only reserves, are written as Google's
-//! runtime writes unknown fields: see [`UnknownField::is_retired_layout_field`]),
-//! repeated scalars packed, proto3 defaults
-//! omitted (zero, enum 0, empty lists), present submessages written even when empty
-//! (`layout {}` is `2a 00`), negative numbers as 10-byte varints, and then, in each
-//! message, its unknown fields in their original order and exact bytes (as upb, the
-//! engine of Python's protobuf, keeps them). So re-encoding bytes written by XLA or
-//! by Google's runtime gives the same bytes, and non-canonical input (overlong
-//! varints, unpacked lists, repeated singular fields) comes out canonical.
+//! Encoding writes what Google's runtime writes for the same message under XLA's
+//! current schema (upb, the engine of Python's protobuf; C++ agrees except that it
+//! re-encodes unknown fields canonically):
+//!
+//! - known fields in field-number order, repeated scalars packed, proto3 defaults
+//!   omitted (zero, enum 0, empty lists), present submessages written even when
+//!   empty (`layout {}` is `2a 00`), negative numbers as 10-byte varints;
+//! - then, in each message, its unknown fields in their original order and exact
+//!   bytes. LayoutProto's retired fields 2-5, which XLA's schema only reserves, are
+//!   among them: see [`UnknownField::is_retired_layout_field`].
+//!
+//! So re-encoding bytes written by XLA or by Google's runtime gives the same bytes,
+//! and non-canonical known fields (overlong varints, unpacked lists, repeated
+//! singular fields) come out canonical. `tests/codec.rs` checks this against Google's
+//! runtime on every fixture message and on 1400 mutated ones.
 
 mod error;
 mod messages;

@@ -319,9 +319,11 @@ pub struct UnknownFieldInfo {
     /// The wire type it was written with.
     pub wire_type: WireType,
     /// `Some(name)` when the number is that of a known field of the message but the
-    /// wire type is not one that field can have: Google's runtimes keep such a field
-    /// as unknown (so does this crate), but it is a corrupt or incompatible message,
-    /// which validation should report as an error.
+    /// field could not be read as it: a wire type the field never has, or (for the
+    /// retired layout fields 2-5, which Google's runtime never reads) a value that
+    /// does not parse. Google's runtimes keep such a field as unknown (so does this
+    /// crate), but it is a corrupt or incompatible message, which validation should
+    /// report as an error.
     pub known_field: Option<&'static str>,
 }
 
@@ -337,13 +339,26 @@ impl UnknownFieldInfo {
 }
 
 /// Displays as `tuple_shapes[1].layout: unknown field 99 (varint)`, or
-/// `layout: field 1 (minor_to_major) has the wrong wire type fixed64`.
+/// `layout: field 1 (minor_to_major) has the wrong wire type fixed64`, or
+/// `layout: field 2 (padded_dimensions) cannot be read as that field (length-delimited)`.
 impl fmt::Display for UnknownFieldInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.path.is_root() {
             write!(f, "{}: ", self.path)?;
         }
         match self.known_field {
+            // Only the retired layout fields are kept with a wire type they can have.
+            Some(
+                name @ ("padded_dimensions" | "padding_value" | "format" | "max_sparse_elements"),
+            ) if self.wire_type == WireType::Varint
+                || (name == "padded_dimensions" && self.wire_type == WireType::LengthDelimited) =>
+            {
+                write!(
+                    f,
+                    "field {} ({name}) cannot be read as that field ({})",
+                    self.number, self.wire_type
+                )
+            }
             Some(name) => write!(
                 f,
                 "field {} ({name}) has the wrong wire type {}",

@@ -496,6 +496,8 @@ fn legacy_fields_round_trip() {
     assert_eq!(text::print_shape_as_xla(&old).unwrap(), "f32[2,3]{1,0}");
     let sparse = ShapeProto::decode(&bytes("10 0b 1a 01 64 2a 04 20 02 28 0a")[..]).unwrap();
     assert_eq!(print(&sparse), "f32[100]{:F(sparse)MS(10)}");
+    let back = shape("f32[100]{:F(sparse)MS(10)}").layout.unwrap();
+    assert_eq!((back.format, back.max_sparse_elements), (2, 10));
     let levels = shape("f32[2,3]{0,1:PD(3,5)PV(zero)DL(C,S)DU(1,0)DO(0,1)}");
     let levels = levels.layout.unwrap();
     assert_eq!(levels.dim_level_types, [1, 2]);
@@ -572,10 +574,10 @@ fn exact_printer_refuses_what_text_cannot_carry() {
     };
     assert!(text::print_shape(&bad_type).is_err());
     let nested = tuple(vec![tuple(vec![bad_type])]);
-    assert_eq!(
-        text::print_shape(&nested).unwrap_err().path().to_string(),
-        "tuple_shapes[0].tuple_shapes[0].element_type"
-    );
+    // Inside a tuple, XLA's parser would reject it as an invalid element.
+    let err = text::print_shape(&nested).unwrap_err();
+    assert_eq!(err.path().to_string(), "tuple_shapes[0].tuple_shapes[0]");
+    assert!(err.message().contains("unknown element type 2000"), "{err}");
 }
 
 // --- Round trips over generated shapes ---------------------------------------------
@@ -1163,4 +1165,36 @@ fn module_protos_inside_hlo_proto_and_snapshot() {
         wrapped[0].place.starts_with("hlo.hlo_module.computations["),
         "{wrapped:?}"
     );
+}
+
+/// What XLA's parser would reject is refused by the exact printer, so `convert --to
+/// hlo` never writes text that does not read back.
+#[test]
+fn exact_printer_refuses_what_does_not_parse_back() {
+    // minor_to_major of the wrong length (an empty layout message on f32[2,3]).
+    let mut s = array(PrimitiveType::F32, &[2, 3], Some(&[]));
+    let err = text::print_shape(&s).unwrap_err();
+    assert_eq!(err.path().to_string(), "layout.minor_to_major");
+    // XLA's printer prints it anyway (`f32[2,3]{}`), and so does ours in XLA mode.
+    assert_eq!(text::print_shape_as_xla(&s).unwrap(), "f32[2,3]{}");
+    // A physical shape on an array.
+    s.layout = Some(Box::new(LayoutProto {
+        physical_shape: Some(Box::new(array(PrimitiveType::S32, &[10], Some(&[0])))),
+        ..layout(&[1, 0])
+    }));
+    let err = text::print_shape(&s).unwrap_err();
+    assert_eq!(err.path().to_string(), "layout.physical_shape");
+    // An invalid tuple element (XLA's parser validates tuple elements).
+    let bad = tuple(vec![array(PrimitiveType::F32, &[2], Some(&[0])), {
+        let mut a = array(PrimitiveType::F32, &[2], Some(&[0]));
+        a.layout.as_mut().unwrap().tiles = tiles(&[&[0]]);
+        a
+    }]);
+    let err = text::print_shape(&bad).unwrap_err();
+    assert_eq!(err.path().to_string(), "tuple_shapes[1]");
+    assert!(text::parse_shape("(f32[2]{0}, f32[2]{0:T(0)})").is_err());
+    // The same array alone prints and parses (XLA does not validate it).
+    let alone = bad.tuple_shapes[1].clone();
+    assert_eq!(text::print_shape(&alone).unwrap(), "f32[2]{0:T(0)}");
+    assert_eq!(text::parse_shape("f32[2]{0:T(0)}").unwrap(), alone);
 }

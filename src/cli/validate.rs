@@ -312,7 +312,10 @@ fn scan(input: Option<&PathBuf>, is_text: bool) -> Outcome {
         let mut check = module::validate_text;
         match input.filter(|p| p.as_os_str() != "-") {
             Some(path) => match std::fs::File::open(path) {
-                Ok(file) => module::scan_text(BufReader::new(file), &mut check, &mut report),
+                Ok(file) => {
+                    let reader = BufReader::with_capacity(1 << 20, file);
+                    module::scan_text(reader, &mut check, &mut report)
+                }
                 Err(e) => return Outcome::Unreadable(e.to_string()),
             },
             None => module::scan_text(std::io::stdin().lock(), &mut check, &mut report),

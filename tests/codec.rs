@@ -575,15 +575,18 @@ struct GoogleColumns {
     reserialized_hex: Option<String>,
 }
 
-/// Every fixture message; none if the file is not there yet. Once it is, it must
-/// hold a real corpus.
+/// Every fixture message, with those the generator set aside in `fixtures/pending/`;
+/// none if the file is not there yet. Once it is, it must hold a real corpus.
 fn fixtures() -> Vec<Fixture> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
-    let Ok(text) = std::fs::read_to_string(path) else {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
+    let Ok(main) = std::fs::read_to_string(format!("{dir}/messages.jsonl")) else {
         return Vec::new();
     };
-    let rows: Vec<Fixture> = text
+    let pending =
+        std::fs::read_to_string(format!("{dir}/pending/messages.jsonl")).unwrap_or_default();
+    let rows: Vec<Fixture> = main
         .lines()
+        .chain(pending.lines())
         .filter(|line| !line.trim().is_empty())
         .map(|line| {
             let row: Row = serde_json::from_str(line).expect("fixture json");

@@ -9,8 +9,10 @@ use super::wire::{self, Reader, WireType};
 use crate::path::{Path, Segment};
 
 /// One field of a message that the schema does not know (a number from a newer
-/// XLA), or a known field number with a wire type the field never has. Kept as
-/// its exact bytes: tag and value as they were in the input.
+/// XLA), or with a known number but not readable as that field (a wire type the
+/// field never has), or a copy of a retired layout field (see
+/// [`UnknownField::is_retired_layout_field`]). Kept as its exact bytes: tag and
+/// value as they were in the input.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct UnknownField {
     number: u32,
@@ -161,7 +163,8 @@ impl fmt::Debug for UnknownField {
 /// fields are written after its known fields, in their original order, as Google's
 /// runtime does.
 ///
-/// Equality ignores children that hold nothing.
+/// Equality ignores children that hold no unknown field and copies of retired
+/// layout fields (their values are in the named fields).
 #[derive(Clone, Debug, Default)]
 pub struct UnknownFields {
     fields: Vec<UnknownField>,

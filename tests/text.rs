@@ -751,6 +751,22 @@ proptest! {
     }
 
     #[test]
+    fn module_scans_never_panic(
+        lines in prop::collection::vec("[a-z0-9%\\[\\]{}(),:<=?*#/\" =TSLEPM.-]{0,50}", 0..8),
+        bytes in prop::collection::vec(any::<u8>(), 0..200),
+    ) {
+        let input = lines.join("\n");
+        let line_count = lines.len().max(1);
+        let (_, findings) = scan_text(&input);
+        for finding in findings {
+            prop_assert!(finding.line >= 1 && finding.line <= line_count);
+            prop_assert!(finding.column >= 1);
+        }
+        let mut check = module::validate_proto;
+        let _ = module::scan_proto(&bytes, &mut check, &mut |_| {});
+    }
+
+    #[test]
     fn parsing_never_panics(input in "[a-z0-9\\[\\]{}(),:<=?*#/ TLESCPMD+~-]{0,40}") {
         if let Ok(parsed) = text::parse_shape(&input) {
             // What parses prints back to text that parses to the same proto.

@@ -117,14 +117,23 @@ impl<M: WireMessage> Decoded<M> {
 
 /// Decodes one message, keeping its unknown fields.
 pub fn decode<M: WireMessage>(bytes: &[u8]) -> Result<Decoded<M>, DecodeError> {
+    let mut decoded = Decoded::<M>::default();
+    merge_top(bytes, &mut decoded.message, &mut decoded.unknown)?;
+    Ok(decoded)
+}
+
+/// Decodes a top-level message into `message` and `unknown`.
+fn merge_top<M: Codec>(
+    bytes: &[u8],
+    message: &mut M,
+    unknown: &mut UnknownFields,
+) -> Result<(), DecodeError> {
     let mut decoder = Decoder {
         reader: wire::Reader::new(bytes),
         depth: 0,
         tag_start: 0,
     };
-    let mut decoded = Decoded::<M>::default();
-    messages::merge_message(&mut decoder, &mut decoded.message, &mut decoded.unknown)?;
-    Ok(decoded)
+    messages::merge_message(&mut decoder, message, unknown)
 }
 
 /// Decodes a `ShapeProto`.
@@ -149,11 +158,22 @@ pub fn encode<M: WireMessage>(message: &M) -> Vec<u8> {
 
 /// Decodes a message of the given kind.
 pub fn decode_any(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, DecodeError> {
-    Ok(match kind {
-        MessageKind::Shape => decode_shape(bytes)?.into(),
-        MessageKind::Layout => decode_layout(bytes)?.into(),
-        MessageKind::ProgramShape => decode_program_shape(bytes)?.into(),
-    })
+    // Decoded in place, without moving the message into the enum afterwards.
+    let mut decoded = Decoded {
+        message: match kind {
+            MessageKind::Shape => AnyMessage::Shape(ShapeProto::default()),
+            MessageKind::Layout => AnyMessage::Layout(LayoutProto::default()),
+            MessageKind::ProgramShape => AnyMessage::ProgramShape(ProgramShapeProto::default()),
+        },
+        unknown: UnknownFields::new(),
+    };
+    let unknown = &mut decoded.unknown;
+    match &mut decoded.message {
+        AnyMessage::Shape(m) => merge_top(bytes, m, unknown)?,
+        AnyMessage::Layout(m) => merge_top(bytes, m, unknown)?,
+        AnyMessage::ProgramShape(m) => merge_top(bytes, m, unknown)?,
+    }
+    Ok(decoded)
 }
 
 /// Encodes a message of any kind with its unknown fields (the same as

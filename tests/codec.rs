@@ -368,6 +368,8 @@ fn unknown_fields_are_written_after_known_ones_at_every_level() {
         .unknown
         .child_mut(4, 3)
         .push(UnknownField::varint(1, 1));
+    // Google's runtime re-serializes these bytes unchanged (checked with Python
+    // protobuf 7.36.2): they are canonical.
     assert_eq!(
         hex::encode(decoded.encode_to_vec()),
         "100b1a01022a070a01009806ac02c23e0278793d01000000"
@@ -523,6 +525,7 @@ fn program_shape_round_trip() {
         parameter_names: vec!["x".into(), String::new()],
     };
     let encoded = encode(&program);
+    // Canonical: Google's runtime re-serializes it unchanged (Python protobuf 7.36.2).
     assert_eq!(
         hex::encode(&encoded),
         "0a05100b1a01020a001202100d1a01781a00"

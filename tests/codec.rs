@@ -1066,7 +1066,8 @@ fn wire_reader_walks_fields_for_other_scanners() {
     );
 }
 
-/// Mutated fixture messages with Google's verdict (tests/data/google_differential.py):
+/// Mutated fixture messages and random field soups with Google's verdict
+/// (tests/data/google_differential.py):
 /// whatever Google's runtime accepts, the codec accepts and re-encodes to the same
 /// bytes; whatever it refuses, the codec refuses. The one exception, by design: a
 /// 10-byte varint with bits past the 64th in a known field, which Google's runtime
@@ -1097,7 +1098,7 @@ fn agrees_with_googles_runtime_on_mutated_messages() {
             }
         }
     }
-    assert!(accepted >= 900 && refused >= 300, "{accepted} {refused}");
+    assert!(accepted >= 1400 && refused >= 300, "{accepted} {refused}");
     assert!(overflow < 20, "{overflow}");
 }
 

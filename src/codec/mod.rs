@@ -50,7 +50,7 @@
 //! So re-encoding bytes written by XLA or by Google's runtime gives the same bytes,
 //! and non-canonical known fields (overlong varints, unpacked lists, repeated
 //! singular fields) come out canonical. `tests/codec.rs` checks this against Google's
-//! runtime on every fixture message and on 1400 mutated ones.
+//! runtime on every fixture message and on 2000 mutated messages and field soups.
 
 mod error;
 mod messages;

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
-"""Writes tests/data/google_differential.tsv: mutated fixture messages with Google's verdict.
+"""Writes tests/data/google_differential.tsv: odd and broken messages with Google's verdict.
 
-Each fixture message of fixtures/messages.jsonl is mutated at random (bytes replaced, bits
-flipped, bytes inserted or removed, pieces of other messages spliced in) and run through
-Google's protobuf runtime (python protobuf, upb): parse, then serialize. The schema is
-XLA's current one for these messages, built here as a descriptor: ShapeProto,
-LayoutProto (fields 2-5 only reserved), TileProto, SplitConfigProto, ProgramShapeProto.
+Two kinds of input, each run through Google's protobuf runtime (python protobuf, upb):
+parse, then serialize.
+- Mutated fixture messages (fixtures/messages.jsonl and fixtures/pending/messages.jsonl):
+  bytes replaced, bits flipped, bytes inserted or removed, pieces of other messages
+  spliced in.
+- Field soups: random fields with numbers the schema uses and some it does not, every
+  wire type, nested messages and groups, overlong and huge varints.
+The schema is XLA's current one for these messages, built here as a descriptor:
+ShapeProto, LayoutProto (fields 2-5 only reserved), TileProto, SplitConfigProto,
+ProgramShapeProto.
 
 Columns: message (shape|layout|program-shape), input hex, Google's output hex or `error`.
-Deterministic for a given fixtures file (the committed table was made from the 1564-message
-fixtures/messages.jsonl of the fixtures generator). Run from the crate root:
+Deterministic for given fixture files (the committed table was made from the 1564 messages
+of fixtures/messages.jsonl and fixtures/pending/messages.jsonl). Run from the crate root:
 
     python3 tests/data/google_differential.py
 """
@@ -84,30 +89,84 @@ def mutate(rng, data, corpus):
     return bytes(b)
 
 
+def varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while True:
+        c, v = v & 0x7F, v >> 7
+        if v:
+            out.append(c | 0x80)
+        else:
+            out.append(c)
+            return bytes(out)
+
+
+def soup(rng, depth=0):
+    out = b""
+    for _ in range(rng.randint(0, 5)):
+        number = rng.choice([1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 13, 16, 17, 99, 1000])
+        wire = rng.choice([0, 0, 0, 2, 2, 2, 1, 5, 3])
+        if wire == 0:
+            value = rng.choice([0, 1, 2, 127, 128, 2**31, 2**32 + 5, 2**63, 2**64 - 1, rng.getrandbits(64)])
+            encoded = varint(value)
+            if rng.random() < 0.1:  # overlong
+                encoded = encoded[:-1] + bytes([encoded[-1] | 0x80, 0])
+            out += varint(number << 3) + encoded
+        elif wire == 2:
+            if depth < 4 and rng.random() < 0.6:
+                body = soup(rng, depth + 1)
+            else:
+                body = bytes(rng.getrandbits(8) for _ in range(rng.randint(0, 4)))
+            out += varint(number << 3 | 2) + varint(len(body)) + body
+        elif wire == 1:
+            out += varint(number << 3 | 1) + bytes(8)
+        elif wire == 5:
+            out += varint(number << 3 | 5) + bytes(4)
+        else:
+            inner = soup(rng, depth + 1) if depth < 4 else b""
+            out += varint(number << 3 | 3) + inner + varint(number << 3 | 4)
+    return out
+
+
+def verdict(classes, kind, data):
+    message = classes[kind]()
+    try:
+        message.ParseFromString(data)
+        return message.SerializeToString().hex()
+    except Exception:
+        return "error"
+
+
 def main():
     classes = schema()
     corpus = []
-    for line in open("fixtures/messages.jsonl"):
-        row = json.loads(line)
-        corpus.append((row["message"], bytes.fromhex(row["hex"])))
+    for name in ("fixtures/messages.jsonl", "fixtures/pending/messages.jsonl"):
+        try:
+            lines = open(name).readlines()
+        except FileNotFoundError:
+            continue
+        for line in lines:
+            row = json.loads(line)
+            corpus.append((row["message"], bytes.fromhex(row["hex"])))
     rng = random.Random(20261122)
     kept = {"changed": [], "same": [], "error": []}
     quota = {"changed": 700, "same": 300, "error": 400}
     while any(len(kept[k]) < quota[k] for k in kept):
         kind, data = rng.choice(corpus)
         data = mutate(rng, data, corpus)
-        message = classes[kind]()
-        try:
-            message.ParseFromString(data)
-            out = message.SerializeToString().hex()
-            bucket = "same" if out == data.hex() else "changed"
-        except Exception:
-            out, bucket = "error", "error"
+        out = verdict(classes, kind, data)
+        bucket = "error" if out == "error" else "same" if out == data.hex() else "changed"
         if len(kept[bucket]) < quota[bucket]:
             kept[bucket].append(f"{kind}\t{data.hex()}\t{out}\n")
+    soups = []
+    while len(soups) < 600:
+        kind = rng.choice(["shape", "layout", "program-shape"])
+        data = soup(rng)
+        soups.append(f"{kind}\t{data.hex()}\t{verdict(classes, kind, data)}\n")
     with open("tests/data/google_differential.tsv", "w") as f:
         for bucket in ("changed", "same", "error"):
             f.writelines(kept[bucket])
+        f.writelines(soups)
 
 
 if __name__ == "__main__":

@@ -249,6 +249,11 @@ impl UnknownFields {
         }
     }
 
+    /// This message's own unknown fields, without copies of retired fields.
+    fn own_unknown(&self) -> impl Iterator<Item = &UnknownField> {
+        self.fields.iter().filter(|f| !f.retired)
+    }
+
     /// The copies of retired layout fields, in order.
     pub(crate) fn retired_fields(&self) -> impl Iterator<Item = &UnknownField> {
         self.fields.iter().filter(|f| f.retired)
@@ -296,16 +301,9 @@ impl UnknownFields {
 /// values are in the named fields) and children that hold no unknown field.
 impl PartialEq for UnknownFields {
     fn eq(&self, other: &Self) -> bool {
-        let own = |n: &UnknownFields| {
-            n.fields
-                .iter()
-                .filter(|f| !f.retired)
-                .cloned()
-                .collect::<Vec<_>>()
-        };
         let ours = self.children.iter().filter(|(_, n)| !n.is_empty());
         let theirs = other.children.iter().filter(|(_, n)| !n.is_empty());
-        own(self) == own(other) && ours.eq(theirs)
+        self.own_unknown().eq(other.own_unknown()) && ours.eq(theirs)
     }
 }
 

@@ -106,6 +106,8 @@ pub struct Decoder<'a> {
     pub(crate) depth: u32,
     /// Where the tag of the field being decoded starts.
     pub(crate) tag_start: usize,
+    /// The highest field number read so far in the message being decoded.
+    pub(crate) highest_seen: u32,
 }
 
 pub(crate) mod sealed {
@@ -153,6 +155,17 @@ pub(crate) fn merge_message<M: Codec>(
     message: &mut M,
     unknown: &mut UnknownFields,
 ) -> Result<(), DecodeError> {
+    let outer_highest = std::mem::replace(&mut decoder.highest_seen, 0);
+    let result = merge_fields(decoder, message, unknown);
+    decoder.highest_seen = outer_highest;
+    result
+}
+
+fn merge_fields<M: Codec>(
+    decoder: &mut Decoder<'_>,
+    message: &mut M,
+    unknown: &mut UnknownFields,
+) -> Result<(), DecodeError> {
     while !decoder.reader.is_at_end() {
         let start = decoder.reader.position();
         let (number, wire_type) = decoder.reader.read_tag()?;
@@ -178,6 +191,7 @@ pub(crate) fn merge_message<M: Codec>(
                 decoder.reader.since(start),
             ));
         }
+        decoder.highest_seen = decoder.highest_seen.max(number);
     }
     Ok(())
 }
@@ -596,6 +610,7 @@ impl Codec for LayoutProto {
 
     fn known_len(&self, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize {
         len_packed(1, &self.minor_to_major, int64_bits)
+            + self.retired_len(unknown)
             + len_messages(6, &self.tiles, unknown, sizes)
             + len_varint_field(7, int64_bits(&self.element_size_in_bits))
             + len_varint_field(8, int64_bits(&self.memory_space))
@@ -608,11 +623,11 @@ impl Codec for LayoutProto {
             + len_varint_field(15, int64_bits(&self.dynamic_shape_metadata_prefix_bytes))
             + len_varint_field(16, int64_bits(&self.tail_padding_alignment_in_elements))
             + len_messages(17, &self.split_configs, unknown, sizes)
-            + self.retired_len(unknown)
     }
 
     fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>, sizes: &mut Sizes<'_>) {
         put_packed(buf, 1, &self.minor_to_major, int64_bits);
+        self.write_retired(unknown, buf);
         put_messages(buf, 6, &self.tiles, unknown, sizes);
         put_varint_field(buf, 7, int64_bits(&self.element_size_in_bits));
         put_varint_field(buf, 8, int64_bits(&self.memory_space));
@@ -633,10 +648,45 @@ impl Codec for LayoutProto {
             int64_bits(&self.tail_padding_alignment_in_elements),
         );
         put_messages(buf, 17, &self.split_configs, unknown, sizes);
-        self.write_retired(unknown, buf);
     }
 
     fn keeps_retired_copies(&self, unknown: &UnknownFields) -> bool {
+        self.retired_placement(unknown) == RetiredPlacement::Trailing
+    }
+}
+
+/// Where the encoder writes LayoutProto's retired fields 2-5.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RetiredPlacement {
+    /// The named fields, canonically, in field-number order (right after
+    /// `minor_to_major`): what XLA wrote while the fields existed, and what a
+    /// runtime that knows them writes.
+    Named,
+    /// The decoded copies, byte for byte, in field-number order: they came before
+    /// every field numbered above 5, as XLA of 2017-2022 wrote them.
+    Leading,
+    /// The decoded copies, byte for byte, among the unknown fields at the end: where
+    /// Google's runtime under today's schema (which only reserves 2-5) puts them.
+    Trailing,
+}
+
+impl LayoutProto {
+    fn retired_placement(&self, unknown: &UnknownFields) -> RetiredPlacement {
+        if !self.copies_agree(unknown) {
+            return RetiredPlacement::Named;
+        }
+        let mut copies = unknown.retired_fields().peekable();
+        if copies.peek().is_none() {
+            return RetiredPlacement::Named;
+        }
+        if copies.all(UnknownField::is_leading) {
+            RetiredPlacement::Leading
+        } else {
+            RetiredPlacement::Trailing
+        }
+    }
+
+    fn copies_agree(&self, unknown: &UnknownFields) -> bool {
         let mut copies = unknown.retired_fields().peekable();
         if copies.peek().is_none() {
             return !self.has_retired_values();
@@ -649,6 +699,7 @@ impl Codec for LayoutProto {
                 reader: Reader::new(copy.raw()),
                 depth: 0,
                 tag_start: 0,
+                highest_seen: 0,
             };
             if merge_message(&mut decoder, &mut from_copies, &mut scratch).is_err() {
                 return false;
@@ -662,11 +713,13 @@ impl Codec for LayoutProto {
 }
 
 // LayoutProto's retired fields 2-5. XLA's schema only reserves their numbers, so
-// Google's runtime keeps them as unknown fields: in their place among the others,
-// byte for byte. The decoder reads them into the named fields and keeps their bytes
-// as copies; the encoder writes the copies while the named fields agree with them,
-// and otherwise writes the named fields canonically, in number order, right before
-// the unknown fields (where Google's runtime would put them).
+// Google's runtime keeps them as unknown fields, byte for byte, and writes them after
+// the known fields; XLA of 2017-2022, which knew them, wrote them in number order.
+// The decoder reads them into the named fields and keeps their bytes as copies,
+// noting whether they came before every field above 5. While the named fields agree
+// with the copies, the encoder writes the copies back where they were (see
+// `RetiredPlacement`); otherwise it writes the named fields canonically, in number
+// order.
 impl LayoutProto {
     fn has_retired_values(&self) -> bool {
         !self.padded_dimensions.is_empty()
@@ -693,7 +746,8 @@ impl LayoutProto {
         match read {
             Ok(true) => {
                 let raw = decoder.reader.since(decoder.tag_start);
-                unknown.push(UnknownField::retired(number, wire_type, raw));
+                let leading = decoder.highest_seen <= 5;
+                unknown.push(UnknownField::retired(number, wire_type, raw, leading));
                 Ok(true)
             }
             Ok(false) => Ok(false),
@@ -708,8 +762,12 @@ impl LayoutProto {
     }
 
     fn retired_len(&self, unknown: &UnknownFields) -> usize {
-        if self.keeps_retired_copies(unknown) {
-            return 0;
+        match self.retired_placement(unknown) {
+            RetiredPlacement::Trailing => return 0,
+            RetiredPlacement::Leading => {
+                return unknown.retired_fields().map(|f| f.raw().len()).sum();
+            }
+            RetiredPlacement::Named => {}
         }
         len_packed(2, &self.padded_dimensions, int64_bits)
             + len_varint_field(3, enum_bits(&self.padding_value))
@@ -718,8 +776,15 @@ impl LayoutProto {
     }
 
     fn write_retired(&self, unknown: &UnknownFields, buf: &mut Vec<u8>) {
-        if self.keeps_retired_copies(unknown) {
-            return;
+        match self.retired_placement(unknown) {
+            RetiredPlacement::Trailing => return,
+            RetiredPlacement::Leading => {
+                for copy in unknown.retired_fields() {
+                    buf.extend_from_slice(copy.raw());
+                }
+                return;
+            }
+            RetiredPlacement::Named => {}
         }
         put_packed(buf, 2, &self.padded_dimensions, int64_bits);
         put_varint_field(buf, 3, enum_bits(&self.padding_value));

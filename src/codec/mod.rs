@@ -132,6 +132,7 @@ fn merge_top<M: Codec>(
         reader: wire::Reader::new(bytes),
         depth: 0,
         tag_start: 0,
+        highest_seen: 0,
     };
     messages::merge_message(&mut decoder, message, unknown)
 }

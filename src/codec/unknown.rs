@@ -19,6 +19,8 @@ pub struct UnknownField {
     wire_type: WireType,
     raw: Vec<u8>,
     retired: bool,
+    /// For a retired copy: it came before every field numbered above 5.
+    leading: bool,
 }
 
 impl UnknownField {
@@ -43,14 +45,21 @@ impl UnknownField {
             wire_type,
             raw: raw.to_vec(),
             retired: false,
+            leading: false,
         }
     }
 
     /// The bytes of a retired LayoutProto field (2-5) that was also decoded into its
     /// named field: see [`UnknownField::is_retired_layout_field`].
-    pub(crate) fn retired(number: u32, wire_type: WireType, raw: &[u8]) -> UnknownField {
+    pub(crate) fn retired(
+        number: u32,
+        wire_type: WireType,
+        raw: &[u8],
+        leading: bool,
+    ) -> UnknownField {
         UnknownField {
             retired: true,
+            leading,
             ..UnknownField::from_parts(number, wire_type, raw)
         }
     }
@@ -68,6 +77,7 @@ impl UnknownField {
             wire_type,
             raw,
             retired: false,
+            leading: false,
         }
     }
 
@@ -136,6 +146,13 @@ impl UnknownField {
     /// compared as unknown fields.
     pub fn is_retired_layout_field(&self) -> bool {
         self.retired
+    }
+
+    /// For a copy of a retired layout field: whether it came before every field
+    /// numbered above 5 of its message, as XLA of 2017-2022 wrote them (the encoder
+    /// then writes the copies back in field-number order, not at the end).
+    pub(crate) fn is_leading(&self) -> bool {
+        self.retired && self.leading
     }
 }
 

@@ -207,7 +207,15 @@ fn fixture_messages_convert_to_googles_json() {
     for line in text.lines() {
         let row: serde_json::Value = serde_json::from_str(line).expect("fixture json");
         let key = (row["message"].to_string(), row["origin"].to_string());
-        let expected = &row["google"]["json_camel"];
+        // Messages with retired layout fields: Google's runtime given a schema that
+        // declares them, as ours does.
+        let google = &row["google"];
+        let legacy = google["json_camel_legacy_schema"].is_object();
+        let expected = if legacy {
+            &google["json_camel_legacy_schema"]
+        } else {
+            &google["json_camel"]
+        };
         if expected.is_null() || !seen.insert(key) {
             continue;
         }
@@ -232,12 +240,24 @@ fn fixture_messages_convert_to_googles_json() {
             out.as_bytes(),
         );
         assert_eq!(back.status.code(), Some(0));
-        assert_eq!(
-            Some(hex::encode(&back.stdout)),
-            row["google"]["reserialized_hex"]
-                .as_str()
-                .map(str::to_owned)
-        );
+        // JSON carries no unknown fields, so only a message without any comes back
+        // as Google's runtime wrote it.
+        let has_unknown = row["features"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f == "unknown-fields"));
+        if !has_unknown {
+            let hex_key = if legacy {
+                "reserialized_hex_legacy_schema"
+            } else {
+                "reserialized_hex"
+            };
+            assert_eq!(
+                Some(hex::encode(&back.stdout)),
+                google[hex_key].as_str().map(str::to_owned),
+                "{}",
+                row["id"]
+            );
+        }
         converted += 1;
     }
     assert!(converted >= 4, "only {converted} fixture kinds converted");

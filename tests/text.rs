@@ -1038,6 +1038,11 @@ fn domain_types_display_as_xla_prints() {
             continue;
         };
         if let Ok(shape) = input.parse::<Shape>() {
+            if shape.to_string() == input && want != input && input.contains(":M(-") {
+                // XLA stores a negative M(n) but does not print it (its text loses
+                // it); `Display` keeps it, so that it reads back.
+                continue;
+            }
             assert_eq!(shape.to_string(), want, "{input}");
             assert_eq!(want.parse::<Shape>().unwrap(), shape);
             shown += 1;

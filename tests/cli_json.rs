@@ -135,9 +135,17 @@ fn json_and_hlo_text_convert_both_ways() {
 
 #[test]
 fn unknown_binary_fields_are_dropped_from_json() {
-    // A field 99 in the layout: Google's printer drops it.
+    // A field 99 in the layout: Google's printer drops it; we say so on stderr.
     let out = xla_shape(TO_JSON, &bytes("10 0b 2a 03 98 06 01"));
-    assert_eq!(ok(&out), "{\"elementType\":\"F32\",\"layout\":{}}\n");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "{\"elementType\":\"F32\",\"layout\":{}}\n"
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "xla-shape: warning: <stdin>: layout: unknown field 99 is not written: JSON has no form for it\n"
+    );
 }
 
 #[test]
@@ -304,4 +312,19 @@ fn validate_reads_json() {
         "{}",
         String::from_utf8_lossy(&out.stdout)
     );
+}
+
+/// Every unknown field dropped from JSON is named, top level and nested; nothing is
+/// said of a message without any.
+#[test]
+fn unknown_fields_dropped_from_json_are_named_on_stderr() {
+    // token with field 23 = 11.
+    let out = xla_shape(TO_JSON, &bytes("10 11 b8 01 0b"));
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(out.stdout, b"{\"elementType\":\"TOKEN\"}\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "xla-shape: warning: <stdin>: unknown field 23 is not written: JSON has no form for it\n"
+    );
+    assert!(xla_shape(TO_JSON, &bytes("10 11")).stderr.is_empty());
 }

@@ -88,6 +88,21 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     };
     let decoded = read(args.from, args.message.into(), &bytes, &options).map_err(named)?;
     let output = write(args.to, &decoded, &options).map_err(named)?;
+    if args.to == Form::Json {
+        // The proto3 JSON mapping has no form for unknown fields (Google's printers
+        // drop them): say so, so that nothing is lost silently.
+        for field in decoded.unknown_fields() {
+            let at = if field.path.is_root() {
+                String::new()
+            } else {
+                format!("{}: ", field.path)
+            };
+            eprintln!(
+                "xla-shape: warning: {name}: {at}unknown field {} is not written: JSON has no form for it",
+                field.number
+            );
+        }
+    }
     write_output(&output)
 }
 

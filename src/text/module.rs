@@ -18,14 +18,12 @@
 
 use std::io::BufRead;
 
-use prost::Message;
-
 use super::cursor::{is_ident_byte, is_ident_start};
 use super::parser::ParseOptions;
 use super::types;
 use crate::error::{Report, Severity};
 use crate::path::Path;
-use crate::proto::{ProgramShapeProto, ShapeProto};
+use crate::proto::ShapeProto;
 
 /// A checker: the report on one shape (paths inside the shape).
 pub type Check<'c> = dyn FnMut(&ShapeProto) -> Report + 'c;
@@ -408,9 +406,10 @@ impl ProtoScan<'_, '_> {
 
     fn shape(&mut self, bytes: &[u8], path: &Path, context: &str) {
         self.summary.shapes += 1;
-        match ShapeProto::decode(bytes) {
-            Ok(shape) => {
-                self.issues(&shape, path, context);
+        match crate::codec::decode_shape(bytes) {
+            Ok(decoded) => {
+                self.issues(&decoded.message, path, context);
+                self.unknown_fields(&decoded.unknown_fields(), path, context);
             }
             Err(e) => self.problem(
                 path,
@@ -421,9 +420,25 @@ impl ProtoScan<'_, '_> {
         }
     }
 
+    /// Fields of a shape message the schema does not know: warnings (errors for a
+    /// known field with the wrong wire type), as for a lone message.
+    fn unknown_fields(
+        &mut self,
+        unknown: &[crate::codec::UnknownFieldInfo],
+        path: &Path,
+        context: &str,
+    ) {
+        for issue in crate::validate::unknown_fields_report(unknown) {
+            let issue = issue.prefixed(path);
+            let message = issue.kind().to_string();
+            self.problem(issue.path(), context, issue.severity(), message);
+        }
+    }
+
     fn program_shape(&mut self, bytes: &[u8], path: &Path, context: &str) {
-        match ProgramShapeProto::decode(bytes) {
-            Ok(program) => {
+        match crate::codec::decode_program_shape(bytes) {
+            Ok(decoded) => {
+                let program = &decoded.message;
                 let parameters = path.field("parameters");
                 for (i, parameter) in program.parameters.iter().enumerate() {
                     self.summary.shapes += 1;
@@ -433,6 +448,7 @@ impl ProtoScan<'_, '_> {
                     self.summary.shapes += 1;
                     self.issues(result, &path.field("result"), context);
                 }
+                self.unknown_fields(&decoded.unknown_fields(), path, context);
             }
             Err(e) => self.problem(
                 path,

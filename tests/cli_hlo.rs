@@ -243,8 +243,8 @@ fn validate_hlo_lines() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "<stdin>:2:1: error: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n\
-         <stdin>:5:1: error: layout.minor_to_major[0]: dimension 1 is out of range for a shape with 1 dimension\n"
+        "<stdin>:2:1: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n\
+         <stdin>:5:1: layout.minor_to_major[0]: dimension 1 is out of range for a shape with 1 dimension\n"
     );
     let out = run(
         &["validate", "--from", "hlo"],
@@ -321,7 +321,7 @@ fn a_corrupted_module_is_reported_where_the_corruption_is() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stdout(&out),
-        format!("<stdin>:{line}:{column}: error: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
+        format!("<stdin>:{line}:{column}: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
     );
 
     // The same corruption in the serialized module: minor_to_major [1,0] becomes [1,1].
@@ -338,8 +338,8 @@ fn a_corrupted_module_is_reported_where_the_corruption_is() {
     let report = stdout(&out);
     assert_eq!(report.lines().count(), 1, "{report}");
     assert!(
-        report.starts_with("<stdin>: error: computations[")
-            || report.starts_with("<stdin>: error: host_program_shape."),
+        report.starts_with("<stdin>: computations[")
+            || report.starts_with("<stdin>: host_program_shape."),
         "{report}"
     );
     assert!(
@@ -360,7 +360,7 @@ fn module_proto_scan_reports_unknown_fields_in_shapes() {
     let instruction = format!("0a 02 70 30 1a 16 {shape}");
     let computation = format!("0a 04 6d 61 69 6e 12 1c {instruction}");
     let module = bytes(&format!("0a 01 6d 1a 24 {computation}"));
-    let warning = "<stdin>: warning: computations[0].instructions[0].shape.layout.#99: \
+    let warning = "<stdin>: computations[0].instructions[0].shape.layout.#99: warning: \
                    unknown field 99 (varint); kept as is, but XLA ignores it \
                    (instruction p0 in computation main)\n";
     let out = run(&["validate", "--from", "hlo-module-proto"], &module);

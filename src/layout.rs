@@ -75,9 +75,10 @@ impl Tile {
 
 /// How the data of one physical dimension is split between memories (`SC(d:i,...)`).
 ///
-/// XLA does not check split configs; the gate warns about an out-of-range dimension,
-/// a repeated dimension, and indices that are not strictly increasing inside the
-/// dimension, but keeps them as they are.
+/// In a validated layout the dimension is a physical dimension of the shape (of the
+/// layout, for a lone layout), no two configs split the same dimension, and the
+/// indices are strictly increasing, positive and (in a shape) inside the dimension,
+/// as the XLA of jaxlib 0.10.2 checks. The list of indices may be empty (warned).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct SplitConfig {
     pub(crate) dimension: i64,
@@ -85,12 +86,12 @@ pub struct SplitConfig {
 }
 
 impl SplitConfig {
-    /// The **physical** dimension split (0 is the most major), as written.
+    /// The **physical** dimension split (0 is the most major), in `0..rank`.
     pub fn dimension(&self) -> i64 {
         self.dimension
     }
 
-    /// The indices at which the dimension is split, as written.
+    /// The indices at which the dimension is split, strictly increasing and positive.
     pub fn split_indices(&self) -> &[i64] {
         &self.split_indices
     }
@@ -150,6 +151,11 @@ impl PaddingValue {
 ///    together with tiles.
 /// 6. No sparse-only field: the index and pointer types and `physical_shape` are
 ///    rejected, and `dim_level_types`/`dim_unique`/`dim_ordered` are dropped (warned).
+/// 7. Split configs name distinct physical dimensions in `0..n`, with strictly
+///    increasing positive indices (inside the dimension, in a shape).
+/// 8. Tiles hold [`TileDim::Combine`] only when validated with
+///    [`Options::hlo_text`](crate::validate::Options::hlo_text) (XLA's text parser
+///    accepts `*`; its proto reader does not).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
     pub(crate) minor_to_major: Vec<usize>,
@@ -255,8 +261,16 @@ impl Layout {
         self.memory_space
     }
 
-    /// How the data is split between memories (`SC(...)`), as written; XLA checks
-    /// nothing about them.
+    /// The memory space's description when XLA names it ([`memory_space_name`]):
+    /// `S(0)` device memory (HBM), `S(1)` generic fast memory (VMEM on TPU), `S(5)`
+    /// host memory, `S(6)` unpinned host memory.
+    pub fn memory_space_name(&self) -> Option<&'static str> {
+        memory_space_name(self.memory_space)
+    }
+
+    /// How the data is split between memories (`SC(...)`): a physical dimension that
+    /// exists, at most once per dimension, split at strictly increasing indices inside
+    /// it (as XLA checks).
     pub fn split_configs(&self) -> &[SplitConfig] {
         &self.split_configs
     }

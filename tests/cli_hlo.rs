@@ -243,8 +243,8 @@ fn validate_hlo_lines() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "<stdin>:2:1: error: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n\
-         <stdin>:5:1: error: layout.minor_to_major[0]: dimension 1 is out of range for a shape with 1 dimension\n"
+        "<stdin>:2:1: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n\
+         <stdin>:5:1: layout.minor_to_major[0]: dimension 1 is out of range for a shape with 1 dimension\n"
     );
     let out = run(
         &["validate", "--from", "hlo"],
@@ -321,7 +321,7 @@ fn a_corrupted_module_is_reported_where_the_corruption_is() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stdout(&out),
-        format!("<stdin>:{line}:{column}: error: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
+        format!("<stdin>:{line}:{column}: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
     );
 
     // The same corruption in the serialized module: minor_to_major [1,0] becomes [1,1].
@@ -338,12 +338,38 @@ fn a_corrupted_module_is_reported_where_the_corruption_is() {
     let report = stdout(&out);
     assert_eq!(report.lines().count(), 1, "{report}");
     assert!(
-        report.starts_with("<stdin>: error: computations[")
-            || report.starts_with("<stdin>: error: host_program_shape."),
+        report.starts_with("<stdin>: computations[")
+            || report.starts_with("<stdin>: host_program_shape."),
         "{report}"
     );
     assert!(
         report.contains(".layout.minor_to_major[1]: dimension 1 is listed twice"),
         "{report}"
     );
+}
+
+/// Shapes inside a serialized module are decoded by the crate's codec, so a field
+/// from a newer XLA inside one is reported (a warning; an error under --strict), with
+/// its proto path, as for a lone message.
+#[test]
+fn module_proto_scan_reports_unknown_fields_in_shapes() {
+    // HloModuleProto { name: "m", computations { name: "main", instructions {
+    //   name: "p0", shape: f32[2,3]{1,0} as XLA writes it, plus field 99 = 7 in the
+    //   layout } } }
+    let shape = "10 0b 1a 02 02 03 2a 0a 0a 02 01 00 80 01 01 98 06 07 32 02 00 00";
+    let instruction = format!("0a 02 70 30 1a 16 {shape}");
+    let computation = format!("0a 04 6d 61 69 6e 12 1c {instruction}");
+    let module = bytes(&format!("0a 01 6d 1a 24 {computation}"));
+    let warning = "<stdin>: computations[0].instructions[0].shape.layout.#99: warning: \
+                   unknown field 99 (varint); kept as is, but XLA ignores it \
+                   (instruction p0 in computation main)\n";
+    let out = run(&["validate", "--from", "hlo-module-proto"], &module);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), warning);
+    let out = run(
+        &["validate", "--strict", "--from", "hlo-module-proto"],
+        &module,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), warning);
 }

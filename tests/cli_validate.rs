@@ -88,8 +88,8 @@ fn text_report_and_exit_codes() {
     assert_eq!(
         stdout(&output),
         format!(
-            "{bad}: error: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n\
-             {unknown}: warning: layout.#99: unknown field 99 (varint); kept as is, but XLA ignores it\n"
+            "{bad}: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n\
+             {unknown}: layout.#99: warning: unknown field 99 (varint); kept as is, but XLA ignores it\n"
         )
     );
     // Warnings alone pass, unless --strict.
@@ -108,7 +108,7 @@ fn unreadable_inputs_exit_2_and_the_rest_is_still_checked() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stdout(&output),
-        format!("{bad}: error: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n")
+        format!("{bad}: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n")
     );
     let err = stderr(&output);
     assert!(err.contains(&format!(
@@ -122,7 +122,7 @@ fn unreadable_inputs_exit_2_and_the_rest_is_still_checked() {
 fn standard_input() {
     let output = run(&[], &hex::decode(BAD).unwrap());
     assert_eq!(output.status.code(), Some(1));
-    assert!(stdout(&output).starts_with("<stdin>: error: layout.minor_to_major[1]: "));
+    assert!(stdout(&output).starts_with("<stdin>: layout.minor_to_major[1]: "));
     let output = run(&["-"], &hex::decode(GOOD).unwrap());
     assert_eq!(output.status.code(), Some(0));
 }
@@ -145,7 +145,7 @@ fn message_kinds() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stdout(&output),
-        format!("{layout}: error: minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
+        format!("{layout}: minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
     );
     // A program shape with two parameters and one name.
     let program = dir.file(
@@ -156,7 +156,7 @@ fn message_kinds() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stdout(&output),
-        format!("{program}: error: parameter_names: 1 entry for 2 parameters; there must be one name per parameter\n")
+        format!("{program}: parameter_names: 1 entry for 2 parameters; there must be one name per parameter\n")
     );
 }
 
@@ -224,7 +224,7 @@ fn hlo_text_inputs() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stdout(&output),
-        "<stdin>: error: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n"
+        "<stdin>: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n"
     );
     // Text that does not parse cannot be read.
     let output = run(&["--from", "hlo"], b"f32[2,3");
@@ -242,7 +242,7 @@ fn module_scans() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stdout(&output),
-        format!("{module}:4:12: error: layout.minor_to_major[1]: dimension 5 is out of range for a shape with 2 dimensions\n")
+        format!("{module}:4:12: layout.minor_to_major[1]: dimension 5 is out of range for a shape with 2 dimensions\n")
     );
     let output = run(
         &["--from", "hlo-module", "--format", "github", &module],
@@ -323,7 +323,7 @@ fn json_inputs() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stdout(&output),
-        "<stdin>: error: layout.padded_dimensions: 1 entry for a shape with 2 dimensions; legacy padding needs one padded size per dimension\n"
+        "<stdin>: layout.padded_dimensions: 1 entry for a shape with 2 dimensions; legacy padding needs one padded size per dimension\n"
     );
     // JSON that is not a ShapeProto cannot be read.
     let output = run(&["--from", "json"], br#"{"elementType":"F32","rank":2}"#);

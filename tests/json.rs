@@ -534,6 +534,17 @@ fn refuses_python_quirks_on_purpose() {
             r#"{"elementType":11.5}"#,
             "element_type: 11.5 is not an integer at line 1 column 16",
         ),
+        // Python (upb): 0 and DIM_COMPRESSED (the low 32 bits), though 2^31 is refused.
+        (
+            "shape",
+            r#"{"elementType":4294967296}"#,
+            "element_type: 4294967296 is out of range for int32 at line 1 column 16",
+        ),
+        (
+            "layout",
+            r#"{"dimLevelTypes":["-9223372036854775807"]}"#,
+            r#"dim_level_types[0]: "-9223372036854775807" is out of range for int32 at line 1 column 19"#,
+        ),
         // Python: the last one wins. C++: "has already been set"; Go: "duplicate field".
         (
             "shape",

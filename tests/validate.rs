@@ -339,6 +339,19 @@ fn duplicate_dimension() {
         shape_issues(&with_layout(array(P::F32, &[2, 3]), m2m(&[1, 1]))),
         &["error: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])"],
     );
+    // More dimensions than a 64-bit mask holds.
+    let dims = vec![1i64; 70];
+    let mut order: Vec<i64> = (0..70).rev().collect();
+    assert!(
+        validate_shape(&with_layout(array(P::F32, &dims), m2m(&order)))
+            .report()
+            .is_clean()
+    );
+    order[69] = 65;
+    assert_issues(
+        shape_issues(&with_layout(array(P::F32, &dims), m2m(&order))),
+        &["error: layout.minor_to_major[69]: dimension 65 is listed twice (first at minor_to_major[4])"],
+    );
 }
 
 #[test]
@@ -924,6 +937,10 @@ fn layout_accessors() {
     );
     assert_eq!(xla_shape::layout::memory_space_name(5), Some("host memory"));
     assert_eq!(xla_shape::layout::memory_space_name(3), None);
+    assert_eq!(
+        Layout::default_for_rank(1).memory_space_name(),
+        Some("device memory (HBM)")
+    );
 }
 
 // ----- XLA's verdicts on the fixtures -----

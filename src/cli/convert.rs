@@ -17,7 +17,7 @@ use super::{input_name, read_input, write_output, Failure, MessageArg};
 /// Convert one message between forms (binary, JSON, HLO text); no validation.
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Example:\n  xla-shape convert --from binary --to binary examples/f32_2x3.binpb > copy.binpb"
+    after_help = "Example:\n  xla-shape convert --from binary --to json examples/f32_2x3.binpb"
 )]
 pub struct ConvertArgs {
     /// The form of the input.
@@ -88,6 +88,21 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     };
     let decoded = read(args.from, args.message.into(), &bytes, &options).map_err(named)?;
     let output = write(args.to, &decoded, &options).map_err(named)?;
+    if args.to == Form::Json {
+        // The proto3 JSON mapping has no form for unknown fields (Google's printers
+        // drop them): say so, so that nothing is lost silently.
+        for field in decoded.unknown_fields() {
+            let at = if field.path.is_root() {
+                String::new()
+            } else {
+                format!("{}: ", field.path)
+            };
+            eprintln!(
+                "xla-shape: warning: {name}: {at}unknown field {} is not written: JSON has no form for it",
+                field.number
+            );
+        }
+    }
     write_output(&output)
 }
 

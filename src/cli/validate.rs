@@ -2,8 +2,9 @@
 //! report every problem with its field path.
 //!
 //! Output (stdout), one line per problem:
-//! - `text` (default): `FILE: error: PATH: message` and `FILE: warning: PATH: message`
-//!   (module scans: `FILE:LINE:COLUMN: error: message`); nothing for a clean input. An
+//! - `text` (default): `FILE: PATH: message` for an error and `FILE: PATH: warning: message`
+//!   for a warning (module scans: `FILE:LINE:COLUMN: message`, `FILE:LINE:COLUMN: warning:
+//!   message`); nothing for a clean input. An
 //!   input that cannot be read or decoded goes to stderr as `xla-shape: FILE: ...`.
 //! - `json`: one report, `{"valid": bool, "inputs": [{"file", "status":
 //!   "valid"|"invalid"|"unreadable", "errors", "warnings", "error"?, "problems":
@@ -72,7 +73,7 @@ pub enum From {
 /// How `validate` writes its report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum ReportFormat {
-    /// `FILE: error: PATH: message`, one line per problem.
+    /// `FILE: PATH: message` (`FILE: PATH: warning: message`), one line per problem.
     Text,
     /// One JSON object for the whole run.
     Json,
@@ -312,7 +313,10 @@ fn scan(input: Option<&PathBuf>, is_text: bool) -> Outcome {
         let mut check = module::validate_text;
         match input.filter(|p| p.as_os_str() != "-") {
             Some(path) => match std::fs::File::open(path) {
-                Ok(file) => module::scan_text(BufReader::new(file), &mut check, &mut report),
+                Ok(file) => {
+                    let reader = BufReader::with_capacity(1 << 20, file);
+                    module::scan_text(reader, &mut check, &mut report)
+                }
                 Err(e) => return Outcome::Unreadable(e.to_string()),
             },
             None => module::scan_text(std::io::stdin().lock(), &mut check, &mut report),
@@ -348,13 +352,15 @@ fn write_text(out: &mut impl Write, name: &str, outcome: &Outcome) -> std::io::R
         }
         Outcome::Checked(problems) => {
             for problem in problems {
-                writeln!(
-                    out,
-                    "{}: {}: {}",
-                    location(name, problem),
-                    problem.severity,
-                    problem.text()
-                )?;
+                let mut line = location(name, problem);
+                if !problem.path.is_empty() {
+                    line.push_str(": ");
+                    line.push_str(&problem.path);
+                }
+                if problem.severity == Severity::Warning {
+                    line.push_str(": warning");
+                }
+                writeln!(out, "{line}: {}", problem.message)?;
             }
             Ok(())
         }

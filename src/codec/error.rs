@@ -11,6 +11,12 @@ use crate::path::{Path, Segment};
 /// the path when the problem is in the top-level message.
 #[derive(Clone, PartialEq, Eq)]
 pub struct DecodeError {
+    // Boxed: keeps `Result<_, DecodeError>` small on the decoder's hot path.
+    inner: Box<Inner>,
+}
+
+#[derive(Clone, PartialEq, Eq)]
+struct Inner {
     kind: DecodeErrorKind,
     offset: usize,
     // Innermost segment first: segments are added as the error leaves each level.
@@ -88,42 +94,51 @@ impl DecodeError {
     #[cold]
     pub fn new(kind: DecodeErrorKind, offset: usize) -> Self {
         DecodeError {
-            kind,
-            offset,
-            reversed_path: Vec::new(),
+            inner: Box::new(Inner {
+                kind,
+                offset,
+                reversed_path: Vec::new(),
+            }),
         }
     }
 
     /// What is wrong.
     pub fn kind(&self) -> &DecodeErrorKind {
-        &self.kind
+        &self.inner.kind
     }
 
     /// The byte offset in the input where the problem starts.
     pub fn offset(&self) -> usize {
-        self.offset
+        self.inner.offset
     }
 
     /// The field the problem is in; the root for the top-level message itself.
     pub fn path(&self) -> Path {
-        Path::from(self.reversed_path.iter().rev().cloned().collect::<Vec<_>>())
+        Path::from(
+            self.inner
+                .reversed_path
+                .iter()
+                .rev()
+                .cloned()
+                .collect::<Vec<_>>(),
+        )
     }
 
     /// The error, one level further out: `segment` is prepended to its path.
     #[cold]
     #[must_use]
     pub(crate) fn within(mut self, segment: Segment) -> Self {
-        self.reversed_path.push(segment);
+        self.inner.reversed_path.push(segment);
         self
     }
 }
 
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if !self.reversed_path.is_empty() {
+        if !self.inner.reversed_path.is_empty() {
             write!(f, "{}: ", self.path())?;
         }
-        write!(f, "{} at byte {}", self.kind, self.offset)
+        write!(f, "{} at byte {}", self.inner.kind, self.inner.offset)
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! Encoding writes what Google's runtime writes: known fields in field-number order
 //! (except LayoutProto's retired fields 2-5, which XLA's schema only reserves, so
-//! Google's runtime writes them with the unknown fields, after the others),
+//! Google's runtime writes them with the unknown fields, in their place),
 //! repeated scalars packed, proto3 defaults left out (zero, enum 0, empty lists), a
 //! singular message written whenever it is present (even empty), negative numbers
 //! as 10-byte varints, then the message's unknown fields in their original order.
@@ -104,10 +104,14 @@ impl Kind {
 pub struct Decoder<'a> {
     pub(crate) reader: Reader<'a>,
     pub(crate) depth: u32,
+    /// Where the tag of the field being decoded starts.
+    pub(crate) tag_start: usize,
+    /// The highest field number read so far in the message being decoded.
+    pub(crate) highest_seen: u32,
 }
 
 pub(crate) mod sealed {
-    use super::{DecodeError, Decoder, Kind, UnknownFields, WireType};
+    use super::{DecodeError, Decoder, Kind, Sizes, UnknownFields, WireType};
 
     /// The hand-written codec of one message type.
     pub trait Codec: Default {
@@ -126,11 +130,20 @@ pub(crate) mod sealed {
         ) -> Result<bool, DecodeError>;
 
         /// The length of the known fields, with the unknown fields of submessages.
-        fn known_len(&self, unknown: &UnknownFields) -> usize;
+        /// Pushes the body length of every submessage onto `sizes`, in the order
+        /// `write_known` writes them (depth first), so that each is computed once.
+        fn known_len(&self, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize;
 
-        /// Writes the known fields, in field-number order, with the unknown fields of
-        /// submessages.
-        fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>);
+        /// Whether the message's copies of retired fields (see
+        /// [`super::UnknownField::is_retired_layout_field`]) are written, in their
+        /// place among the unknown fields, instead of the named fields.
+        fn keeps_retired_copies(&self, _unknown: &UnknownFields) -> bool {
+            true
+        }
+
+        /// Writes the known fields with the unknown fields of submessages, taking
+        /// submessage lengths from `sizes` as `known_len` recorded them.
+        fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>, sizes: &mut Sizes<'_>);
     }
 }
 
@@ -138,6 +151,17 @@ use sealed::Codec;
 
 /// Decodes fields until the reader's limit, into `message` and `unknown`.
 pub(crate) fn merge_message<M: Codec>(
+    decoder: &mut Decoder<'_>,
+    message: &mut M,
+    unknown: &mut UnknownFields,
+) -> Result<(), DecodeError> {
+    let outer_highest = std::mem::replace(&mut decoder.highest_seen, 0);
+    let result = merge_fields(decoder, message, unknown);
+    decoder.highest_seen = outer_highest;
+    result
+}
+
+fn merge_fields<M: Codec>(
     decoder: &mut Decoder<'_>,
     message: &mut M,
     unknown: &mut UnknownFields,
@@ -151,6 +175,7 @@ pub(crate) fn merge_message<M: Codec>(
                 start,
             ));
         }
+        decoder.tag_start = start;
         if !message.merge_field(number, wire_type, decoder, unknown)? {
             let field = match M::KIND.field_name(number) {
                 Some(name) => Segment::Field(name),
@@ -166,6 +191,7 @@ pub(crate) fn merge_message<M: Codec>(
                 decoder.reader.since(start),
             ));
         }
+        decoder.highest_seen = decoder.highest_seen.max(number);
     }
     Ok(())
 }
@@ -235,7 +261,7 @@ fn repeated<T>(
     decoder: &mut Decoder<'_>,
     wire_type: WireType,
     out: &mut Vec<T>,
-    convert: fn(u64) -> T,
+    convert: impl Fn(u64) -> T,
 ) -> Result<bool, DecodeError> {
     match wire_type {
         WireType::Varint => {
@@ -363,15 +389,39 @@ fn put_packed<T>(buf: &mut Vec<u8>, number: u32, values: &[T], bits: fn(&T) -> u
     }
 }
 
-/// The length of a message: known fields then its own unknown fields.
-pub(crate) fn body_len<M: Codec>(message: &M, unknown: &UnknownFields) -> usize {
-    message.known_len(unknown) + unknown.own_len()
+/// Submessage body lengths recorded by [`sealed::Codec::known_len`], read back in
+/// the same order while writing.
+#[derive(Debug)]
+pub struct Sizes<'a>(std::slice::Iter<'a, usize>);
+
+impl Sizes<'_> {
+    fn next(&mut self) -> usize {
+        let size = self.0.next().copied();
+        debug_assert!(size.is_some(), "known_len and write_known disagree");
+        size.unwrap_or(0)
+    }
 }
 
-/// Writes a message: known fields then its own unknown fields.
-pub(crate) fn write_body<M: Codec>(message: &M, unknown: &UnknownFields, buf: &mut Vec<u8>) {
-    message.write_known(unknown, buf);
-    unknown.write_own(buf);
+/// The length of a message: known fields then its own unknown fields.
+fn body_len<M: Codec>(message: &M, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize {
+    message.known_len(unknown, sizes) + unknown.own_len(message.keeps_retired_copies(unknown))
+}
+
+/// The encoded length of a message with its unknown fields.
+pub(crate) fn encoded_len<M: Codec>(message: &M, unknown: &UnknownFields) -> usize {
+    body_len(message, unknown, &mut Vec::new())
+}
+
+/// Encodes a message: known fields then its own unknown fields, at every level.
+pub(crate) fn encode<M: Codec>(message: &M, unknown: &UnknownFields) -> Vec<u8> {
+    let mut sizes = Vec::new();
+    let len = body_len(message, unknown, &mut sizes);
+    let mut buf = Vec::with_capacity(len);
+    let mut cursor = Sizes(sizes.iter());
+    message.write_known(unknown, &mut buf, &mut cursor);
+    unknown.write_own(&mut buf, message.keeps_retired_copies(unknown));
+    debug_assert_eq!(buf.len(), len);
+    buf
 }
 
 fn child(unknown: &UnknownFields, number: u32, index: usize) -> &UnknownFields {
@@ -380,32 +430,67 @@ fn child(unknown: &UnknownFields, number: u32, index: usize) -> &UnknownFields {
         .unwrap_or(&super::unknown::EMPTY)
 }
 
-fn len_message<M: Codec>(number: u32, message: &M, unknown: &UnknownFields) -> usize {
-    let body = body_len(message, unknown);
+fn len_message<M: Codec>(
+    number: u32,
+    message: &M,
+    unknown: &UnknownFields,
+    sizes: &mut Vec<usize>,
+) -> usize {
+    let slot = sizes.len();
+    sizes.push(0);
+    let body = body_len(message, unknown, sizes);
+    if let Some(size) = sizes.get_mut(slot) {
+        *size = body;
+    }
     wire::tag_len(number) + wire::varint_len(body as u64) + body
 }
 
-fn put_message<M: Codec>(buf: &mut Vec<u8>, number: u32, message: &M, unknown: &UnknownFields) {
+fn put_message<M: Codec>(
+    buf: &mut Vec<u8>,
+    number: u32,
+    message: &M,
+    unknown: &UnknownFields,
+    sizes: &mut Sizes<'_>,
+) {
     wire::put_tag(buf, number, WireType::LengthDelimited);
-    wire::put_varint(buf, body_len(message, unknown) as u64);
-    write_body(message, unknown, buf);
+    wire::put_varint(buf, sizes.next() as u64);
+    message.write_known(unknown, buf, sizes);
+    unknown.write_own(buf, message.keeps_retired_copies(unknown));
 }
 
-fn len_messages<M: Codec>(number: u32, list: &[M], unknown: &UnknownFields) -> usize {
+fn len_messages<M: Codec>(
+    number: u32,
+    list: &[M],
+    unknown: &UnknownFields,
+    sizes: &mut Vec<usize>,
+) -> usize {
     list.iter()
         .enumerate()
-        .map(|(i, m)| len_message(number, m, child(unknown, number, i)))
+        .map(|(i, m)| len_message(number, m, child(unknown, number, i), sizes))
         .sum()
 }
 
-fn put_messages<M: Codec>(buf: &mut Vec<u8>, number: u32, list: &[M], unknown: &UnknownFields) {
+fn put_messages<M: Codec>(
+    buf: &mut Vec<u8>,
+    number: u32,
+    list: &[M],
+    unknown: &UnknownFields,
+    sizes: &mut Sizes<'_>,
+) {
     for (i, message) in list.iter().enumerate() {
-        put_message(buf, number, message, child(unknown, number, i));
+        put_message(buf, number, message, child(unknown, number, i), sizes);
     }
 }
 
-fn len_optional<M: Codec>(number: u32, message: Option<&M>, unknown: &UnknownFields) -> usize {
-    message.map_or(0, |m| len_message(number, m, child(unknown, number, 0)))
+fn len_optional<M: Codec>(
+    number: u32,
+    message: Option<&M>,
+    unknown: &UnknownFields,
+    sizes: &mut Vec<usize>,
+) -> usize {
+    message.map_or(0, |m| {
+        len_message(number, m, child(unknown, number, 0), sizes)
+    })
 }
 
 fn put_optional<M: Codec>(
@@ -413,9 +498,10 @@ fn put_optional<M: Codec>(
     number: u32,
     message: Option<&M>,
     unknown: &UnknownFields,
+    sizes: &mut Sizes<'_>,
 ) {
     if let Some(m) = message {
-        put_message(buf, number, m, child(unknown, number, 0));
+        put_message(buf, number, m, child(unknown, number, 0), sizes);
     }
 }
 
@@ -440,11 +526,11 @@ impl Codec for TileProto {
         }
     }
 
-    fn known_len(&self, _unknown: &UnknownFields) -> usize {
+    fn known_len(&self, _unknown: &UnknownFields, _sizes: &mut Vec<usize>) -> usize {
         len_packed(1, &self.dimensions, int64_bits)
     }
 
-    fn write_known(&self, _unknown: &UnknownFields, buf: &mut Vec<u8>) {
+    fn write_known(&self, _unknown: &UnknownFields, buf: &mut Vec<u8>, _sizes: &mut Sizes<'_>) {
         put_packed(buf, 1, &self.dimensions, int64_bits);
     }
 }
@@ -467,12 +553,12 @@ impl Codec for SplitConfigProto {
         }
     }
 
-    fn known_len(&self, _unknown: &UnknownFields) -> usize {
+    fn known_len(&self, _unknown: &UnknownFields, _sizes: &mut Vec<usize>) -> usize {
         len_varint_field(1, int64_bits(&self.dimension))
             + len_packed(2, &self.split_indices, int64_bits)
     }
 
-    fn write_known(&self, _unknown: &UnknownFields, buf: &mut Vec<u8>) {
+    fn write_known(&self, _unknown: &UnknownFields, buf: &mut Vec<u8>, _sizes: &mut Sizes<'_>) {
         put_varint_field(buf, 1, int64_bits(&self.dimension));
         put_packed(buf, 2, &self.split_indices, int64_bits);
     }
@@ -494,11 +580,7 @@ impl Codec for LayoutProto {
             1 => {
                 repeated(d, wt, &mut self.minor_to_major, to_i64).map_err(within("minor_to_major"))
             }
-            2 => repeated(d, wt, &mut self.padded_dimensions, to_i64)
-                .map_err(within("padded_dimensions")),
-            3 => enumeration(d, wt, &mut self.padding_value).map_err(within("padding_value")),
-            4 => enumeration(d, wt, &mut self.format).map_err(within("format")),
-            5 => int64(d, wt, &mut self.max_sparse_elements).map_err(within("max_sparse_elements")),
+            2..=5 => self.merge_retired(number, wt, d, unknown),
             6 => repeated_message(d, wt, 6, &mut self.tiles, unknown).map_err(within("tiles")),
             7 => {
                 int64(d, wt, &mut self.element_size_in_bits).map_err(within("element_size_in_bits"))
@@ -526,34 +608,31 @@ impl Codec for LayoutProto {
         }
     }
 
-    fn known_len(&self, unknown: &UnknownFields) -> usize {
+    fn known_len(&self, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize {
         len_packed(1, &self.minor_to_major, int64_bits)
-            + len_messages(6, &self.tiles, unknown)
+            + self.retired_len(unknown)
+            + len_messages(6, &self.tiles, unknown, sizes)
             + len_varint_field(7, int64_bits(&self.element_size_in_bits))
             + len_varint_field(8, int64_bits(&self.memory_space))
             + len_packed(9, &self.dim_level_types, enum_bits)
-            + len_optional(10, self.physical_shape.as_deref(), unknown)
+            + len_optional(10, self.physical_shape.as_deref(), unknown, sizes)
             + len_varint_field(11, enum_bits(&self.index_primitive_type))
             + len_varint_field(12, enum_bits(&self.pointer_primitive_type))
             + len_packed(13, &self.dim_unique, bool_bits)
             + len_packed(14, &self.dim_ordered, bool_bits)
             + len_varint_field(15, int64_bits(&self.dynamic_shape_metadata_prefix_bytes))
             + len_varint_field(16, int64_bits(&self.tail_padding_alignment_in_elements))
-            + len_messages(17, &self.split_configs, unknown)
-            // The retired fields, last: see `write_known`.
-            + len_packed(2, &self.padded_dimensions, int64_bits)
-            + len_varint_field(3, enum_bits(&self.padding_value))
-            + len_varint_field(4, enum_bits(&self.format))
-            + len_varint_field(5, int64_bits(&self.max_sparse_elements))
+            + len_messages(17, &self.split_configs, unknown, sizes)
     }
 
-    fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>) {
+    fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>, sizes: &mut Sizes<'_>) {
         put_packed(buf, 1, &self.minor_to_major, int64_bits);
-        put_messages(buf, 6, &self.tiles, unknown);
+        self.write_retired(unknown, buf);
+        put_messages(buf, 6, &self.tiles, unknown, sizes);
         put_varint_field(buf, 7, int64_bits(&self.element_size_in_bits));
         put_varint_field(buf, 8, int64_bits(&self.memory_space));
         put_packed(buf, 9, &self.dim_level_types, enum_bits);
-        put_optional(buf, 10, self.physical_shape.as_deref(), unknown);
+        put_optional(buf, 10, self.physical_shape.as_deref(), unknown, sizes);
         put_varint_field(buf, 11, enum_bits(&self.index_primitive_type));
         put_varint_field(buf, 12, enum_bits(&self.pointer_primitive_type));
         put_packed(buf, 13, &self.dim_unique, bool_bits);
@@ -568,11 +647,145 @@ impl Codec for LayoutProto {
             16,
             int64_bits(&self.tail_padding_alignment_in_elements),
         );
-        put_messages(buf, 17, &self.split_configs, unknown);
-        // Fields 2-5 are retired and only `reserved` in XLA's schema, so Google's
-        // runtime holds them as unknown fields and writes them after the known ones.
-        // Writing them last, in number order, gives the same bytes as Google's
-        // runtime for every message written by XLA of any era.
+        put_messages(buf, 17, &self.split_configs, unknown, sizes);
+    }
+
+    fn keeps_retired_copies(&self, unknown: &UnknownFields) -> bool {
+        self.retired_placement(unknown) == RetiredPlacement::Trailing
+    }
+}
+
+/// Where the encoder writes LayoutProto's retired fields 2-5.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RetiredPlacement {
+    /// The named fields, canonically, in field-number order (right after
+    /// `minor_to_major`): what XLA wrote while the fields existed, and what a
+    /// runtime that knows them writes.
+    Named,
+    /// The decoded copies, byte for byte, in field-number order: they came before
+    /// every field numbered above 5, as XLA of 2017-2022 wrote them.
+    Leading,
+    /// The decoded copies, byte for byte, among the unknown fields at the end: where
+    /// Google's runtime under today's schema (which only reserves 2-5) puts them.
+    Trailing,
+}
+
+impl LayoutProto {
+    fn retired_placement(&self, unknown: &UnknownFields) -> RetiredPlacement {
+        if !self.copies_agree(unknown) {
+            return RetiredPlacement::Named;
+        }
+        let mut copies = unknown.retired_fields().peekable();
+        if copies.peek().is_none() {
+            return RetiredPlacement::Named;
+        }
+        if copies.all(UnknownField::is_leading) {
+            RetiredPlacement::Leading
+        } else {
+            RetiredPlacement::Trailing
+        }
+    }
+
+    fn copies_agree(&self, unknown: &UnknownFields) -> bool {
+        let mut copies = unknown.retired_fields().peekable();
+        if copies.peek().is_none() {
+            return !self.has_retired_values();
+        }
+        // The named fields must still say what the copies say.
+        let mut from_copies = LayoutProto::default();
+        let mut scratch = UnknownFields::new();
+        for copy in copies {
+            let mut decoder = Decoder {
+                reader: Reader::new(copy.raw()),
+                depth: 0,
+                tag_start: 0,
+                highest_seen: 0,
+            };
+            if merge_message(&mut decoder, &mut from_copies, &mut scratch).is_err() {
+                return false;
+            }
+        }
+        from_copies.padded_dimensions == self.padded_dimensions
+            && from_copies.padding_value == self.padding_value
+            && from_copies.format == self.format
+            && from_copies.max_sparse_elements == self.max_sparse_elements
+    }
+}
+
+// LayoutProto's retired fields 2-5. XLA's schema only reserves their numbers, so
+// Google's runtime keeps them as unknown fields, byte for byte, and writes them after
+// the known fields; XLA of 2017-2022, which knew them, wrote them in number order.
+// The decoder reads them into the named fields and keeps their bytes as copies,
+// noting whether they came before every field above 5. While the named fields agree
+// with the copies, the encoder writes the copies back where they were (see
+// `RetiredPlacement`); otherwise it writes the named fields canonically, in number
+// order.
+impl LayoutProto {
+    fn has_retired_values(&self) -> bool {
+        !self.padded_dimensions.is_empty()
+            || self.padding_value != 0
+            || self.format != 0
+            || self.max_sparse_elements != 0
+    }
+
+    fn merge_retired(
+        &mut self,
+        number: u32,
+        wire_type: WireType,
+        decoder: &mut Decoder<'_>,
+        unknown: &mut UnknownFields,
+    ) -> Result<bool, DecodeError> {
+        let snapshot = decoder.reader.clone();
+        let listed = self.padded_dimensions.len();
+        let read = match number {
+            2 => repeated(decoder, wire_type, &mut self.padded_dimensions, to_i64),
+            3 => enumeration(decoder, wire_type, &mut self.padding_value),
+            4 => enumeration(decoder, wire_type, &mut self.format),
+            _ => int64(decoder, wire_type, &mut self.max_sparse_elements),
+        };
+        match read {
+            Ok(true) => {
+                let raw = decoder.reader.since(decoder.tag_start);
+                let leading = decoder.highest_seen <= 5;
+                unknown.push(UnknownField::retired(number, wire_type, raw, leading));
+                Ok(true)
+            }
+            Ok(false) => Ok(false),
+            Err(_) => {
+                // Unreadable as the named field (a bad packed list, a varint past 64
+                // bits): Google's runtime keeps such bytes as an unknown field, whole.
+                self.padded_dimensions.truncate(listed);
+                decoder.reader = snapshot;
+                Ok(false)
+            }
+        }
+    }
+
+    fn retired_len(&self, unknown: &UnknownFields) -> usize {
+        match self.retired_placement(unknown) {
+            RetiredPlacement::Trailing => return 0,
+            RetiredPlacement::Leading => {
+                return unknown.retired_fields().map(|f| f.raw().len()).sum();
+            }
+            RetiredPlacement::Named => {}
+        }
+        len_packed(2, &self.padded_dimensions, int64_bits)
+            + len_varint_field(3, enum_bits(&self.padding_value))
+            + len_varint_field(4, enum_bits(&self.format))
+            + len_varint_field(5, int64_bits(&self.max_sparse_elements))
+    }
+
+    fn write_retired(&self, unknown: &UnknownFields, buf: &mut Vec<u8>) {
+        match self.retired_placement(unknown) {
+            RetiredPlacement::Trailing => return,
+            RetiredPlacement::Leading => {
+                for copy in unknown.retired_fields() {
+                    buf.extend_from_slice(copy.raw());
+                }
+                return;
+            }
+            RetiredPlacement::Named => {}
+        }
         put_packed(buf, 2, &self.padded_dimensions, int64_bits);
         put_varint_field(buf, 3, enum_bits(&self.padding_value));
         put_varint_field(buf, 4, enum_bits(&self.format));
@@ -607,19 +820,19 @@ impl Codec for ShapeProto {
         }
     }
 
-    fn known_len(&self, unknown: &UnknownFields) -> usize {
+    fn known_len(&self, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize {
         len_varint_field(2, enum_bits(&self.element_type))
             + len_packed(3, &self.dimensions, int64_bits)
-            + len_messages(4, &self.tuple_shapes, unknown)
-            + len_optional(5, self.layout.as_deref(), unknown)
+            + len_messages(4, &self.tuple_shapes, unknown, sizes)
+            + len_optional(5, self.layout.as_deref(), unknown, sizes)
             + len_packed(6, &self.is_dynamic_dimension, bool_bits)
     }
 
-    fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>) {
+    fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>, sizes: &mut Sizes<'_>) {
         put_varint_field(buf, 2, enum_bits(&self.element_type));
         put_packed(buf, 3, &self.dimensions, int64_bits);
-        put_messages(buf, 4, &self.tuple_shapes, unknown);
-        put_optional(buf, 5, self.layout.as_deref(), unknown);
+        put_messages(buf, 4, &self.tuple_shapes, unknown, sizes);
+        put_optional(buf, 5, self.layout.as_deref(), unknown, sizes);
         put_packed(buf, 6, &self.is_dynamic_dimension, bool_bits);
     }
 }
@@ -661,9 +874,9 @@ impl Codec for ProgramShapeProto {
         }
     }
 
-    fn known_len(&self, unknown: &UnknownFields) -> usize {
-        len_messages(1, &self.parameters, unknown)
-            + len_optional(2, self.result.as_ref(), unknown)
+    fn known_len(&self, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize {
+        len_messages(1, &self.parameters, unknown, sizes)
+            + len_optional(2, self.result.as_ref(), unknown, sizes)
             + self
                 .parameter_names
                 .iter()
@@ -671,9 +884,9 @@ impl Codec for ProgramShapeProto {
                 .sum::<usize>()
     }
 
-    fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>) {
-        put_messages(buf, 1, &self.parameters, unknown);
-        put_optional(buf, 2, self.result.as_ref(), unknown);
+    fn write_known(&self, unknown: &UnknownFields, buf: &mut Vec<u8>, sizes: &mut Sizes<'_>) {
+        put_messages(buf, 1, &self.parameters, unknown, sizes);
+        put_optional(buf, 2, self.result.as_ref(), unknown, sizes);
         for name in &self.parameter_names {
             wire::put_tag(buf, 3, WireType::LengthDelimited);
             wire::put_varint(buf, name.len() as u64);

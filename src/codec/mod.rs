@@ -36,16 +36,21 @@
 //!
 //! # Encoding
 //!
-//! Encoding writes what Google's C++ and Python runtimes write for the same message
-//! under XLA's current schema: known fields in field-number order (LayoutProto's
-//! retired fields 2-5, which that schema only reserves, come after all the others, as
-//! Google's runtime writes unknown fields), repeated scalars packed, proto3 defaults
-//! omitted (zero, enum 0, empty lists), present submessages written even when empty
-//! (`layout {}` is `2a 00`), negative numbers as 10-byte varints, and then, in each
-//! message, its unknown fields in their original order and exact bytes (as upb, the
-//! engine of Python's protobuf, keeps them). So re-encoding bytes written by XLA or
-//! by Google's runtime gives the same bytes, and non-canonical input (overlong
-//! varints, unpacked lists, repeated singular fields) comes out canonical.
+//! Encoding writes what Google's runtime writes for the same message under XLA's
+//! current schema (upb, the engine of Python's protobuf; C++ agrees except that it
+//! re-encodes unknown fields canonically):
+//!
+//! - known fields in field-number order, repeated scalars packed, proto3 defaults
+//!   omitted (zero, enum 0, empty lists), present submessages written even when
+//!   empty (`layout {}` is `2a 00`), negative numbers as 10-byte varints;
+//! - then, in each message, its unknown fields in their original order and exact
+//!   bytes. LayoutProto's retired fields 2-5, which XLA's schema only reserves, are
+//!   among them: see [`UnknownField::is_retired_layout_field`].
+//!
+//! So re-encoding bytes written by XLA or by Google's runtime gives the same bytes,
+//! and non-canonical known fields (overlong varints, unpacked lists, repeated
+//! singular fields) come out canonical. `tests/codec.rs` checks this against Google's
+//! runtime on every fixture message and on 2000 mutated messages and field soups.
 
 mod error;
 mod messages;
@@ -93,14 +98,12 @@ impl<M: WireMessage> Decoded<M> {
     /// The serialized message: known fields as Google's runtime writes them, each
     /// message's unknown fields after its known ones.
     pub fn encode_to_vec(&self) -> Vec<u8> {
-        let mut buf = Vec::with_capacity(self.encoded_len());
-        messages::write_body(&self.message, &self.unknown, &mut buf);
-        buf
+        messages::encode(&self.message, &self.unknown)
     }
 
     /// The length of [`Decoded::encode_to_vec`]'s output.
     pub fn encoded_len(&self) -> usize {
-        messages::body_len(&self.message, &self.unknown)
+        messages::encoded_len(&self.message, &self.unknown)
     }
 
     /// Every unknown field, with the path of the message holding it, outermost
@@ -114,13 +117,24 @@ impl<M: WireMessage> Decoded<M> {
 
 /// Decodes one message, keeping its unknown fields.
 pub fn decode<M: WireMessage>(bytes: &[u8]) -> Result<Decoded<M>, DecodeError> {
+    let mut decoded = Decoded::<M>::default();
+    merge_top(bytes, &mut decoded.message, &mut decoded.unknown)?;
+    Ok(decoded)
+}
+
+/// Decodes a top-level message into `message` and `unknown`.
+fn merge_top<M: Codec>(
+    bytes: &[u8],
+    message: &mut M,
+    unknown: &mut UnknownFields,
+) -> Result<(), DecodeError> {
     let mut decoder = Decoder {
         reader: wire::Reader::new(bytes),
         depth: 0,
+        tag_start: 0,
+        highest_seen: 0,
     };
-    let mut decoded = Decoded::<M>::default();
-    messages::merge_message(&mut decoder, &mut decoded.message, &mut decoded.unknown)?;
-    Ok(decoded)
+    messages::merge_message(&mut decoder, message, unknown)
 }
 
 /// Decodes a `ShapeProto`.
@@ -140,18 +154,27 @@ pub fn decode_program_shape(bytes: &[u8]) -> Result<Decoded<ProgramShapeProto>, 
 
 /// Encodes a message that has no unknown fields.
 pub fn encode<M: WireMessage>(message: &M) -> Vec<u8> {
-    let mut buf = Vec::with_capacity(messages::body_len(message, &unknown::EMPTY));
-    messages::write_body(message, &unknown::EMPTY, &mut buf);
-    buf
+    messages::encode(message, &unknown::EMPTY)
 }
 
 /// Decodes a message of the given kind.
 pub fn decode_any(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, DecodeError> {
-    Ok(match kind {
-        MessageKind::Shape => decode_shape(bytes)?.into(),
-        MessageKind::Layout => decode_layout(bytes)?.into(),
-        MessageKind::ProgramShape => decode_program_shape(bytes)?.into(),
-    })
+    // Decoded in place, without moving the message into the enum afterwards.
+    let mut decoded = Decoded {
+        message: match kind {
+            MessageKind::Shape => AnyMessage::Shape(ShapeProto::default()),
+            MessageKind::Layout => AnyMessage::Layout(LayoutProto::default()),
+            MessageKind::ProgramShape => AnyMessage::ProgramShape(ProgramShapeProto::default()),
+        },
+        unknown: UnknownFields::new(),
+    };
+    let unknown = &mut decoded.unknown;
+    match &mut decoded.message {
+        AnyMessage::Shape(m) => merge_top(bytes, m, unknown)?,
+        AnyMessage::Layout(m) => merge_top(bytes, m, unknown)?,
+        AnyMessage::ProgramShape(m) => merge_top(bytes, m, unknown)?,
+    }
+    Ok(decoded)
 }
 
 /// Encodes a message of any kind with its unknown fields (the same as
@@ -168,21 +191,19 @@ impl Decoded<AnyMessage> {
 
     /// The serialized message, as for a message of a known type.
     pub fn encode_to_vec(&self) -> Vec<u8> {
-        let mut buf = Vec::with_capacity(self.encoded_len());
         match &self.message {
-            AnyMessage::Shape(m) => messages::write_body(m, &self.unknown, &mut buf),
-            AnyMessage::Layout(m) => messages::write_body(m, &self.unknown, &mut buf),
-            AnyMessage::ProgramShape(m) => messages::write_body(m, &self.unknown, &mut buf),
+            AnyMessage::Shape(m) => messages::encode(m, &self.unknown),
+            AnyMessage::Layout(m) => messages::encode(m, &self.unknown),
+            AnyMessage::ProgramShape(m) => messages::encode(m, &self.unknown),
         }
-        buf
     }
 
     /// The length of [`Decoded::encode_to_vec`]'s output.
     pub fn encoded_len(&self) -> usize {
         match &self.message {
-            AnyMessage::Shape(m) => messages::body_len(m, &self.unknown),
-            AnyMessage::Layout(m) => messages::body_len(m, &self.unknown),
-            AnyMessage::ProgramShape(m) => messages::body_len(m, &self.unknown),
+            AnyMessage::Shape(m) => messages::encoded_len(m, &self.unknown),
+            AnyMessage::Layout(m) => messages::encoded_len(m, &self.unknown),
+            AnyMessage::ProgramShape(m) => messages::encoded_len(m, &self.unknown),
         }
     }
 

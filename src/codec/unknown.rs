@@ -9,13 +9,18 @@ use super::wire::{self, Reader, WireType};
 use crate::path::{Path, Segment};
 
 /// One field of a message that the schema does not know (a number from a newer
-/// XLA), or a known field number with a wire type the field never has. Kept as
-/// its exact bytes: tag and value as they were in the input.
+/// XLA), or with a known number but not readable as that field (a wire type the
+/// field never has), or a copy of a retired layout field (see
+/// [`UnknownField::is_retired_layout_field`]). Kept as its exact bytes: tag and
+/// value as they were in the input.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct UnknownField {
     number: u32,
     wire_type: WireType,
     raw: Vec<u8>,
+    retired: bool,
+    /// For a retired copy: it came before every field numbered above 5.
+    leading: bool,
 }
 
 impl UnknownField {
@@ -39,6 +44,23 @@ impl UnknownField {
             number,
             wire_type,
             raw: raw.to_vec(),
+            retired: false,
+            leading: false,
+        }
+    }
+
+    /// The bytes of a retired LayoutProto field (2-5) that was also decoded into its
+    /// named field: see [`UnknownField::is_retired_layout_field`].
+    pub(crate) fn retired(
+        number: u32,
+        wire_type: WireType,
+        raw: &[u8],
+        leading: bool,
+    ) -> UnknownField {
+        UnknownField {
+            retired: true,
+            leading,
+            ..UnknownField::from_parts(number, wire_type, raw)
         }
     }
 
@@ -54,6 +76,8 @@ impl UnknownField {
             number,
             wire_type,
             raw,
+            retired: false,
+            leading: false,
         }
     }
 
@@ -110,11 +134,36 @@ impl UnknownField {
     pub fn raw(&self) -> &[u8] {
         &self.raw
     }
+
+    /// Whether this is a copy of one of LayoutProto's retired fields 2-5
+    /// (`padded_dimensions`, `padding_value`, `format`, `max_sparse_elements`).
+    ///
+    /// XLA's schema only reserves those numbers, so Google's runtime keeps them as
+    /// unknown fields, in their place among the others. The codec decodes them into
+    /// the named fields of [`crate::proto::LayoutProto`] and also keeps their bytes
+    /// here, to write them back where Google's runtime would as long as the named
+    /// fields still hold what they say. Such copies are not listed, counted or
+    /// compared as unknown fields.
+    pub fn is_retired_layout_field(&self) -> bool {
+        self.retired
+    }
+
+    /// For a copy of a retired layout field: whether it came before every field
+    /// numbered above 5 of its message, as XLA of 2017-2022 wrote them (the encoder
+    /// then writes the copies back in field-number order, not at the end).
+    pub(crate) fn is_leading(&self) -> bool {
+        self.retired && self.leading
+    }
 }
 
 impl fmt::Debug for UnknownField {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "UnknownField(#{} {} ", self.number, self.wire_type)?;
+        let retired = if self.retired { " retired" } else { "" };
+        write!(
+            f,
+            "UnknownField(#{} {}{retired} ",
+            self.number, self.wire_type
+        )?;
         for byte in &self.raw {
             write!(f, "{byte:02x}")?;
         }
@@ -131,7 +180,8 @@ impl fmt::Debug for UnknownField {
 /// fields are written after its known fields, in their original order, as Google's
 /// runtime does.
 ///
-/// Equality ignores children that hold nothing.
+/// Equality ignores children that hold no unknown field and copies of retired
+/// layout fields (their values are in the named fields).
 #[derive(Clone, Debug, Default)]
 pub struct UnknownFields {
     fields: Vec<UnknownField>,
@@ -150,14 +200,16 @@ impl UnknownFields {
         Self::default()
     }
 
-    /// Whether there is no unknown field in this message or any nested one.
+    /// Whether there is no unknown field in this message or any nested one (copies
+    /// of retired layout fields do not count).
     pub fn is_empty(&self) -> bool {
-        self.fields.is_empty() && self.children.values().all(UnknownFields::is_empty)
+        self.fields.iter().all(|f| f.retired) && self.children.values().all(UnknownFields::is_empty)
     }
 
-    /// The number of unknown fields in this message and every nested one.
+    /// The number of unknown fields in this message and every nested one (copies of
+    /// retired layout fields do not count).
     pub fn len(&self) -> usize {
-        self.fields.len()
+        self.fields.iter().filter(|f| !f.retired).count()
             + self
                 .children
                 .values()
@@ -165,7 +217,13 @@ impl UnknownFields {
                 .sum::<usize>()
     }
 
-    /// This message's own unknown fields, in their original order.
+    /// Whether the node holds nothing at all, copies of retired fields included.
+    pub(crate) fn holds_nothing(&self) -> bool {
+        self.fields.is_empty() && self.children.values().all(UnknownFields::holds_nothing)
+    }
+
+    /// This message's own unknown fields, in their original order (with any copies
+    /// of retired layout fields, see [`UnknownField::is_retired_layout_field`]).
     pub fn fields(&self) -> &[UnknownField] {
         &self.fields
     }
@@ -192,15 +250,30 @@ impl UnknownFields {
         self.children.iter().map(|(&key, node)| (key, node))
     }
 
-    /// The bytes of this message's own unknown fields.
-    pub(crate) fn own_len(&self) -> usize {
-        self.fields.iter().map(|f| f.raw.len()).sum()
+    /// The bytes of this message's own unknown fields; with `retired`, the copies of
+    /// retired layout fields too.
+    pub(crate) fn own_len(&self, retired: bool) -> usize {
+        self.fields
+            .iter()
+            .filter(|f| retired || !f.retired)
+            .map(|f| f.raw.len())
+            .sum()
     }
 
-    pub(crate) fn write_own(&self, buf: &mut Vec<u8>) {
-        for field in &self.fields {
+    pub(crate) fn write_own(&self, buf: &mut Vec<u8>, retired: bool) {
+        for field in self.fields.iter().filter(|f| retired || !f.retired) {
             buf.extend_from_slice(&field.raw);
         }
+    }
+
+    /// This message's own unknown fields, without copies of retired fields.
+    fn own_unknown(&self) -> impl Iterator<Item = &UnknownField> {
+        self.fields.iter().filter(|f| !f.retired)
+    }
+
+    /// The copies of retired layout fields, in order.
+    pub(crate) fn retired_fields(&self) -> impl Iterator<Item = &UnknownField> {
+        self.fields.iter().filter(|f| f.retired)
     }
 
     /// Takes the node of a submessage out (to decode into it).
@@ -210,13 +283,13 @@ impl UnknownFields {
 
     /// Puts a node back, unless it holds nothing.
     pub(crate) fn put_child(&mut self, number: u32, index: usize, node: UnknownFields) {
-        if !node.is_empty() {
+        if !node.holds_nothing() {
             self.children.insert((number, index), node);
         }
     }
 
     pub(crate) fn collect(&self, kind: Kind, path: &mut Path, out: &mut Vec<UnknownFieldInfo>) {
-        for field in &self.fields {
+        for field in self.fields.iter().filter(|f| !f.retired) {
             out.push(UnknownFieldInfo {
                 path: path.clone(),
                 number: field.number,
@@ -241,11 +314,13 @@ impl UnknownFields {
     }
 }
 
+/// Compares the unknown fields, ignoring copies of retired layout fields (their
+/// values are in the named fields) and children that hold no unknown field.
 impl PartialEq for UnknownFields {
     fn eq(&self, other: &Self) -> bool {
         let ours = self.children.iter().filter(|(_, n)| !n.is_empty());
         let theirs = other.children.iter().filter(|(_, n)| !n.is_empty());
-        self.fields == other.fields && ours.eq(theirs)
+        self.own_unknown().eq(other.own_unknown()) && ours.eq(theirs)
     }
 }
 
@@ -262,9 +337,11 @@ pub struct UnknownFieldInfo {
     /// The wire type it was written with.
     pub wire_type: WireType,
     /// `Some(name)` when the number is that of a known field of the message but the
-    /// wire type is not one that field can have: Google's runtimes keep such a field
-    /// as unknown (so does this crate), but it is a corrupt or incompatible message,
-    /// which validation should report as an error.
+    /// field could not be read as it: a wire type the field never has, or (for the
+    /// retired layout fields 2-5, which Google's runtime never reads) a value that
+    /// does not parse. Google's runtimes keep such a field as unknown (so does this
+    /// crate), but it is a corrupt or incompatible message, which validation should
+    /// report as an error.
     pub known_field: Option<&'static str>,
 }
 
@@ -280,13 +357,26 @@ impl UnknownFieldInfo {
 }
 
 /// Displays as `tuple_shapes[1].layout: unknown field 99 (varint)`, or
-/// `layout: field 1 (minor_to_major) has the wrong wire type fixed64`.
+/// `layout: field 1 (minor_to_major) has the wrong wire type fixed64`, or
+/// `layout: field 2 (padded_dimensions) cannot be read as that field (length-delimited)`.
 impl fmt::Display for UnknownFieldInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if !self.path.is_root() {
             write!(f, "{}: ", self.path)?;
         }
         match self.known_field {
+            // Only the retired layout fields are kept with a wire type they can have.
+            Some(
+                name @ ("padded_dimensions" | "padding_value" | "format" | "max_sparse_elements"),
+            ) if self.wire_type == WireType::Varint
+                || (name == "padded_dimensions" && self.wire_type == WireType::LengthDelimited) =>
+            {
+                write!(
+                    f,
+                    "field {} ({name}) cannot be read as that field ({})",
+                    self.number, self.wire_type
+                )
+            }
             Some(name) => write!(
                 f,
                 "field {} ({name}) has the wrong wire type {}",

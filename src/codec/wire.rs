@@ -6,11 +6,13 @@
 //! byte offset where the problem starts. It follows Google's runtime (upb, the
 //! engine of Python's protobuf) on what is malformed:
 //!
-//! - a tag is a varint of at most 5 bytes whose value fits in 32 bits, with a field
-//!   number other than 0 and a wire type other than 6 and 7;
-//! - a varint is at most 10 bytes long. Unlike Google's runtime, which drops the
-//!   excess bits of a 10-byte varint, bits past the 64th are an error here, so
-//!   nothing is truncated silently;
+//! - a tag is a varint of at most 5 bytes whose value fits in 32 bits, with a wire
+//!   type other than 6 and 7 and a field number other than 0 (Google's runtime
+//!   allows 0 inside the groups of unknown fields, and so does this reader);
+//! - a varint is at most 10 bytes long. Google's runtime drops the bits of a
+//!   10-byte varint past the 64th; [`Reader::read_varint`] refuses them so that no
+//!   value is truncated silently, but skipping an unknown field (whose bytes are
+//!   kept whole) accepts them as Google's runtime does;
 //! - an end-group tag must close the innermost open group of the same number, and
 //!   messages and groups nest at most [`RECURSION_LIMIT`] levels deep.
 //!
@@ -197,46 +199,45 @@ impl<'a> Reader<'a> {
         self.end = saved.min(self.buf.len());
     }
 
-    fn byte(&self, at: usize) -> Option<u8> {
-        if at < self.end {
-            self.buf.get(at).copied()
-        } else {
-            None
-        }
+    /// Reads a varint of at most 10 bytes whose value fits in 64 bits.
+    #[inline]
+    pub fn read_varint(&mut self) -> Result<u64, DecodeError> {
+        self.varint(true)
     }
 
-    /// Reads a varint of at most 10 bytes whose value fits in 64 bits.
-    pub fn read_varint(&mut self) -> Result<u64, DecodeError> {
+    /// Reads a varint of at most 10 bytes; with `strict`, bits past the 64th are an
+    /// error, otherwise they are dropped (as Google's runtime does; this crate only
+    /// does so where the value is not kept, e.g. when skipping an unknown field
+    /// whose bytes are kept whole).
+    #[inline]
+    fn varint(&mut self, strict: bool) -> Result<u64, DecodeError> {
         let start = self.pos;
+        let rest = self.rest();
         // The one-byte case first: most tags and small values.
-        if let Some(b) = self.byte(start) {
+        if let Some(&b) = rest.first() {
             if b < 0x80 {
                 self.pos = start + 1;
                 return Ok(u64::from(b));
             }
         }
         let mut value: u64 = 0;
-        for i in 0..10 {
-            let Some(b) = self.byte(start + i) else {
-                return Err(DecodeError::new(DecodeErrorKind::TruncatedVarint, start));
-            };
+        for (i, &b) in rest.iter().take(10).enumerate() {
             let bits = u64::from(b & 0x7f);
             if i == 9 {
                 if b & 0x80 != 0 {
                     return Err(DecodeError::new(DecodeErrorKind::VarintTooLong, start));
                 }
-                if bits > 1 {
+                if strict && bits > 1 {
                     return Err(DecodeError::new(DecodeErrorKind::VarintOverflow, start));
                 }
             }
-            value |= bits << (7 * i);
+            value |= bits.checked_shl(7 * i as u32).unwrap_or(0);
             if b & 0x80 == 0 {
                 self.pos = start + i + 1;
                 return Ok(value);
             }
         }
-        // Unreachable: the tenth byte either ends the varint or is an error.
-        Err(DecodeError::new(DecodeErrorKind::VarintTooLong, start))
+        Err(DecodeError::new(DecodeErrorKind::TruncatedVarint, start))
     }
 
     /// Reads a tag: a varint of at most 5 bytes whose value fits in 32 bits, with a
@@ -244,13 +245,24 @@ impl<'a> Reader<'a> {
     /// and the wire type.
     pub fn read_tag(&mut self) -> Result<(u32, WireType), DecodeError> {
         let start = self.pos;
-        let value = match self.byte(start) {
-            Some(b) if b < 0x80 => {
+        let (number, wire_type) = self.tag()?;
+        if number == 0 {
+            return Err(DecodeError::new(DecodeErrorKind::FieldNumberZero, start));
+        }
+        Ok((number, wire_type))
+    }
+
+    /// A tag, field number 0 allowed (Google's runtime allows it inside the groups
+    /// of unknown fields, which it skips without looking at their fields).
+    fn tag(&mut self) -> Result<(u32, WireType), DecodeError> {
+        let start = self.pos;
+        let value = match self.rest().first() {
+            Some(&b) if b < 0x80 => {
                 self.pos = start + 1;
                 u64::from(b)
             }
             _ => {
-                let value = self.read_varint()?;
+                let value = self.varint(false)?;
                 if self.pos - start > 5 {
                     return Err(DecodeError::new(DecodeErrorKind::TagTooLong, start));
                 }
@@ -260,7 +272,6 @@ impl<'a> Reader<'a> {
         let Ok(tag) = u32::try_from(value) else {
             return Err(DecodeError::new(DecodeErrorKind::TagTooLarge(value), start));
         };
-        let number = tag >> 3;
         // `tag & 7` is below 8, so the cast is exact.
         let bits = (tag & 7) as u8;
         let Some(wire_type) = WireType::from_bits(bits) else {
@@ -269,10 +280,7 @@ impl<'a> Reader<'a> {
                 start,
             ));
         };
-        if number == 0 {
-            return Err(DecodeError::new(DecodeErrorKind::FieldNumberZero, start));
-        }
-        Ok((number, wire_type))
+        Ok((tag >> 3, wire_type))
     }
 
     fn read_fixed<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
@@ -345,7 +353,8 @@ impl<'a> Reader<'a> {
         let start = self.pos;
         match wire_type {
             WireType::Varint => {
-                self.read_varint()?;
+                // The bytes are kept whole, so excess bits are not lost.
+                self.varint(false)?;
             }
             WireType::Fixed64 => {
                 self.read_fixed::<8>()?;
@@ -382,7 +391,7 @@ impl<'a> Reader<'a> {
                 ));
             }
             let tag_start = self.pos;
-            let (n, wire_type) = self.read_tag()?;
+            let (n, wire_type) = self.tag()?;
             match wire_type {
                 WireType::EndGroup => {
                     if n != current.0 {

@@ -41,12 +41,23 @@
 //! - Messages nest at most [`MAX_MESSAGE_DEPTH`] deep, and arrays and objects at
 //!   most 512 deep, so no input can exhaust the stack.
 //!
-//! Where this reader deliberately refuses what Python's `json_format` accepts: a
-//! JSON value of the wrong type where Python happens to iterate over it (`[]` or
-//! `""` for a message, `true` or `11.5` for an enum, which Python reads as 1 and 11),
-//! `NaN` for an enum under `ignore_unknown_fields`, camelCase and snake_case keys of
-//! one field in one object, and arrays or objects nested deeper than 512 in an
-//! ignored value.
+//! Where this reader deliberately refuses what Python's `json_format` accepts (the
+//! C++, Go and Java parsers refuse all of them too):
+//!
+//! - a JSON value of the wrong type that Python happens to iterate over: an array or
+//!   a string for a message (`"layout": []`, a top-level `"F32"` under
+//!   `ignore_unknown_fields`), read by Python as an empty message;
+//! - `true` or `11.5` for an enum, which Python reads as 1 and 11;
+//! - an enum number outside int32 whose low 32 bits happen to fit: Python (upb)
+//!   refuses 2^31 but keeps only the low 32 bits of 2^32 (0) or -2^63 + 1 (1);
+//! - one field under both its names in one object (`elementType` and
+//!   `element_type`), where Python keeps the last;
+//! - `NaN` for an enum under `ignore_unknown_fields`, which Python skips;
+//! - arrays or objects nested deeper than 512 inside an ignored value.
+//!
+//! And where the schemas differ: the legacy keys above are fields here, so they are
+//! read (and their enum names checked) where Google's parser with XLA's schema
+//! rejects them, or drops them under `ignore_unknown_fields`.
 //!
 //! [proto3 JSON mapping]: https://protobuf.dev/programming-guides/json/
 //!

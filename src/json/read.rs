@@ -1,7 +1,5 @@
 //! From a parsed JSON document to the prost messages, with proto3 JSON's rules.
 
-use std::borrow::Cow;
-
 use super::error::{line_column, JsonError, JsonErrorKind};
 use super::fields::{self, Field};
 use super::number::{self, Wide};
@@ -322,35 +320,25 @@ impl<'t> Reader<'t> {
     /// An int64: a JSON integer, an integral JSON number, or a string Python's
     /// `json_format` reads as an integer (see [`super::number`]).
     fn integer(&mut self, node: &Node<'_>, ty: &'static str) -> Result<Option<i64>> {
-        let (wide, text) = match &node.value {
-            Value::Number(raw) => (number::json_number_as_integer(raw), Cow::Borrowed(*raw)),
-            Value::String(bytes) => {
-                let text = quoted(bytes);
-                let wide = std::str::from_utf8(bytes)
-                    .map_err(|_| ())
-                    .and_then(number::string_as_integer);
-                (wide, Cow::Owned(text))
-            }
+        let wide = match &node.value {
+            Value::Number(raw) => number::json_number_as_integer(raw),
+            Value::String(bytes) => std::str::from_utf8(bytes)
+                .map_err(|_| ())
+                .and_then(number::string_as_integer),
             _ => return Err(self.wrong_type(node, "an integer (a number or a string)")),
         };
         let wide = wide.map_err(|()| {
             self.error(
                 node.pos,
                 JsonErrorKind::NotAnInteger {
-                    text: text.clone().into_owned(),
+                    text: as_written(node),
                 },
             )
         })?;
-        self.fit(node, wide, text, ty).map(Some)
+        self.fit(node, wide, ty).map(Some)
     }
 
-    fn fit(
-        &self,
-        node: &Node<'_>,
-        wide: Wide,
-        text: Cow<'_, str>,
-        ty: &'static str,
-    ) -> Result<i64> {
+    fn fit(&self, node: &Node<'_>, wide: Wide, ty: &'static str) -> Result<i64> {
         let fits = match ty {
             "int32" => i32::try_from(wide).map(i64::from).ok(),
             _ => i64::try_from(wide).ok(),
@@ -359,7 +347,7 @@ impl<'t> Reader<'t> {
             self.error(
                 node.pos,
                 JsonErrorKind::OutOfRange {
-                    text: text.into_owned(),
+                    text: as_written(node),
                     ty,
                 },
             )
@@ -371,7 +359,7 @@ impl<'t> Reader<'t> {
     /// kept (proto3 enums are open). `None` for an unknown name when unknown fields
     /// are ignored, as Google's parsers do.
     fn enum_value(&mut self, node: &Node<'_>, ty: &EnumType) -> Result<Option<i32>> {
-        let (wide, text) = match &node.value {
+        let wide = match &node.value {
             Value::Null => return Ok(Some(0)),
             Value::String(bytes) => {
                 let name = std::str::from_utf8(bytes).ok();
@@ -379,7 +367,7 @@ impl<'t> Reader<'t> {
                     return Ok(Some(number));
                 }
                 match name.and_then(number::python_int) {
-                    Some(wide) => (wide, Cow::Owned(quoted(bytes))),
+                    Some(wide) => wide,
                     None if self.ignore_unknown_fields => return Ok(None),
                     None => {
                         return Err(self.error(
@@ -393,7 +381,7 @@ impl<'t> Reader<'t> {
                 }
             }
             Value::Number(raw) => match number::json_number_as_integer(raw) {
-                Ok(wide) => (wide, Cow::Borrowed(*raw)),
+                Ok(wide) => wide,
                 Err(()) => {
                     return Err(self.error(
                         node.pos,
@@ -405,7 +393,7 @@ impl<'t> Reader<'t> {
             },
             _ => return Err(self.wrong_type(node, "an enum name or number")),
         };
-        let number = self.fit(node, wide, text, "int32")?;
+        let number = self.fit(node, wide, "int32")?;
         // `fit` checked the int32 range.
         Ok(i32::try_from(number).ok())
     }
@@ -433,7 +421,13 @@ fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// A string value as written in a message: in double quotes, escaped.
-fn quoted(bytes: &[u8]) -> String {
-    format!("{:?}", lossy(bytes))
+/// A number or string value as written, for a message: strings in double quotes,
+/// escaped.
+#[cold]
+fn as_written(node: &Node<'_>) -> String {
+    match &node.value {
+        Value::Number(raw) => (*raw).to_owned(),
+        Value::String(bytes) => format!("{:?}", lossy(bytes)),
+        other => other.type_name().to_owned(),
+    }
 }

@@ -18,14 +18,12 @@
 
 use std::io::BufRead;
 
-use prost::Message;
-
 use super::cursor::{is_ident_byte, is_ident_start};
 use super::parser::ParseOptions;
 use super::types;
 use crate::error::{Report, Severity};
 use crate::path::Path;
-use crate::proto::{ProgramShapeProto, ShapeProto};
+use crate::proto::ShapeProto;
 
 /// A checker: the report on one shape (paths inside the shape).
 pub type Check<'c> = dyn FnMut(&ShapeProto) -> Report + 'c;
@@ -134,66 +132,93 @@ fn scan_line(
 ) {
     let bytes = line.as_bytes();
     let mut i = 0;
-    while i < bytes.len() {
-        let b = bytes[i];
-        match b {
-            b'"' => {
-                i += 1;
-                while i < bytes.len() {
-                    match bytes[i] {
-                        b'\\' => i += 2,
-                        b'"' => {
-                            i += 1;
-                            break;
-                        }
-                        _ => i += 1,
-                    }
+    // Only three bytes matter: a string, a comment, or the `[` of `TYPE[`.
+    while let Some(offset) = memchr::memchr3(b'[', b'"', b'/', &bytes[i..]) {
+        let at = i + offset;
+        match bytes[at] {
+            b'"' => i = string_end(bytes, at + 1),
+            b'/' => match bytes.get(at + 1) {
+                Some(b'*') => {
+                    i = memchr::memmem::find(&bytes[at + 2..], b"*/")
+                        .map_or(bytes.len(), |end| at + 2 + end + 2);
                 }
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = line[i + 2..]
-                    .find("*/")
-                    .map_or(bytes.len(), |end| i + 2 + end + 2);
-            }
-            b'/' if bytes.get(i + 1) == Some(&b'/') => return,
-            _ if is_ident_start(b)
-                && (i == 0 || !(is_ident_byte(bytes[i - 1]) || bytes[i - 1] == b'%')) =>
-            {
-                let end = i + bytes[i..].iter().take_while(|&&b| is_ident_byte(b)).count();
-                if bytes.get(end) == Some(&b'[') && types::type_from_name(&line[i..end]).is_some() {
-                    summary.shapes += 1;
-                    match super::parse_shape_at(line, i, options) {
-                        Ok((shape, after)) => {
-                            for issue in check(&shape) {
-                                count(summary, issue.severity());
-                                report(Finding {
-                                    line: line_number,
-                                    column: column_of(line, i),
-                                    place: line[i..after].trim_end().to_string(),
-                                    severity: issue.severity(),
-                                    message: issue.to_string(),
-                                });
-                            }
-                            i = after;
-                        }
-                        Err(e) => {
-                            summary.errors += 1;
-                            let at = e.span().start.min(line.len());
-                            report(Finding {
-                                line: line_number,
-                                column: column_of(line, at),
-                                place: String::new(),
-                                severity: Severity::Error,
-                                message: e.message().to_string(),
-                            });
-                            i = end + 1;
-                        }
-                    }
+                Some(b'/') => return,
+                _ => i = at + 1,
+            },
+            _ => {
+                // The word before the `[`: a type word starts a shape, unless it is
+                // the tail of a `%name`.
+                let start = at
+                    - bytes[..at]
+                        .iter()
+                        .rev()
+                        .take_while(|&&b| is_ident_byte(b))
+                        .count();
+                let is_type = start < at
+                    && is_ident_start(bytes[start])
+                    && (start == 0 || bytes[start - 1] != b'%')
+                    && types::type_from_name(&line[start..at]).is_some();
+                i = if is_type {
+                    shape_at(line, start, line_number, options, check, report, summary).max(at + 1)
                 } else {
-                    i = end;
-                }
+                    at + 1
+                };
             }
-            _ => i += 1,
+        }
+    }
+}
+
+/// The index just after the string whose body starts at `from` (after its `"`).
+fn string_end(bytes: &[u8], mut from: usize) -> usize {
+    while let Some(offset) = memchr::memchr2(b'"', b'\\', &bytes[from..]) {
+        let at = from + offset;
+        if bytes[at] == b'"' {
+            return at + 1;
+        }
+        from = at + 2;
+        if from >= bytes.len() {
+            break;
+        }
+    }
+    bytes.len()
+}
+
+/// Parses and checks the shape starting at `start`; returns where scanning goes on.
+fn shape_at(
+    line: &str,
+    start: usize,
+    line_number: usize,
+    options: ParseOptions,
+    check: &mut Check<'_>,
+    report: &mut dyn FnMut(Finding),
+    summary: &mut Summary,
+) -> usize {
+    summary.shapes += 1;
+    match super::parse_shape_at(line, start, options) {
+        Ok((shape, after)) => {
+            for issue in check(&shape) {
+                count(summary, issue.severity());
+                report(Finding {
+                    line: line_number,
+                    column: column_of(line, start),
+                    place: line[start..after].trim_end().to_string(),
+                    severity: issue.severity(),
+                    message: issue.to_string(),
+                });
+            }
+            after
+        }
+        Err(e) => {
+            summary.errors += 1;
+            let at = e.span().start.min(line.len());
+            report(Finding {
+                line: line_number,
+                column: column_of(line, at),
+                place: String::new(),
+                severity: Severity::Error,
+                message: e.message().to_string(),
+            });
+            0
         }
     }
 }
@@ -298,9 +323,9 @@ pub fn scan_proto(
         report,
         summary: &mut summary,
     };
-    let root = Path::root();
+    let (module, root) = unwrap_module(bytes)?;
     let mut computation_index = 0;
-    for field in fields(bytes) {
+    for field in fields(module) {
         let (number, value) = field.map_err(ScanError::Wire)?;
         let Value::Bytes(value) = value else { continue };
         match number {
@@ -314,6 +339,39 @@ pub fn scan_proto(
         }
     }
     Ok(summary)
+}
+
+/// The `HloModuleProto` inside `bytes`: the message itself, or the one wrapped in an
+/// `HloProto` (`hlo_module` = 1, what `--xla_dump_hlo_as_proto` writes) or in an
+/// `HloSnapshot` (`hlo` = 1, an `HloProto`), with the path to it.
+///
+/// A module's field 1 is its name, a string, which never starts with a newline; a
+/// wrapper's field 1 is a message whose own first field is field 1 (the module's name,
+/// or the HloProto's module), so its first byte is `0x0a`.
+fn unwrap_module(bytes: &[u8]) -> Result<(&[u8], Path), ScanError> {
+    let mut current = bytes;
+    let mut depth = 0;
+    while depth < 2 {
+        let mut first = None;
+        for field in fields(current) {
+            if let (1, Value::Bytes(inner)) = field.map_err(ScanError::Wire)? {
+                first.get_or_insert(inner);
+            }
+        }
+        match first {
+            Some(inner) if inner.first() == Some(&0x0a) && fields(inner).all(|f| f.is_ok()) => {
+                current = inner;
+                depth += 1;
+            }
+            _ => break,
+        }
+    }
+    let path = match depth {
+        0 => Path::root(),
+        1 => Path::root().field("hlo_module"),
+        _ => Path::root().field("hlo").field("hlo_module"),
+    };
+    Ok((current, path))
 }
 
 struct ProtoScan<'s, 'c> {
@@ -348,9 +406,10 @@ impl ProtoScan<'_, '_> {
 
     fn shape(&mut self, bytes: &[u8], path: &Path, context: &str) {
         self.summary.shapes += 1;
-        match ShapeProto::decode(bytes) {
-            Ok(shape) => {
-                self.issues(&shape, path, context);
+        match crate::codec::decode_shape(bytes) {
+            Ok(decoded) => {
+                self.issues(&decoded.message, path, context);
+                self.unknown_fields(&decoded.unknown_fields(), path, context);
             }
             Err(e) => self.problem(
                 path,
@@ -361,9 +420,25 @@ impl ProtoScan<'_, '_> {
         }
     }
 
+    /// Fields of a shape message the schema does not know: warnings (errors for a
+    /// known field with the wrong wire type), as for a lone message.
+    fn unknown_fields(
+        &mut self,
+        unknown: &[crate::codec::UnknownFieldInfo],
+        path: &Path,
+        context: &str,
+    ) {
+        for issue in crate::validate::unknown_fields_report(unknown) {
+            let issue = issue.prefixed(path);
+            let message = issue.kind().to_string();
+            self.problem(issue.path(), context, issue.severity(), message);
+        }
+    }
+
     fn program_shape(&mut self, bytes: &[u8], path: &Path, context: &str) {
-        match ProgramShapeProto::decode(bytes) {
-            Ok(program) => {
+        match crate::codec::decode_program_shape(bytes) {
+            Ok(decoded) => {
+                let program = &decoded.message;
                 let parameters = path.field("parameters");
                 for (i, parameter) in program.parameters.iter().enumerate() {
                     self.summary.shapes += 1;
@@ -373,6 +448,7 @@ impl ProtoScan<'_, '_> {
                     self.summary.shapes += 1;
                     self.issues(result, &path.field("result"), context);
                 }
+                self.unknown_fields(&decoded.unknown_fields(), path, context);
             }
             Err(e) => self.problem(
                 path,

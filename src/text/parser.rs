@@ -830,27 +830,42 @@ fn tuple(elements: Vec<ShapeProto>) -> ShapeProto {
 /// element must be valid (missing layouts allowed); a top-level array or a buffer is
 /// not validated. Each array is checked once, when its innermost tuple closes.
 fn check_tuple_elements(elements: &[ShapeProto], spans: &[Range<usize>]) -> Result<(), ParseError> {
-    let options = crate::validate::Options::hlo_text();
     for (element, span) in elements.iter().zip(spans) {
-        let array = match PrimitiveType::try_from(element.element_type) {
-            Ok(PrimitiveType::Buffer) => element.tuple_shapes.first(),
-            Ok(PrimitiveType::Tuple | PrimitiveType::Token | PrimitiveType::OpaqueType) => None,
-            _ => Some(element),
-        };
-        let Some(array) = array else { continue };
-        let report = crate::validate::validate_shape_with(array, options)
-            .into_parts()
-            .1;
-        let first_error = report
-            .issues()
-            .iter()
-            .find(|issue| issue.severity() == crate::Severity::Error)
-            .map(|issue| format!("invalid tuple element: {issue}"));
-        if let Some(message) = first_error {
+        if let Some(message) = tuple_element_problem(element) {
             return Err(ParseError::new(span.clone(), message));
         }
     }
     Ok(())
+}
+
+/// Why XLA's parser would reject `element` as a tuple element (its arrays are
+/// validated with XLA's rules), or `None`. Nested tuples are checked when they close.
+pub(crate) fn tuple_element_problem(element: &ShapeProto) -> Option<String> {
+    let array = match PrimitiveType::try_from(element.element_type) {
+        Ok(PrimitiveType::Buffer) => element.tuple_shapes.first()?,
+        Ok(PrimitiveType::Tuple | PrimitiveType::Token | PrimitiveType::OpaqueType) => return None,
+        _ => element,
+    };
+    let options = crate::validate::Options::hlo_text();
+    let report = crate::validate::validate_shape_with(array, options)
+        .into_parts()
+        .1;
+    report
+        .issues()
+        .iter()
+        // The allocation-size rule is the crate's own (for the indexing engine), not
+        // one XLA's parser applies.
+        .find(|issue| {
+            issue.severity() == crate::Severity::Error
+                && !matches!(issue.kind(), crate::IssueKind::AllocatedSizeOverflow { .. })
+        })
+        .map(|issue| format!("invalid tuple element: {issue}"))
+}
+
+/// An old (2018-2020) sparse layout, written with our `F(sparse)` extension: it had no
+/// `minor_to_major`, so the length check does not apply (XLA cannot read such text).
+pub(crate) fn is_legacy_sparse(layout: &LayoutProto) -> bool {
+    layout.format == crate::proto::Format::Sparse as i32
 }
 
 /// The checks XLA's parser makes once an array's layout is read.
@@ -860,7 +875,7 @@ fn check_array_layout(
     layout_span: std::ops::Range<usize>,
     _start: usize,
 ) -> Result<(), ParseError> {
-    if layout.minor_to_major.len() != array.dimensions.len() {
+    if layout.minor_to_major.len() != array.dimensions.len() && !is_legacy_sparse(layout) {
         return Err(ParseError::new(
             layout_span,
             format!(

@@ -108,8 +108,12 @@ impl<'p> Printer<'p> {
         if !is_array {
             if shape.layout.is_some() {
                 let at = paths.child(node, Segment::Field("layout"));
-                let name = types::type_name(ty).unwrap_or("invalid");
-                return Err(self.fail(paths, at, format!("a {name} shape has no layout in text")));
+                let name = types::type_name(ty).map_or_else(|| ty.to_string(), str::to_string);
+                return Err(self.fail(
+                    paths,
+                    at,
+                    format!("a shape of element type {name} has no layout in text"),
+                ));
             }
             if exact && (!shape.dimensions.is_empty() || !shape.is_dynamic_dimension.is_empty()) {
                 let at = paths.child(node, Segment::Field("dimensions"));
@@ -122,6 +126,17 @@ impl<'p> Printer<'p> {
                 jobs.push(Job::Text(")"));
                 for (i, element) in shape.tuple_shapes.iter().enumerate().rev() {
                     let at = paths.child2(node, "tuple_shapes", i);
+                    if self.mode == Mode::Exact {
+                        if let Some(problem) = super::parser::tuple_element_problem(element) {
+                            return Err(self.fail(
+                                paths,
+                                at,
+                                format!(
+                                    "{problem}; XLA's parser rejects it, so text cannot carry it"
+                                ),
+                            ));
+                        }
+                    }
                     jobs.push(Job::Shape(element, at));
                     if i > 0 {
                         jobs.push(separator(i));
@@ -202,6 +217,31 @@ impl<'p> Printer<'p> {
         out.push(']');
         if let (true, Some(layout)) = (self.with_layout, shape.layout.as_deref()) {
             let at = paths.child(node, Segment::Field("layout"));
+            if self.mode == Mode::Exact {
+                // What XLA's parser refuses after reading an array's layout.
+                if layout.minor_to_major.len() != shape.dimensions.len()
+                    && !super::parser::is_legacy_sparse(layout)
+                {
+                    let at = paths.child(at, Segment::Field("minor_to_major"));
+                    return Err(self.fail(
+                        paths,
+                        at,
+                        format!(
+                            "{} entries for {} dimensions; XLA's parser rejects that, so text cannot carry it",
+                            layout.minor_to_major.len(),
+                            shape.dimensions.len()
+                        ),
+                    ));
+                }
+                if layout.physical_shape.is_some() {
+                    let at = paths.child(at, Segment::Field("physical_shape"));
+                    return Err(self.fail(
+                        paths,
+                        at,
+                        "XLA's parser rejects a physical shape on an array, so text cannot carry it",
+                    ));
+                }
+            }
             let text = self.layout_parts(layout, at, paths)?;
             // A scalar's empty layout is not printed: `f32[]`, but `f32[]{:T(256)}`.
             if !(shape.dimensions.is_empty() && text.head == "{}") {

@@ -1,21 +1,47 @@
 //! Element type names in HLO text: the enum names lower-cased, `opaque` for OPAQUE_TYPE.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
 
 use crate::proto::PrimitiveType;
 
+/// FNV-1a: type words are a few bytes long, and the module scanner looks one up for
+/// every `word[` it meets, so a light hash beats SipHash here (no untrusted keys are
+/// stored: the table is fixed).
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut hash = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            hash ^= u64::from(b);
+            hash = hash.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = hash;
+    }
+}
+
 struct Names {
     /// Text name by enum number; `None` where the number has no text name.
     by_number: Vec<Option<&'static str>>,
-    by_name: HashMap<&'static str, i32>,
+    by_name: HashMap<&'static str, i32, BuildHasherDefault<Fnv>>,
 }
 
 fn names() -> &'static Names {
     static NAMES: OnceLock<Names> = OnceLock::new();
     NAMES.get_or_init(|| {
         let mut by_number = Vec::new();
-        let mut by_name = HashMap::new();
+        let mut by_name = HashMap::default();
         // The generated enum is the one list of names; the numbers are small.
         for number in 0..=u8::MAX as i32 {
             let Ok(ty) = PrimitiveType::try_from(number) else {

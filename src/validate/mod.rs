@@ -323,6 +323,39 @@ fn kind_name(t: PrimitiveType) -> &'static str {
     }
 }
 
+/// Which dimension numbers `minor_to_major` has listed so far: a bit mask for up to 64
+/// dimensions (no allocation), a vector beyond.
+enum Seen {
+    Mask(u64),
+    Vec(Vec<bool>),
+}
+
+impl Seen {
+    fn new(rank: usize) -> Self {
+        if rank <= 64 {
+            Seen::Mask(0)
+        } else {
+            Seen::Vec(vec![false; rank])
+        }
+    }
+
+    /// Marks `dim` (< rank) as seen; false if it already was.
+    fn insert(&mut self, dim: usize) -> bool {
+        match self {
+            Seen::Mask(mask) => {
+                let bit = 1u64 << (dim & 63);
+                let new = *mask & bit == 0;
+                *mask |= bit;
+                new
+            }
+            Seen::Vec(seen) => match seen.get_mut(dim) {
+                Some(slot) => !std::mem::replace(slot, true),
+                None => false,
+            },
+        }
+    }
+}
+
 /// What a layout is checked against when it belongs to an array.
 #[derive(Clone, Copy)]
 struct ShapeContext<'a> {
@@ -675,29 +708,23 @@ impl Checker {
                 },
             );
         }
-        let mut first_seen: Vec<Option<usize>> = vec![None; rank];
+        let mut seen = Seen::new(rank);
         let mut minor_to_major = Vec::with_capacity(rank);
         for (i, &d) in l.minor_to_major.iter().enumerate() {
-            let slot = usize::try_from(d)
-                .ok()
-                .and_then(|u| first_seen.get_mut(u).map(|s| (u, s)));
-            match slot {
+            match usize::try_from(d).ok().filter(|&u| u < rank) {
                 None => self.issue_at_index(
                     "minor_to_major",
                     i,
                     IssueKind::DimensionOutOfRange { dim: d, rank },
                 ),
-                Some((_, Some(first))) => {
-                    let first = *first;
+                Some(u) if seen.insert(u) => minor_to_major.push(u),
+                Some(_) => {
+                    let first = l.minor_to_major.iter().position(|&e| e == d).unwrap_or(i);
                     self.issue_at_index(
                         "minor_to_major",
                         i,
                         IssueKind::DuplicateDimension { dim: d, first },
                     )
-                }
-                Some((u, slot)) => {
-                    *slot = Some(i);
-                    minor_to_major.push(u);
                 }
             }
         }
@@ -906,7 +933,7 @@ impl Checker {
             };
         // Field 17: split_configs.
         let physical_sizes: Option<Vec<Option<u64>>> = match shape {
-            Some(s) if permutation_ok => Some(
+            Some(s) if permutation_ok && !l.split_configs.is_empty() => Some(
                 minor_to_major
                     .iter()
                     .rev()

@@ -11,7 +11,8 @@
 //!    dimensions of size 1 are added first (as `ShapeUtil::ArraySize` does).
 //! 2. Each `*` entry merges its dimension into the next more minor one: sizes multiply
 //!    and the index becomes `major · size_minor + minor`. A `*` as the most minor entry
-//!    has nothing to merge into and leaves its dimension untiled (as a size 1 would).
+//!    has nothing to merge into and leaves its dimension untiled: it stays one outer
+//!    dimension, with no inner part (as the validation's size guarantee counts it).
 //! 3. Each remaining dimension of size `d` with tile entry `t` becomes an outer
 //!    dimension `⌈d/t⌉` (index `e / t`) and an inner dimension `t` (index `e mod t`);
 //!    all outer dimensions come first, then all inner ones, each group in order.
@@ -44,8 +45,9 @@ pub(crate) struct Stage {
     pub entries: Vec<TileEntry>,
     /// The shape before the tile, after prepending.
     pub before: Vec<u64>,
-    /// Sizes of the merged dimensions (after `*`), with their tile entry.
-    pub merged: Vec<(u64, u64)>,
+    /// Sizes of the merged dimensions (after `*`), with their tile entry; `None` for
+    /// a most minor `*`, whose dimension stays untiled (outer only, no inner part).
+    pub merged: Vec<(u64, Option<u64>)>,
 }
 
 /// The staged description of a layout: physical shape, stages, final shape.
@@ -113,14 +115,7 @@ pub(crate) fn compile_staged(spec: &Spec) -> Result<Staged, PlanError> {
         if tile.is_empty() {
             return Err(PlanError::Malformed("empty tile"));
         }
-        // A `*` with nothing more minor to merge into stays one untiled dimension:
-        // the same as a tile size of 1.
-        let mut tile = tile.clone();
-        if let Some(last) = tile.last_mut() {
-            if *last == TileEntry::Combine {
-                *last = TileEntry::Size(1);
-            }
-        }
+        let tile = tile.clone();
         if tile.contains(&TileEntry::Size(0)) {
             return Err(PlanError::Malformed("tile entry of 0"));
         }
@@ -130,19 +125,23 @@ pub(crate) fn compile_staged(spec: &Spec) -> Result<Staged, PlanError> {
         let start = before.len() - tile.len();
         let mut merged = Vec::new();
         let mut carry: Option<u64> = None;
-        for (entry, &size) in tile.iter().zip(&before[start..]) {
+        let last = tile.len() - 1;
+        for (i, (entry, &size)) in tile.iter().zip(&before[start..]).enumerate() {
             let size = match carry.take() {
                 Some(major) => major.checked_mul(size).ok_or(PlanError::Overflow)?,
                 None => size,
             };
             match entry {
+                // A most minor `*` has nothing to merge into: the dimension stays
+                // untiled, as one outer dimension.
+                TileEntry::Combine if i == last => merged.push((size, None)),
                 TileEntry::Combine => carry = Some(size),
-                TileEntry::Size(t) => merged.push((size, *t)),
+                TileEntry::Size(t) => merged.push((size, Some(*t))),
             }
         }
         let mut next = before[..start].to_vec();
-        next.extend(merged.iter().map(|&(d, t)| d.div_ceil(t)));
-        next.extend(merged.iter().map(|&(_, t)| t));
+        next.extend(merged.iter().map(|&(d, t)| t.map_or(d, |t| d.div_ceil(t))));
+        next.extend(merged.iter().filter_map(|&(_, t)| t));
         stages.push(Stage {
             prepend,
             start,
@@ -185,26 +184,30 @@ impl Staged {
             let suffix = scratch.split_off(stage.start);
             let mut values = Vec::with_capacity(stage.merged.len());
             let mut carry: Option<u64> = None;
-            for ((entry, &e), &d) in stage
+            let last = stage.entries.len() - 1;
+            for (i, ((entry, &e), &d)) in stage
                 .entries
                 .iter()
                 .zip(&suffix)
                 .zip(&stage.before[stage.start..])
+                .enumerate()
             {
                 let e = match carry.take() {
                     Some(major) => major * d + e,
                     None => e,
                 };
                 match entry {
-                    TileEntry::Combine => carry = Some(e),
-                    TileEntry::Size(_) => values.push(e),
+                    TileEntry::Combine if i < last => carry = Some(e),
+                    _ => values.push(e),
                 }
             }
             for (&e, &(_, t)) in values.iter().zip(&stage.merged) {
-                scratch.push(e / t);
+                scratch.push(t.map_or(e, |t| e / t));
             }
             for (&e, &(_, t)) in values.iter().zip(&stage.merged) {
-                scratch.push(e % t);
+                if let Some(t) = t {
+                    scratch.push(e % t);
+                }
             }
             std::mem::swap(&mut current, scratch);
         }
@@ -227,20 +230,31 @@ impl Staged {
             let m = stage.merged.len();
             let mut previous = current[..stage.start].to_vec();
             let mut values = Vec::with_capacity(m);
+            let mut inner = stage.start + m;
             for (i, &(d, t)) in stage.merged.iter().enumerate() {
-                let e = current[stage.start + i] * t + current[stage.start + m + i];
+                let q = current[stage.start + i];
+                let e = match t {
+                    Some(t) => {
+                        let r = current[inner];
+                        inner += 1;
+                        q * t + r
+                    }
+                    None => q,
+                };
                 if e >= d {
                     return None;
                 }
                 values.push(e);
             }
-            // Undo the merges: each group is a run of `*` entries closed by a size.
+            // Undo the merges: each group is a run of `*` entries closed by a size (or
+            // by the end of the tile).
             let sizes = &stage.before[stage.start..];
             let mut suffix = Vec::with_capacity(sizes.len());
             let mut group_start = 0;
             let mut groups = values.iter();
+            let last = stage.entries.len() - 1;
             for (j, entry) in stage.entries.iter().enumerate() {
-                if let TileEntry::Size(_) = entry {
+                if matches!(entry, TileEntry::Size(_)) || j == last {
                     let mut v = groups.next().copied().unwrap_or(0);
                     let at = suffix.len();
                     for &size in sizes[group_start + 1..=j].iter().rev() {

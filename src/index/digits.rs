@@ -155,21 +155,28 @@ pub(crate) fn compile_digits(staged: &Staged) -> Option<Digits> {
         let suffix = before.split_off(stage.start);
         let mut merged = Vec::with_capacity(suffix.len());
         let mut carry: Option<(u64, Term)> = None;
-        for (&(size, term), entry) in suffix.iter().zip(&stage.entries) {
+        let last = stage.entries.len() - 1;
+        for (i, (&(size, term), entry)) in suffix.iter().zip(&stage.entries).enumerate() {
             let here = match carry.take() {
                 Some(major) => combine(&mut sources, &mut live, major, (size, term))?,
                 None => (size, term),
             };
             match entry {
+                TileEntry::Combine if i == last => merged.push((here, None)),
                 TileEntry::Combine => carry = Some(here),
-                TileEntry::Size(t) => merged.push((here, *t)),
+                TileEntry::Size(t) => merged.push((here, Some(*t))),
             }
         }
         let mut inner = Vec::with_capacity(merged.len());
         for ((size, term), t) in merged {
-            let (q, r) = split(term, t)?;
-            before.push((size.div_ceil(t), q));
-            inner.push((t, r));
+            match t {
+                Some(t) => {
+                    let (q, r) = split(term, t)?;
+                    before.push((size.div_ceil(t), q));
+                    inner.push((t, r));
+                }
+                None => before.push((size, term)),
+            }
         }
         before.append(&mut inner);
         current = before;

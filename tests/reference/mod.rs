@@ -61,30 +61,39 @@ fn apply_tile(shape: &[u64], index: &[u64], tile: &[Option<u64>]) -> (Vec<u64>, 
     let mut sub_shape = shape[start..].to_vec();
     let mut sub_index = index[start..].to_vec();
     let mut sub_tile = tile.to_vec();
-    // A most minor asterisk has nothing to merge into: the dimension stays untiled.
-    if let Some(last) = sub_tile.last_mut() {
-        last.get_or_insert(1);
-    }
     // Each asterisk: remove that dimension from shape and tile, multiplying the next
     // more minor dimension's bound by its size (tiled_layout.md, "Combining
-    // dimensions").
-    while let Some(i) = sub_tile.iter().position(|t| t.is_none()) {
+    // dimensions"). A most minor asterisk has nothing to merge into: its dimension
+    // stays untiled, one outer dimension with no inner part.
+    while let Some(i) = sub_tile[..sub_tile.len() - 1]
+        .iter()
+        .position(|t| t.is_none())
+    {
         let d = sub_shape.remove(i);
         let e = sub_index.remove(i);
         sub_tile.remove(i);
         sub_index[i] += e * sub_shape[i];
         sub_shape[i] *= d;
     }
-    let sizes: Vec<u64> = sub_tile.iter().map(|t| t.unwrap()).collect();
     let mut next_shape = shape[..start].to_vec();
     let mut next_index = index[..start].to_vec();
-    for i in 0..sizes.len() {
-        next_shape.push(sub_shape[i].div_ceil(sizes[i]));
-        next_index.push(sub_index[i] / sizes[i]);
+    for i in 0..sub_tile.len() {
+        match sub_tile[i] {
+            Some(t) => {
+                next_shape.push(sub_shape[i].div_ceil(t));
+                next_index.push(sub_index[i] / t);
+            }
+            None => {
+                next_shape.push(sub_shape[i]);
+                next_index.push(sub_index[i]);
+            }
+        }
     }
-    for i in 0..sizes.len() {
-        next_shape.push(sizes[i]);
-        next_index.push(sub_index[i] % sizes[i]);
+    for i in 0..sub_tile.len() {
+        if let Some(t) = sub_tile[i] {
+            next_shape.push(t);
+            next_index.push(sub_index[i] % t);
+        }
     }
     (next_shape, next_index)
 }

@@ -98,3 +98,59 @@ fn errors() {
     );
     fails(&["f32[2]"], 2, "");
 }
+
+fn explain(shape: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_xla-shape"))
+        .args(["explain", shape])
+        .output()
+        .expect("run xla-shape");
+    assert_eq!(out.status.code(), Some(0), "{shape}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn explain_shows_sizes_strides_and_memory_order() {
+    // tiled_layout.md figure 1: 24 slots (96 bytes); the picture is the figure's map.
+    let text = explain("f32[3,5]{1,0:T(2,2)}");
+    assert!(
+        text.contains("  allocated: 24 slot(s) of 32 bits, 96 byte(s)"),
+        "{text}"
+    );
+    assert!(text.contains("  data: 21 slot(s), 84 byte(s)"), "{text}");
+    assert!(
+        text.contains("  XLA's ArraySize 96 byte(s), ArrayDataSize 84 byte(s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  strides: none (the tiles reorder elements)"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("     0  1  4  5  8\n     2  3  6  7 10\n    12 13 16 17 20\n"),
+        "{text}"
+    );
+    // The seeds' padding example: 15 slots, column-major strides with dimension 0
+    // padded to 3.
+    let text = explain("f32[2,3]{0,1:PD(3,5)}");
+    assert!(
+        text.contains("  allocated: 15 slot(s) of 32 bits, 60 byte(s)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  strides: [1,3] elements, [4,12] bytes"),
+        "{text}"
+    );
+    assert!(text.ends_with("    0 3 6\n    1 4 7\n"), "{text}");
+    // Packed int4: no byte strides.
+    let text = explain("s4[2,4]{1,0:E(4)}");
+    assert!(
+        text.contains("  strides: [4,1] elements (none in bytes: 4-bit elements)"),
+        "{text}"
+    );
+    // Unbounded: no memory layout, but still exit 0 for explain.
+    let text = explain("f32[?,3]");
+    assert!(
+        text.contains("  no memory layout: dimensions[0]: dimension is unbounded"),
+        "{text}"
+    );
+}

@@ -88,6 +88,7 @@ fn describe_array(array: &ArrayShape, indent: &str, out: &mut String) {
         let _ = writeln!(out, "{indent}no layout");
     }
     size_lines(array, indent, out);
+    super::index::memory_lines(array, indent, out);
 }
 
 /// `element type: bf16, 16-bit floating point, 2 bytes per element`.

@@ -115,50 +115,52 @@ fn join(index: &[u64]) -> String {
     out
 }
 
-/// The memory part of `explain`: sizes, strides and, for small 2-D shapes, a picture of
-/// the memory order (each element's linear index, dimension 0 down, dimension 1 across).
-pub(super) fn memory_report(shape: &ArrayShape) -> String {
-    let mut out = String::new();
+/// The memory part of `explain`: sizes with padding, strides and, for small 2-D shapes,
+/// a picture of the memory order (each element's linear index; dimension 0 down,
+/// dimension 1 across). One line per fact, each starting with `indent`.
+pub(super) fn memory_lines(shape: &ArrayShape, indent: &str, out: &mut String) {
     let plan = match LayoutPlan::new(shape) {
         Ok(plan) => plan,
         Err(e) => {
-            let _ = writeln!(out, "memory: {e}");
-            return out;
+            let _ = writeln!(out, "{indent}no memory layout: {e}");
+            return;
         }
     };
     let bits = plan.element_bits();
-    let _ = writeln!(out, "elements: {}", plan.element_count());
-    let _ = writeln!(out, "element size: {bits} bits");
     let _ = writeln!(
         out,
-        "allocated: {} elements, {} bytes (padding and tiles included)",
+        "{indent}allocated: {} slot(s) of {bits} bits, {} byte(s) (legacy padding, tiles and tail padding included)",
         plan.allocated_elements(),
         plan.allocated_bytes()
     );
     let _ = writeln!(
         out,
-        "data: {} elements, {} bytes (up to the end of the last element in memory)",
+        "{indent}data: {} slot(s), {} byte(s) up to the end of the last element in memory",
         plan.data_elements(),
         plan.data_bytes()
     );
     let _ = writeln!(
         out,
-        "xla sizes: ByteSizeOf {} bytes (no padding), ArraySize {} bytes (first tile only), ArrayDataSize {} bytes (first tile only)",
-        plan.xla_byte_size_of(),
+        "{indent}XLA's ArraySize {} byte(s), ArrayDataSize {} byte(s) (both from the first tile only)",
         plan.xla_array_size(),
         plan.xla_array_data_size()
     );
     match plan.element_strides() {
         Some(strides) => {
-            let _ = write!(out, "strides: [{}] elements", join(&strides));
-            if let Some(bytes) = plan.byte_strides() {
-                let _ = write!(out, ", [{}] bytes", join(&bytes));
-            } else {
-                let _ = write!(out, ", none in bytes ({bits}-bit elements)");
+            let _ = write!(out, "{indent}strides: [{}] elements", join(&strides));
+            match plan.byte_strides() {
+                Some(bytes) => {
+                    let _ = write!(out, ", [{}] bytes", join(&bytes));
+                }
+                None => {
+                    let _ = write!(out, " (none in bytes: {bits}-bit elements)");
+                }
             }
             out.push('\n');
         }
-        None => out.push_str("strides: none (the tiles reorder elements)\n"),
+        None => {
+            let _ = writeln!(out, "{indent}strides: none (the tiles reorder elements)");
+        }
     }
     let dims = plan.dimensions();
     if let [rows, cols] = *dims {
@@ -174,10 +176,12 @@ pub(super) fn memory_report(shape: &ArrayShape) -> String {
                 })
                 .collect();
             let width = cells.iter().flatten().map(String::len).max().unwrap_or(1);
-            out.push_str(
-                "memory order (linear index of each element; dimension 0 down, 1 across):\n",
+            let _ = writeln!(
+                out,
+                "{indent}memory order (linear index of each element; dimension 0 down, dimension 1 across):"
             );
             for row in cells {
+                out.push_str(indent);
                 out.push(' ');
                 for cell in row {
                     let _ = write!(out, " {cell:>width$}");
@@ -186,5 +190,4 @@ pub(super) fn memory_report(shape: &ArrayShape) -> String {
             }
         }
     }
-    out
 }

@@ -132,16 +132,9 @@ impl Iterator for LogicalOrder<'_> {
     }
 }
 
-/// Every element in memory order; see [`LayoutPlan::physical_order`].
-///
-/// Yields `(linear index, logical position)`; [`index`](Self::index) gives the
-/// multi-dimensional index of the element last returned.
-///
-/// On digit plans it walks the grid axes as an odometer, skipping whole runs of padding
-/// at once, and steps along the innermost axis by addition. Plans that run the tile
-/// stages one by one (see [`LayoutPlan::is_digit_plan`]) test every slot instead.
+/// The run-finding state behind [`PhysicalOrder`].
 #[derive(Clone, Debug)]
-pub struct PhysicalOrder<'a> {
+struct Walker<'a> {
     plan: &'a LayoutPlan,
     state: State,
     /// The index at the start of the current run (the inner coordinate is brought up
@@ -186,8 +179,8 @@ struct CheckedRun {
     div: u64,
 }
 
-impl<'a> PhysicalOrder<'a> {
-    pub(super) fn new(plan: &'a LayoutPlan) -> Self {
+impl<'a> Walker<'a> {
+    fn new(plan: &'a LayoutPlan) -> Self {
         let dims = plan.dimensions();
         let mut row_major = vec![0; dims.len()];
         let mut w: u64 = 1;
@@ -205,7 +198,7 @@ impl<'a> PhysicalOrder<'a> {
                 values: vec![0; digits.sources.len()],
                 checked: None,
             });
-        PhysicalOrder {
+        Walker {
             plan,
             state: State::Start,
             index: vec![0; dims.len()],
@@ -222,10 +215,10 @@ impl<'a> PhysicalOrder<'a> {
         }
     }
 
-    /// The multi-dimensional index of the element last returned.
-    pub fn index(&mut self) -> &[u64] {
+    /// The index of the element `remaining` steps before the end of the run.
+    fn index_at(&mut self, remaining: u64) -> &[u64] {
         if let Some(e) = self.index.get_mut(self.inner_dim) {
-            let slot = self.slot - self.remaining;
+            let slot = self.slot - remaining;
             *e = self.inner_base + (slot - self.run_slot) * self.inner_div;
         }
         &self.index
@@ -453,21 +446,77 @@ impl<'a> PhysicalOrder<'a> {
     }
 }
 
+/// Every element in memory order; see [`LayoutPlan::physical_order`].
+///
+/// Yields `(linear index, logical position)`; [`index`](Self::index) gives the
+/// multi-dimensional index of the element last returned.
+///
+/// On digit plans it walks the grid axes as an odometer, skipping whole runs of padding
+/// at once, and steps along the innermost axis by addition. Plans that run the tile
+/// stages one by one (see [`LayoutPlan::is_digit_plan`]) test every slot instead.
+#[derive(Clone, Debug)]
+pub struct PhysicalOrder<'a> {
+    /// The current run, kept apart from the walker (which the slow path borrows) so
+    /// that a loop over `next()` can keep it in registers.
+    run: Run,
+    walker: Box<Walker<'a>>,
+}
+
+/// A run of elements at consecutive slots: the last one's slot and logical position,
+/// how many come before it, and the logical step between neighbours.
+#[derive(Clone, Copy, Debug, Default)]
+struct Run {
+    slot: u64,
+    logical: u64,
+    remaining: u64,
+    step: u64,
+}
+
+impl<'a> PhysicalOrder<'a> {
+    pub(super) fn new(plan: &'a LayoutPlan) -> Self {
+        PhysicalOrder {
+            run: Run::default(),
+            walker: Box::new(Walker::new(plan)),
+        }
+    }
+
+    /// The multi-dimensional index of the element last returned.
+    pub fn index(&mut self) -> &[u64] {
+        self.walker.index_at(self.run.remaining)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn next_run(&mut self) -> Option<(u64, u64)> {
+        let walker = &mut *self.walker;
+        walker.remaining = 0;
+        let first = walker.next_slow()?;
+        self.run = Run {
+            slot: walker.slot,
+            logical: walker.logical,
+            remaining: walker.remaining,
+            step: walker.step_logical,
+        };
+        Some(first)
+    }
+}
+
 impl Iterator for PhysicalOrder<'_> {
     type Item = (u64, u64);
 
     #[inline]
     fn next(&mut self) -> Option<(u64, u64)> {
-        if self.remaining > 0 {
+        let run = &mut self.run;
+        if run.remaining > 0 {
             // Only `remaining` changes along a run: slot and logical position are
             // counted back from the run's last element.
-            self.remaining -= 1;
+            run.remaining -= 1;
             return Some((
-                self.slot - self.remaining,
-                self.logical - self.remaining * self.step_logical,
+                run.slot - run.remaining,
+                run.logical - run.remaining * run.step,
             ));
         }
-        self.next_slow()
+        self.next_run()
     }
 
     #[inline]
@@ -478,12 +527,17 @@ impl Iterator for PhysicalOrder<'_> {
         let mut acc = init;
         loop {
             // The rest of the current run, in a tight loop.
-            let (slot, logical, step) = (self.slot, self.logical, self.step_logical);
-            for r in (0..self.remaining).rev() {
+            let Run {
+                slot,
+                logical,
+                remaining,
+                step,
+            } = self.run;
+            for r in (0..remaining).rev() {
                 acc = f(acc, (slot - r, logical - r * step));
             }
-            self.remaining = 0;
-            match self.next_slow() {
+            self.run.remaining = 0;
+            match self.next_run() {
                 Some(item) => acc = f(acc, item),
                 None => return acc,
             }

@@ -615,6 +615,11 @@ impl LayoutPlan {
     /// [`logical_order`](Self::logical_order) enumerates); padding slots are skipped.
     /// [`PhysicalOrder::index`] gives the multi-dimensional index of the last element
     /// returned.
+    ///
+    /// Internal iteration (`for_each`, `fold` and what builds on them) walks each run of
+    /// consecutive slots in a tight loop, within 1.5× of a plain sequential pass over the
+    /// buffer in `benches/index.rs`; a `for` loop over `next()` costs a few nanoseconds
+    /// per element more.
     pub fn physical_order(&self) -> PhysicalOrder<'_> {
         PhysicalOrder::new(self)
     }

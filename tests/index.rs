@@ -963,3 +963,92 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------------------ real shapes
+
+fn ref_layout(shape: &ArrayShape) -> Option<RefLayout> {
+    let layout = shape.layout_or_default();
+    Some(RefLayout {
+        dims: shape
+            .dimensions()
+            .iter()
+            .map(|d| d.bound())
+            .collect::<Option<Vec<u64>>>()?,
+        minor_to_major: layout.minor_to_major().to_vec(),
+        padded: layout.padded_dimensions().map(<[u64]>::to_vec),
+        tiles: layout
+            .tiles()
+            .iter()
+            .map(|t| t.dimensions().iter().map(|d| d.size()).collect())
+            .collect(),
+        tail_padding: layout.tail_padding_alignment_in_elements(),
+    })
+}
+
+fn arrays(shape: &xla_shape::Shape, out: &mut Vec<ArrayShape>) {
+    match shape {
+        xla_shape::Shape::Array(a) | xla_shape::Shape::Buffer(a) => out.push(a.clone()),
+        xla_shape::Shape::Tuple(elements) => elements.iter().for_each(|e| arrays(e, out)),
+        _ => {}
+    }
+}
+
+/// Every array in `fixtures/hlo_shapes.jsonl` (shapes from real HLO dumps and XLA's
+/// parser tests that XLA parses): the plan agrees with the reference on sampled
+/// indices (first, last and spread), round-trips them, and allocates what the
+/// reference allocates.
+#[test]
+fn fixture_shapes_agree_with_the_reference() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/hlo_shapes.jsonl");
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
+    };
+    let mut checked = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        if row["ok"] != serde_json::Value::Bool(true) {
+            continue;
+        }
+        let Some(source) = row["text"].as_str() else {
+            continue;
+        };
+        let Ok(proto) = xla_shape::text::parse_shape(source) else {
+            continue;
+        };
+        let Ok(shape) = validate_shape_with(&proto, Options::hlo_text()).into_result() else {
+            continue;
+        };
+        let mut found = Vec::new();
+        arrays(&shape, &mut found);
+        for array in found {
+            let Some(l) = ref_layout(&array) else {
+                assert!(LayoutPlan::new(&array).is_err());
+                continue;
+            };
+            let p = LayoutPlan::new(&array).unwrap();
+            assert_eq!(p.allocated_elements(), reference::allocated(&l), "{source}");
+            if p.element_count() == 0 {
+                continue;
+            }
+            let samples = 64u64;
+            for s in 0..=samples {
+                // Spread over the logical order: element number s/samples of the way.
+                let mut n = (p.element_count() - 1) / samples * s;
+                let mut idx = vec![0; l.dims.len()];
+                for (k, &d) in l.dims.iter().enumerate().rev() {
+                    idx[k] = n % d;
+                    n /= d;
+                }
+                let slot = lin(&p, &idx);
+                assert_eq!(
+                    slot,
+                    reference::nested_tiling_linear(&l, &idx),
+                    "{source} {idx:?}"
+                );
+                assert_eq!(p.multi_index(slot).unwrap(), Some(idx), "{source}");
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked >= 500, "only {checked} fixture arrays");
+}

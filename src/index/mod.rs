@@ -656,6 +656,10 @@ impl LayoutPlan {
     /// With nested tiles the last element in memory is not always the last one in
     /// logical order (`f32[3]{0:T(2)(2,1)}` stores element 1 after element 2), so this
     /// is the largest linear index of any element, plus one.
+    ///
+    /// Cost: one pass over the digits for plans of plain logical indices (every untiled
+    /// layout and the usual tiled ones); otherwise a walk over the elements in memory
+    /// order (over every slot for plans that run the tile stages one by one).
     pub fn data_elements(&self) -> u64 {
         if self.element_count == 0 {
             return 0;

@@ -17,6 +17,7 @@ pub mod text;
 pub mod validate;
 
 pub use error::{Issue, IssueKind, Report, Severity, ValidationError};
+pub use index::{IndexError, LayoutPlan, PlanError};
 pub use layout::{Layout, PaddingValue, SplitConfig, Tile, TileDim};
 pub use message::{AnyMessage, MessageKind};
 pub use path::{Path, Segment};

@@ -1,28 +1,7 @@
 //! `xla-shape convert` run as a program: bytes in, bytes out, exit codes, messages.
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
-
-fn xla_shape(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xla-shape"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run xla-shape");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("write stdin");
-    child.wait_with_output().expect("wait for xla-shape")
-}
-
-fn bytes(hex_text: &str) -> Vec<u8> {
-    hex::decode(hex_text.replace(' ', "")).expect("test hex")
-}
+mod util;
+use util::{bytes, xla_shape};
 
 const BINARY: &[&str] = &["convert", "--from", "binary", "--to", "binary"];
 

@@ -1,35 +1,10 @@
 //! The command line's HLO text parts: `convert --from/--to hlo`, `validate --from
 //! hlo|hlo-module|hlo-module-proto` and `explain`.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
 
-fn run(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xla-shape"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    input.write_all(stdin).unwrap();
-    drop(input);
-    child.wait_with_output().unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn bytes(spaced_hex: &str) -> Vec<u8> {
-    hex::decode(spaced_hex.replace(' ', "")).unwrap()
-}
+mod util;
+use util::{bytes, stderr, stdout, xla_shape as run};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")

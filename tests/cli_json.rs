@@ -1,25 +1,10 @@
 //! `xla-shape convert --from json` / `--to json` run as a program. Expected JSON is
 //! Google's (`json_format`, reference §8 and the fixtures).
 
-use std::io::Write;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-fn xla_shape(args: &[&str], stdin: &[u8]) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_xla-shape"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run xla-shape");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(stdin)
-        .expect("write stdin");
-    child.wait_with_output().expect("wait for xla-shape")
-}
+mod util;
+use util::{bytes, xla_shape};
 
 fn ok(out: &Output) -> String {
     assert_eq!(
@@ -45,10 +30,6 @@ fn unreadable(out: &Output) -> String {
     );
     assert!(out.stdout.is_empty());
     String::from_utf8(out.stderr.clone()).expect("utf-8 stderr")
-}
-
-fn bytes(hex_text: &str) -> Vec<u8> {
-    hex::decode(hex_text.replace(' ', "")).expect("test hex")
 }
 
 /// f32[2,3]{1,0} as XLA HEAD's C++ writes it (reference §8).

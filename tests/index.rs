@@ -745,63 +745,13 @@ fn check_layout(l: &RefLayout) {
     }
 }
 
-fn permutations(n: usize) -> Vec<Vec<usize>> {
-    if n == 0 {
-        return vec![vec![]];
-    }
-    let mut out = Vec::new();
-    for p in permutations(n - 1) {
-        for i in 0..=p.len() {
-            let mut q = p.clone();
-            q.insert(i, n - 1);
-            out.push(q);
-        }
-    }
-    out
-}
-
 #[test]
 fn every_index_of_small_shapes() {
-    let s = Some;
-    let tile_sets: Vec<Vec<Vec<Option<u64>>>> = vec![
-        vec![],
-        vec![vec![s(2)]],
-        vec![vec![s(3)]],
-        vec![vec![s(2), s(2)]],
-        vec![vec![s(2), s(3)]],
-        vec![vec![s(4), s(1)]],
-        vec![vec![s(2), s(4)], vec![s(2), s(1)]],
-        vec![vec![s(3)], vec![s(2)]],
-        vec![vec![s(4)], vec![s(3)]],
-        vec![vec![s(2), s(2)], vec![s(2), s(1), s(1), s(1)]],
-        vec![vec![s(2), s(1), s(3)]],
-        vec![vec![s(1), s(2), s(2), s(2)]],
-        vec![vec![None, s(3)]],
-        vec![vec![None, s(2)], vec![s(2)]],
-        vec![vec![s(2), None, s(2)]],
-        vec![vec![None, None, s(4)]],
-        vec![vec![s(2)], vec![None, s(2)]],
-        vec![vec![s(2), None]],
-        vec![vec![None, None]],
-        vec![vec![s(3), s(2)], vec![s(2), s(1)]],
-    ];
-    let shapes: Vec<Vec<u64>> = vec![
-        vec![],
-        vec![0],
-        vec![1],
-        vec![5],
-        vec![2, 3],
-        vec![3, 5],
-        vec![4, 1],
-        vec![1, 4],
-        vec![0, 3],
-        vec![2, 3, 4],
-        vec![3, 1, 5],
-        vec![2, 2, 2, 3],
-    ];
+    let tile_sets = reference::small_tile_sets();
+    let shapes = reference::small_shapes();
     let mut checked = 0;
     for dims in &shapes {
-        for m2m in permutations(dims.len()) {
+        for m2m in reference::permutations(dims.len()) {
             for tiles in &tile_sets {
                 if tiles.iter().any(|t| t.len() > dims.len() + 2) {
                     continue;

@@ -1,8 +1,6 @@
 //! Argument definitions and dispatch. Exit codes: 0 success, 1 some input is invalid,
 //! 2 some input cannot be read or decoded, or the command line is wrong.
 
-#![allow(dead_code)] // Until every subcommand is wired up.
-
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;

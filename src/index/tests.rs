@@ -81,64 +81,13 @@ fn layout(
     }
 }
 
-fn permutations(n: usize) -> Vec<Vec<usize>> {
-    if n == 0 {
-        return vec![vec![]];
-    }
-    let mut out = Vec::new();
-    for p in permutations(n - 1) {
-        for i in 0..=p.len() {
-            let mut q = p.clone();
-            q.insert(i, n - 1);
-            out.push(q);
-        }
-    }
-    out
-}
-
-const S: fn(u64) -> Option<u64> = Some;
-
 #[test]
 fn exhaustive_small_shapes() {
-    let tile_sets: Vec<Vec<Vec<Option<u64>>>> = vec![
-        vec![],
-        vec![vec![S(2)]],
-        vec![vec![S(3)]],
-        vec![vec![S(2), S(2)]],
-        vec![vec![S(2), S(3)]],
-        vec![vec![S(4), S(1)]],
-        vec![vec![S(2), S(4)], vec![S(2), S(1)]],
-        vec![vec![S(3)], vec![S(2)]],
-        vec![vec![S(4)], vec![S(3)]],
-        vec![vec![S(2), S(2)], vec![S(2), S(1), S(1), S(1)]],
-        vec![vec![S(2), S(1), S(3)]],
-        vec![vec![S(1), S(2), S(2), S(2)]],
-        vec![vec![None, S(3)]],
-        vec![vec![None, S(2)], vec![S(2)]],
-        vec![vec![S(2), None, S(2)]],
-        vec![vec![None, None, S(4)]],
-        vec![vec![S(2)], vec![None, S(2)]],
-        vec![vec![S(2), None]],
-        vec![vec![None, None]],
-        vec![vec![S(3), S(2)], vec![S(2), S(1)]],
-    ];
-    let shapes: Vec<Vec<u64>> = vec![
-        vec![],
-        vec![0],
-        vec![1],
-        vec![5],
-        vec![2, 3],
-        vec![3, 5],
-        vec![4, 1],
-        vec![1, 4],
-        vec![0, 3],
-        vec![2, 3, 4],
-        vec![3, 1, 5],
-        vec![2, 2, 2, 3],
-    ];
+    let tile_sets = reference::small_tile_sets();
+    let shapes = reference::small_shapes();
     let mut checked = 0;
     for dims in &shapes {
-        for m2m in permutations(dims.len()) {
+        for m2m in reference::permutations(dims.len()) {
             for tiles in &tile_sets {
                 let refs: Vec<&[Option<u64>]> = tiles.iter().map(Vec::as_slice).collect();
                 if refs.iter().any(|t| t.len() > dims.len() + 2) {
@@ -152,7 +101,13 @@ fn exhaustive_small_shapes() {
             // Legacy padding under tiles: validation refuses it, the engine copes.
             let padded: Vec<u64> = dims.iter().map(|d| d + 1).collect();
             check_layout(&layout(dims, &m2m, &[], Some(&padded), 1));
-            check_layout(&layout(dims, &m2m, &[&[S(2), S(2)]], Some(&padded), 1));
+            check_layout(&layout(
+                dims,
+                &m2m,
+                &[&[Some(2), Some(2)]],
+                Some(&padded),
+                1,
+            ));
         }
     }
     assert!(checked > 500);

@@ -179,3 +179,66 @@ pub fn inverse_map(layout: &RefLayout) -> HashMap<u64, Vec<u64>> {
         .map(|idx| (nested_tiling_linear(layout, &idx), idx))
         .collect()
 }
+
+/// Tile sets for the exhaustive tests of small shapes (an entry `None` is `*`):
+/// single and repeated tiles, shorter and longer than the shape, combined entries,
+/// tiles that do and do not divide each other.
+pub fn small_tile_sets() -> Vec<Vec<Vec<Option<u64>>>> {
+    let s = Some;
+    vec![
+        vec![],
+        vec![vec![s(2)]],
+        vec![vec![s(3)]],
+        vec![vec![s(2), s(2)]],
+        vec![vec![s(2), s(3)]],
+        vec![vec![s(4), s(1)]],
+        vec![vec![s(2), s(4)], vec![s(2), s(1)]],
+        vec![vec![s(3)], vec![s(2)]],
+        vec![vec![s(4)], vec![s(3)]],
+        vec![vec![s(2), s(2)], vec![s(2), s(1), s(1), s(1)]],
+        vec![vec![s(2), s(1), s(3)]],
+        vec![vec![s(1), s(2), s(2), s(2)]],
+        vec![vec![None, s(3)]],
+        vec![vec![None, s(2)], vec![s(2)]],
+        vec![vec![s(2), None, s(2)]],
+        vec![vec![None, None, s(4)]],
+        vec![vec![s(2)], vec![None, s(2)]],
+        vec![vec![s(2), None]],
+        vec![vec![None, None]],
+        vec![vec![s(3), s(2)], vec![s(2), s(1)]],
+    ]
+}
+
+/// Shapes for the exhaustive tests: scalars, zero-size, size-1 and odd dimensions.
+pub fn small_shapes() -> Vec<Vec<u64>> {
+    vec![
+        vec![],
+        vec![0],
+        vec![1],
+        vec![5],
+        vec![2, 3],
+        vec![3, 5],
+        vec![4, 1],
+        vec![1, 4],
+        vec![0, 3],
+        vec![2, 3, 4],
+        vec![3, 1, 5],
+        vec![2, 2, 2, 3],
+    ]
+}
+
+/// Every permutation of `0..n` (every `minor_to_major` of rank `n`).
+pub fn permutations(n: usize) -> Vec<Vec<usize>> {
+    if n == 0 {
+        return vec![vec![]];
+    }
+    let mut out = Vec::new();
+    for p in permutations(n - 1) {
+        for i in 0..=p.len() {
+            let mut q = p.clone();
+            q.insert(i, n - 1);
+            out.push(q);
+        }
+    }
+    out
+}

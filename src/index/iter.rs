@@ -386,7 +386,7 @@ impl<'a> Walker<'a> {
                     AxisKind::Digit {
                         source, modulus, ..
                     } => {
-                        modulus.map_or(true, |m| c < m) && {
+                        modulus.is_none_or(|m| c < m) && {
                             // The source's value from this axis and the ones above it,
                             // the ones below at 0: no element beyond its range.
                             let v: u64 = axes[..=a]

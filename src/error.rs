@@ -226,6 +226,13 @@ pub enum IssueKind {
         /// The size (bound) of the split dimension.
         size: u64,
     },
+    /// A split index on an unbounded dimension, which has no size to split at (XLA
+    /// compares the index with the unbounded marker and rejects it).
+    #[error("split index {index} splits an unbounded dimension, which has no size to split")]
+    SplitOfUnboundedDimension {
+        /// The split index.
+        index: i64,
+    },
     // ----- errors: retired (legacy) layout fields -----
     /// `padded_dimensions` does not have one entry per dimension.
     #[error("{} for a shape with {}; legacy padding needs one padded size per dimension", entries(.len), dimensions(.rank))]
@@ -438,6 +445,7 @@ impl IssueKind {
             EmptySplit => "empty_split",
             SplitIndexNotIncreasing { .. } => "split_index_not_increasing",
             SplitIndexOutOfBounds { .. } => "split_index_out_of_bounds",
+            SplitOfUnboundedDimension { .. } => "split_of_unbounded_dimension",
             PaddingValueWithoutPadding => "padding_value_without_padding",
             UnknownField { .. } => "unknown_field",
         }

@@ -1064,11 +1064,7 @@ fn domain_types_display_as_xla_prints() {
 
 /// Inputs where our parser and XLA's disagree, with the reason. Each must still
 /// disagree (so a fix elsewhere shows up here and the entry is removed).
-const KNOWN_DIFFERENCES: &[(&str, &str)] = &[(
-    "(bf16[?,3]{1,0:SC(0:18)})",
-    "XLA checks a split index against an unbounded dimension's INT64_MIN and rejects \
-     the tuple element; the validation gate does not check splits of unbounded dimensions",
-)];
+const KNOWN_DIFFERENCES: &[(&str, &str)] = &[];
 
 /// `tests/data/xla_parser_cases.jsonl`: hand-written probes of XLA's parser corners and
 /// random (partly mutated) shape strings, with XLA's verdict, bytes and text, from

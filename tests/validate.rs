@@ -765,6 +765,19 @@ fn split_config_rules() {
     };
     let shape = with_layout(array(P::F32, &[150, 200, 100]), layout);
     assert!(validate_shape(&shape).report().is_clean());
+    // An unbounded dimension has no size to split: XLA compares the index with the
+    // unbounded marker and rejects it (jaxlib 0.10.2 on `(bf16[?,3]{1,0:SC(0:18)})`).
+    let layout = LayoutProto {
+        minor_to_major: vec![1, 0],
+        split_configs: vec![split(0, &[18])],
+        ..Default::default()
+    };
+    let mut shape = with_layout(array(P::Bf16, &[i64::MIN, 3]), layout);
+    shape.is_dynamic_dimension = vec![true, false];
+    assert_issues(
+        shape_issues(&shape),
+        &["error: layout.split_configs[0].split_indices[0]: split index 18 splits an unbounded dimension, which has no size to split"],
+    );
 }
 
 // ----- conversions both ways -----

@@ -932,18 +932,12 @@ impl Checker {
                 }
             };
         // Field 17: split_configs.
-        let physical_sizes: Option<Vec<Option<u64>>> = match shape {
+        let physical_sizes: Option<Vec<Option<DimSize>>> = match shape {
             Some(s) if permutation_ok && !l.split_configs.is_empty() => Some(
                 minor_to_major
                     .iter()
                     .rev()
-                    .map(|&d| {
-                        s.dimensions
-                            .get(d)
-                            .copied()
-                            .flatten()
-                            .and_then(DimSize::bound)
-                    })
+                    .map(|&d| s.dimensions.get(d).copied().flatten())
                     .collect(),
             ),
             _ => None,
@@ -984,13 +978,14 @@ impl Checker {
 
     /// XLA (jaxlib 0.10.2) rejects an out-of-range or repeated physical dimension and
     /// split indices that are not strictly increasing, positive and inside the
-    /// dimension; it accepts an empty list of indices (warned).
+    /// dimension (an unbounded dimension has no size to split); it accepts an empty list
+    /// of indices (warned).
     fn split_config(
         &mut self,
         split: &crate::proto::SplitConfigProto,
         index: usize,
         rank: usize,
-        physical_sizes: Option<&[Option<u64>]>,
+        physical_sizes: Option<&[Option<DimSize>]>,
         first: &mut Vec<(i64, usize)>,
     ) {
         let dim = split.dimension;
@@ -1023,7 +1018,16 @@ impl Checker {
                     k,
                     IssueKind::SplitIndexNotIncreasing { index, previous },
                 );
-            } else if let Some(size) = size.filter(|&size| index.unsigned_abs() >= size) {
+            } else if size == Some(DimSize::Unbounded) {
+                self.issue_at_index(
+                    "split_indices",
+                    k,
+                    IssueKind::SplitOfUnboundedDimension { index },
+                );
+            } else if let Some(size) = size
+                .and_then(DimSize::bound)
+                .filter(|&size| index.unsigned_abs() >= size)
+            {
                 self.issue_at_index(
                     "split_indices",
                     k,

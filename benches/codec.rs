@@ -11,40 +11,18 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use prost::Message;
 use xla_shape::codec::{self, decode_any, encode_any};
-use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+use xla_shape::proto::ShapeProto;
 use xla_shape::{AnyMessage, MessageKind};
 
-/// The fields of a fixture line the bench reads.
-#[derive(serde::Deserialize)]
-struct Row {
-    message: String,
-    hex: String,
-}
+mod common;
 
 /// The fixture messages, or a small built-in set when the fixtures are missing.
 fn corpus() -> Vec<(MessageKind, Vec<u8>)> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
-    let mut corpus = Vec::new();
-    if let Ok(text) = std::fs::read_to_string(path) {
-        for line in text.lines().filter(|l| !l.trim().is_empty()) {
-            let Ok(row) = serde_json::from_str::<Row>(line) else {
-                continue;
-            };
-            let kind = match row.message.as_str() {
-                "shape" => MessageKind::Shape,
-                "layout" => MessageKind::Layout,
-                "program-shape" => MessageKind::ProgramShape,
-                _ => continue,
-            };
-            let Ok(bytes) = hex::decode(&row.hex) else {
-                continue;
-            };
-            // Only messages both decoders accept, so that both do the same work.
-            if decode_any(kind, &bytes).is_ok() && prost_decode(kind, &bytes).is_some() {
-                corpus.push((kind, bytes));
-            }
-        }
-    }
+    // Only messages both decoders accept, so that both do the same work.
+    let mut corpus: Vec<_> = common::fixture_messages()
+        .into_iter()
+        .filter(|(kind, bytes)| common::prost_decode(*kind, bytes).is_some())
+        .collect();
     if corpus.is_empty() {
         corpus = builtin();
     }
@@ -53,8 +31,7 @@ fn corpus() -> Vec<(MessageKind, Vec<u8>)> {
 
 /// f32[2,3]{1,0} and a tiled bf16 layout as XLA writes them, in tuples of growing size.
 fn builtin() -> Vec<(MessageKind, Vec<u8>)> {
-    let f32_2x3 = hex::decode("100b1a020203 2a070a02010080010132020000".replace(' ', ""))
-        .expect("builtin hex");
+    let f32_2x3 = common::f32_2x3();
     let mut corpus = vec![(MessageKind::Shape, f32_2x3.clone())];
     for n in 1..=16 {
         let tuple = ShapeProto {
@@ -70,16 +47,6 @@ fn builtin() -> Vec<(MessageKind, Vec<u8>)> {
     .expect("builtin hex");
     corpus.push((MessageKind::Layout, layout));
     corpus
-}
-
-fn prost_decode(kind: MessageKind, bytes: &[u8]) -> Option<AnyMessage> {
-    Some(match kind {
-        MessageKind::Shape => AnyMessage::Shape(ShapeProto::decode(bytes).ok()?),
-        MessageKind::Layout => AnyMessage::Layout(LayoutProto::decode(bytes).ok()?),
-        MessageKind::ProgramShape => {
-            AnyMessage::ProgramShape(ProgramShapeProto::decode(bytes).ok()?)
-        }
-    })
 }
 
 fn prost_encode(message: &AnyMessage) -> Vec<u8> {
@@ -104,7 +71,7 @@ fn bench(c: &mut Criterion) {
         .collect();
     let theirs: Vec<_> = corpus
         .iter()
-        .map(|(kind, bytes)| prost_decode(*kind, bytes).expect("corpus decodes"))
+        .map(|(kind, bytes)| common::prost_decode(*kind, bytes).expect("corpus decodes"))
         .collect();
 
     let mut group = c.benchmark_group("codec");
@@ -119,7 +86,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("decode/prost", |b| {
         b.iter(|| {
             for (kind, bytes) in &corpus {
-                black_box(prost_decode(*kind, black_box(bytes)));
+                black_box(common::prost_decode(*kind, black_box(bytes)));
             }
         })
     });

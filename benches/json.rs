@@ -10,11 +10,11 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use prost::Message;
 use xla_shape::codec::decode_any;
 use xla_shape::json::{self, ParseOptions, PrintOptions};
-use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 use xla_shape::{AnyMessage, MessageKind};
+
+mod common;
 
 struct Corpus {
     kinds: Vec<MessageKind>,
@@ -23,45 +23,12 @@ struct Corpus {
     json: Vec<String>,
 }
 
-fn kind(name: &str) -> Option<MessageKind> {
-    match name {
-        "shape" => Some(MessageKind::Shape),
-        "layout" => Some(MessageKind::Layout),
-        "program-shape" => Some(MessageKind::ProgramShape),
-        _ => None,
-    }
-}
-
-fn prost_decode(kind: MessageKind, bytes: &[u8]) -> Option<AnyMessage> {
-    Some(match kind {
-        MessageKind::Shape => AnyMessage::Shape(ShapeProto::decode(bytes).ok()?),
-        MessageKind::Layout => AnyMessage::Layout(LayoutProto::decode(bytes).ok()?),
-        MessageKind::ProgramShape => {
-            AnyMessage::ProgramShape(ProgramShapeProto::decode(bytes).ok()?)
-        }
-    })
-}
-
 /// The fixture messages (those every decoder reads, in binary and in JSON), or
 /// f32[2,3]{1,0} alone.
 fn corpus() -> Corpus {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
-    let mut rows = Vec::new();
-    for line in std::fs::read_to_string(path).unwrap_or_default().lines() {
-        let Ok(row) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        let Some(kind) = row["message"].as_str().and_then(kind) else {
-            continue;
-        };
-        let Some(Ok(bytes)) = row["hex"].as_str().map(hex::decode) else {
-            continue;
-        };
-        rows.push((kind, bytes));
-    }
+    let mut rows = common::fixture_messages();
     if rows.is_empty() {
-        let f32_2x3 = hex::decode("100b1a0202032a070a02010080010132020000").expect("hex");
-        rows.push((MessageKind::Shape, f32_2x3));
+        rows.push((MessageKind::Shape, common::f32_2x3()));
     }
     let mut corpus = Corpus {
         kinds: Vec::new(),
@@ -70,7 +37,8 @@ fn corpus() -> Corpus {
         json: Vec::new(),
     };
     for (kind, bytes) in rows {
-        let (Some(message), Ok(_)) = (prost_decode(kind, &bytes), decode_any(kind, &bytes)) else {
+        let (Some(message), Ok(_)) = (common::prost_decode(kind, &bytes), decode_any(kind, &bytes))
+        else {
             continue;
         };
         let text = json::to_json(&message, &PrintOptions::new());
@@ -142,7 +110,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("binary decode (prost)", |b| {
         b.iter(|| {
             for (kind, bytes) in corpus.kinds.iter().zip(&corpus.binary) {
-                black_box(prost_decode(*kind, black_box(bytes)).expect("decodes"));
+                black_box(common::prost_decode(*kind, black_box(bytes)).expect("decodes"));
             }
         })
     });

@@ -12,39 +12,13 @@ use xla_shape::codec::{decode_any, Decoded};
 use xla_shape::validate::{validate_decoded, Options};
 use xla_shape::{AnyMessage, MessageKind};
 
-#[derive(serde::Deserialize)]
-struct Row {
-    message: String,
-    hex: String,
-}
+mod common;
 
 /// The fixture messages the codec reads, or f32[2,3]{1,0} alone when they are missing.
 fn corpus() -> Vec<(MessageKind, Vec<u8>)> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
-    let mut corpus = Vec::new();
-    if let Ok(text) = std::fs::read_to_string(path) {
-        for line in text.lines() {
-            // A typed row: skipping Google's JSON of deep shapes is not depth-limited.
-            let Ok(row) = serde_json::from_str::<Row>(line) else {
-                continue;
-            };
-            let kind = match row.message.as_str() {
-                "shape" => MessageKind::Shape,
-                "layout" => MessageKind::Layout,
-                "program-shape" => MessageKind::ProgramShape,
-                _ => continue,
-            };
-            let Ok(bytes) = hex::decode(&row.hex) else {
-                continue;
-            };
-            if decode_any(kind, &bytes).is_ok() {
-                corpus.push((kind, bytes));
-            }
-        }
-    }
+    let corpus = common::fixture_messages();
     if corpus.is_empty() {
-        let bytes = hex::decode("100b1a0202032a070a02010080010132020000").expect("hex");
-        corpus.push((MessageKind::Shape, bytes));
+        return vec![(MessageKind::Shape, common::f32_2x3())];
     }
     corpus
 }

@@ -779,42 +779,10 @@ fn every_index_of_small_shapes() {
     assert!(checked > 500);
 }
 
-fn arb_layout() -> impl Strategy<Value = RefLayout> {
-    (0usize..=4)
-        .prop_flat_map(|rank| {
-            (
-                proptest::collection::vec(0u64..6, rank),
-                Just((0..rank).collect::<Vec<usize>>()).prop_shuffle(),
-                proptest::collection::vec(
-                    proptest::collection::vec(
-                        prop_oneof![4 => (1u64..6).prop_map(Some), 1 => Just(None)],
-                        1..=rank + 2,
-                    ),
-                    0..=3,
-                ),
-                proptest::option::of(proptest::collection::vec(0u64..3, rank)),
-                1u64..5,
-            )
-        })
-        .prop_map(|(dims, minor_to_major, tiles, pad, tail_padding)| {
-            // Legacy padding predates tiles: XLA never had both.
-            let padded = pad
-                .filter(|_| tiles.is_empty())
-                .map(|p| dims.iter().zip(p).map(|(d, x)| d + x).collect());
-            RefLayout {
-                dims,
-                minor_to_major,
-                padded,
-                tiles,
-                tail_padding,
-            }
-        })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
-    fn engine_agrees_with_the_reference(l in arb_layout()) {
+    fn engine_agrees_with_the_reference(l in reference::arb_layout(false)) {
         check_layout(&l);
     }
 }

@@ -113,39 +113,10 @@ fn exhaustive_small_shapes() {
     assert!(checked > 500);
 }
 
-fn arb_layout() -> impl Strategy<Value = RefLayout> {
-    (0usize..=4)
-        .prop_flat_map(|rank| {
-            (
-                proptest::collection::vec(0u64..6, rank),
-                Just((0..rank).collect::<Vec<usize>>()).prop_shuffle(),
-                proptest::collection::vec(
-                    proptest::collection::vec(
-                        prop_oneof![4 => (1u64..6).prop_map(Some), 1 => Just(None)],
-                        1..=rank + 2,
-                    ),
-                    0..=3,
-                ),
-                proptest::option::of(proptest::collection::vec(0u64..3, rank)),
-                1u64..5,
-            )
-        })
-        .prop_map(|(dims, m2m, tiles, pad, tail)| {
-            let padded = pad.map(|p| dims.iter().zip(p).map(|(d, x)| d + x).collect());
-            RefLayout {
-                dims,
-                minor_to_major: m2m,
-                padded,
-                tiles,
-                tail_padding: tail,
-            }
-        })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]
-    fn engine_agrees_with_reference(l in arb_layout()) {
+    fn engine_agrees_with_reference(l in reference::arb_layout(true)) {
         check_layout(&l);
     }
 }

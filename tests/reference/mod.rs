@@ -16,6 +16,8 @@
 
 use std::collections::HashMap;
 
+use proptest::prelude::*;
+
 /// A layout in plain numbers. A tile entry `None` is `*`.
 #[derive(Clone, Debug)]
 pub struct RefLayout {
@@ -241,4 +243,39 @@ pub fn permutations(n: usize) -> Vec<Vec<usize>> {
         }
     }
     out
+}
+
+/// Random small layouts: rank 0-4, sizes 0-5, any `minor_to_major`, 0-3 tiles of 1 to
+/// rank+2 entries (a fifth of them `*`), tail padding 1-4, and legacy padding, which
+/// goes with tiles only when `padding_with_tiles` (XLA never had both; the engine
+/// copes).
+pub fn arb_layout(padding_with_tiles: bool) -> impl Strategy<Value = RefLayout> {
+    (0usize..=4)
+        .prop_flat_map(|rank| {
+            (
+                proptest::collection::vec(0u64..6, rank),
+                Just((0..rank).collect::<Vec<usize>>()).prop_shuffle(),
+                proptest::collection::vec(
+                    proptest::collection::vec(
+                        prop_oneof![4 => (1u64..6).prop_map(Some), 1 => Just(None)],
+                        1..=rank + 2,
+                    ),
+                    0..=3,
+                ),
+                proptest::option::of(proptest::collection::vec(0u64..3, rank)),
+                1u64..5,
+            )
+        })
+        .prop_map(move |(dims, minor_to_major, tiles, pad, tail_padding)| {
+            let padded = pad
+                .filter(|_| padding_with_tiles || tiles.is_empty())
+                .map(|p| dims.iter().zip(p).map(|(d, x)| d + x).collect());
+            RefLayout {
+                dims,
+                minor_to_major,
+                padded,
+                tiles,
+                tail_padding,
+            }
+        })
 }

@@ -22,38 +22,27 @@ fn example_file_converts_to_itself() {
     assert!(out.stderr.is_empty());
 }
 
+/// The README's first command, and its `--to hlo` twin: Google's json_format of this
+/// shape, compact (reference §10 and §8), and XLA's text `f32[2,3]{1,0}` (§8).
 #[test]
-fn readme_example_prints_googles_json() {
-    // Google's json_format of this shape, compact (reference §10 and §8).
+fn readme_example_prints_googles_json_and_xla_text() {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/f32_2x3.binpb");
-    let out = xla_shape(&["convert", "--from", "binary", "--to", "json", path], b"");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim_end(),
-        r#"{"elementType":"F32","dimensions":["2","3"],"layout":{"minorToMajor":["1","0"],"tailPaddingAlignmentInElements":"1"},"isDynamicDimension":[false,false]}"#
-    );
-}
-
-#[test]
-fn readme_example_prints_xla_text() {
-    // XLA prints this shape as `f32[2,3]{1,0}` (reference §8).
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/f32_2x3.binpb");
-    let out = xla_shape(&["convert", "--from", "binary", "--to", "hlo", path], b"");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout).trim_end(),
-        "f32[2,3]{1,0}"
-    );
+    for (form, expected) in [
+        (
+            "json",
+            r#"{"elementType":"F32","dimensions":["2","3"],"layout":{"minorToMajor":["1","0"],"tailPaddingAlignmentInElements":"1"},"isDynamicDimension":[false,false]}"#,
+        ),
+        ("hlo", "f32[2,3]{1,0}"),
+    ] {
+        let out = xla_shape(&["convert", "--from", "binary", "--to", form, path], b"");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim_end(), expected);
+    }
 }
 
 #[test]

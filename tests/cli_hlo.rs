@@ -244,30 +244,20 @@ fn every_real_module_validates_as_text_and_as_proto() {
         return;
     }
     assert!(texts.len() >= 5 && protos.len() >= 5);
-    let mut args = vec!["validate", "--from", "hlo-module"];
-    let names: Vec<String> = texts.iter().map(|p| p.display().to_string()).collect();
-    args.extend(names.iter().map(String::as_str));
-    let out = run(&args, b"");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    assert!(out.stdout.is_empty(), "{}", stdout(&out));
-    let mut args = vec!["validate", "--from", "hlo-module-proto"];
-    let names: Vec<String> = protos.iter().map(|p| p.display().to_string()).collect();
-    args.extend(names.iter().map(String::as_str));
-    let out = run(&args, b"");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}{}",
-        stdout(&out),
-        stderr(&out)
-    );
-    assert!(out.stdout.is_empty(), "{}", stdout(&out));
+    for (form, files) in [("hlo-module", &texts), ("hlo-module-proto", &protos)] {
+        let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+        let mut args = vec!["validate", "--from", form];
+        args.extend(names.iter().map(String::as_str));
+        let out = run(&args, b"");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{form}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        assert!(out.stdout.is_empty(), "{form}: {}", stdout(&out));
+    }
 }
 
 #[test]

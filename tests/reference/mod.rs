@@ -229,6 +229,41 @@ pub fn small_shapes() -> Vec<Vec<u64>> {
     ]
 }
 
+/// The layouts of the exhaustive tests: every shape of [`small_shapes`] in every
+/// `minor_to_major`, with every tile set of [`small_tile_sets`] no longer than its
+/// rank + 2 and tail padding 1 and 4, then untiled with legacy padding of one more
+/// element per dimension.
+pub fn small_layouts() -> Vec<RefLayout> {
+    let tile_sets = small_tile_sets();
+    let mut layouts = Vec::new();
+    for dims in small_shapes() {
+        for minor_to_major in permutations(dims.len()) {
+            for tiles in &tile_sets {
+                if tiles.iter().any(|t| t.len() > dims.len() + 2) {
+                    continue;
+                }
+                for tail_padding in [1, 4] {
+                    layouts.push(RefLayout {
+                        dims: dims.clone(),
+                        minor_to_major: minor_to_major.clone(),
+                        padded: None,
+                        tiles: tiles.clone(),
+                        tail_padding,
+                    });
+                }
+            }
+            layouts.push(RefLayout {
+                padded: Some(dims.iter().map(|d| d + 1).collect()),
+                dims: dims.clone(),
+                minor_to_major,
+                tiles: vec![],
+                tail_padding: 1,
+            });
+        }
+    }
+    layouts
+}
+
 /// Every permutation of `0..n` (every `minor_to_major` of rank `n`).
 pub fn permutations(n: usize) -> Vec<Vec<usize>> {
     if n == 0 {

@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 #![warn(missing_debug_implementations)]
 
+pub mod check;
 pub mod codec;
 pub mod error;
 pub mod index;
@@ -12,6 +13,7 @@ pub mod message;
 pub mod path;
 pub mod primitive;
 pub mod proto;
+pub mod report;
 pub mod shape;
 pub mod text;
 pub mod validate;

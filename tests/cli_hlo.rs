@@ -218,8 +218,8 @@ fn validate_hlo_lines() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(
         stdout(&out),
-        "<stdin>:2:1: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n\
-         <stdin>:5:1: layout.minor_to_major[0]: dimension 1 is out of range for a shape with 1 dimension\n"
+        "<stdin>:2:1: error[duplicate_dimension]: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n\
+         <stdin>:5:1: error[dimension_out_of_range]: layout.minor_to_major[0]: dimension 1 is out of range for a shape with 1 dimension\n"
     );
     let out = run(
         &["validate", "--from", "hlo"],
@@ -227,12 +227,12 @@ fn validate_hlo_lines() {
     );
     assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
     assert!(out.stdout.is_empty());
-    // A line that does not parse: the input cannot be read.
+    // A line that does not parse is an error at its line and column.
     let out = run(&["validate", "--from", "hlo"], b"f32[2]\nf32[2,3\n");
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
     assert_eq!(
-        stderr(&out),
-        "xla-shape: <stdin>: 2:8: expects ']' at the end of the dimensions\n  f32[2,3\n         ^\nxla-shape: 1 input could not be read\n"
+        stdout(&out),
+        "<stdin>:2:8: error[hlo_syntax]: expects ']' at the end of the dimensions\n"
     );
 }
 
@@ -286,7 +286,7 @@ fn a_corrupted_module_is_reported_where_the_corruption_is() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
         stdout(&out),
-        format!("<stdin>:{line}:{column}: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
+        format!("<stdin>:{line}:{column}: error[duplicate_dimension]: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0]) (instruction broadcast_add_fusion, computation main.1)\n")
     );
 
     // The same corruption in the serialized module: minor_to_major [1,0] becomes [1,1].
@@ -303,8 +303,8 @@ fn a_corrupted_module_is_reported_where_the_corruption_is() {
     let report = stdout(&out);
     assert_eq!(report.lines().count(), 1, "{report}");
     assert!(
-        report.starts_with("<stdin>: computations[")
-            || report.starts_with("<stdin>: host_program_shape."),
+        report.starts_with("<stdin>: error[duplicate_dimension]: computations[")
+            || report.starts_with("<stdin>: error[duplicate_dimension]: host_program_shape."),
         "{report}"
     );
     assert!(
@@ -325,9 +325,10 @@ fn module_proto_scan_reports_unknown_fields_in_shapes() {
     let instruction = format!("0a 02 70 30 1a 16 {shape}");
     let computation = format!("0a 04 6d 61 69 6e 12 1c {instruction}");
     let module = bytes(&format!("0a 01 6d 1a 24 {computation}"));
-    let warning = "<stdin>: computations[0].instructions[0].shape.layout.#99: warning: \
+    let warning =
+        "<stdin>: warning[unknown_field]: computations[0].instructions[0].shape.layout.#99: \
                    unknown field 99 (varint); kept as is, but XLA ignores it \
-                   (instruction p0 in computation main)\n";
+                   (instruction p0, computation main)\n";
     let out = run(&["validate", "--from", "hlo-module-proto"], &module);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out), warning);

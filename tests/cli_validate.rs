@@ -74,7 +74,11 @@ fn valid_inputs_exit_0_and_print_nothing() {
     let output = run(&[&good, &good], b"");
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(stdout(&output), "");
-    assert_eq!(stderr(&output), "");
+    // The summary of what was checked, on standard error.
+    assert_eq!(
+        stderr(&output),
+        "xla-shape: checked 2 files, 2 shapes: 0 errors, 0 warnings\n"
+    );
 }
 
 #[test]
@@ -88,8 +92,8 @@ fn text_report_and_exit_codes() {
     assert_eq!(
         stdout(&output),
         format!(
-            "{bad}: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n\
-             {unknown}: layout.#99: warning: unknown field 99 (varint); kept as is, but XLA ignores it\n"
+            "{bad}: error[dimension_out_of_range]: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n\
+             {unknown}: warning[unknown_field]: layout.#99: unknown field 99 (varint); kept as is, but XLA ignores it\n"
         )
     );
     // Warnings alone pass, unless --strict.
@@ -108,21 +112,34 @@ fn unreadable_inputs_exit_2_and_the_rest_is_still_checked() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         stdout(&output),
-        format!("{bad}: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n")
+        format!("{bad}: error[dimension_out_of_range]: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n")
     );
     let err = stderr(&output);
-    assert!(err.contains(&format!(
+    assert!(
+        err.contains(&format!(
+            "xla-shape: {junk}: protobuf bytes, but not a ShapeProto"
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("xla-shape: {missing}: ")));
+    assert!(
+        err.ends_with("xla-shape: checked 3 files, 1 shape: 1 error, 0 warnings, 2 unreadable\n"),
+        "{err}"
+    );
+    // Read as a shape on purpose, the bytes do not decode.
+    let output = run(&["--from", "binary", &junk], b"");
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains(&format!(
         "xla-shape: {junk}: cannot decode xla.ShapeProto: truncated varint at byte 0\n"
     )));
-    assert!(err.contains(&format!("xla-shape: {missing}: ")));
-    assert!(err.ends_with("xla-shape: 2 inputs could not be read\n"));
 }
 
 #[test]
 fn standard_input() {
     let output = run(&[], &hex::decode(BAD).unwrap());
     assert_eq!(output.status.code(), Some(1));
-    assert!(stdout(&output).starts_with("<stdin>: layout.minor_to_major[1]: "));
+    assert!(stdout(&output)
+        .starts_with("<stdin>: error[dimension_out_of_range]: layout.minor_to_major[1]: "));
     let output = run(&["-"], &hex::decode(GOOD).unwrap());
     assert_eq!(output.status.code(), Some(0));
 }
@@ -145,7 +162,7 @@ fn message_kinds() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stdout(&output),
-        format!("{layout}: minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
+        format!("{layout}: error[duplicate_dimension]: minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])\n")
     );
     // A program shape with two parameters and one name.
     let program = dir.file(
@@ -156,7 +173,7 @@ fn message_kinds() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stdout(&output),
-        format!("{program}: parameter_names: 1 entry for 2 parameters; there must be one name per parameter\n")
+        format!("{program}: error[parameter_names_count]: parameter_names: 1 entry for 2 parameters; there must be one name per parameter\n")
     );
 }
 
@@ -172,9 +189,9 @@ fn github_format() {
     assert_eq!(
         stdout(&output),
         format!(
-            "::error file={escaped}::layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n\
-             ::warning file={unknown}::layout.#99: unknown field 99 (varint); kept as is, but XLA ignores it\n\
-             ::error file={junk}::cannot decode xla.ShapeProto: truncated varint at byte 0\n"
+            "::error file={escaped},title=dimension_out_of_range::layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n\
+             ::warning file={unknown},title=unknown_field::layout.#99: unknown field 99 (varint); kept as is, but XLA ignores it\n\
+             ::error file={junk},title=unknown_form::protobuf bytes, but not a ShapeProto, ProgramShapeProto, LayoutProto or HloModuleProto; give --from binary --message shape|layout|program-shape to check it as one\n"
         )
     );
 }
@@ -188,14 +205,23 @@ fn json_format() {
     let output = run(&["--format", "json", &good, &bad, &junk], b"");
     assert_eq!(output.status.code(), Some(2));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["valid"], false);
-    let inputs = report["inputs"].as_array().unwrap();
+    assert_eq!(report["version"], 1);
+    assert_eq!(report["summary"]["valid"], false);
+    assert_eq!(report["summary"]["files"], 3);
+    assert_eq!(report["summary"]["shapes"], 2);
+    assert_eq!(report["summary"]["unreadable"], 1);
+    let inputs = report["files"].as_array().unwrap();
     assert_eq!(inputs.len(), 3);
-    assert_eq!(inputs[0]["file"], good.as_str());
+    assert_eq!(inputs[0]["path"], good.as_str());
+    assert_eq!(inputs[0]["form"], "binary");
+    assert_eq!(inputs[0]["shapes"], 1);
     assert_eq!(inputs[0]["status"], "valid");
     assert_eq!(inputs[1]["status"], "invalid");
     assert_eq!(inputs[1]["errors"], 1);
-    let problem = &inputs[1]["problems"][0];
+    let problem = &inputs[1]["findings"][0];
+    for key in ["line", "column", "instruction", "computation"] {
+        assert!(problem[key].is_null(), "{key}");
+    }
     assert_eq!(problem["severity"], "error");
     assert_eq!(problem["path"], "layout.minor_to_major[1]");
     assert_eq!(problem["code"], "dimension_out_of_range");
@@ -204,15 +230,12 @@ fn json_format() {
         "dimension 3 is out of range for a shape with 2 dimensions"
     );
     assert_eq!(inputs[2]["status"], "unreadable");
-    assert_eq!(
-        inputs[2]["error"],
-        "cannot decode xla.ShapeProto: truncated varint at byte 0"
-    );
+    assert_eq!(inputs[2]["error"]["code"], "unknown_form");
     // All valid: "valid": true and exit 0.
     let output = run(&["--format", "json", &good], b"");
     assert_eq!(output.status.code(), Some(0));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    assert_eq!(report["valid"], true);
+    assert_eq!(report["summary"]["valid"], true);
 }
 
 #[test]
@@ -224,11 +247,30 @@ fn hlo_text_inputs() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stdout(&output),
-        "<stdin>: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n"
+        "<stdin>:1:1: error[dimension_out_of_range]: layout.minor_to_major[1]: dimension 3 is out of range for a shape with 2 dimensions\n"
     );
-    // Text that does not parse cannot be read.
-    let output = run(&["--from", "hlo"], b"f32[2,3");
-    assert_eq!(output.status.code(), Some(2));
+    // Every line that does not parse is reported where it breaks, and the rest is
+    // still checked; blank and `//` lines are skipped.
+    let output = run(
+        &["--from", "hlo"],
+        b"// shapes\nf32[2,3\n\nf32[2]{0}\nflaot32[2]\nf32[2,3]{0,3}\n",
+    );
+    assert_eq!(output.status.code(), Some(1));
+    let out = stdout(&output);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert!(
+        lines[0].starts_with("<stdin>:2:8: error[hlo_syntax]: "),
+        "{out}"
+    );
+    assert!(
+        lines[1].starts_with("<stdin>:5:1: error[hlo_syntax]: "),
+        "{out}"
+    );
+    assert!(
+        lines[2].starts_with("<stdin>:6:1: error[dimension_out_of_range]: "),
+        "{out}"
+    );
 }
 
 #[test]
@@ -242,7 +284,7 @@ fn module_scans() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stdout(&output),
-        format!("{module}:4:12: layout.minor_to_major[1]: dimension 5 is out of range for a shape with 2 dimensions\n")
+        format!("{module}:4:12: error[dimension_out_of_range]: layout.minor_to_major[1]: dimension 5 is out of range for a shape with 2 dimensions (instruction p, computation e)\n")
     );
     let output = run(
         &["--from", "hlo-module", "--format", "github", &module],
@@ -250,7 +292,7 @@ fn module_scans() {
     );
     assert_eq!(
         stdout(&output),
-        format!("::error file={module},line=4,col=12::layout.minor_to_major[1]: dimension 5 is out of range for a shape with 2 dimensions\n")
+        format!("::error file={module},line=4,col=12,title=dimension_out_of_range::layout.minor_to_major[1]: dimension 5 is out of range for a shape with 2 dimensions (instruction p, computation e)\n")
     );
     // The real modules XLA wrote are valid, as text and as protos.
     let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/modules");
@@ -323,12 +365,12 @@ fn json_inputs() {
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(
         stdout(&output),
-        "<stdin>: layout.padded_dimensions: 1 entry for a shape with 2 dimensions; legacy padding needs one padded size per dimension\n"
+        "<stdin>: error[padded_dimensions_length]: layout.padded_dimensions: 1 entry for a shape with 2 dimensions; legacy padding needs one padded size per dimension\n"
     );
     // JSON that is not a ShapeProto cannot be read.
     let output = run(&["--from", "json"], br#"{"elementType":"F32","rank":2}"#);
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).starts_with("xla-shape: <stdin>: cannot read xla.ShapeProto from json: ")
+        stderr(&output).starts_with("xla-shape: <stdin>: cannot read xla.ShapeProto from JSON: ")
     );
 }

@@ -759,8 +759,9 @@ proptest! {
         let line_count = lines.len().max(1);
         let (_, findings) = scan_text(&input);
         for finding in findings {
-            prop_assert!(finding.line >= 1 && finding.line <= line_count);
-            prop_assert!(finding.column >= 1);
+            let line = finding.line.unwrap_or(0);
+            prop_assert!(line >= 1 && line <= line_count + 1, "{finding:?}");
+            prop_assert!(finding.column.unwrap_or(0) >= 1);
         }
         let mut check = module::validate_proto;
         let _ = module::scan_proto(&bytes, &mut check, &mut |_| {});
@@ -891,7 +892,7 @@ fn module_files(suffix: &str) -> Vec<std::path::PathBuf> {
     files
 }
 
-fn scan_text(input: &str) -> (module::Summary, Vec<module::Finding>) {
+fn scan_text(input: &str) -> (module::Summary, Vec<xla_shape::report::Finding>) {
     let mut findings = Vec::new();
     let mut check = module::validate_text;
     let summary =
@@ -985,11 +986,11 @@ fn corrupted_layout_is_reported_at_its_line_and_column() {
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert_eq!(
             (findings[0].line, findings[0].column),
-            (line_index + 1, start + 1),
+            (Some(line_index + 1), Some(start + 1)),
             "{findings:?}"
         );
         assert!(
-            findings[0].message.contains("minor_to_major[1]"),
+            findings[0].path_and_message().contains("minor_to_major[1]"),
             "{findings:?}"
         );
 
@@ -1000,7 +1001,7 @@ fn corrupted_layout_is_reported_at_its_line_and_column() {
         assert_eq!(findings.len(), 1, "{findings:?}");
         assert_eq!(
             (findings[0].line, findings[0].column),
-            (line_index + 1, brace + 1)
+            (Some(line_index + 1), Some(brace + 1))
         );
     }
 }
@@ -1009,8 +1010,9 @@ fn corrupted_layout_is_reported_at_its_line_and_column() {
 fn module_scan_ignores_strings_and_comments() {
     let (summary, findings) = scan_text(SMALL_MODULE);
     assert!(findings.is_empty(), "{findings:?}");
-    // Header: 8 parameter and result shapes; signatures: 3 + 8; instructions: 3 + 11.
-    assert_eq!(summary.shapes, 8 + 3 + 8 + 3 + 11);
+    // One shape per place (a tuple is one shape): header 6 parameters + 1 result;
+    // signatures 2 + 1 and 6 + 1; instructions 3 results; 8 results + 2 operand shapes.
+    assert_eq!(summary.shapes, 7 + 3 + 7 + 3 + 10);
     // The short form (HloPrintOptions::ShortParsable) has no `%` before names.
     let (short, findings) = scan_text(&SMALL_MODULE.replace('%', ""));
     assert!(findings.is_empty(), "{findings:?}");
@@ -1164,7 +1166,7 @@ fn module_protos_inside_hlo_proto_and_snapshot() {
         return;
     };
     assert!(
-        direct[0].place.contains(".layout.minor_to_major[1]"),
+        direct[0].path.contains(".layout.minor_to_major[1]"),
         "{direct:?}"
     );
     // An HloProto: hlo_module = 1, plus a buffer_assignment = 3 the scan must skip.
@@ -1173,13 +1175,13 @@ fn module_protos_inside_hlo_proto_and_snapshot() {
     let wrapped = scan(&hlo_proto);
     assert_eq!(wrapped.len(), direct.len());
     for (a, b) in direct.iter().zip(&wrapped) {
-        assert_eq!(format!("hlo_module.{}", a.place), b.place);
+        assert_eq!(format!("hlo_module.{}", a.path), b.path);
     }
     let snapshot = wrap(1, &hlo_proto);
     let wrapped = scan(&snapshot);
     assert_eq!(wrapped.len(), direct.len());
     assert!(
-        wrapped[0].place.starts_with("hlo.hlo_module.computations["),
+        wrapped[0].path.starts_with("hlo.hlo_module.computations["),
         "{wrapped:?}"
     );
 }

@@ -58,6 +58,8 @@ pub enum Failure {
     Invalid,
     /// Input that cannot be read or decoded, or a wrong command line (exit 2).
     Unreadable(String),
+    /// Exit 2, with the reasons already written.
+    Quiet,
 }
 
 impl Failure {
@@ -79,6 +81,7 @@ pub fn run() -> ExitCode {
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Invalid) => ExitCode::from(1),
+        Err(Failure::Quiet) => ExitCode::from(2),
         Err(Failure::Unreadable(message)) => {
             let _ = writeln!(std::io::stderr(), "xla-shape: {message}");
             ExitCode::from(2)

@@ -33,7 +33,7 @@ mod error;
 pub mod module;
 mod parser;
 mod printer;
-mod types;
+pub(crate) mod types;
 
 pub use display::FromTextError;
 pub use error::{ParseError, PrintError};

@@ -79,6 +79,16 @@ pub fn type_from_name(name: &str) -> Option<i32> {
     names().by_name.get(name).copied()
 }
 
+/// Every type word, in enum order (not `tuple` or `buffer`).
+pub fn all_names() -> impl Iterator<Item = &'static str> {
+    names()
+        .by_number
+        .iter()
+        .flatten()
+        .copied()
+        .filter(|name| type_from_name(name).is_some())
+}
+
 /// Whether `element_type` is an integral type (XLA's `primitive_util::IsIntegralType`).
 pub(crate) fn is_integral(element_type: i32) -> bool {
     use PrimitiveType as P;

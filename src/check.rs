@@ -1,0 +1,659 @@
+//! Checking inputs of any form: deciding what an input is, validating every shape in
+//! it, walking directories, many files in parallel. The command line's `validate` and
+//! the Python binding both run this; the result is a `report::Document`.
+//!
+//! # Deciding the form (`--from auto`)
+//!
+//! Content decides, in this order; the name is only used in messages:
+//! 1. No bytes: `empty_input`.
+//! 2. Not text (invalid UTF-8, a NUL or another control byte other than tab, CR and LF
+//!    in the first 64 KiB): protobuf bytes. An `HloModuleProto`, or an `HloProto` /
+//!    `HloSnapshot` around one ([`module::probe_proto`]), is
+//!    [`Form::HloModuleProto`]; anything else is one message, [`Form::Binary`].
+//! 3. Text whose first token (after whitespace and `//`, `/* */` comments) is `{`
+//!    followed by `"` or `}`: [`Form::Json`].
+//! 4. Text with a line starting with `HloModule` or `ENTRY`, or with an instruction
+//!    (`name = ...(`) inside braces: [`Form::HloModule`].
+//! 5. Text whose every line (blank and `//` lines aside) starts like a shape, layout
+//!    or program shape (a type word, `(`, `b(`, `{`): [`Form::Hlo`].
+//! 6. Anything else: `unknown_form`, saying which `--from` to give.
+//!
+//! For one binary message without `--message`, the kind is the first of shape,
+//! program shape and layout that decodes with no unknown field (a shape if none does).
+//! With `--message` (or `--from`) given, content that is clearly something else is
+//! reported with the option to give instead.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::codec;
+use crate::error::Severity;
+use crate::message::MessageKind;
+use crate::report::{Document, FileReport, Finding, Form};
+use crate::text::{self, module};
+use crate::validate::{validate_decoded, validate_message, Options as GateOptions};
+
+/// How to check inputs.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The form of every input; `None` decides per input (`--from auto`).
+    pub from: Option<Form>,
+    /// Which message one-message inputs hold; `None` decides from the content.
+    pub message: Option<MessageKind>,
+    /// Codes of findings to drop (`--allow`).
+    pub allow: Vec<String>,
+}
+
+/// How far detection looks into an input.
+const HEAD: usize = 64 * 1024;
+
+/// Whether `bytes` read as text: UTF-8 (a sequence cut at the end is fine) without
+/// NUL or other control bytes than tab, CR, LF and form feed.
+fn is_text(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(HEAD)];
+    let valid = match std::str::from_utf8(head) {
+        Ok(_) => true,
+        Err(e) => e.error_len().is_none() && head.len() == HEAD,
+    };
+    valid
+        && !head
+            .iter()
+            .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r' | 0x0c))
+}
+
+/// The first significant byte of text and what follows it: skips whitespace and
+/// comments.
+fn first_token(text: &str) -> &str {
+    let mut rest = text;
+    loop {
+        let trimmed = rest.trim_start();
+        if let Some(after) = trimmed.strip_prefix("//") {
+            rest = after.split_once('\n').map_or("", |(_, r)| r);
+        } else if let Some(after) = trimmed.strip_prefix("/*") {
+            rest = after.split_once("*/").map_or("", |(_, r)| r);
+        } else {
+            return trimmed;
+        }
+    }
+}
+
+fn looks_like_module_text(text: &str) -> bool {
+    let mut depth_hint = false;
+    for line in text.lines() {
+        let line = line.trim_start();
+        if line.starts_with("HloModule ") || line.starts_with("ENTRY ") || line == "HloModule" {
+            return true;
+        }
+        if line.ends_with('{') && !line.starts_with('{') {
+            depth_hint = true;
+        } else if depth_hint && line.contains(" = ") && line.contains('(') {
+            return true;
+        }
+    }
+    false
+}
+
+fn looks_like_shape_lines(text: &str) -> bool {
+    let mut any = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with("//") {
+            continue;
+        }
+        let word: String = line
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect();
+        let starts = line.starts_with('(')
+            || line.starts_with('{')
+            || line.starts_with("b(")
+            || (text::types::type_from_name(&word).is_some()
+                && line[word.len()..].starts_with('['));
+        if !starts {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
+/// Decides the form of an input from its first bytes (see the module docs).
+pub fn detect(head: &[u8]) -> Result<Form, String> {
+    if head.is_empty() {
+        return Err("the input is empty".to_string());
+    }
+    if !is_text(head) {
+        return Ok(if module::probe_proto(head).is_ok() {
+            Form::HloModuleProto
+        } else {
+            Form::Binary
+        });
+    }
+    let text = match std::str::from_utf8(head) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or(""),
+    };
+    let first = first_token(text);
+    if first.starts_with('{') && matches!(first[1..].trim_start().bytes().next(), Some(b'"' | b'}'))
+    {
+        return Ok(Form::Json);
+    }
+    if looks_like_module_text(text) {
+        return Ok(Form::HloModule);
+    }
+    if looks_like_shape_lines(text) {
+        return Ok(Form::Hlo);
+    }
+    if first.is_empty() {
+        return Err("the input holds only whitespace and comments".to_string());
+    }
+    Err("it is text, but not an HLO module, one shape per line, or JSON".to_string())
+}
+
+/// The message kind binary bytes decode as with no unknown field: shape, program
+/// shape or layout, in that order.
+fn clean_kind(bytes: &[u8]) -> Option<MessageKind> {
+    [
+        MessageKind::Shape,
+        MessageKind::ProgramShape,
+        MessageKind::Layout,
+    ]
+    .into_iter()
+    .find(|&kind| {
+        codec::decode_any(kind, bytes)
+            .is_ok_and(|d| d.unknown_fields_any().is_empty() && plausible(&d.message))
+    })
+}
+
+/// Whether a cleanly decoded message is plausibly what it decoded as (any bytes of
+/// packed varints decode as some layout): a shape has an element type, a program
+/// shape a result, a layout a `minor_to_major` that is a permutation.
+fn plausible(message: &crate::AnyMessage) -> bool {
+    match message {
+        crate::AnyMessage::Shape(s) => s.element_type != 0,
+        crate::AnyMessage::ProgramShape(p) => p.result.is_some(),
+        crate::AnyMessage::Layout(l) => {
+            let n = l.minor_to_major.len();
+            let mut seen = vec![false; n];
+            n <= 64
+                && l.minor_to_major.iter().all(|&d| {
+                    usize::try_from(d)
+                        .is_ok_and(|d| d < n && !std::mem::replace(&mut seen[d], true))
+                })
+        }
+    }
+}
+
+/// What the bytes look like, for messages about a wrong `--from`.
+fn describe(bytes: &[u8]) -> &'static str {
+    match detect(bytes) {
+        Ok(Form::HloModuleProto) => "an HloModuleProto (give --from hlo-module-proto)",
+        Ok(Form::Binary) => match clean_kind(bytes) {
+            Some(MessageKind::Shape) => "a ShapeProto (give --from binary)",
+            Some(MessageKind::ProgramShape) => {
+                "a ProgramShapeProto (give --from binary --message program-shape)"
+            }
+            Some(MessageKind::Layout) => "a LayoutProto (give --from binary --message layout)",
+            None => "protobuf bytes of some other message",
+        },
+        Ok(Form::HloModule) => "HLO module text (give --from hlo-module)",
+        Ok(Form::Hlo) => "HLO text, one shape per line (give --from hlo)",
+        Ok(Form::Json) => "JSON (give --from json)",
+        Err(_) if is_text(bytes) => "text that is no form xla-shape reads",
+        Err(_) => "empty",
+    }
+}
+
+/// Checks one input held in memory.
+pub fn check_bytes(name: &str, bytes: &[u8], options: &Options) -> FileReport {
+    let form = match options.from {
+        Some(form) => form,
+        None => match detect(bytes) {
+            Ok(form) => form,
+            Err(reason) => {
+                let code = if bytes.is_empty() {
+                    "empty_input"
+                } else {
+                    "unknown_form"
+                };
+                return finish(
+                    FileReport::unreadable(
+                        name,
+                        None,
+                        code,
+                        format!("cannot tell what this is: {reason}; give --from binary|json|hlo|hlo-module|hlo-module-proto"),
+                    ),
+                    options,
+                );
+            }
+        },
+    };
+    let report = match form {
+        Form::Binary => check_binary(name, bytes, options),
+        Form::Json => check_json(name, bytes, options),
+        Form::Hlo => check_hlo_lines(name, bytes, options),
+        Form::HloModule => {
+            if bytes.is_empty() {
+                FileReport::unreadable(name, Some(form), "empty_input", "the input is empty")
+            } else if !is_text(bytes) {
+                FileReport::unreadable(
+                    name,
+                    Some(form),
+                    "wrong_form",
+                    format!(
+                        "not module text: the bytes are binary; it looks like {}",
+                        describe(bytes)
+                    ),
+                )
+            } else {
+                check_module_text(name, bytes, options)
+            }
+        }
+        Form::HloModuleProto => check_module_proto(name, bytes),
+    };
+    finish(report, options)
+}
+
+/// Checks one file, streaming module text (memory stays flat for any size).
+pub fn check_path(path: &Path, name: &str, options: &Options) -> FileReport {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(e) => return FileReport::unreadable(name, options.from, "io_error", e.to_string()),
+    };
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let head = match reader.fill_buf() {
+        Ok(head) => head.to_vec(),
+        Err(e) => return FileReport::unreadable(name, options.from, "io_error", e.to_string()),
+    };
+    let form = options.from.or_else(|| detect(&head).ok());
+    if form == Some(Form::HloModule) && !head.is_empty() && is_text(&head) {
+        return finish(scan_text_report(name, reader), options);
+    }
+    let mut bytes = Vec::new();
+    if let Err(e) = reader.read_to_end(&mut bytes) {
+        return FileReport::unreadable(name, options.from, "io_error", e.to_string());
+    }
+    check_bytes(name, &bytes, options)
+}
+
+fn finish(mut report: FileReport, options: &Options) -> FileReport {
+    report.allow(&options.allow);
+    report
+}
+
+fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
+    let mut report = FileReport::new(name, Some(Form::Binary));
+    if bytes.is_empty() && options.message.is_none() {
+        return FileReport::unreadable(
+            name,
+            Some(Form::Binary),
+            "empty_input",
+            "the input is empty",
+        );
+    }
+    if module::probe_proto(bytes).is_ok() {
+        return FileReport::unreadable(
+            name,
+            Some(Form::Binary),
+            "wrong_form",
+            "this is an HloModuleProto, not one message: give --from hlo-module-proto (or no --from)",
+        );
+    }
+    if !bytes.is_empty() && is_text(bytes) && detect(bytes).is_ok() {
+        return FileReport::unreadable(
+            name,
+            Some(Form::Binary),
+            "wrong_form",
+            format!("this is not a binary message but {}", describe(bytes)),
+        );
+    }
+    let clean = |kind| {
+        codec::decode_any(kind, bytes)
+            .ok()
+            .filter(|d| d.unknown_fields_any().is_empty())
+    };
+    let kind = match options.message.or_else(|| clean_kind(bytes)) {
+        Some(kind) => kind,
+        // Auto: a shape with fields this schema does not know (a newer XLA) is still a
+        // shape; bytes that are no shape at all are not checked as one.
+        None => match codec::decode_shape(bytes) {
+            Ok(d) if d.message.element_type != 0
+                && !d.unknown_fields().iter().any(|f| f.known_field.is_some()) =>
+            {
+                MessageKind::Shape
+            }
+            _ if options.from.is_none() => {
+                return FileReport::unreadable(
+                    name,
+                    Some(Form::Binary),
+                    "unknown_form",
+                    "protobuf bytes, but not a ShapeProto, ProgramShapeProto, LayoutProto or HloModuleProto; give --from binary --message shape|layout|program-shape to check it as one",
+                )
+            }
+            _ => MessageKind::Shape,
+        },
+    };
+    match codec::decode_any(kind, bytes) {
+        Ok(decoded) => {
+            report.shapes = count_shapes(&decoded.message);
+            for issue in validate_decoded(&decoded, GateOptions::proto()).issues() {
+                report.findings.push(Finding::from_issue(issue));
+            }
+            if options.message.is_some() && !decoded.unknown_fields_any().is_empty() {
+                if let Some(other) = [
+                    MessageKind::Shape,
+                    MessageKind::ProgramShape,
+                    MessageKind::Layout,
+                ]
+                .into_iter()
+                .find(|&k| k != kind && clean(k).is_some())
+                {
+                    report.findings.push(Finding::new(
+                        "wrong_message",
+                        Severity::Warning,
+                        format!(
+                            "read as {}, this has fields that message does not know; it decodes cleanly as {}: give --message {}",
+                            kind.proto_name(),
+                            other.proto_name(),
+                            other.cli_name()
+                        ),
+                    ));
+                }
+            }
+            report
+        }
+        Err(e) => FileReport::unreadable(
+            name,
+            Some(Form::Binary),
+            "decode_error",
+            format!("cannot decode {}: {e}", kind.proto_name()),
+        ),
+    }
+}
+
+fn count_shapes(message: &crate::AnyMessage) -> usize {
+    match message {
+        crate::AnyMessage::ProgramShape(p) => p.parameters.len() + usize::from(p.result.is_some()),
+        _ => 1,
+    }
+}
+
+fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
+    let kind = options.message.unwrap_or_default();
+    match crate::json::from_json(kind, bytes, &crate::json::ParseOptions::new()) {
+        Ok(message) => {
+            let mut report = FileReport::new(name, Some(Form::Json));
+            report.shapes = count_shapes(&message);
+            for issue in validate_message(&message, GateOptions::proto()).issues() {
+                report.findings.push(Finding::from_issue(issue));
+            }
+            report
+        }
+        Err(e) => FileReport::unreadable(
+            name,
+            Some(Form::Json),
+            "decode_error",
+            format!("cannot read {} from JSON: {e}", kind.proto_name()),
+        ),
+    }
+}
+
+/// One message per line: every bad line is a finding at `LINE:COLUMN`; blank lines
+/// and `//` comment lines are skipped.
+fn check_hlo_lines(name: &str, bytes: &[u8], options: &Options) -> FileReport {
+    let form = Some(Form::Hlo);
+    let Ok(source) = std::str::from_utf8(bytes) else {
+        return FileReport::unreadable(
+            name,
+            form,
+            "wrong_form",
+            format!("not UTF-8 text; it looks like {}", describe(bytes)),
+        );
+    };
+    if options.from.is_some() && looks_like_module_text(source) {
+        return FileReport::unreadable(
+            name,
+            form,
+            "wrong_form",
+            "this is a whole HLO module, not one shape per line: give --from hlo-module (or no --from)",
+        );
+    }
+    let kind = options.message.unwrap_or_default();
+    let mut report = FileReport::new(name, form);
+    let mut messages = 0;
+    for (index, line) in source.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with("//") {
+            continue;
+        }
+        messages += 1;
+        let column_of = |pos: usize| line.get(..pos).map_or(pos, |s| s.chars().count()) + 1;
+        let start = line.len() - line.trim_start().len();
+        match text::parse_message(kind, line) {
+            Ok(message) => {
+                report.shapes += count_shapes(&message);
+                for issue in validate_message(&message, GateOptions::hlo_text()).issues() {
+                    let mut finding = Finding::from_issue(issue).at(index + 1, column_of(start));
+                    finding.shape = Some(trimmed.to_string());
+                    report.findings.push(finding);
+                }
+            }
+            Err(e) => {
+                let finding = Finding::new("hlo_syntax", Severity::Error, e.message())
+                    .at(index + 1, column_of(e.span().start.min(line.len())));
+                report.findings.push(finding);
+            }
+        }
+    }
+    if messages == 0 {
+        return FileReport::unreadable(
+            name,
+            form,
+            "no_shapes",
+            "no shape in the input (only blank and comment lines)",
+        );
+    }
+    report
+}
+
+fn check_module_text(name: &str, bytes: &[u8], _options: &Options) -> FileReport {
+    scan_text_report(name, bytes)
+}
+
+fn scan_text_report<R: BufRead>(name: &str, reader: R) -> FileReport {
+    let form = Some(Form::HloModule);
+    let mut report = FileReport::new(name, form);
+    let mut check = module::validate_text;
+    let mut findings = Vec::new();
+    let result = module::scan_text(reader, &mut check, &mut |f| findings.push(f));
+    match result {
+        Err(e) => FileReport::unreadable(name, form, "io_error", e.to_string()),
+        Ok(summary) if summary.structures == 0 => FileReport::unreadable(
+            name,
+            form,
+            "not_a_module",
+            "not an HLO module: no HloModule header, computation or instruction found",
+        ),
+        Ok(summary) if summary.shapes == 0 && findings.is_empty() => {
+            FileReport::unreadable(name, form, "no_shapes", "no shape in the module")
+        }
+        Ok(summary) => {
+            report.shapes = summary.shapes;
+            report.findings = findings;
+            report
+        }
+    }
+}
+
+fn check_module_proto(name: &str, bytes: &[u8]) -> FileReport {
+    let form = Some(Form::HloModuleProto);
+    if bytes.is_empty() {
+        return FileReport::unreadable(name, form, "empty_input", "the input is empty");
+    }
+    if let Err(reason) = module::probe_proto(bytes) {
+        return FileReport::unreadable(
+            name,
+            form,
+            "not_a_module",
+            format!(
+                "not an HloModuleProto, HloProto or HloSnapshot ({reason}); it looks like {}",
+                describe(bytes)
+            ),
+        );
+    }
+    let mut report = FileReport::new(name, form);
+    let mut check = module::validate_proto;
+    let mut findings = Vec::new();
+    match module::scan_proto(bytes, &mut check, &mut |f| findings.push(f)) {
+        Ok(summary) if summary.shapes == 0 => {
+            FileReport::unreadable(name, form, "no_shapes", "no shape in the module")
+        }
+        Ok(summary) => {
+            report.shapes = summary.shapes;
+            report.findings = findings;
+            report
+        }
+        Err(e) => FileReport::unreadable(name, form, "decode_error", e.to_string()),
+    }
+}
+
+/// Which files a directory walk picks.
+#[derive(Clone, Debug)]
+pub struct Walk {
+    include: globset::GlobSet,
+    exclude: globset::GlobSet,
+}
+
+/// The files a directory walk picks by default: what `--xla_dump_to` and common tools
+/// write for HLO.
+pub const DEFAULT_INCLUDE: &[&str] = &["*.txt", "*.hlo", "*.pb", "*.binpb", "*.json"];
+
+/// Files a directory walk leaves out by default: the reports `--xla_dump_to` writes
+/// beside modules, which hold no module (buffer assignment, live ranges, memory usage,
+/// thunk sequences, compile options, topology).
+pub const DEFAULT_EXCLUDE: &[&str] = &[
+    "*buffer-assignment*",
+    "*live-range*",
+    "*memory-usage-report*",
+    "*thunk_sequence*",
+    "compile_options.pb",
+    "topology.pb",
+];
+
+impl Walk {
+    /// `include` replaces [`DEFAULT_INCLUDE`] when not empty; `exclude` adds to
+    /// [`DEFAULT_EXCLUDE`]. A glob without `/` matches file names, one with `/` the
+    /// path below the walked directory.
+    pub fn new(include: &[String], exclude: &[String]) -> Result<Self, String> {
+        let build = |patterns: &mut dyn Iterator<Item = &str>| {
+            let mut set = globset::GlobSetBuilder::new();
+            for pattern in patterns {
+                let glob = globset::GlobBuilder::new(pattern)
+                    .literal_separator(true)
+                    .build()
+                    .map_err(|e| format!("bad glob '{pattern}': {e}"))?;
+                set.add(glob);
+            }
+            set.build().map_err(|e| e.to_string())
+        };
+        let include = if include.is_empty() {
+            build(&mut DEFAULT_INCLUDE.iter().copied())?
+        } else {
+            build(&mut include.iter().map(String::as_str))?
+        };
+        let exclude = build(
+            &mut DEFAULT_EXCLUDE
+                .iter()
+                .copied()
+                .chain(exclude.iter().map(String::as_str)),
+        )?;
+        Ok(Walk { include, exclude })
+    }
+
+    fn matches(set: &globset::GlobSet, relative: &Path) -> bool {
+        set.is_match(relative) || relative.file_name().is_some_and(|n| set.is_match(n))
+    }
+
+    /// Every file below `dir` the walk picks, in sorted order (by path, directories
+    /// walked depth first). Symbolic links to directories are not followed.
+    pub fn files(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+        let mut out = Vec::new();
+        self.walk(dir, dir, &mut out)?;
+        Ok(out)
+    }
+
+    fn walk(&self, root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)?
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            let meta = std::fs::symlink_metadata(&path)?;
+            if meta.is_dir() {
+                self.walk(root, &path, out)?;
+            } else {
+                let relative = path.strip_prefix(root).unwrap_or(&path);
+                if Self::matches(&self.include, relative) && !Self::matches(&self.exclude, relative)
+                {
+                    out.push(path);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One input of a run: a file, or standard input's bytes.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// A file, with the name to report it under.
+    File(PathBuf),
+    /// Bytes already read (standard input), with their name.
+    Bytes(String, Vec<u8>),
+    /// A path that could not be walked or does not exist, with the reason.
+    Missing(String, String),
+}
+
+/// Expands paths (directories walked with `walk`) into inputs, in order.
+pub fn expand(paths: &[PathBuf], walk: &Walk) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    for path in paths {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => match walk.files(path) {
+                Ok(files) => inputs.extend(files.into_iter().map(Input::File)),
+                Err(e) => inputs.push(Input::Missing(path.display().to_string(), e.to_string())),
+            },
+            Ok(_) => inputs.push(Input::File(path.clone())),
+            Err(e) => inputs.push(Input::Missing(path.display().to_string(), e.to_string())),
+        }
+    }
+    inputs
+}
+
+/// Checks every input on `jobs` threads (0: every core); reports come back in input
+/// order whatever order the threads finish in.
+pub fn check_all(inputs: &[Input], options: &Options, jobs: usize) -> Document {
+    use rayon::prelude::*;
+    let run = || {
+        inputs
+            .par_iter()
+            .map(|input| match input {
+                Input::File(path) => check_path(path, &path.display().to_string(), options),
+                Input::Bytes(name, bytes) => check_bytes(name, bytes, options),
+                Input::Missing(name, reason) => {
+                    FileReport::unreadable(name.clone(), options.from, "io_error", reason.clone())
+                }
+            })
+            .collect()
+    };
+    let files = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        Ok(pool) => pool.install(run),
+        Err(_) => run(),
+    };
+    Document {
+        files,
+        strict: false,
+    }
+}

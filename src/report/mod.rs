@@ -1,0 +1,381 @@
+//! The report of a validation run: one model, four renderers.
+//!
+//! [`Document`] holds what was checked, file by file ([`FileReport`]), each with the
+//! [`Finding`]s made in it. Every finding has a stable [`code`](Finding::code) (one
+//! per kind of problem, listed with its meaning in [`codes`]), a [`Severity`], a
+//! message, and where it is known: the line and column (text inputs), the proto
+//! `path` inside the shape (`tuple_shapes[1].layout.minor_to_major`), and the
+//! `instruction` and `computation` it belongs to (whole modules).
+//!
+//! The same document renders as
+//! - [`Format::Text`]: one line per finding, `FILE:LINE:COLUMN: error[CODE]: PATH: message`
+//!   (see [`text`]);
+//! - [`Format::Json`]: one versioned JSON document ([`json::SCHEMA_VERSION`]);
+//! - [`Format::Github`]: GitHub Actions workflow commands (`::error file=...`);
+//! - [`Format::Sarif`]: SARIF 2.1.0, as GitHub code scanning reads it.
+//!
+//! `docs/report.md` documents the JSON schema, every code and the exit codes.
+
+use std::io::{self, Write};
+
+use crate::error::{Issue, Severity};
+
+pub mod codes;
+pub mod github;
+pub mod json;
+pub mod sarif;
+pub mod text;
+
+pub use codes::{CodeInfo, CODES};
+
+/// Exit status when every input was checked and nothing failed.
+pub const EXIT_OK: u8 = 0;
+/// Exit status when some input is invalid (or has warnings, under `--strict`).
+pub const EXIT_INVALID: u8 = 1;
+/// Exit status when some input cannot be read or decoded at all, or the command line
+/// is wrong. It wins over [`EXIT_INVALID`].
+pub const EXIT_UNREADABLE: u8 = 2;
+
+/// One problem found in an input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The stable identifier of the kind of problem (see [`codes`]).
+    pub code: &'static str,
+    /// Error or warning.
+    pub severity: Severity,
+    /// What is wrong, in words (without the path).
+    pub message: String,
+    /// The proto path inside the message, e.g. `tuple_shapes[1].layout.minor_to_major`;
+    /// for a module proto, from the module's root
+    /// (`computations[1].instructions[4].shape.layout`). Empty for the message itself.
+    pub path: String,
+    /// 1-based line (text inputs).
+    pub line: Option<usize>,
+    /// 1-based column, in characters (text inputs).
+    pub column: Option<usize>,
+    /// The instruction the shape belongs to (whole modules).
+    pub instruction: Option<String>,
+    /// The computation the shape belongs to (whole modules).
+    pub computation: Option<String>,
+    /// The shape as written (text inputs), when it parsed.
+    pub shape: Option<String>,
+}
+
+impl Finding {
+    /// A finding with a code, severity and message, and nothing known of where.
+    pub fn new(code: &'static str, severity: Severity, message: impl Into<String>) -> Self {
+        Finding {
+            code,
+            severity,
+            message: message.into(),
+            path: String::new(),
+            line: None,
+            column: None,
+            instruction: None,
+            computation: None,
+            shape: None,
+        }
+    }
+
+    /// A finding from a validation issue: its code, severity, message and path.
+    pub fn from_issue(issue: &Issue) -> Self {
+        let mut finding = Finding::new(
+            issue.kind().code(),
+            issue.severity(),
+            issue.kind().to_string(),
+        );
+        finding.path = issue.path().to_string();
+        finding
+    }
+
+    /// The same finding at a line and column.
+    pub fn at(mut self, line: usize, column: usize) -> Self {
+        self.line = Some(line);
+        self.column = Some(column);
+        self
+    }
+
+    /// `PATH: message`, or the message alone when there is no path.
+    pub fn path_and_message(&self) -> String {
+        if self.path.is_empty() {
+            self.message.clone()
+        } else {
+            format!("{}: {}", self.path, self.message)
+        }
+    }
+
+    /// ` (instruction X, computation Y)`, or what of it is known, or nothing.
+    pub fn context(&self) -> String {
+        match (&self.instruction, &self.computation) {
+            (Some(i), Some(c)) => format!(" (instruction {i}, computation {c})"),
+            (Some(i), None) => format!(" (instruction {i})"),
+            (None, Some(c)) => format!(" (computation {c})"),
+            (None, None) => String::new(),
+        }
+    }
+}
+
+/// The form an input was read in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// One serialized message (`ShapeProto`, `LayoutProto` or `ProgramShapeProto`).
+    Binary,
+    /// One message in the proto3 JSON mapping.
+    Json,
+    /// HLO text, one shape (layout, program shape) per line.
+    Hlo,
+    /// A whole HLO module in text form.
+    HloModule,
+    /// A serialized `HloModuleProto` (or an `HloProto` or `HloSnapshot` around one).
+    HloModuleProto,
+}
+
+impl Form {
+    /// The name used on the command line and in reports (`hlo-module`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Form::Binary => "binary",
+            Form::Json => "json",
+            Form::Hlo => "hlo",
+            Form::HloModule => "hlo-module",
+            Form::HloModuleProto => "hlo-module-proto",
+        }
+    }
+}
+
+/// Why an input could not be checked at all (exit status 2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The stable identifier of the reason (see [`codes`]).
+    pub code: &'static str,
+    /// The reason, in words.
+    pub message: String,
+}
+
+/// What checking one input gave.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FileReport {
+    /// The input's name: its path as given (or found in a directory), or `<stdin>`.
+    pub path: String,
+    /// The form it was read in; `None` when that could not be decided.
+    pub form: Option<Form>,
+    /// Shapes checked (a program shape counts its parameters and result; a layout
+    /// counts as one).
+    pub shapes: usize,
+    /// What was found, in input order.
+    pub findings: Vec<Finding>,
+    /// Set when the input could not be checked at all.
+    pub unreadable: Option<Unreadable>,
+}
+
+/// The outcome of one input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// Checked, and nothing failed.
+    Valid,
+    /// Checked, with errors (or warnings, under `--strict`).
+    Invalid,
+    /// Not checked: it could not be read or decoded.
+    Unreadable,
+}
+
+impl Status {
+    /// `valid`, `invalid` or `unreadable`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Valid => "valid",
+            Status::Invalid => "invalid",
+            Status::Unreadable => "unreadable",
+        }
+    }
+}
+
+impl FileReport {
+    /// A report for `path`, nothing found yet.
+    pub fn new(path: impl Into<String>, form: Option<Form>) -> Self {
+        FileReport {
+            path: path.into(),
+            form,
+            shapes: 0,
+            findings: Vec::new(),
+            unreadable: None,
+        }
+    }
+
+    /// A report for an input that could not be checked.
+    pub fn unreadable(
+        path: impl Into<String>,
+        form: Option<Form>,
+        code: &'static str,
+        message: impl Into<String>,
+    ) -> Self {
+        let mut report = FileReport::new(path, form);
+        report.unreadable = Some(Unreadable {
+            code,
+            message: message.into(),
+        });
+        report
+    }
+
+    /// Errors found.
+    pub fn errors(&self) -> usize {
+        self.count(Severity::Error)
+    }
+
+    /// Warnings found.
+    pub fn warnings(&self) -> usize {
+        self.count(Severity::Warning)
+    }
+
+    fn count(&self, severity: Severity) -> usize {
+        self.findings
+            .iter()
+            .filter(|f| f.severity == severity)
+            .count()
+    }
+
+    /// The outcome: unreadable, invalid (errors, or warnings when `strict`), or valid.
+    pub fn status(&self, strict: bool) -> Status {
+        if self.unreadable.is_some() {
+            Status::Unreadable
+        } else if self.errors() > 0 || (strict && self.warnings() > 0) {
+            Status::Invalid
+        } else {
+            Status::Valid
+        }
+    }
+
+    /// Drops the findings whose code is in `allowed`.
+    pub fn allow(&mut self, allowed: &[String]) {
+        if !allowed.is_empty() {
+            self.findings
+                .retain(|f| !allowed.iter().any(|a| a == f.code));
+        }
+    }
+}
+
+/// Counts over a whole run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Inputs checked or attempted.
+    pub files: usize,
+    /// Shapes checked.
+    pub shapes: usize,
+    /// Errors found.
+    pub errors: usize,
+    /// Warnings found.
+    pub warnings: usize,
+    /// Inputs that could not be read or decoded.
+    pub unreadable: usize,
+    /// Inputs that failed (invalid, under the run's strictness).
+    pub invalid: usize,
+}
+
+impl Summary {
+    /// The exit status the run maps to: 2 if some input is unreadable, else 1 if some
+    /// input failed, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if self.unreadable > 0 {
+            EXIT_UNREADABLE
+        } else if self.invalid > 0 {
+            EXIT_INVALID
+        } else {
+            EXIT_OK
+        }
+    }
+}
+
+impl std::fmt::Display for Summary {
+    /// `checked 3 files, 1,234 shapes: 2 errors, 1 warning` (and `, 1 unreadable`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "checked {}, {}: {}, {}",
+            counted(self.files, "file", "files"),
+            counted(self.shapes, "shape", "shapes"),
+            counted(self.errors, "error", "errors"),
+            counted(self.warnings, "warning", "warnings"),
+        )?;
+        if self.unreadable > 0 {
+            write!(f, ", {} unreadable", grouped(self.unreadable))?;
+        }
+        Ok(())
+    }
+}
+
+/// `1 file`, `1,234 shapes`.
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", grouped(n), if n == 1 { one } else { many })
+}
+
+/// A number with `,` between groups of three digits.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A whole run: every input's report, in input order, and how strict the run was.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Document {
+    /// The inputs, in the order they were given (directories walked in sorted order).
+    pub files: Vec<FileReport>,
+    /// Whether warnings fail an input (`--strict`).
+    pub strict: bool,
+}
+
+impl Document {
+    /// The counts over every input.
+    pub fn summary(&self) -> Summary {
+        let mut summary = Summary::default();
+        for file in &self.files {
+            summary.files += 1;
+            summary.shapes += file.shapes;
+            summary.errors += file.errors();
+            summary.warnings += file.warnings();
+            match file.status(self.strict) {
+                Status::Unreadable => summary.unreadable += 1,
+                Status::Invalid => summary.invalid += 1,
+                Status::Valid => {}
+            }
+        }
+        summary
+    }
+}
+
+/// How a report is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// One line per finding (see [`text`]).
+    Text,
+    /// One JSON document (see [`json`]).
+    Json,
+    /// GitHub Actions workflow commands
+    /// (<https://docs.github.com/actions/reference/workflow-commands-for-github-actions>).
+    Github,
+    /// SARIF 2.1.0 (<https://docs.oasis-open.org/sarif/sarif/v2.1.0/sarif-v2.1.0.html>).
+    Sarif,
+}
+
+/// Writes the report of `document` in `format`. Text writes the unreadable inputs'
+/// reasons to `errors` (standard error on the command line); the other formats carry
+/// them in the document itself.
+pub fn render(
+    format: Format,
+    document: &Document,
+    out: &mut dyn Write,
+    errors: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Text => text::render(document, out, errors),
+        Format::Json => json::render(document, out),
+        Format::Github => github::render(document, out),
+        Format::Sarif => sarif::render(document, out),
+    }
+}

@@ -1,0 +1,433 @@
+//! The tokens of HLO module text, read line by line.
+//!
+//! The lexer follows XLA's `hlo_lexer.cc` as far as module structure needs: words
+//! (`[A-Za-z_][A-Za-z0-9_.-]*`), `%names`, `name:` labels, `attr=` attribute names,
+//! numbers and patterns (`1_2x3_4`, `b01f_01io->b01f`), strings (which may span lines),
+//! `->`, `<=` and single punctuation, with `/* */` (spanning lines) and `//` comments
+//! skipped. It holds one line at a time, so memory stays flat whatever the module's
+//! size; a token's text can be read while its line is the current one.
+
+use std::io::BufRead;
+
+use crate::text::cursor::{is_ident_byte, is_ident_start};
+
+/// What kind of token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Kind {
+    /// The end of the input.
+    Eof,
+    /// An identifier that is none of the kinds below (keywords, opcodes, type words).
+    Word,
+    /// `%name`.
+    Name,
+    /// `name:` (XLA lexes an identifier followed by `:` as a name).
+    Label,
+    /// `name=` (an attribute name).
+    Attr,
+    /// A number or a numeric pattern.
+    Number,
+    /// A string literal.
+    Str,
+    /// `->`.
+    Arrow,
+    /// `<=`.
+    Leq,
+    /// Any other single byte.
+    Punct(u8),
+}
+
+/// A token: its kind and where it is (1-based line, byte range in that line).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Token {
+    pub kind: Kind,
+    pub line: usize,
+    pub start: usize,
+    pub end: usize,
+    /// Whether it is the first token of its line.
+    pub first_on_line: bool,
+}
+
+/// A line that is not UTF-8: its number and the column where it breaks.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct BadLine {
+    pub line: usize,
+    pub column: usize,
+}
+
+pub(super) struct Lexer<R> {
+    reader: R,
+    raw: Vec<u8>,
+    /// The current line, or several lines joined (with their breaks) while a shape
+    /// that spans lines is read.
+    line: String,
+    /// The number of the first line in `line`.
+    first_line_no: usize,
+    /// The number of the last line read.
+    line_no: usize,
+    pos: usize,
+    eof: bool,
+    /// Inside a `/* */` comment or a string that started on an earlier line.
+    open: Option<Open>,
+    peeked: Option<Token>,
+    /// Whether a token has been read from the current line.
+    line_has_token: bool,
+    /// Lines that were not UTF-8 (read as empty), for the caller to report.
+    pub bad_lines: Vec<BadLine>,
+    /// Where an unterminated comment or string started, if the input ended inside one.
+    pub unterminated: Option<(usize, usize, &'static str)>,
+}
+
+#[derive(Clone, Copy)]
+enum Open {
+    Comment {
+        line: usize,
+        column: usize,
+    },
+    Str {
+        quote: u8,
+        line: usize,
+        column: usize,
+    },
+}
+
+impl<R: BufRead> Lexer<R> {
+    pub fn new(reader: R) -> Self {
+        Lexer {
+            reader,
+            raw: Vec::new(),
+            line: String::new(),
+            first_line_no: 0,
+            line_no: 0,
+            pos: 0,
+            eof: false,
+            open: None,
+            peeked: None,
+            line_has_token: false,
+            bad_lines: Vec::new(),
+            unterminated: None,
+        }
+    }
+
+    /// The current line (with its line break, if any).
+    pub fn line(&self) -> &str {
+        &self.line
+    }
+
+    /// The number of the last line read (1-based; 0 before the first).
+    pub fn line_no(&self) -> usize {
+        self.line_no
+    }
+
+    /// The text of `token`, if its line is still in the buffer.
+    pub fn text(&self, token: &Token) -> &str {
+        if token.line >= self.first_line_no && token.line <= self.line_no {
+            self.line.get(token.start..token.end).unwrap_or("")
+        } else {
+            ""
+        }
+    }
+
+    /// The 1-based line of byte `pos` of the buffer.
+    pub fn line_of(&self, pos: usize) -> usize {
+        if self.first_line_no == self.line_no {
+            return self.line_no;
+        }
+        let before = &self.line.as_bytes()[..pos.min(self.line.len())];
+        self.first_line_no + memchr::memchr_iter(b'\n', before).count()
+    }
+
+    /// 1-based column, in characters, of byte `pos` of the buffer (counted from the
+    /// start of its own line).
+    pub fn column(&self, pos: usize) -> usize {
+        let pos = pos.min(self.line.len());
+        let line_start = memchr::memrchr(b'\n', &self.line.as_bytes()[..pos]).map_or(0, |i| i + 1);
+        self.line
+            .get(line_start..pos)
+            .map_or(pos - line_start, |s| s.chars().count())
+            + 1
+    }
+
+    /// Appends the next line to the buffer (for a shape that goes on past the end of
+    /// its line); false at the end of the input or past `max_bytes`.
+    pub fn extend_line(&mut self, max_bytes: usize) -> std::io::Result<bool> {
+        if self.eof || self.line.len() > max_bytes || self.open.is_some() {
+            return Ok(false);
+        }
+        let pos = self.pos;
+        let mut kept = std::mem::take(&mut self.line);
+        let first = self.first_line_no;
+        if !self.read_line()? {
+            self.line = kept;
+            return Ok(false);
+        }
+        kept.push_str(&self.line);
+        self.line = kept;
+        self.first_line_no = first;
+        self.pos = pos;
+        self.line_has_token = true;
+        Ok(true)
+    }
+
+    /// The next byte after spaces and tabs on the current line, after byte `pos`.
+    pub fn next_byte_after(&self, pos: usize) -> Option<u8> {
+        self.line.as_bytes()[pos.min(self.line.len())..]
+            .iter()
+            .copied()
+            .find(|b| *b != b' ' && *b != b'\t')
+    }
+
+    /// Moves the read position of the current line to `pos` (after a shape parsed
+    /// from the line), dropping a peeked token.
+    pub fn seek(&mut self, pos: usize) {
+        self.pos = pos.min(self.line.len());
+        self.peeked = None;
+        self.line_has_token = true;
+    }
+
+    pub fn peek(&mut self) -> std::io::Result<Token> {
+        if let Some(token) = self.peeked {
+            return Ok(token);
+        }
+        let token = self.lex()?;
+        self.peeked = Some(token);
+        Ok(token)
+    }
+
+    pub fn next(&mut self) -> std::io::Result<Token> {
+        let token = self.peek()?;
+        self.peeked = None;
+        Ok(token)
+    }
+
+    /// Drops the rest of the current line.
+    pub fn skip_line(&mut self) {
+        self.pos = self.line.len();
+        self.peeked = None;
+        self.open = None;
+    }
+
+    fn read_line(&mut self) -> std::io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        self.raw.clear();
+        if self.reader.read_until(b'\n', &mut self.raw)? == 0 {
+            self.eof = true;
+            self.line.clear();
+            self.pos = 0;
+            return Ok(false);
+        }
+        self.line_no += 1;
+        self.first_line_no = self.line_no;
+        self.line.clear();
+        match std::str::from_utf8(&self.raw) {
+            Ok(text) => self.line.push_str(text),
+            Err(e) => {
+                let valid = std::str::from_utf8(&self.raw[..e.valid_up_to()]).unwrap_or("");
+                self.bad_lines.push(BadLine {
+                    line: self.line_no,
+                    column: valid.chars().count() + 1,
+                });
+            }
+        }
+        self.pos = 0;
+        self.line_has_token = false;
+        Ok(true)
+    }
+
+    fn token(&mut self, kind: Kind, start: usize) -> Token {
+        let first_on_line = !self.line_has_token;
+        self.line_has_token = true;
+        Token {
+            kind,
+            line: self.line_of(start),
+            start,
+            end: self.pos,
+            first_on_line,
+        }
+    }
+
+    fn lex(&mut self) -> std::io::Result<Token> {
+        loop {
+            if self.pos >= self.line.len() {
+                if !self.read_line()? {
+                    if let Some(open) = self.open.take() {
+                        self.unterminated = Some(match open {
+                            Open::Comment { line, column } => (line, column, "'/*' comment"),
+                            Open::Str { line, column, .. } => (line, column, "string"),
+                        });
+                    }
+                    return Ok(Token {
+                        kind: Kind::Eof,
+                        line: self.line_no + 1,
+                        start: 0,
+                        end: 0,
+                        first_on_line: true,
+                    });
+                }
+                continue;
+            }
+            let bytes = self.line.as_bytes();
+            match self.open {
+                Some(Open::Comment { .. }) => {
+                    match memchr::memmem::find(&bytes[self.pos..], b"*/") {
+                        Some(i) => {
+                            self.pos += i + 2;
+                            self.open = None;
+                        }
+                        None => self.pos = bytes.len(),
+                    }
+                    continue;
+                }
+                Some(Open::Str { quote, .. }) => {
+                    match string_end(bytes, self.pos, quote) {
+                        Some(end) => {
+                            self.pos = end;
+                            self.open = None;
+                        }
+                        None => self.pos = bytes.len(),
+                    }
+                    continue;
+                }
+                None => {}
+            }
+            let start = self.pos;
+            let b = bytes[start];
+            match b {
+                b' ' | b'\t' | b'\r' | b'\n' => self.pos += 1,
+                b'/' if bytes.get(start + 1) == Some(&b'*') => {
+                    match memchr::memmem::find(&bytes[start + 2..], b"*/") {
+                        Some(i) => self.pos = start + 2 + i + 2,
+                        None => {
+                            self.open = Some(Open::Comment {
+                                line: self.line_no,
+                                column: self.column(start),
+                            });
+                            self.pos = bytes.len();
+                        }
+                    }
+                }
+                b'/' if bytes.get(start + 1) == Some(&b'/') => {
+                    // To the end of this line (the buffer may hold several).
+                    self.pos =
+                        memchr::memchr(b'\n', &bytes[start..]).map_or(bytes.len(), |i| start + i);
+                }
+                b'"' | b'\'' => {
+                    match string_end(bytes, start + 1, b) {
+                        Some(end) => self.pos = end,
+                        None => {
+                            self.open = Some(Open::Str {
+                                quote: b,
+                                line: self.line_no,
+                                column: self.column(start),
+                            });
+                            self.pos = bytes.len();
+                        }
+                    }
+                    return Ok(self.token(Kind::Str, start));
+                }
+                b'%' => {
+                    self.pos += 1;
+                    if bytes.get(self.pos).is_some_and(|&c| is_ident_start(c)) {
+                        while bytes.get(self.pos).is_some_and(|&c| is_ident_byte(c)) {
+                            self.pos += 1;
+                        }
+                        return Ok(self.token(Kind::Name, start));
+                    }
+                    return Ok(self.token(Kind::Punct(b'%'), start));
+                }
+                b'-' if bytes.get(start + 1) == Some(&b'>') => {
+                    self.pos += 2;
+                    return Ok(self.token(Kind::Arrow, start));
+                }
+                b'<' if bytes.get(start + 1) == Some(&b'=') => {
+                    self.pos += 2;
+                    return Ok(self.token(Kind::Leq, start));
+                }
+                _ if is_ident_start(b) || b.is_ascii_digit() || b == b'-' || b == b'?' => {
+                    if let Some(end) = dim_labels_end(bytes, start) {
+                        self.pos = end;
+                        return Ok(self.token(Kind::Number, start));
+                    }
+                    if is_ident_start(b) {
+                        self.pos += 1;
+                        while bytes.get(self.pos).is_some_and(|&c| is_ident_byte(c)) {
+                            self.pos += 1;
+                        }
+                        let kind = match bytes.get(self.pos) {
+                            Some(b':') => Kind::Label,
+                            Some(b'=') => Kind::Attr,
+                            _ => Kind::Word,
+                        };
+                        if kind != Kind::Word {
+                            let token = self.token(kind, start);
+                            self.pos += 1;
+                            return Ok(token);
+                        }
+                        return Ok(self.token(Kind::Word, start));
+                    }
+                    self.pos = number_end(bytes, start);
+                    return Ok(self.token(Kind::Number, start));
+                }
+                _ => {
+                    // One character (a whole UTF-8 sequence for non-ASCII).
+                    let width = self.line[start..].chars().next().map_or(1, char::len_utf8);
+                    self.pos += width;
+                    return Ok(self.token(Kind::Punct(b), start));
+                }
+            }
+        }
+    }
+}
+
+/// The index just after the closing `quote` of a string whose body starts at `from`.
+fn string_end(bytes: &[u8], mut from: usize, quote: u8) -> Option<usize> {
+    while from < bytes.len() {
+        match bytes[from] {
+            b'\\' => from += 2,
+            c if c == quote => return Some(from + 1),
+            _ => from += 1,
+        }
+    }
+    None
+}
+
+/// A number or numeric pattern from `start`: `-12`, `1.5e-3`, `1_2x3_4`, `2x3`,
+/// `-inf`, `0x1p-3`, `?`.
+fn number_end(bytes: &[u8], start: usize) -> usize {
+    let mut pos = start + 1;
+    while let Some(&c) = bytes.get(pos) {
+        let sign_ok = matches!(c, b'-' | b'+')
+            && matches!(bytes[pos - 1], b'e' | b'E' | b'p' | b'P' | b'_' | b'x');
+        if c.is_ascii_alphanumeric() || c == b'_' || c == b'.' || sign_ok {
+            pos += 1;
+        } else {
+            break;
+        }
+    }
+    pos
+}
+
+/// XLA's dim labels pattern `[0-9bf?]{2,}_[0-9io?]{2,}->[0-9bf?]{2,}` at `start`.
+fn dim_labels_end(bytes: &[u8], start: usize) -> Option<usize> {
+    let run = |from: usize, ok: fn(u8) -> bool| {
+        bytes[from.min(bytes.len())..]
+            .iter()
+            .take_while(|&&c| ok(c))
+            .count()
+    };
+    let io = |c: u8| c.is_ascii_digit() || matches!(c, b'i' | b'o' | b'?');
+    let bf = |c: u8| c.is_ascii_digit() || matches!(c, b'b' | b'f' | b'?');
+    let a = run(start, bf);
+    if a < 2 || bytes.get(start + a) != Some(&b'_') {
+        return None;
+    }
+    let b_start = start + a + 1;
+    let b = run(b_start, io);
+    if b < 2 || bytes.get(b_start + b..b_start + b + 2) != Some(b"->") {
+        return None;
+    }
+    let c_start = b_start + b + 2;
+    let c = run(c_start, bf);
+    (c >= 2).then_some(c_start + c)
+}

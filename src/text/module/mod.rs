@@ -1,0 +1,569 @@
+//! Finding and checking every shape in a whole HLO module, as text or as a serialized
+//! `HloModuleProto`, without building the module.
+//!
+//! - Text (`compiled.as_text()`, `--xla_dump_to` files, with or without `%` before
+//!   names): read token by token, line by line, so memory stays flat however big the
+//!   dump is (it grows only with the longest line). The scanner knows the structure of
+//!   a module (see [`text`](self#module-text) below) and reads every place where XLA's
+//!   parser expects a shape as one; anything else there is an error at its line and
+//!   column (1-based, in characters).
+//! - Proto: only the messages on the path to shapes are decoded:
+//!   `HloModuleProto.computations` (3) → `HloComputationProto.instructions` (2) →
+//!   `HloInstructionProto.shape` (3), `outfeed_shape` (29),
+//!   `operand_shapes_with_layout` (57); `HloComputationProto.program_shape` (4);
+//!   `HloModuleProto.host_program_shape` (4). Field numbers are those of the
+//!   `xla/service/hlo.proto` embedded in jaxlib 0.10.2. Problems are reported with
+//!   their proto path, e.g. `computations[1].instructions[4].shape.layout.minor_to_major`.
+
+use std::io::BufRead;
+
+use crate::error::{Report, Severity};
+use crate::path::Path;
+use crate::proto::ShapeProto;
+use crate::report::Finding;
+
+mod lexer;
+mod text;
+
+/// A checker: the report on one shape (paths inside the shape).
+pub type Check<'c> = dyn FnMut(&ShapeProto) -> Report + 'c;
+
+/// What a shape is, where it stands in a module.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// Parameter `index` in the module's `entry_computation_layout`.
+    EntryParameter {
+        /// 0-based.
+        index: usize,
+    },
+    /// The result in the module's `entry_computation_layout`.
+    EntryResult,
+    /// A parameter in a computation's signature (`name: shape`).
+    Parameter {
+        /// 0-based.
+        index: usize,
+        /// The name as written (`x.1:` without the colon... as written in the text).
+        name: String,
+    },
+    /// The result in a computation's signature.
+    ComputationResult,
+    /// An instruction's result shape.
+    Result,
+    /// The shape written before operand `index` of an instruction.
+    Operand {
+        /// 0-based.
+        index: usize,
+    },
+    /// A shape-valued attribute (`outfeed_shape`, `operand_layout_constraints`).
+    Attribute {
+        /// The attribute's name.
+        name: String,
+        /// The position in a list-valued attribute (0 otherwise).
+        index: usize,
+    },
+}
+
+/// A shape found in module text, and where.
+#[derive(Clone, Debug)]
+pub struct Site<'a> {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+    /// The computation it is in (its name without `%`), if any.
+    pub computation: Option<&'a str>,
+    /// The instruction it belongs to (its name without `%`), if any.
+    pub instruction: Option<&'a str>,
+    /// What the shape is.
+    pub role: Role,
+    /// The shape as written.
+    pub text: &'a str,
+}
+
+/// What a scan saw.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Shapes found (a program shape counts its parameters and result).
+    pub shapes: usize,
+    /// Errors reported.
+    pub errors: usize,
+    /// Warnings reported.
+    pub warnings: usize,
+    /// Lines read (text modules).
+    pub lines: usize,
+    /// Module headers and computations found (text), or computations (protos): zero
+    /// means the input is not a module at all.
+    pub structures: usize,
+}
+
+/// A failure to read the module at all.
+#[derive(Debug)]
+pub enum ScanError {
+    /// Reading the input failed.
+    Io(std::io::Error),
+    /// The bytes are not a well-formed protobuf message (with the path where it broke).
+    Wire(String),
+    /// The bytes are a protobuf message, but not an `HloModuleProto` (nor an `HloProto`
+    /// or `HloSnapshot` around one): why not.
+    NotAModule(String),
+}
+
+impl std::fmt::Display for ScanError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ScanError::Io(e) => write!(f, "{e}"),
+            ScanError::Wire(e) => f.write_str(e),
+            ScanError::NotAModule(e) => write!(f, "not an HloModuleProto: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ScanError {}
+
+/// Scans an HLO module in text form, calling `on_shape` for every shape (with where it
+/// stands) and `on_problem` for every structural or syntax problem.
+pub fn scan_text_with<R: BufRead>(
+    reader: R,
+    on_shape: &mut dyn FnMut(&Site<'_>, &ShapeProto),
+    on_problem: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    text::Scanner::new(reader, on_shape, on_problem).run()
+}
+
+/// Scans an HLO module in text form, calling `report` for each problem: structure and
+/// syntax errors, and whatever `check` finds in each shape (with the shape's line,
+/// column, text, instruction and computation).
+///
+/// An index or pointer type on a dense array (`{1,0:#(u32)}`), which XLA's text parser
+/// accepts and its proto loader rejects, is a warning (`text_only_layout`) here.
+pub fn scan_text<R: BufRead>(
+    reader: R,
+    check: &mut Check<'_>,
+    report: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    let mut warnings = 0;
+    let mut extra_errors = 0;
+    let report = std::cell::RefCell::new(report);
+    let mut on_shape = |site: &Site<'_>, shape: &ShapeProto| {
+        for issue in check(shape) {
+            let mut finding = Finding::from_issue(&issue);
+            if finding.code == "sparse_only_field"
+                && (finding.path.ends_with("index_primitive_type")
+                    || finding.path.ends_with("pointer_primitive_type"))
+            {
+                finding.code = "text_only_layout";
+                finding.severity = Severity::Warning;
+                finding.message = format!(
+                    "XLA's text parser accepts this layout, but its proto loader rejects it ({})",
+                    finding.message
+                );
+            }
+            match finding.severity {
+                Severity::Error => extra_errors += 1,
+                Severity::Warning => warnings += 1,
+            }
+            finding.line = Some(site.line);
+            finding.column = Some(site.column);
+            finding.computation = site.computation.map(str::to_string);
+            finding.instruction = site.instruction.map(str::to_string);
+            finding.shape = Some(site.text.to_string());
+            (report.borrow_mut())(finding);
+        }
+    };
+    let mut on_problem = |finding: Finding| (report.borrow_mut())(finding);
+    let mut summary = scan_text_with(reader, &mut on_shape, &mut on_problem)?;
+    summary.errors += extra_errors;
+    summary.warnings += warnings;
+    Ok(summary)
+}
+
+fn count(summary: &mut Summary, severity: Severity) {
+    match severity {
+        Severity::Error => summary.errors += 1,
+        Severity::Warning => summary.warnings += 1,
+    }
+}
+
+/// A minimal protobuf wire walker: the fields of one message, in order.
+struct Fields<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+enum Value<'a> {
+    Varint,
+    Bytes(&'a [u8]),
+    Fixed,
+}
+
+fn varint(bytes: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut value = 0u64;
+    for shift in (0..70).step_by(7) {
+        let b = *bytes.get(*pos)?;
+        *pos += 1;
+        if shift == 63 && b > 1 {
+            return None;
+        }
+        value |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Some(value);
+        }
+    }
+    None
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = Result<(u64, Value<'a>), String>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.pos >= self.bytes.len() {
+            return None;
+        }
+        let at = self.pos;
+        let result = (|| {
+            let key = varint(self.bytes, &mut self.pos).ok_or("invalid varint key")?;
+            let number = key >> 3;
+            if number == 0 {
+                return Err("field number 0".to_string());
+            }
+            let value = match key & 7 {
+                0 => {
+                    varint(self.bytes, &mut self.pos).ok_or("invalid varint")?;
+                    Value::Varint
+                }
+                1 | 5 => {
+                    let width = if key & 7 == 1 { 8 } else { 4 };
+                    if self.bytes.len() - self.pos < width {
+                        return Err("truncated fixed-width field".to_string());
+                    }
+                    self.pos += width;
+                    Value::Fixed
+                }
+                2 => {
+                    let len = varint(self.bytes, &mut self.pos).ok_or("invalid length")?;
+                    let len = usize::try_from(len).map_err(|_| "length too large")?;
+                    if self.bytes.len() - self.pos < len {
+                        return Err(format!("field {number} runs past the end of the message"));
+                    }
+                    let value = &self.bytes[self.pos..self.pos + len];
+                    self.pos += len;
+                    Value::Bytes(value)
+                }
+                wire => return Err(format!("field {number} has unsupported wire type {wire}")),
+            };
+            Ok((number, value))
+        })();
+        if result.is_err() {
+            self.pos = self.bytes.len();
+        }
+        Some(result.map_err(|e: String| format!("{e} at byte {at}")))
+    }
+}
+
+fn fields(bytes: &[u8]) -> Fields<'_> {
+    Fields { bytes, pos: 0 }
+}
+
+/// Scans a serialized `HloModuleProto` (or an `HloProto` or `HloSnapshot` around one),
+/// calling `report` for each problem `check` finds and for each shape that does not
+/// decode. Bytes that are not such a message are [`ScanError::NotAModule`].
+pub fn scan_proto(
+    bytes: &[u8],
+    check: &mut Check<'_>,
+    report: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    let (module, root) = probe_proto(bytes).map_err(ScanError::NotAModule)?;
+    let mut summary = Summary::default();
+    let mut scan = ProtoScan {
+        check,
+        report,
+        summary: &mut summary,
+    };
+    let mut computation_index = 0;
+    for field in fields(module) {
+        let (number, value) = field.map_err(ScanError::Wire)?;
+        let Value::Bytes(value) = value else { continue };
+        match number {
+            3 => {
+                let path = root.field("computations").index(computation_index);
+                computation_index += 1;
+                scan.summary.structures += 1;
+                scan.computation(value, &path)?;
+            }
+            4 => scan.program_shape(value, &root.field("host_program_shape"), None),
+            _ => {}
+        }
+    }
+    Ok(summary)
+}
+
+/// Whether `bytes` hold an `HloModuleProto` (or an `HloProto` or `HloSnapshot` around
+/// one): the module, and the path to it, or why not.
+///
+/// The test is structural: every field the module, its computations and their
+/// instructions declare (names, ids, computations, instructions, opcodes, shapes) has
+/// the wire type of its declared type and strings are UTF-8; at least one computation
+/// holds at least one instruction with a name, an opcode or a shape.
+pub fn probe_proto(bytes: &[u8]) -> Result<(&[u8], Path), String> {
+    if bytes.is_empty() {
+        return Err("the input is empty".to_string());
+    }
+    let (module, root) = unwrap_module(bytes).map_err(|e| e.to_string())?;
+    let mut instructions = 0;
+    for field in fields(module) {
+        let (number, value) = field?;
+        match (number, &value) {
+            (1 | 2, Value::Bytes(text)) if std::str::from_utf8(text).is_ok() => {}
+            (3, Value::Bytes(computation)) => instructions += probe_computation(computation)?,
+            (4, Value::Bytes(_)) | (5 | 6, Value::Varint) => {}
+            (1..=6, _) => return Err(format!("field {number} of the module has the wrong type")),
+            _ => {}
+        }
+    }
+    if instructions == 0 {
+        return Err("no computation with instructions".to_string());
+    }
+    Ok((module, root))
+}
+
+/// The number of instructions (with a name, opcode or shape) in a computation, or why
+/// it is not one.
+fn probe_computation(bytes: &[u8]) -> Result<usize, String> {
+    let mut count = 0;
+    for field in fields(bytes) {
+        let (number, value) = field?;
+        match (number, &value) {
+            (1, Value::Bytes(text)) if std::str::from_utf8(text).is_ok() => {}
+            (2, Value::Bytes(instruction)) => {
+                let mut known = false;
+                for field in fields(instruction) {
+                    let (number, value) = field?;
+                    match (number, &value) {
+                        (1 | 2, Value::Bytes(text)) if std::str::from_utf8(text).is_ok() => {
+                            known |= !text.is_empty();
+                        }
+                        (3, Value::Bytes(_)) => known = true,
+                        (35, Value::Varint) => {}
+                        (1 | 2 | 3 | 35, _) => {
+                            return Err(format!(
+                                "field {number} of an instruction has the wrong type"
+                            ))
+                        }
+                        _ => {}
+                    }
+                }
+                count += usize::from(known);
+            }
+            (4, Value::Bytes(_)) | (5 | 6, Value::Varint) => {}
+            (1..=6, _) => {
+                return Err(format!(
+                    "field {number} of a computation has the wrong type"
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(count)
+}
+
+/// The `HloModuleProto` inside `bytes`: the message itself, or the one wrapped in an
+/// `HloProto` (`hlo_module` = 1, what `--xla_dump_hlo_as_proto` writes) or in an
+/// `HloSnapshot` (`hlo` = 1, an `HloProto`), with the path to it.
+///
+/// A module's field 1 is its name, a string, which never starts with a newline; a
+/// wrapper's field 1 is a message whose own first field is field 1 (the module's name,
+/// or the HloProto's module), so its first byte is `0x0a`.
+fn unwrap_module(bytes: &[u8]) -> Result<(&[u8], Path), ScanError> {
+    let mut current = bytes;
+    let mut depth = 0;
+    while depth < 2 {
+        let mut first = None;
+        for field in fields(current) {
+            if let (1, Value::Bytes(inner)) = field.map_err(ScanError::Wire)? {
+                first.get_or_insert(inner);
+            }
+        }
+        match first {
+            Some(inner) if inner.first() == Some(&0x0a) && fields(inner).all(|f| f.is_ok()) => {
+                current = inner;
+                depth += 1;
+            }
+            _ => break,
+        }
+    }
+    let path = match depth {
+        0 => Path::root(),
+        1 => Path::root().field("hlo_module"),
+        _ => Path::root().field("hlo").field("hlo_module"),
+    };
+    Ok((current, path))
+}
+
+/// The names a finding in a module proto belongs to.
+#[derive(Clone, Copy)]
+struct Context<'a> {
+    computation: Option<&'a str>,
+    instruction: Option<&'a str>,
+}
+
+struct ProtoScan<'s, 'c> {
+    check: &'s mut Check<'c>,
+    report: &'s mut dyn FnMut(Finding),
+    summary: &'s mut Summary,
+}
+
+impl ProtoScan<'_, '_> {
+    fn problem(
+        &mut self,
+        path: &Path,
+        context: Option<Context<'_>>,
+        code: &'static str,
+        severity: Severity,
+        message: String,
+    ) {
+        count(self.summary, severity);
+        let mut finding = Finding::new(code, severity, message);
+        finding.path = path.to_string();
+        if let Some(context) = context {
+            finding.computation = context.computation.map(str::to_string);
+            finding.instruction = context.instruction.map(str::to_string);
+        }
+        (self.report)(finding);
+    }
+
+    fn issues(&mut self, report: Report, path: &Path, context: Option<Context<'_>>) {
+        for issue in report {
+            let issue = issue.prefixed(path);
+            let message = issue.kind().to_string();
+            let (code, severity) = (issue.kind().code(), issue.severity());
+            self.problem(issue.path(), context, code, severity, message);
+        }
+    }
+
+    fn shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
+        self.summary.shapes += 1;
+        match crate::codec::decode_shape(bytes) {
+            Ok(decoded) => {
+                let report = (self.check)(&decoded.message);
+                self.issues(report, path, context);
+                let unknown = crate::validate::unknown_fields_report(&decoded.unknown_fields());
+                self.issues(unknown, path, context);
+            }
+            Err(e) => self.problem(
+                path,
+                context,
+                "undecodable_shape",
+                Severity::Error,
+                format!("cannot decode the shape: {e}"),
+            ),
+        }
+    }
+
+    fn program_shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
+        match crate::codec::decode_program_shape(bytes) {
+            Ok(decoded) => {
+                let program = &decoded.message;
+                let parameters = path.field("parameters");
+                for (i, parameter) in program.parameters.iter().enumerate() {
+                    self.summary.shapes += 1;
+                    let report = (self.check)(parameter);
+                    self.issues(report, &parameters.index(i), context);
+                }
+                if let Some(result) = &program.result {
+                    self.summary.shapes += 1;
+                    let report = (self.check)(result);
+                    self.issues(report, &path.field("result"), context);
+                }
+                let unknown = crate::validate::unknown_fields_report(&decoded.unknown_fields());
+                self.issues(unknown, path, context);
+            }
+            Err(e) => self.problem(
+                path,
+                context,
+                "undecodable_shape",
+                Severity::Error,
+                format!("cannot decode the program shape: {e}"),
+            ),
+        }
+    }
+
+    fn computation(&mut self, bytes: &[u8], path: &Path) -> Result<(), ScanError> {
+        let mut name = String::new();
+        let mut instruction_index = 0;
+        for field in fields(bytes) {
+            let (number, value) = field.map_err(|e| ScanError::Wire(format!("{path}: {e}")))?;
+            let Value::Bytes(value) = value else { continue };
+            match number {
+                1 => name = String::from_utf8_lossy(value).into_owned(),
+                2 => {
+                    let at = path.field("instructions").index(instruction_index);
+                    instruction_index += 1;
+                    self.instruction(value, &at, &name)?;
+                }
+                4 => {
+                    let context = Context {
+                        computation: Some(&name),
+                        instruction: None,
+                    };
+                    self.program_shape(value, &path.field("program_shape"), Some(context));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn instruction(
+        &mut self,
+        bytes: &[u8],
+        path: &Path,
+        computation: &str,
+    ) -> Result<(), ScanError> {
+        // The name is field 1, written first; shapes come after it.
+        let mut name = String::new();
+        let mut operand_index = 0;
+        for field in fields(bytes) {
+            let (number, value) = field.map_err(|e| ScanError::Wire(format!("{path}: {e}")))?;
+            let Value::Bytes(value) = value else { continue };
+            if number == 1 {
+                name = String::from_utf8_lossy(value).into_owned();
+                continue;
+            }
+            let context = Some(Context {
+                computation: Some(computation).filter(|c| !c.is_empty()),
+                instruction: Some(name.as_str()).filter(|n| !n.is_empty()),
+            });
+            match number {
+                3 => self.shape(value, &path.field("shape"), context),
+                29 => self.shape(value, &path.field("outfeed_shape"), context),
+                57 => {
+                    let at = path
+                        .field("operand_shapes_with_layout")
+                        .index(operand_index);
+                    operand_index += 1;
+                    self.shape(value, &at, context);
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The checker for shapes read from module text: the crate's validation gate with the
+/// HLO text rules ([`crate::validate::Options::hlo_text`]: `*` tiles accepted, as
+/// XLA's parser does; missing layouts are fine, as in XLA's
+/// `ValidateShapeWithOptionalLayout`).
+pub fn validate_text(shape: &ShapeProto) -> Report {
+    crate::validate::validate_shape_with(shape, crate::validate::Options::hlo_text())
+        .into_parts()
+        .1
+}
+
+/// The checker for shapes read from a serialized module: the validation gate with the
+/// proto rules ([`crate::validate::Options::proto`], XLA's `FromProto`).
+pub fn validate_proto(shape: &ShapeProto) -> Report {
+    crate::validate::validate_shape_with(shape, crate::validate::Options::proto())
+        .into_parts()
+        .1
+}

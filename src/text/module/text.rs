@@ -1,0 +1,829 @@
+//! Module text: a scanner that knows the structure of an HLO module.
+//!
+//! It is not a full HLO parser (nothing is built, attribute values are skipped), but
+//! it reads the structure XLA's `hlo_parser.cc` expects, token by token across lines:
+//!
+//! ```text
+//! module      := ['HloModule' name (',' attribute)*] [stack_frames] computation+
+//! computation := ['ENTRY'] name ['(' [param (',' param)*] ')' '->' shape]
+//!                '{' instruction+ '}' (',' attribute)*
+//! param       := name shape                                  (x: f32[2])
+//! instruction := ['ROOT'] name '=' [shape] opcode '(' operands ')' (',' attribute)*
+//! operand     := [shape] name | [shape] opcode '(' operands ')'   (a nested instruction)
+//! attribute   := attr_name '=' value
+//! ```
+//!
+//! Every place where XLA's parser expects a shape is read as one (instruction results,
+//! operand shapes, computation signatures, `entry_computation_layout`, `outfeed_shape`,
+//! `operand_layout_constraints`); whatever stands there that is not a shape is an error
+//! at its line and column. `constant(...)` literals and `parameter(N)` are skipped, as
+//! are attribute values (balanced brackets, strings) other than the shape-bearing ones.
+//! After an error the scanner goes on at the next line that starts a statement, so one
+//! run reports every broken place. Several modules in one file (as `// -----`-split test
+//! files hold) are read one after the other.
+
+use std::io::BufRead;
+
+use super::lexer::{Kind, Lexer, Token};
+use super::{Role, ScanError, Site, Summary};
+use crate::error::Severity;
+use crate::proto::ShapeProto;
+use crate::report::Finding;
+use crate::text::parser::ParseOptions;
+use crate::text::types;
+
+/// Something was reported; the caller resynchronizes.
+struct Reported;
+
+type Step = Result<(), Reported>;
+
+pub(super) struct Scanner<'v, R> {
+    lexer: Lexer<R>,
+    on_shape: &'v mut dyn FnMut(&Site<'_>, &ShapeProto),
+    on_problem: &'v mut dyn FnMut(Finding),
+    summary: Summary,
+    computation: Option<String>,
+    instruction: Option<String>,
+    in_computation: bool,
+    options: ParseOptions,
+}
+
+impl<'v, R: BufRead> Scanner<'v, R> {
+    pub fn new(
+        reader: R,
+        on_shape: &'v mut dyn FnMut(&Site<'_>, &ShapeProto),
+        on_problem: &'v mut dyn FnMut(Finding),
+    ) -> Self {
+        Scanner {
+            lexer: Lexer::new(reader),
+            on_shape,
+            on_problem,
+            summary: Summary::default(),
+            computation: None,
+            instruction: None,
+            in_computation: false,
+            options: ParseOptions {
+                fill_missing_layouts: false,
+            },
+        }
+    }
+
+    pub fn run(mut self) -> Result<Summary, ScanError> {
+        let mut first = true;
+        loop {
+            let token = self.peek()?;
+            if token.kind == Kind::Eof {
+                break;
+            }
+            if std::mem::take(&mut first) {
+                self.headerless_start(&token);
+            }
+            let step = match (token.kind, self.lexer.text(&token)) {
+                (Kind::Word, "HloModule") => self.header(),
+                (Kind::Word, "FileNames") => self.stack_frames(),
+                (Kind::Punct(b'}'), _) if self.in_computation => self.close_computation(),
+                _ if self.in_computation => self.instruction(),
+                _ => {
+                    let step = self.computation_header();
+                    // A signature that does not read still opens a computation when
+                    // its line ends with '{': its instructions are checked as such.
+                    if step.is_err()
+                        && !self.in_computation
+                        && self.lexer.line().trim_end().ends_with('{')
+                    {
+                        self.in_computation = true;
+                        self.summary.structures += 1;
+                    }
+                    step
+                }
+            };
+            if step.is_err() {
+                self.sync()?;
+            }
+            self.report_bad_lines();
+        }
+        self.report_bad_lines();
+        if let Some((line, column, what)) = self.lexer.unterminated.take() {
+            self.problem_at(
+                line,
+                column,
+                "module_syntax",
+                format!("unterminated {what}"),
+            );
+        } else if self.in_computation {
+            let line = self.lexer.line_no().max(1);
+            let column = self.lexer.column(self.lexer.line().trim_end().len());
+            self.problem_at(
+                line,
+                column,
+                "module_syntax",
+                "expects '}' at the end of instruction list.".to_string(),
+            );
+        }
+        self.summary.lines = self.lexer.line_no();
+        Ok(self.summary)
+    }
+
+    // ----- tokens -----
+
+    fn peek(&mut self) -> Result<Token, ScanError> {
+        self.lexer.peek().map_err(ScanError::Io)
+    }
+
+    fn io<T>(&mut self, result: std::io::Result<T>) -> Result<T, Reported> {
+        result.map_err(|e| {
+            self.problem_at(
+                self.lexer.line_no(),
+                1,
+                "io_error",
+                format!("read error: {e}"),
+            );
+            Reported
+        })
+    }
+
+    fn peek_tok(&mut self) -> Result<Token, Reported> {
+        let result = self.lexer.peek();
+        self.io(result)
+    }
+
+    fn next_tok(&mut self) -> Result<Token, Reported> {
+        let result = self.lexer.next();
+        self.io(result)
+    }
+
+    fn text(&self, token: &Token) -> String {
+        match token.kind {
+            Kind::Eof => "the end of the input".to_string(),
+            _ => self.lexer.text(token).to_string(),
+        }
+    }
+
+    /// `'text'`, or `the end of the input`.
+    fn quoted(&self, token: &Token) -> String {
+        match token.kind {
+            Kind::Eof => "the end of the input".to_string(),
+            _ => format!("'{}'", self.lexer.text(token)),
+        }
+    }
+
+    fn is_punct(token: &Token, byte: u8) -> bool {
+        token.kind == Kind::Punct(byte)
+    }
+
+    /// Consumes `byte` or reports `message` at the token there.
+    fn expect(&mut self, byte: u8, message: &str) -> Step {
+        let token = self.peek_tok()?;
+        if Self::is_punct(&token, byte) {
+            self.next_tok()?;
+            Ok(())
+        } else {
+            let saw = self.quoted(&token);
+            Err(self.error(&token, "module_syntax", format!("{message} (saw {saw})")))
+        }
+    }
+
+    // ----- findings -----
+
+    fn problem_at(&mut self, line: usize, column: usize, code: &'static str, message: String) {
+        let mut finding = Finding::new(code, Severity::Error, message).at(line.max(1), column);
+        finding.computation = self.computation.clone();
+        finding.instruction = self.instruction.clone();
+        self.summary.errors += 1;
+        (self.on_problem)(finding);
+    }
+
+    fn error(&mut self, token: &Token, code: &'static str, message: String) -> Reported {
+        let column = if token.kind == Kind::Eof {
+            1
+        } else {
+            self.lexer.column(token.start)
+        };
+        self.problem_at(token.line, column, code, message);
+        Reported
+    }
+
+    fn report_bad_lines(&mut self) {
+        for bad in std::mem::take(&mut self.lexer.bad_lines) {
+            self.problem_at(
+                bad.line,
+                bad.column,
+                "not_utf8",
+                "the line is not UTF-8".to_string(),
+            );
+        }
+    }
+
+    /// After an error: skip to the next line whose first token can start a statement
+    /// (`}`, `ROOT`, `ENTRY`, `HloModule`, a name).
+    fn sync(&mut self) -> Result<(), ScanError> {
+        let line = self.lexer.line_no();
+        loop {
+            let token = self.peek()?;
+            if token.kind == Kind::Eof {
+                return Ok(());
+            }
+            if token.line > line && token.first_on_line {
+                let starts = matches!(token.kind, Kind::Punct(b'}') | Kind::Name | Kind::Word);
+                if starts {
+                    return Ok(());
+                }
+            }
+            if token.line == self.lexer.line_no() {
+                self.lexer.skip_line();
+            } else {
+                self.lexer.next().map_err(ScanError::Io)?;
+            }
+        }
+    }
+
+    // ----- structure -----
+
+    /// XLA reads text without a `HloModule` header as a module only when it starts
+    /// with `ENTRY` or with `name {` (a computation without a signature); otherwise it
+    /// reads a single instruction, which a file of computations is not.
+    fn headerless_start(&mut self, token: &Token) {
+        let text = self.lexer.text(token);
+        let module_start = token.kind == Kind::Word && matches!(text, "HloModule" | "ENTRY");
+        if module_start || !matches!(token.kind, Kind::Word | Kind::Name) {
+            return;
+        }
+        if self.lexer.next_byte_after(token.end) == Some(b'(') {
+            let column = self.lexer.column(token.start);
+            self.problem_at(
+                token.line,
+                column,
+                "module_syntax",
+                "expects HloModule: without a module header XLA reads a module only when it starts with ENTRY or 'name {'".to_string(),
+            );
+        }
+    }
+
+    /// `HloModule name (',' attribute)*`.
+    fn header(&mut self) -> Step {
+        self.next_tok()?;
+        self.computation = None;
+        self.instruction = None;
+        self.in_computation = false;
+        let name = self.next_tok()?;
+        if !matches!(name.kind, Kind::Word | Kind::Name | Kind::Label) {
+            let saw = self.quoted(&name);
+            return Err(self.error(
+                &name,
+                "module_syntax",
+                format!("expects a module name after HloModule, saw {saw}"),
+            ));
+        }
+        self.summary.structures += 1;
+        self.attributes()
+    }
+
+    /// The stack frame index: `FileNames (INT STRING)* FunctionNames ... StackFrames ...`.
+    fn stack_frames(&mut self) -> Step {
+        self.next_tok()?;
+        loop {
+            let token = self.peek_tok()?;
+            match token.kind {
+                Kind::Number | Kind::Str => {
+                    self.next_tok()?;
+                }
+                Kind::Word
+                    if matches!(
+                        self.lexer.text(&token),
+                        "FunctionNames" | "FileLocations" | "StackFrames"
+                    ) =>
+                {
+                    self.next_tok()?;
+                }
+                Kind::Punct(b'{') => {
+                    self.next_tok()?;
+                    self.skip_balanced(token)?;
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// `['ENTRY'] name ['(' params ')' '->' shape] '{'`.
+    fn computation_header(&mut self) -> Step {
+        self.instruction = None;
+        let mut token = self.next_tok()?;
+        if token.kind == Kind::Word && self.lexer.text(&token) == "ENTRY" {
+            token = self.next_tok()?;
+        }
+        if !matches!(token.kind, Kind::Word | Kind::Name) {
+            let saw = self.quoted(&token);
+            return Err(self.error(
+                &token,
+                "module_syntax",
+                format!("expects HloModule, ENTRY or a computation name, saw {saw}"),
+            ));
+        }
+        self.computation = Some(self.text(&token).trim_start_matches('%').to_string());
+        let next = self.peek_tok()?;
+        if Self::is_punct(&next, b'(') {
+            self.next_tok()?;
+            let mut index = 0;
+            if Self::is_punct(&self.peek_tok()?, b')') {
+                self.next_tok()?;
+            } else {
+                loop {
+                    let name = self.next_tok()?;
+                    if !matches!(name.kind, Kind::Label | Kind::Word | Kind::Name) {
+                        let saw = self.quoted(&name);
+                        return Err(self.error(
+                            &name,
+                            "module_syntax",
+                            format!("expects a parameter name, saw {saw}"),
+                        ));
+                    }
+                    let param = self.text(&name).to_string();
+                    self.shape(Role::Parameter { index, name: param })?;
+                    index += 1;
+                    let sep = self.next_tok()?;
+                    match sep.kind {
+                        Kind::Punct(b',') => {}
+                        Kind::Punct(b')') => break,
+                        _ => {
+                            let saw = self.quoted(&sep);
+                            return Err(self.error(
+                                &sep,
+                                "module_syntax",
+                                format!("expects ',' or ')' in the parameter list, saw {saw}"),
+                            ));
+                        }
+                    }
+                }
+            }
+            let arrow = self.next_tok()?;
+            if arrow.kind != Kind::Arrow {
+                let saw = self.quoted(&arrow);
+                return Err(self.error(
+                    &arrow,
+                    "module_syntax",
+                    format!("expects '->' (saw {saw})"),
+                ));
+            }
+            self.shape(Role::ComputationResult)?;
+        }
+        self.expect(b'{', "expects '{' at the beginning of instruction list.")?;
+        self.in_computation = true;
+        self.summary.structures += 1;
+        Ok(())
+    }
+
+    /// `}` then the computation's attributes (`execution_thread=...`).
+    fn close_computation(&mut self) -> Step {
+        self.next_tok()?;
+        self.in_computation = false;
+        self.instruction = None;
+        let step = self.attributes();
+        self.computation = None;
+        step
+    }
+
+    /// `['ROOT'] name '=' [shape] opcode '(' operands ')' (',' attribute)*`.
+    fn instruction(&mut self) -> Step {
+        self.instruction = None;
+        let mut token = self.next_tok()?;
+        if token.kind == Kind::Word && self.lexer.text(&token) == "ROOT" {
+            token = self.next_tok()?;
+        }
+        if !matches!(token.kind, Kind::Word | Kind::Name) {
+            let saw = self.quoted(&token);
+            let message = if token.kind == Kind::Attr {
+                format!("expects a space before '=' in an instruction, saw {saw}")
+            } else {
+                format!("expects an instruction (name = shape opcode(...)), saw {saw}")
+            };
+            return Err(self.error(&token, "module_syntax", message));
+        }
+        self.instruction = Some(self.text(&token).trim_start_matches('%').to_string());
+        self.expect(b'=', "expects '=' in instruction")?;
+        let next = self.peek_tok()?;
+        if self.can_be_shape(&next) {
+            self.shape(Role::Result)?;
+        } else if next.kind == Kind::Word {
+            match self.lexer.next_byte_after(next.end) {
+                Some(b'(') => {} // an opcode: the shape is left out, XLA infers it
+                Some(b'[') => return Err(self.unknown_type_word(&next)),
+                _ => {
+                    let saw = self.quoted(&next);
+                    return Err(self.error(
+                        &next,
+                        "not_a_shape",
+                        format!("expects a shape, saw {saw}"),
+                    ));
+                }
+            }
+        } else {
+            let saw = self.quoted(&next);
+            return Err(self.error(&next, "not_a_shape", format!("expects a shape, saw {saw}")));
+        }
+        let opcode = self.peek_tok()?;
+        if opcode.kind != Kind::Word {
+            let saw = self.quoted(&opcode);
+            return Err(self.error(
+                &opcode,
+                "module_syntax",
+                format!("expects opcode, saw {saw}"),
+            ));
+        }
+        if self.lexer.next_byte_after(opcode.end) == Some(b'[') {
+            return Err(self.unknown_type_word(&opcode));
+        }
+        self.next_tok()?;
+        let opcode = self.text(&opcode);
+        self.expect(b'(', "expects '(' at the beginning of operands")?;
+        self.operands(&opcode)?;
+        self.attributes()
+    }
+
+    /// The operands after `(`, through the closing `)`.
+    fn operands(&mut self, opcode: &str) -> Step {
+        if matches!(opcode, "constant" | "parameter") {
+            let open = Token {
+                kind: Kind::Punct(b'('),
+                line: self.lexer.line_no(),
+                start: 0,
+                end: 0,
+                first_on_line: false,
+            };
+            return self.skip_balanced(open);
+        }
+        if Self::is_punct(&self.peek_tok()?, b')') {
+            self.next_tok()?;
+            return Ok(());
+        }
+        let mut index = 0;
+        loop {
+            self.operand(index)?;
+            index += 1;
+            let sep = self.next_tok()?;
+            match sep.kind {
+                Kind::Punct(b',') => {}
+                Kind::Punct(b')') => return Ok(()),
+                _ => {
+                    let saw = self.quoted(&sep);
+                    return Err(self.error(
+                        &sep,
+                        "module_syntax",
+                        format!("expects ')' at the end of operands, saw {saw}"),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// `[shape] name` or a nested instruction `[shape] opcode(...)`.
+    fn operand(&mut self, index: usize) -> Step {
+        let token = self.peek_tok()?;
+        let mut had_shape = false;
+        if self.can_be_shape(&token) {
+            self.shape(Role::Operand { index })?;
+            had_shape = true;
+        } else if token.kind == Kind::Word && self.lexer.next_byte_after(token.end) == Some(b'[') {
+            return Err(self.unknown_type_word(&token));
+        }
+        let name = self.peek_tok()?;
+        if !matches!(name.kind, Kind::Word | Kind::Name) {
+            let saw = self.quoted(&name);
+            let (code, what) = if had_shape {
+                ("module_syntax", "an operand name")
+            } else {
+                ("not_a_shape", "a shape or an operand name")
+            };
+            return Err(self.error(&name, code, format!("expects {what}, saw {saw}")));
+        }
+        self.next_tok()?;
+        let after = self.peek_tok()?;
+        match after.kind {
+            Kind::Punct(b'(') => {
+                // A nested instruction: the word was its opcode.
+                let opcode = self.text(&name);
+                self.next_tok()?;
+                self.operands(&opcode)
+            }
+            Kind::Word | Kind::Name if !had_shape => {
+                // `foo %x`: something stands where the operand's shape goes.
+                let saw = self.quoted(&name);
+                Err(self.error(
+                    &name,
+                    "not_a_shape",
+                    format!("expects a shape before the operand, saw {saw}"),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `(',' attribute)*`.
+    fn attributes(&mut self) -> Step {
+        while Self::is_punct(&self.peek_tok()?, b',') {
+            self.next_tok()?;
+            self.attribute()?;
+        }
+        Ok(())
+    }
+
+    /// `attr_name=value`; shape-bearing attributes are read as shapes.
+    fn attribute(&mut self) -> Step {
+        let token = self.next_tok()?;
+        if token.kind != Kind::Attr {
+            let saw = self.quoted(&token);
+            return Err(self.error(
+                &token,
+                "module_syntax",
+                format!("expects an attribute (name=value), saw {saw}"),
+            ));
+        }
+        let name = self.text(&token);
+        match name.as_str() {
+            "entry_computation_layout" => self.computation_layout(),
+            "outfeed_shape" => self.shape(Role::Attribute { name, index: 0 }),
+            // `literal=s32[] 1`: a shape, then the literal's value.
+            "literal"
+                if {
+                    let next = self.peek_tok()?;
+                    self.can_be_shape(&next)
+                } =>
+            {
+                self.shape(Role::Attribute { name, index: 0 })?;
+                self.skip_value()
+            }
+            "operand_layout_constraints" => {
+                self.expect(b'{', "expects a list starting with '{'")?;
+                if Self::is_punct(&self.peek_tok()?, b'}') {
+                    self.next_tok()?;
+                    return Ok(());
+                }
+                let mut index = 0;
+                loop {
+                    self.shape(Role::Attribute {
+                        name: name.clone(),
+                        index,
+                    })?;
+                    index += 1;
+                    let sep = self.next_tok()?;
+                    match sep.kind {
+                        Kind::Punct(b',') => {}
+                        Kind::Punct(b'}') => return Ok(()),
+                        _ => {
+                            let saw = self.quoted(&sep);
+                            return Err(self.error(
+                                &sep,
+                                "module_syntax",
+                                format!("expects a list to end with '}}', saw {saw}"),
+                            ));
+                        }
+                    }
+                }
+            }
+            _ => self.skip_value(),
+        }
+    }
+
+    /// `entry_computation_layout={(shape, ...)->shape}`.
+    fn computation_layout(&mut self) -> Step {
+        self.expect(b'{', "expects '{' at the start of the computation layout")?;
+        self.expect(b'(', "expects ( before parameter shape list")?;
+        let mut index = 0;
+        if Self::is_punct(&self.peek_tok()?, b')') {
+            self.next_tok()?;
+        } else {
+            loop {
+                let token = self.peek_tok()?;
+                if token.kind == Kind::Label {
+                    let saw = self.quoted(&token);
+                    return Err(self.error(
+                        &token,
+                        "not_a_shape",
+                        format!("expects a shape, saw {saw} (entry_computation_layout lists shapes without parameter names)"),
+                    ));
+                }
+                self.shape(Role::EntryParameter { index })?;
+                index += 1;
+                let sep = self.next_tok()?;
+                match sep.kind {
+                    Kind::Punct(b',') => {}
+                    Kind::Punct(b')') => break,
+                    _ => {
+                        let saw = self.quoted(&sep);
+                        return Err(self.error(
+                            &sep,
+                            "module_syntax",
+                            format!("expects , between parameter shapes, saw {saw}"),
+                        ));
+                    }
+                }
+            }
+        }
+        let arrow = self.next_tok()?;
+        if arrow.kind != Kind::Arrow {
+            let saw = self.quoted(&arrow);
+            return Err(self.error(
+                &arrow,
+                "module_syntax",
+                format!("expects -> before result shape, saw {saw}"),
+            ));
+        }
+        self.shape(Role::EntryResult)?;
+        self.expect(b'}', "expects '}' at the end of computation layouts")
+    }
+
+    /// An attribute value: one unit (a token or a bracketed group), then more units
+    /// joined to it: bracketed groups (`mesh['a'=2] {'a'}`), `<=` and a unit (iota
+    /// lists `[2,2]<=[4]`), `T(...)` (their transpose).
+    fn skip_value(&mut self) -> Step {
+        self.unit()?;
+        loop {
+            let token = self.peek_tok()?;
+            if matches!(token.kind, Kind::Punct(b'[' | b'{' | b'(')) {
+                self.unit()?;
+            } else if token.kind == Kind::Leq
+                || (token.kind == Kind::Word
+                    && self.lexer.text(&token) == "T"
+                    && self.lexer.next_byte_after(token.end) == Some(b'('))
+            {
+                self.next_tok()?;
+                self.unit()?;
+            } else {
+                return Ok(());
+            }
+        }
+    }
+
+    fn unit(&mut self) -> Step {
+        let token = self.next_tok()?;
+        match token.kind {
+            Kind::Punct(b'{' | b'(' | b'[') => self.skip_balanced(token),
+            Kind::Eof | Kind::Punct(b'}' | b')' | b']' | b',') => {
+                let saw = self.quoted(&token);
+                Err(self.error(
+                    &token,
+                    "module_syntax",
+                    format!("expects an attribute value, saw {saw}"),
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Skips through the bracket that closes `open` (already consumed), across lines,
+    /// checking that brackets pair up.
+    fn skip_balanced(&mut self, open: Token) -> Step {
+        let closer = |b: u8| match b {
+            b'{' => b'}',
+            b'(' => b')',
+            _ => b']',
+        };
+        let Kind::Punct(first) = open.kind else {
+            return Ok(());
+        };
+        let mut stack = vec![(closer(first), open.line)];
+        while let Some(&(want, opened)) = stack.last() {
+            let token = self.next_tok()?;
+            match token.kind {
+                Kind::Punct(b @ (b'{' | b'(' | b'[')) => stack.push((closer(b), token.line)),
+                Kind::Punct(b @ (b'}' | b')' | b']')) => {
+                    if b != want {
+                        return Err(self.error(
+                            &token,
+                            "module_syntax",
+                            format!(
+                                "expects '{}' (opened on line {opened}), saw '{}'",
+                                char::from(want),
+                                char::from(b)
+                            ),
+                        ));
+                    }
+                    stack.pop();
+                }
+                Kind::Eof => {
+                    return Err(self.error(
+                        &token,
+                        "module_syntax",
+                        format!(
+                            "expects '{}' (opened on line {opened}) before the end of the input",
+                            char::from(want)
+                        ),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    // ----- shapes -----
+
+    /// XLA's `CanBeShape`: a type word, `(`, or `b(`.
+    fn can_be_shape(&self, token: &Token) -> bool {
+        match token.kind {
+            Kind::Punct(b'(') => true,
+            Kind::Word => {
+                let text = self.lexer.text(token);
+                types::type_from_name(text).is_some()
+                    || (text == "b" && self.lexer.next_byte_after(token.end) == Some(b'('))
+            }
+            _ => false,
+        }
+    }
+
+    fn unknown_type_word(&mut self, token: &Token) -> Reported {
+        let word = self.text(token);
+        let hint = suggest_type(&word)
+            .map(|t| format!("; did you mean {t}?"))
+            .unwrap_or_default();
+        self.error(
+            token,
+            "unknown_type_word",
+            format!("'{word}' is not an element type{hint}"),
+        )
+    }
+
+    /// Reads the shape at the next token and hands it to `on_shape`.
+    fn shape(&mut self, role: Role) -> Step {
+        let token = self.peek_tok()?;
+        if !self.can_be_shape(&token) {
+            if token.kind == Kind::Word && self.lexer.next_byte_after(token.end) == Some(b'[') {
+                return Err(self.unknown_type_word(&token));
+            }
+            let saw = self.quoted(&token);
+            return Err(self.error(&token, "not_a_shape", format!("expects a shape, saw {saw}")));
+        }
+        let parsed = loop {
+            let line = self.lexer.line();
+            let result = crate::text::parse_shape_at(line, token.start, self.options);
+            // A shape that runs past the end of its line (a long tuple written over
+            // several lines) is read again with the next line joined.
+            let at_end = matches!(&result, Err(e) if e.span().start >= line.trim_end().len());
+            let extended = self.lexer.extend_line(MAX_SHAPE_BYTES);
+            if !at_end || !self.io(extended)? {
+                break result;
+            }
+        };
+        match parsed {
+            Ok((shape, after)) => {
+                self.summary.shapes += 1;
+                let text = self.lexer.line()[token.start..after].trim_end();
+                let site = Site {
+                    line: token.line,
+                    column: self.lexer.column(token.start),
+                    computation: self.computation.as_deref(),
+                    instruction: self.instruction.as_deref(),
+                    role,
+                    text,
+                };
+                (self.on_shape)(&site, &shape);
+                self.lexer.seek(after);
+                Ok(())
+            }
+            Err(e) => {
+                let at = e.span().start.min(self.lexer.line().len());
+                let (line, column) = (self.lexer.line_of(at), self.lexer.column(at));
+                let message = e.message().to_string();
+                self.problem_at(line, column, "hlo_syntax", message);
+                Err(Reported)
+            }
+        }
+    }
+}
+
+/// How far a shape may run over following lines (bytes of text read for it).
+const MAX_SHAPE_BYTES: usize = 1 << 20;
+
+/// The element type a misspelled type word most likely meant: the same word in lower
+/// case, or the type name at the smallest edit distance (at most 2).
+fn suggest_type(word: &str) -> Option<String> {
+    let lower = word.to_ascii_lowercase();
+    if types::type_from_name(&lower).is_some() {
+        return Some(lower);
+    }
+    let mut best: Option<(usize, &'static str)> = None;
+    for name in types::all_names() {
+        let d = edit_distance(&lower, name);
+        if d <= 2 && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, name));
+        }
+    }
+    best.map(|(_, name)| name.to_string())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len().abs_diff(b.len()) > 2 || a.len() > 32 {
+        return usize::MAX;
+    }
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, &ca) in a.iter().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}

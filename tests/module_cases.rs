@@ -1,0 +1,147 @@
+//! The module text scanner against XLA's own verdicts (`fixtures/module_cases.jsonl`,
+//! made by `fixtures/generate_dumps.py` with jaxlib 0.10.2's `hlo_module_from_text`):
+//! every real module passes, every shape of the real modules replaced by a non-shape,
+//! a misspelled type word or a broken layout is an error at its line, and the
+//! hand-written probes get XLA's verdict.
+
+use std::path::Path;
+
+use xla_shape::report::Finding;
+use xla_shape::text::module;
+use xla_shape::Severity;
+
+fn records() -> Vec<serde_json::Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/module_cases.jsonl");
+    let text = std::fs::read_to_string(path).expect("fixtures/module_cases.jsonl");
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn scan(text: &str) -> (module::Summary, Vec<Finding>) {
+    let mut findings = Vec::new();
+    let mut check = module::validate_text;
+    let summary =
+        module::scan_text(text.as_bytes(), &mut check, &mut |f| findings.push(f)).unwrap();
+    (summary, findings)
+}
+
+fn errors(findings: &[Finding]) -> Vec<&Finding> {
+    findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .collect()
+}
+
+#[test]
+fn real_modules_pass_and_every_mutation_is_reported_at_its_line() {
+    let records = records();
+    let mut failures = Vec::new();
+    let mut mutations = 0;
+    for r in &records {
+        let kind = r["kind"].as_str().unwrap();
+        let id = r["id"].as_str().unwrap();
+        let text = r["text"].as_str().unwrap();
+        let (summary, findings) = scan(text);
+        let errors = errors(&findings);
+        match kind {
+            "unchanged" => {
+                assert!(r["ok"].as_bool().unwrap(), "{id}: XLA rejects it");
+                if !errors.is_empty() || summary.shapes == 0 {
+                    failures.push(format!("{id}: {} shapes, {errors:?}", summary.shapes));
+                }
+            }
+            "non_shape" | "misspelled_type" | "bad_layout_syntax" | "invalid_layout" => {
+                mutations += 1;
+                if kind != "invalid_layout" {
+                    assert!(!r["ok"].as_bool().unwrap(), "{id}: XLA accepts it");
+                }
+                let line = r["line"].as_u64().unwrap() as usize;
+                let column = r["column"].as_u64().unwrap() as usize;
+                let Some(first) = errors.first() else {
+                    failures.push(format!("{id}: no error"));
+                    continue;
+                };
+                // A broken layout is reported where the parser stops, later on the
+                // line; the others where the shape starts.
+                let place_ok = first.line == Some(line)
+                    && (kind == "bad_layout_syntax" || first.column == Some(column));
+                if !place_ok {
+                    failures.push(format!(
+                        "{id}: want {line}:{column}, first error {:?}:{:?} {}",
+                        first.line, first.column, first.message
+                    ));
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(mutations >= 600, "only {mutations} mutations");
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// The hand-written probes: XLA's verdict, except where it is not about a shape, a
+/// layout or text that cannot be HLO (listed with the reason).
+#[test]
+fn probes_get_xlas_verdict() {
+    let mut checked = 0;
+    for r in records().iter().filter(|r| r["kind"] == "probe") {
+        let id = r["id"].as_str().unwrap().trim_start_matches("probe/");
+        let (summary, findings) = scan(r["text"].as_str().unwrap());
+        let errors = errors(&findings);
+        let xla_ok = r["ok"].as_bool().unwrap();
+        let want_error = match id {
+            // XLA's text parser keeps these layouts; its proto loader and verifier
+            // reject them, and so does the gate.
+            "entry-layout-duplicate-dim"
+            | "result-duplicate-dim"
+            | "operand-layout-constraints-duplicate-dim" => true,
+            // Semantic checks (operand types, constraint counts): not shapes.
+            "operand-shape-mismatch" | "operand-layout-constraints-count" => false,
+            // No module at all: no structure, no shapes (the CLI says so, exit 2).
+            "empty-module" | "whitespace-module" | "header-only" => {
+                assert_eq!(summary.shapes, 0, "{id}");
+                assert!(errors.is_empty(), "{id}: {errors:?}");
+                checked += 1;
+                continue;
+            }
+            _ => !xla_ok,
+        };
+        assert_eq!(
+            !errors.is_empty(),
+            want_error,
+            "{id}: XLA ok={xla_ok}, findings {findings:?}"
+        );
+        if !want_error {
+            assert!(summary.shapes > 0, "{id}: no shapes");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 40, "only {checked} probes");
+}
+
+/// XLA's text parser accepts an index type on a dense array; its proto loader does
+/// not: a warning saying both, not an error.
+#[test]
+fn index_type_on_dense_array_is_a_warning() {
+    let text = "HloModule m\n\nENTRY %e (x: f32[10,10]) -> f32[10,10] {\n  ROOT %x = f32[10,10]{1,0:#(u32)} parameter(0)\n}\n";
+    let (_, findings) = scan(text);
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    let f = &findings[0];
+    assert_eq!(
+        (f.code, f.severity),
+        ("text_only_layout", Severity::Warning)
+    );
+    assert_eq!((f.line, f.column), (Some(4), Some(13)));
+    assert!(
+        f.message.contains("text parser accepts") && f.message.contains("proto loader rejects")
+    );
+    assert_eq!(f.instruction.as_deref(), Some("x"));
+    assert_eq!(f.computation.as_deref(), Some("e"));
+}

@@ -153,3 +153,25 @@ mod tests {
         assert!(count >= 50, "only {count} codes found in IssueKind::code");
     }
 }
+
+#[cfg(test)]
+mod docs_tests {
+    use super::CODES;
+
+    /// docs/report.md lists exactly the codes of [`CODES`], each with its severity.
+    #[test]
+    fn docs_page_lists_every_code() {
+        let page = include_str!("../../docs/report.md");
+        let listed: Vec<&str> = page
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `"))
+            .filter_map(|l| l.split('`').next())
+            .collect();
+        let codes: Vec<&str> = CODES.iter().map(|c| c.id).collect();
+        assert_eq!(listed, codes);
+        for info in CODES {
+            let row = format!("| `{}` | {} |", info.id, info.severity);
+            assert!(page.contains(&row), "{row}");
+        }
+    }
+}

@@ -9,12 +9,16 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use xla_shape::codec::{self, Decoded};
+use xla_shape::text::HloStyle;
 use xla_shape::{json, text};
 use xla_shape::{AnyMessage, MessageKind};
 
-use super::{input_name, read_input, write_output, Failure, MessageArg};
+use super::{input_name, read_input, write_output, Failure, HloStyleArg, MessageArg};
 
 /// Convert one message between forms (binary, JSON, HLO text); no validation.
+///
+/// HLO text output is what XLA prints for the message, unless `--hlo-style exact` asks
+/// for the lossless text.
 #[derive(Debug, Args)]
 #[command(
     after_help = "Example:\n  xla-shape convert --from binary --to json examples/f32_2x3.binpb"
@@ -29,6 +33,9 @@ pub struct ConvertArgs {
     /// Which message the input holds.
     #[arg(long, value_enum, default_value_t)]
     message: MessageArg,
+    /// HLO text output: XLA's text, or the lossless text.
+    #[arg(long, value_enum, default_value_t)]
+    hlo_style: HloStyleArg,
     /// JSON output keys: lowerCamelCase json names or the proto field names.
     #[arg(long, value_enum, default_value_t)]
     json_names: JsonNames,
@@ -72,6 +79,8 @@ pub struct Options {
     pub pretty: bool,
     /// `--ignore-unknown-fields`.
     pub ignore_unknown_fields: bool,
+    /// `--hlo-style`.
+    pub hlo_style: HloStyle,
 }
 
 pub fn run(args: ConvertArgs) -> Result<(), Failure> {
@@ -81,6 +90,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         json_names: args.json_names,
         pretty: args.pretty,
         ignore_unknown_fields: args.ignore_unknown_fields,
+        hlo_style: args.hlo_style.into(),
     };
     let named = |failure| match failure {
         Failure::Unreadable(message) => Failure::Unreadable(format!("{name}: {message}")),
@@ -88,9 +98,14 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     };
     let decoded = read(args.from, args.message.into(), &bytes, &options).map_err(named)?;
     let output = write(args.to, &decoded, &options).map_err(named)?;
-    if args.to == Form::Json {
-        // The proto3 JSON mapping has no form for unknown fields (Google's printers
-        // drop them): say so, so that nothing is lost silently.
+    // Neither proto3 JSON nor XLA's text has a form for unknown fields (Google's JSON
+    // printers and XLA drop them): say so, so that nothing is lost silently.
+    let dropped_by = match (args.to, options.hlo_style) {
+        (Form::Json, _) => Some("JSON"),
+        (Form::Hlo, HloStyle::Xla) => Some("XLA's text"),
+        _ => None,
+    };
+    if let Some(target) = dropped_by {
         for field in decoded.unknown_fields() {
             let at = if field.path.is_root() {
                 String::new()
@@ -98,7 +113,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
                 format!("{}: ", field.path)
             };
             eprintln!(
-                "xla-shape: warning: {name}: {at}unknown field {} is not written: JSON has no form for it",
+                "xla-shape: warning: {name}: {at}unknown field {} is not written: {target} has no form for it",
                 field.number
             );
         }
@@ -129,7 +144,7 @@ pub fn write(
 ) -> Result<Vec<u8>, Failure> {
     match form {
         Form::Binary => Ok(codec::encode_any(decoded)),
-        Form::Hlo => write_hlo(decoded),
+        Form::Hlo => write_hlo(decoded, options.hlo_style),
         Form::Json => Ok(write_json(decoded, options)),
     }
 }
@@ -184,16 +199,26 @@ fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, Fail
     })
 }
 
-/// HLO text out, one line. Unknown fields have no text form, so they are refused.
-fn write_hlo(decoded: &Decoded<AnyMessage>) -> Result<Vec<u8>, Failure> {
-    if let Some(field) = decoded.unknown_fields().first() {
-        return Err(Failure::unreadable(format!(
-            "{}: unknown field {} has no hlo text form",
-            field.path, field.number
-        )));
+/// HLO text out, one line. In XLA's style, unknown fields are dropped (the caller
+/// warns); the lossless style refuses them, as it refuses every value its text cannot
+/// carry back.
+fn write_hlo(decoded: &Decoded<AnyMessage>, style: HloStyle) -> Result<Vec<u8>, Failure> {
+    if style == HloStyle::Exact {
+        if let Some(field) = decoded.unknown_fields().first() {
+            let at = if field.path.is_root() {
+                String::new()
+            } else {
+                format!("{}: ", field.path)
+            };
+            return Err(Failure::unreadable(format!(
+                "{at}unknown field {} has no text form (--hlo-style xla drops it with a warning)",
+                field.number
+            )));
+        }
     }
-    let mut out = text::print_message(&decoded.message)
-        .map_err(|e| Failure::unreadable(format!("{e} (no hlo text form)")))?;
+    let mut out = style
+        .print_message(&decoded.message)
+        .map_err(Failure::unreadable)?;
     out.push('\n');
     Ok(out.into_bytes())
 }

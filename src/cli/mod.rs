@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use xla_shape::text::HloStyle;
 use xla_shape::MessageKind;
 
 mod convert;
@@ -47,6 +48,26 @@ impl From<MessageArg> for MessageKind {
             MessageArg::Shape => MessageKind::Shape,
             MessageArg::Layout => MessageKind::Layout,
             MessageArg::ProgramShape => MessageKind::ProgramShape,
+        }
+    }
+}
+
+/// `--hlo-style`: which HLO text to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum HloStyleArg {
+    /// Exactly what XLA prints (fields XLA ignores are left out, as XLA leaves them out).
+    #[default]
+    Xla,
+    /// The lossless text: parameter names, retired fields as PD(...) etc.; refuses
+    /// what cannot read back to the same message.
+    Exact,
+}
+
+impl From<HloStyleArg> for HloStyle {
+    fn from(arg: HloStyleArg) -> Self {
+        match arg {
+            HloStyleArg::Xla => HloStyle::Xla,
+            HloStyleArg::Exact => HloStyle::Exact,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! its two arms. Nothing is validated: the only failures are input that cannot be
 //! read and values the target form cannot express.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -13,16 +14,19 @@ use xla_shape::text::HloStyle;
 use xla_shape::{json, text};
 use xla_shape::{AnyMessage, MessageKind};
 
-use super::{input_name, read_input, write_output, Failure, HloStyleArg, MessageArg};
+use super::input::{Source, TextForm};
+use super::{Failure, HloStyleArg, MessageArg, OutputArg};
 
 /// Convert one message between forms (binary, JSON, HLO text); no validation.
 ///
 /// HLO text output is what XLA prints for the message, unless `--hlo-style exact` asks
-/// for the lossless text.
+/// for the lossless text. Binary output is not written to a terminal: use `-o` or a pipe.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Example:\n  xla-shape convert --from binary --to json examples/f32_2x3.binpb"
-)]
+#[command(after_help = "Examples:\n  \
+    xla-shape convert --from binary --to json examples/f32_2x3.binpb\n  \
+    xla-shape convert --from hlo --to json 'bf16[8,128]{1,0:T(8,128)(2,1)}'\n  \
+    xla-shape convert --from binary --to hlo --hlo-style exact examples/legacy_padded.binpb\n  \
+    xla-shape convert --from hlo --to binary -o shape.binpb --text 'f32[2,3]'")]
 pub struct ConvertArgs {
     /// The form of the input.
     #[arg(long, value_enum)]
@@ -45,7 +49,13 @@ pub struct ConvertArgs {
     /// Skip JSON keys the schema does not know instead of refusing them.
     #[arg(long)]
     ignore_unknown_fields: bool,
-    /// The input file; `-` or absent reads standard input.
+    /// The message itself, in the --from form (hlo or json); never read as a path.
+    #[arg(long, value_name = "TEXT", conflicts_with = "input")]
+    text: Option<String>,
+    #[command(flatten)]
+    output: OutputArg,
+    /// The input file; `-` or absent reads standard input. With --from hlo or json, text
+    /// that names no file is the message itself.
     input: Option<PathBuf>,
 }
 
@@ -84,8 +94,24 @@ pub struct Options {
 }
 
 pub fn run(args: ConvertArgs) -> Result<(), Failure> {
-    let name = input_name(args.input.as_ref());
-    let bytes = read_input(args.input.as_ref())?;
+    if args.to == Form::Binary && args.output.file().is_none() && std::io::stdout().is_terminal() {
+        return Err(Failure::unreadable(
+            "binary output is not written to a terminal: use -o FILE, or a pipe (| xxd)",
+        ));
+    }
+    let form = match args.from {
+        Form::Binary => TextForm::None,
+        Form::Json => TextForm::Json,
+        Form::Hlo => TextForm::Hlo,
+    };
+    if args.text.is_some() && form == TextForm::None {
+        return Err(Failure::unreadable(
+            "--text gives text: use it with --from hlo or --from json",
+        ));
+    }
+    let source = Source::resolve(args.input.as_deref(), args.text.as_deref(), form)?;
+    let input = source.read()?;
+    let name = input.name.as_str();
     let options = Options {
         json_names: args.json_names,
         pretty: args.pretty,
@@ -96,7 +122,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         Failure::Unreadable(message) => Failure::Unreadable(format!("{name}: {message}")),
         other => other,
     };
-    let decoded = read(args.from, args.message.into(), &bytes, &options).map_err(named)?;
+    let decoded = read(args.from, args.message.into(), &input.bytes, &options).map_err(named)?;
     let output = write(args.to, &decoded, &options).map_err(named)?;
     // Neither proto3 JSON nor XLA's text has a form for unknown fields (Google's JSON
     // printers and XLA drop them): say so, so that nothing is lost silently.
@@ -118,7 +144,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
             );
         }
     }
-    write_output(&output)
+    args.output.write(&output)
 }
 
 /// Reads a message of `kind` in `form`. A failure's message is the reason alone;

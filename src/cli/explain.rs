@@ -6,39 +6,55 @@
 
 use std::fmt::Write as _;
 
+use std::path::PathBuf;
+
 use clap::Args;
 use xla_shape::layout::memory_space_name;
 use xla_shape::text;
 use xla_shape::{ArrayShape, DimSize, Layout, PrimitiveType, Shape, TileDim};
 
-use super::{write_output, Failure};
+use super::input::{Input, Source, TextForm};
+use super::{Failure, OutputArg};
 
 /// Say what a shape string means: element type, dimensions, layout, sizes.
 #[derive(Debug, Args)]
-#[command(after_help = "Example:\n  xla-shape explain 'bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}'")]
+#[command(after_help = "Examples:\n  \
+    xla-shape explain 'bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}'\n  \
+    xla-shape explain --text 'f32[3,5]{1,0:T(2,2)}'\n  \
+    echo 's4[2,3]{1,0:E(4)}' | xla-shape explain -")]
 pub struct ExplainArgs {
-    /// The shape, in HLO text, e.g. 'bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}'.
-    shape: String,
+    /// The shape: HLO text (e.g. 'bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}'), a file
+    /// holding it, or `-` (or nothing) for standard input.
+    shape: Option<PathBuf>,
+    /// The shape in HLO text; never read as a path.
+    #[arg(long, value_name = "SHAPE", conflicts_with = "shape")]
+    text: Option<String>,
+    #[command(flatten)]
+    output: OutputArg,
 }
 
 pub fn run(args: ExplainArgs) -> Result<(), Failure> {
-    let shape = parse(&args.shape)?;
+    let source = Source::resolve(args.shape.as_deref(), args.text.as_deref(), TextForm::Hlo)?;
+    let shape = parse(&source.read()?)?;
     let mut out = String::new();
     describe(&shape, "", &mut out);
-    write_output(out.as_bytes())
+    args.output.write(out.as_bytes())
 }
 
 /// Parses (as XLA's standalone parser: a missing layout is the default one) and
 /// validates; a parse error shows the input with a caret, an invalid shape lists
 /// every error.
-pub fn parse(input: &str) -> Result<Shape, Failure> {
-    let proto = text::parse_shape(input).map_err(|e| Failure::unreadable(e.render(input)))?;
+pub fn parse(input: &Input) -> Result<Shape, Failure> {
+    let name = &input.name;
+    let text = input.text()?.trim();
+    let proto = text::parse_shape(text)
+        .map_err(|e| Failure::unreadable(format!("{name}: {}", e.render(text))))?;
     let options = xla_shape::validate::Options::hlo_text();
     let validated = xla_shape::validate::validate_shape_with(&proto, options);
     validated.into_result().map_err(|e| {
         let mut stderr = String::new();
         for issue in e.errors() {
-            let _ = writeln!(stderr, "xla-shape: {input}: {issue}");
+            let _ = writeln!(stderr, "xla-shape: {name}: {issue}");
         }
         eprint!("{stderr}");
         Failure::Invalid

@@ -3,40 +3,80 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
+use std::path::PathBuf;
+
 use clap::Args;
 use xla_shape::index::LayoutPlan;
 use xla_shape::validate::{validate_shape_with, Options};
 use xla_shape::{text, ArrayShape, Shape};
 
-use super::{write_output, Failure};
+use super::input::{Input, Source, TextForm};
+use super::{Failure, OutputArg};
 
 /// Map a multi-dimensional index to its linear index, or back with `--linear`.
 ///
 /// Linear indices count elements (slots) from the start of the buffer, tiles and
 /// padding included, following XLA's nested tiling (docs/tiled_layout.md).
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
+#[command(
+    override_usage = "xla-shape index [OPTIONS] <SHAPE> [INDEX]\n       \
+                      xla-shape index [OPTIONS] --text <SHAPE> [INDEX]",
+    after_help = "Examples:\n  \
     xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3          # prints 17\n  \
     xla-shape index 's4[2,3]{1,0:E(4)}' 1,2 --bits      # prints 20\n  \
-    xla-shape index 'f32[3,5]{1,0:T(2,2)}' --linear 11  # prints padding")]
+    xla-shape index 'f32[3,5]{1,0:T(2,2)}' --linear 11  # prints padding"
+)]
 pub struct IndexArgs {
-    /// The shape, in HLO text, e.g. 'f32[3,5]{1,0:T(2,2)}' (legacy padding as PD(...)).
-    shape: String,
+    /// The shape: HLO text (e.g. 'f32[3,5]{1,0:T(2,2)}', legacy padding as PD(...)), a
+    /// file holding it, or `-` for standard input. With --text, the index.
+    #[arg(value_name = "SHAPE", required_unless_present = "text")]
+    shape: Option<PathBuf>,
     /// The multi-dimensional index, e.g. `2,3` (empty for a scalar).
-    #[arg(required_unless_present = "linear", allow_hyphen_values = true)]
+    #[arg(allow_negative_numbers = true)]
     index: Option<String>,
+    /// The shape in HLO text; never read as a path.
+    #[arg(long, value_name = "SHAPE")]
+    text: Option<String>,
     /// Print the element at this linear index instead (or `padding`).
-    #[arg(long, value_name = "N", conflicts_with = "index")]
+    #[arg(long, value_name = "N")]
     linear: Option<String>,
     /// Print the bit offset (linear index × element bits, E(n) if set) instead.
     #[arg(long, conflicts_with = "linear")]
     bits: bool,
+    #[command(flatten)]
+    output: OutputArg,
 }
 
 pub fn run(args: IndexArgs) -> Result<(), Failure> {
-    let shape = read_array(&args.shape)?;
+    // With --text, the first positional argument is the index.
+    let (shape_arg, index) = match &args.text {
+        Some(_) => {
+            if args.index.is_some() {
+                return Err(Failure::unreadable(
+                    "with --text, give the index alone (the shape is the --text value)",
+                ));
+            }
+            let index = match args.shape.as_deref() {
+                None => None,
+                Some(arg) => Some(
+                    arg.to_str()
+                        .ok_or_else(|| bad_number("index", &arg.to_string_lossy()))?
+                        .to_string(),
+                ),
+            };
+            (None, index)
+        }
+        None => (args.shape.as_deref(), args.index.clone()),
+    };
+    let source = Source::resolve(shape_arg, args.text.as_deref(), TextForm::Hlo)?;
+    let shape = read_array(&source.read()?)?;
     let plan = LayoutPlan::new(&shape).map_err(|e| Failure::unreadable(format!("shape: {e}")))?;
-    let out = match (&args.index, &args.linear) {
+    let out = match (&index, &args.linear) {
+        (Some(_), Some(_)) => {
+            return Err(Failure::unreadable(
+                "give an index I,J,... or --linear N, not both",
+            ))
+        }
         (_, Some(linear)) => {
             let linear =
                 parse_number(linear.trim()).ok_or_else(|| bad_number("--linear", linear))?;
@@ -59,25 +99,30 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
         }
         (None, None) => return Err(Failure::unreadable("give an index I,J,... or --linear N")),
     };
-    write_output(format!("{out}\n").as_bytes())
+    args.output.write(format!("{out}\n").as_bytes())
 }
 
 /// Parses and validates a SHAPE argument (HLO text rules, so `*` tiles are accepted)
 /// into an array shape; a buffer `b(...)` gives its array.
-pub(super) fn read_array(input: &str) -> Result<ArrayShape, Failure> {
-    let proto = text::parse_shape(input)
-        .map_err(|e| Failure::unreadable(format!("shape: {}", e.render(input))))?;
+pub(super) fn read_array(input: &Input) -> Result<ArrayShape, Failure> {
+    let name = &input.name;
+    let text = input.text()?.trim();
+    let proto = text::parse_shape(text)
+        .map_err(|e| Failure::unreadable(format!("{name}: {}", e.render(text))))?;
     // A shape that parses but is invalid is invalid input (exit 1), not unreadable.
     let shape = validate_shape_with(&proto, Options::hlo_text())
         .into_result()
         .map_err(|e| {
-            let _ = writeln!(std::io::stderr(), "xla-shape: shape is invalid: {e}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "xla-shape: {name}: the shape is invalid: {e}"
+            );
             Failure::Invalid
         })?;
     match shape {
         Shape::Array(array) | Shape::Buffer(array) => Ok(array),
         other => Err(Failure::unreadable(format!(
-            "shape: a {} has no elements to index; give an array shape",
+            "{name}: a {} has no elements to index; give an array shape",
             other.kind_name()
         ))),
     }

@@ -2,16 +2,17 @@
 //! 2 some input cannot be read or decoded, or the command line is wrong.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use xla_shape::text::HloStyle;
 use xla_shape::MessageKind;
 
 mod convert;
 mod explain;
 mod index;
+mod input;
 mod validate;
 
 /// XLA array shapes and layouts: decode, encode, convert, validate and index them.
@@ -70,6 +71,65 @@ impl From<HloStyleArg> for HloStyle {
             HloStyleArg::Exact => HloStyle::Exact,
         }
     }
+}
+
+/// `--format` of `explain` and `index`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum FormatArg {
+    /// Words, for people.
+    #[default]
+    Text,
+    /// One JSON document, for scripts (docs/explain-index-json.md).
+    Json,
+}
+
+/// `-o/--output`, shared by every command that writes data.
+#[derive(Debug, Args)]
+pub struct OutputArg {
+    /// Write to FILE instead of standard output, atomically: a temporary file in the same
+    /// directory is renamed into place, so a failed run leaves FILE as it was.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+impl OutputArg {
+    /// The file to write, unless the output goes to standard output (no `-o`, or `-o -`).
+    pub fn file(&self) -> Option<&Path> {
+        self.output.as_deref().filter(|p| p.as_os_str() != "-")
+    }
+
+    /// Writes the whole output: to the file atomically, or to standard output.
+    pub fn write(&self, bytes: &[u8]) -> Result<(), Failure> {
+        match self.file() {
+            Some(path) => write_atomically(path, bytes)
+                .map_err(|e| Failure::unreadable(format!("{}: cannot write: {e}", path.display()))),
+            None => write_output(bytes),
+        }
+    }
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory, renamed into
+/// place only once everything is written: on any failure `path` is left as it was and
+/// the temporary file is removed. A new file gets the usual permissions (0666 less the
+/// umask), a replaced file keeps its own.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".xla-shape-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode() & 0o7777);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let mut file = builder.tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// A failure that ends a command, with the exit code it maps to.

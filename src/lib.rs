@@ -4,6 +4,7 @@
 #![warn(missing_debug_implementations)]
 
 pub mod codec;
+pub mod describe;
 pub mod error;
 pub mod index;
 pub mod json;

@@ -363,7 +363,7 @@ fn explain_says_what_a_shape_means() {
         "then tile (2,1)",
         "memory space S(1): generic fast memory (VMEM on TPU)",
         // 32 * 32 * 4096 elements of 2 bytes.
-        "4194304 element(s), 8388608 byte(s)",
+        "4194304 elements, 8388608 bytes (8 MiB) of elements",
     ] {
         assert!(text.contains(want), "missing {want:?} in:\n{text}");
     }

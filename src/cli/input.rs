@@ -7,7 +7,11 @@
 //!   that text (HLO: it has a `[`, `{` or `(`; JSON: it starts with `{`) is the text.
 //! - Anything else is "no such file: X" (exit 2).
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+use xla_shape::validate::{validate_shape_with, Options};
+use xla_shape::Shape;
 
 use super::Failure;
 
@@ -53,6 +57,27 @@ impl Input {
     pub fn text(&self) -> Result<&str, Failure> {
         std::str::from_utf8(&self.bytes)
             .map_err(|e| Failure::unreadable(format!("{}: not UTF-8 text: {e}", self.name)))
+    }
+
+    /// The input as one shape in HLO text (surrounding whitespace allowed), parsed as XLA's
+    /// standalone parser does (a missing layout is the default one) and validated with
+    /// the HLO text rules (`*` tiles accepted). A parse error shows the text with a caret
+    /// (exit 2); an invalid shape lists every error on standard error (exit 1).
+    pub fn shape(&self) -> Result<Shape, Failure> {
+        let name = &self.name;
+        let text = self.text()?.trim();
+        let proto = xla_shape::text::parse_shape(text)
+            .map_err(|e| Failure::unreadable(format!("{name}: {}", e.render(text))))?;
+        validate_shape_with(&proto, Options::hlo_text())
+            .into_result()
+            .map_err(|e| {
+                let mut stderr = String::new();
+                for issue in e.errors() {
+                    let _ = writeln!(stderr, "xla-shape: {name}: {issue}");
+                }
+                eprint!("{stderr}");
+                Failure::Invalid
+            })
     }
 }
 
@@ -107,6 +132,11 @@ impl Source {
             Source::File(path) => path.display().to_string(),
             Source::Text(_) => "<text>".to_string(),
         }
+    }
+
+    /// Whether the message comes from standard input.
+    pub fn is_stdin(&self) -> bool {
+        *self == Source::Stdin
     }
 
     /// Reads the whole input.

@@ -20,8 +20,8 @@ use super::{Failure, FormatArg, HloStyleArg, OutputArg};
 /// each (docs/explain-index-json.md).
 #[derive(Debug, Args)]
 #[command(
-    override_usage = "xla-shape index [OPTIONS] <SHAPE> [INDEX|-]...\n       \
-                      xla-shape index [OPTIONS] --text <SHAPE> [INDEX|-]...",
+    override_usage = "xla-shape index [OPTIONS] <SHAPE> <INDEX>...\n       \
+                      xla-shape index [OPTIONS] --text <SHAPE> <INDEX>...",
     after_help = "Examples:\n  \
     xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3          # prints 17\n  \
     xla-shape index 'f32[3,5]{1,0:T(2,2)}' 0,0 1,2 2,4  # prints 0, 5 and 20, one a line\n  \

@@ -10,6 +10,7 @@ use xla_shape::text::HloStyle;
 use xla_shape::MessageKind;
 
 mod convert;
+mod docs;
 mod explain;
 mod index;
 mod input;
@@ -17,7 +18,20 @@ mod validate;
 
 /// XLA array shapes and layouts: decode, encode, convert, validate and index them.
 #[derive(Debug, Parser)]
-#[command(name = "xla-shape", version, about, long_about = None)]
+#[command(
+    name = "xla-shape",
+    version,
+    propagate_version = true,
+    about,
+    long_about = None,
+    after_help = "Examples:\n  \
+        xla-shape convert --from binary --to hlo examples/f32_2x3.binpb\n  \
+        xla-shape validate --from hlo-module examples/matmul.hlo.txt\n  \
+        xla-shape explain 'bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}'\n  \
+        xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3\n\n\
+        Exit status: 0 success, 1 some input is invalid, 2 some input cannot be read or the \
+        command line is wrong. `xla-shape help COMMAND` shows a command's options and examples."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -29,6 +43,8 @@ enum Command {
     Validate(validate::ValidateArgs),
     Index(index::IndexArgs),
     Explain(explain::ExplainArgs),
+    Completions(docs::CompletionsArgs),
+    Man(docs::ManArgs),
 }
 
 /// `--message`: which top-level message the input holds.
@@ -170,6 +186,8 @@ pub fn run() -> ExitCode {
         Command::Validate(args) => validate::run(args),
         Command::Index(args) => index::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,

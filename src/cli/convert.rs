@@ -133,11 +133,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     };
     if let Some(target) = dropped_by {
         for field in decoded.unknown_fields() {
-            let at = if field.path.is_root() {
-                String::new()
-            } else {
-                format!("{}: ", field.path)
-            };
+            let at = at(&field.path);
             eprintln!(
                 "xla-shape: warning: {name}: {at}unknown field {} is not written: {target} has no form for it",
                 field.number
@@ -231,13 +227,9 @@ fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, Fail
 fn write_hlo(decoded: &Decoded<AnyMessage>, style: HloStyle) -> Result<Vec<u8>, Failure> {
     if style == HloStyle::Exact {
         if let Some(field) = decoded.unknown_fields().first() {
-            let at = if field.path.is_root() {
-                String::new()
-            } else {
-                format!("{}: ", field.path)
-            };
             return Err(Failure::unreadable(format!(
-                "{at}unknown field {} has no text form (--hlo-style xla drops it with a warning)",
+                "{}unknown field {} has no text form (--hlo-style xla drops it with a warning)",
+                at(&field.path),
                 field.number
             )));
         }
@@ -247,4 +239,13 @@ fn write_hlo(decoded: &Decoded<AnyMessage>, style: HloStyle) -> Result<Vec<u8>, 
         .map_err(Failure::unreadable)?;
     out.push('\n');
     Ok(out.into_bytes())
+}
+
+/// `PATH: ` in front of a message, or nothing for the message itself (no empty segment).
+fn at(path: &xla_shape::Path) -> String {
+    if path.is_root() {
+        String::new()
+    } else {
+        format!("{path}: ")
+    }
 }

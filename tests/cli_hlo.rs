@@ -68,9 +68,27 @@ fn hlo_shapes_fixture_through_the_cli() {
                 record["xla_hex"].as_str().unwrap(),
                 "{text}"
             );
-            // And back to text: XLA's text, unless our printer shows more (it never
-            // narrows or drops anything).
+            // And back to text: XLA's text by default; the lossless text (which never
+            // narrows or drops anything) reads back to the same bytes.
             let back = run(&["convert", "--from", "binary", "--to", "hlo"], &out.stdout);
+            assert_eq!(back.status.code(), Some(0), "{text}: {}", stderr(&back));
+            assert_eq!(
+                stdout(&back).trim_end(),
+                record["xla_text"].as_str().unwrap(),
+                "{text}"
+            );
+            let back = run(
+                &[
+                    "convert",
+                    "--from",
+                    "binary",
+                    "--to",
+                    "hlo",
+                    "--hlo-style",
+                    "exact",
+                ],
+                &out.stdout,
+            );
             assert_eq!(back.status.code(), Some(0), "{text}: {}", stderr(&back));
             let again = run(
                 &["convert", "--from", "hlo", "--to", "binary"],
@@ -115,15 +133,116 @@ fn binary_to_hlo_prints_every_form() {
             "{input}: {}",
             stderr(&binary)
         );
-        let mut to_hlo = vec!["convert", "--from", "binary", "--to", "hlo"];
+        let mut to_hlo = vec![
+            "convert",
+            "--from",
+            "binary",
+            "--to",
+            "hlo",
+            "--hlo-style",
+            "exact",
+        ];
         to_hlo.extend_from_slice(extra);
         let text = run(&to_hlo, &binary.stdout);
         assert_eq!(stdout(&text), *want);
     }
-    // Reference §2.2: the retired fields print in our extension.
+    // Reference §2.2: the retired fields print in our extension in the lossless text;
+    // XLA ignores them, and so does its text.
     let old = bytes("10 0b 1a 02 02 03 2a 0c 0a 02 01 00 12 02 03 05 18 01 20 01");
-    let out = run(&["convert", "--from", "binary", "--to", "hlo"], &old);
+    let out = run(
+        &[
+            "convert",
+            "--from",
+            "binary",
+            "--to",
+            "hlo",
+            "--hlo-style",
+            "exact",
+        ],
+        &old,
+    );
     assert_eq!(stdout(&out), "f32[2,3]{1,0:PD(3,5)PV(zero)F(dense)}\n");
+    let out = run(&["convert", "--from", "binary", "--to", "hlo"], &old);
+    assert_eq!(stdout(&out), "f32[2,3]{1,0}\n");
+}
+
+/// Program shapes: XLA's `entry_computation_layout` has no parameter names (XLA's parser
+/// rejects them there); the lossless text keeps them.
+#[test]
+fn program_shapes_print_without_names_unless_exact() {
+    let named = "(a: f32[2]{0}, b: s32[])->f32[]";
+    let args = [
+        "convert",
+        "--from",
+        "hlo",
+        "--to",
+        "hlo",
+        "--message",
+        "program-shape",
+    ];
+    let out = run(&args, named.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "(f32[2]{0}, s32[])->f32[]\n");
+    let out = run(
+        &[&args[..], &["--hlo-style", "exact"]].concat(),
+        named.as_bytes(),
+    );
+    assert_eq!(stdout(&out), format!("{named}\n"));
+}
+
+/// Every fixture message XLA printed (`xla.text`: a shape's text, a layout's part after
+/// `]`, a program shape's `entry_computation_layout`) converts from its bytes to exactly
+/// that text, with no refusal; unknown fields are dropped with one warning each.
+#[test]
+fn every_fixture_converts_to_xlas_text() {
+    let Ok(content) = std::fs::read_to_string(fixtures().join("messages.jsonl")) else {
+        return;
+    };
+    let mut checked = 0;
+    for line in content.lines().filter(|l| !l.trim().is_empty()) {
+        let record: serde_json::Value = serde_json::from_str(line).unwrap();
+        let Some(want) = record["xla"]["text"].as_str() else {
+            continue;
+        };
+        let id = record["id"].as_str().unwrap();
+        let message = record["message"].as_str().unwrap();
+        let input = hex::decode(record["hex"].as_str().unwrap()).unwrap();
+        let out = run(
+            &[
+                "convert",
+                "--from",
+                "binary",
+                "--to",
+                "hlo",
+                "--message",
+                message,
+            ],
+            &input,
+        );
+        assert_eq!(out.status.code(), Some(0), "{id}: {}", stderr(&out));
+        assert_eq!(stdout(&out), format!("{want}\n"), "{id}");
+        let unknown = record["features"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f == "unknown-fields");
+        let warnings = stderr(&out);
+        assert!(
+            warnings
+                .lines()
+                .all(|l| l.starts_with("xla-shape: warning: <stdin>: ")
+                    && l.ends_with(" is not written: XLA's text has no form for it")),
+            "{id}: {warnings}"
+        );
+        if !unknown {
+            assert_eq!(warnings, "", "{id}");
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 1000,
+        "only {checked} fixture messages with XLA text"
+    );
 }
 
 #[test]
@@ -155,14 +274,74 @@ fn hlo_errors_show_a_caret_and_exit_2() {
         &deep.as_bytes()[..deep.len() / 2],
     );
     assert_eq!(out.status.code(), Some(2));
-    // A value the text cannot carry is refused, not dropped.
+    // A value the lossless text cannot carry is refused, not dropped; XLA's text
+    // narrows it as XLA does.
     let shape = bytes("10 0b 1a 01 02 2a 06 0a 01 00 40 ac 02"); // f32[2]{0:S(300)}
-    let out = run(&["convert", "--from", "binary", "--to", "hlo"], &shape);
+    let out = run(
+        &[
+            "convert",
+            "--from",
+            "binary",
+            "--to",
+            "hlo",
+            "--hlo-style",
+            "exact",
+        ],
+        &shape,
+    );
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr(&out).contains("layout.memory_space"),
-        "{}",
-        stderr(&out)
+    assert_eq!(
+        stderr(&out),
+        "xla-shape: <stdin>: layout.memory_space: memory space 300 does not fit XLA's 8 bits; text would read back as 44\n"
+    );
+    let out = run(&["convert", "--from", "binary", "--to", "hlo"], &shape);
+    assert_eq!(stdout(&out), "f32[2]{0:S(44)}\n");
+    // One message per error: no doubled phrase, no empty path.
+    let negative = bytes("10 0b 1a 0a fb ff ff ff ff ff ff ff ff 01"); // f32[-5]
+    let out = run(
+        &[
+            "convert",
+            "--from",
+            "binary",
+            "--to",
+            "hlo",
+            "--hlo-style",
+            "exact",
+        ],
+        &negative,
+    );
+    assert_eq!(
+        stderr(&out),
+        "xla-shape: <stdin>: dimensions[0]: dimension -5 has no text form\n"
+    );
+    let top_level_unknown = bytes("10 0b 08 01"); // f32[], then field 1 = 1
+    let out = run(
+        &[
+            "convert",
+            "--from",
+            "binary",
+            "--to",
+            "hlo",
+            "--hlo-style",
+            "exact",
+        ],
+        &top_level_unknown,
+    );
+    assert_eq!(
+        stderr(&out),
+        "xla-shape: <stdin>: unknown field 1 has no text form (--hlo-style xla drops it with a warning)\n"
+    );
+    let out = run(
+        &["convert", "--from", "binary", "--to", "hlo"],
+        &top_level_unknown,
+    );
+    assert_eq!(
+        (out.status.code(), stdout(&out).as_str()),
+        (Some(0), "f32[]\n")
+    );
+    assert_eq!(
+        stderr(&out),
+        "xla-shape: warning: <stdin>: unknown field 1 is not written: XLA's text has no form for it\n"
     );
 }
 
@@ -184,7 +363,7 @@ fn explain_says_what_a_shape_means() {
         "then tile (2,1)",
         "memory space S(1): generic fast memory (VMEM on TPU)",
         // 32 * 32 * 4096 elements of 2 bytes.
-        "4194304 element(s), 8388608 byte(s)",
+        "4194304 elements, 8388608 bytes (8 MiB) of elements",
     ] {
         assert!(text.contains(want), "missing {want:?} in:\n{text}");
     }

@@ -62,7 +62,7 @@ fn errors() {
     fails(
         &["f32[3,5]{1,0:T(2,2)}", "3,0"],
         2,
-        "xla-shape: index: index 3 is out of bounds for dimension 0 of size 3\n",
+        "xla-shape: [3,0]: index 3 is out of bounds for dimension 0 of size 3\n",
     );
     fails(
         &["f32[3,5]", "1"],
@@ -77,12 +77,12 @@ fn errors() {
     fails(
         &["f32[3]", "-1"],
         2,
-        "index: '-1' is not a non-negative integer",
+        "[-1]: '-1' is not a non-negative integer",
     );
     fails(
         &["f32[3]", "--linear", "x"],
         2,
-        "--linear: 'x' is not a non-negative integer",
+        "xla-shape: [x]: 'x' is not a non-negative integer\n",
     );
     fails(&["f32[3,5", "1"], 2, "  f32[3,5\n         ^\n");
     fails(&["f32[?,3]", "0,0"], 2, "dimension is unbounded");
@@ -96,7 +96,21 @@ fn errors() {
         1,
         "tile dimension 0 is not allowed",
     );
-    fails(&["f32[2]"], 2, "");
+    fails(
+        &["f32[2]"],
+        2,
+        "xla-shape: give an index I,J,... (or --linear N), or - to read them from standard input\n",
+    );
+    fails(
+        &["f32[?,3]", "0,0"],
+        2,
+        "xla-shape: <text>: dimensions[0]: dimension is unbounded ('?'): it has no size to index or allocate\n",
+    );
+    fails(
+        &["(f32[], s32[])", "0"],
+        2,
+        "xla-shape: <text>: a tuple has no elements to index; give an array shape\n",
+    );
 }
 
 fn explain(shape: &str) -> String {
@@ -113,12 +127,12 @@ fn explain_shows_sizes_strides_and_memory_order() {
     // tiled_layout.md figure 1: 24 slots (96 bytes); the picture is the figure's map.
     let text = explain("f32[3,5]{1,0:T(2,2)}");
     assert!(
-        text.contains("  allocated: 24 slot(s) of 32 bits, 96 byte(s)"),
+        text.contains("  allocated: 24 slots of 32 bits, 96 bytes;"),
         "{text}"
     );
-    assert!(text.contains("  data: 21 slot(s), 84 byte(s)"), "{text}");
+    assert!(text.contains("  data: 21 slots, 84 bytes,"), "{text}");
     assert!(
-        text.contains("  XLA's ArraySize 96 byte(s), ArrayDataSize 84 byte(s)"),
+        text.contains("  XLA's ArraySize 96 bytes, ArrayDataSize 84 bytes;"),
         "{text}"
     );
     assert!(
@@ -133,7 +147,7 @@ fn explain_shows_sizes_strides_and_memory_order() {
     // padded to 3.
     let text = explain("f32[2,3]{0,1:PD(3,5)}");
     assert!(
-        text.contains("  allocated: 15 slot(s) of 32 bits, 60 byte(s)"),
+        text.contains("  allocated: 15 slots of 32 bits, 60 bytes;"),
         "{text}"
     );
     assert!(
@@ -144,7 +158,9 @@ fn explain_shows_sizes_strides_and_memory_order() {
     // Packed int4: no byte strides.
     let text = explain("s4[2,4]{1,0:E(4)}");
     assert!(
-        text.contains("  strides: [4,1] elements (none in bytes: 4-bit elements)"),
+        text.contains(
+            "  strides: [4,1] elements (none in bytes: 4-bit elements are not whole bytes)"
+        ),
         "{text}"
     );
     // Unbounded: no memory layout, but still exit 0 for explain.

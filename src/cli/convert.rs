@@ -5,20 +5,28 @@
 //! its two arms. Nothing is validated: the only failures are input that cannot be
 //! read and values the target form cannot express.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use xla_shape::codec::{self, Decoded};
+use xla_shape::text::HloStyle;
 use xla_shape::{json, text};
 use xla_shape::{AnyMessage, MessageKind};
 
-use super::{input_name, read_input, write_output, Failure, MessageArg};
+use super::input::{Source, TextForm};
+use super::{Failure, HloStyleArg, MessageArg, OutputArg};
 
 /// Convert one message between forms (binary, JSON, HLO text); no validation.
+///
+/// HLO text output is what XLA prints for the message, unless `--hlo-style exact` asks
+/// for the lossless text. Binary output is not written to a terminal: use `-o` or a pipe.
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Example:\n  xla-shape convert --from binary --to json examples/f32_2x3.binpb"
-)]
+#[command(after_help = "Examples:\n  \
+    xla-shape convert --from binary --to json examples/f32_2x3.binpb\n  \
+    xla-shape convert --from hlo --to json 'bf16[8,128]{1,0:T(8,128)(2,1)}'\n  \
+    xla-shape convert --from binary --to hlo --hlo-style exact examples/legacy_padded.binpb\n  \
+    xla-shape convert --from hlo --to binary -o shape.binpb --text 'f32[2,3]'")]
 pub struct ConvertArgs {
     /// The form of the input.
     #[arg(long, value_enum)]
@@ -29,6 +37,9 @@ pub struct ConvertArgs {
     /// Which message the input holds.
     #[arg(long, value_enum, default_value_t)]
     message: MessageArg,
+    /// HLO text output: XLA's text, or the lossless text.
+    #[arg(long, value_enum, default_value_t)]
+    hlo_style: HloStyleArg,
     /// JSON output keys: lowerCamelCase json names or the proto field names.
     #[arg(long, value_enum, default_value_t)]
     json_names: JsonNames,
@@ -38,7 +49,13 @@ pub struct ConvertArgs {
     /// Skip JSON keys the schema does not know instead of refusing them.
     #[arg(long)]
     ignore_unknown_fields: bool,
-    /// The input file; `-` or absent reads standard input.
+    /// The message itself, in the --from form (hlo or json); never read as a path.
+    #[arg(long, value_name = "TEXT", conflicts_with = "input")]
+    text: Option<String>,
+    #[command(flatten)]
+    output: OutputArg,
+    /// The input file; `-` or absent reads standard input. With --from hlo or json, text
+    /// that names no file is the message itself.
     input: Option<PathBuf>,
 }
 
@@ -72,38 +89,58 @@ pub struct Options {
     pub pretty: bool,
     /// `--ignore-unknown-fields`.
     pub ignore_unknown_fields: bool,
+    /// `--hlo-style`.
+    pub hlo_style: HloStyle,
 }
 
 pub fn run(args: ConvertArgs) -> Result<(), Failure> {
-    let name = input_name(args.input.as_ref());
-    let bytes = read_input(args.input.as_ref())?;
+    if args.to == Form::Binary && args.output.file().is_none() && std::io::stdout().is_terminal() {
+        return Err(Failure::unreadable(
+            "binary output is not written to a terminal: use -o FILE, or a pipe (| xxd)",
+        ));
+    }
+    let form = match args.from {
+        Form::Binary => TextForm::None,
+        Form::Json => TextForm::Json,
+        Form::Hlo => TextForm::Hlo,
+    };
+    if args.text.is_some() && form == TextForm::None {
+        return Err(Failure::unreadable(
+            "--text gives text: use it with --from hlo or --from json",
+        ));
+    }
+    let source = Source::resolve(args.input.as_deref(), args.text.as_deref(), form)?;
+    let input = source.read()?;
+    let name = input.name.as_str();
     let options = Options {
         json_names: args.json_names,
         pretty: args.pretty,
         ignore_unknown_fields: args.ignore_unknown_fields,
+        hlo_style: args.hlo_style.into(),
     };
     let named = |failure| match failure {
         Failure::Unreadable(message) => Failure::Unreadable(format!("{name}: {message}")),
         other => other,
     };
-    let decoded = read(args.from, args.message.into(), &bytes, &options).map_err(named)?;
+    let decoded = read(args.from, args.message.into(), &input.bytes, &options).map_err(named)?;
     let output = write(args.to, &decoded, &options).map_err(named)?;
-    if args.to == Form::Json {
-        // The proto3 JSON mapping has no form for unknown fields (Google's printers
-        // drop them): say so, so that nothing is lost silently.
+    // Neither proto3 JSON nor XLA's text has a form for unknown fields (Google's JSON
+    // printers and XLA drop them): say so, so that nothing is lost silently.
+    let dropped_by = match (args.to, options.hlo_style) {
+        (Form::Json, _) => Some("JSON"),
+        (Form::Hlo, HloStyle::Xla) => Some("XLA's text"),
+        _ => None,
+    };
+    if let Some(target) = dropped_by {
         for field in decoded.unknown_fields() {
-            let at = if field.path.is_root() {
-                String::new()
-            } else {
-                format!("{}: ", field.path)
-            };
+            let at = at(&field.path);
             eprintln!(
-                "xla-shape: warning: {name}: {at}unknown field {} is not written: JSON has no form for it",
+                "xla-shape: warning: {name}: {at}unknown field {} is not written: {target} has no form for it",
                 field.number
             );
         }
     }
-    write_output(&output)
+    args.output.write(&output)
 }
 
 /// Reads a message of `kind` in `form`. A failure's message is the reason alone;
@@ -129,7 +166,7 @@ pub fn write(
 ) -> Result<Vec<u8>, Failure> {
     match form {
         Form::Binary => Ok(codec::encode_any(decoded)),
-        Form::Hlo => write_hlo(decoded),
+        Form::Hlo => write_hlo(decoded, options.hlo_style),
         Form::Json => Ok(write_json(decoded, options)),
     }
 }
@@ -184,16 +221,31 @@ fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, Fail
     })
 }
 
-/// HLO text out, one line. Unknown fields have no text form, so they are refused.
-fn write_hlo(decoded: &Decoded<AnyMessage>) -> Result<Vec<u8>, Failure> {
-    if let Some(field) = decoded.unknown_fields().first() {
-        return Err(Failure::unreadable(format!(
-            "{}: unknown field {} has no hlo text form",
-            field.path, field.number
-        )));
+/// HLO text out, one line. In XLA's style, unknown fields are dropped (the caller
+/// warns); the lossless style refuses them, as it refuses every value its text cannot
+/// carry back.
+fn write_hlo(decoded: &Decoded<AnyMessage>, style: HloStyle) -> Result<Vec<u8>, Failure> {
+    if style == HloStyle::Exact {
+        if let Some(field) = decoded.unknown_fields().first() {
+            return Err(Failure::unreadable(format!(
+                "{}unknown field {} has no text form (--hlo-style xla drops it with a warning)",
+                at(&field.path),
+                field.number
+            )));
+        }
     }
-    let mut out = text::print_message(&decoded.message)
-        .map_err(|e| Failure::unreadable(format!("{e} (no hlo text form)")))?;
+    let mut out = style
+        .print_message(&decoded.message)
+        .map_err(Failure::unreadable)?;
     out.push('\n');
     Ok(out.into_bytes())
+}
+
+/// `PATH: ` in front of a message, or nothing for the message itself (no empty segment).
+fn at(path: &xla_shape::Path) -> String {
+    if path.is_root() {
+        String::new()
+    } else {
+        format!("{path}: ")
+    }
 }

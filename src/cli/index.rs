@@ -1,85 +1,188 @@
-//! `xla-shape index`: where an element of a shape lives in linear memory.
+//! `xla-shape index`: where elements of a shape live in linear memory
+//! ([`xla_shape::describe::locate`]), one result per index asked for.
 
-use std::fmt::Write as _;
-use std::io::Write as _;
+use std::path::PathBuf;
 
 use clap::Args;
+use xla_shape::describe::{locate, locate_linear, IndexReport, Location};
 use xla_shape::index::LayoutPlan;
-use xla_shape::validate::{validate_shape_with, Options};
-use xla_shape::{text, ArrayShape, Shape};
+use xla_shape::{ArrayShape, Shape};
 
-use super::{write_output, Failure};
+use super::input::{Source, TextForm};
+use super::{Failure, FormatArg, HloStyleArg, OutputArg};
 
-/// Map a multi-dimensional index to its linear index, or back with `--linear`.
+/// Map multi-dimensional indices to linear indices, or back with `--linear`.
 ///
 /// Linear indices count elements (slots) from the start of the buffer, tiles and
-/// padding included, following XLA's nested tiling (docs/tiled_layout.md).
+/// padding included, following XLA's nested tiling (docs/tiled_layout.md). Give any
+/// number of indices; `-` reads them from standard input, one a line. Text output is
+/// one result a line; `--format json` gives the linear index, bit and byte offset of
+/// each (docs/explain-index-json.md).
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  \
+#[command(
+    override_usage = "xla-shape index [OPTIONS] <SHAPE> <INDEX>...\n       \
+                      xla-shape index [OPTIONS] --text <SHAPE> <INDEX>...",
+    after_help = "Examples:\n  \
     xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3          # prints 17\n  \
+    xla-shape index 'f32[3,5]{1,0:T(2,2)}' 0,0 1,2 2,4  # prints 0, 5 and 20, one a line\n  \
     xla-shape index 's4[2,3]{1,0:E(4)}' 1,2 --bits      # prints 20\n  \
-    xla-shape index 'f32[3,5]{1,0:T(2,2)}' --linear 11  # prints padding")]
+    xla-shape index 'f32[3,5]{1,0:T(2,2)}' --linear 11  # prints padding\n  \
+    printf '0,1\\n2,3\\n' | xla-shape index 'f32[3,5]{1,0:T(2,2)}' - --format json"
+)]
 pub struct IndexArgs {
-    /// The shape, in HLO text, e.g. 'f32[3,5]{1,0:T(2,2)}' (legacy padding as PD(...)).
-    shape: String,
-    /// The multi-dimensional index, e.g. `2,3` (empty for a scalar).
-    #[arg(required_unless_present = "linear", allow_hyphen_values = true)]
-    index: Option<String>,
-    /// Print the element at this linear index instead (or `padding`).
-    #[arg(long, value_name = "N", conflicts_with = "index")]
-    linear: Option<String>,
+    /// The shape: HLO text (e.g. 'f32[3,5]{1,0:T(2,2)}', legacy padding as PD(...)), a
+    /// file holding it, or `-` for standard input. With --text, the first index.
+    #[arg(value_name = "SHAPE", required_unless_present = "text")]
+    shape: Option<PathBuf>,
+    /// Indices: `2,3` (also `[2,3]` or `(2, 3)`; empty for a scalar), or with --linear
+    /// slot numbers; `-` reads them from standard input, one a line (blank lines and
+    /// lines starting with `#` skipped).
+    #[arg(value_name = "INDEX", allow_negative_numbers = true)]
+    indices: Vec<String>,
+    /// The shape in HLO text; never read as a path.
+    #[arg(long, value_name = "SHAPE")]
+    text: Option<String>,
+    /// The indices are linear indices (slots): print the element each holds (I,J,...)
+    /// or `padding`.
+    #[arg(long)]
+    linear: bool,
     /// Print the bit offset (linear index × element bits, E(n) if set) instead.
     #[arg(long, conflicts_with = "linear")]
     bits: bool,
+    /// One result a line, or one JSON document with every offset.
+    #[arg(long, value_enum, default_value_t)]
+    format: FormatArg,
+    /// Indent JSON output.
+    #[arg(long)]
+    pretty: bool,
+    /// Shape text in JSON output: XLA's, or the lossless text.
+    #[arg(long, value_enum, default_value_t)]
+    hlo_style: HloStyleArg,
+    #[command(flatten)]
+    output: OutputArg,
+}
+
+/// One index as given, with the name to put in front of its errors.
+struct Request {
+    /// `[2,3]` for an argument, `<stdin>:4` for a line.
+    name: String,
+    text: String,
 }
 
 pub fn run(args: IndexArgs) -> Result<(), Failure> {
-    let shape = read_array(&args.shape)?;
-    let plan = LayoutPlan::new(&shape).map_err(|e| Failure::unreadable(format!("shape: {e}")))?;
-    let out = match (&args.index, &args.linear) {
-        (_, Some(linear)) => {
-            let linear =
-                parse_number(linear.trim()).ok_or_else(|| bad_number("--linear", linear))?;
-            match plan.multi_index(linear) {
-                Ok(Some(index)) => join(&index),
-                Ok(None) => "padding".to_string(),
-                Err(e) => return Err(Failure::unreadable(format!("--linear: {e}"))),
-            }
+    // With --text, every positional argument is an index.
+    let mut arguments = Vec::with_capacity(args.indices.len() + 1);
+    let shape_arg = match (&args.text, args.shape.as_deref()) {
+        (Some(_), Some(first)) => {
+            let first = first.to_str().ok_or_else(|| {
+                Failure::unreadable(format!("[{}]: not UTF-8", first.to_string_lossy()))
+            })?;
+            arguments.push(first.to_string());
+            None
         }
-        (Some(index), None) => {
-            let index = parse_index(index)?;
-            let result = if args.bits {
-                plan.bit_offset(&index)
-            } else {
-                plan.linear_index(&index).map(u128::from)
-            };
-            result
-                .map_err(|e| Failure::unreadable(format!("index: {e}")))?
-                .to_string()
-        }
-        (None, None) => return Err(Failure::unreadable("give an index I,J,... or --linear N")),
+        (_, shape) => shape,
     };
-    write_output(format!("{out}\n").as_bytes())
+    arguments.extend(args.indices.iter().cloned());
+    let source = Source::resolve(shape_arg, args.text.as_deref(), TextForm::Hlo)?;
+    let shape_from_stdin = source.is_stdin();
+    let input = source.read()?;
+    let shape = input.shape()?;
+    let name = &input.name;
+    let array = array_of(&shape).map_err(|e| Failure::unreadable(format!("{name}: {e}")))?;
+    let plan = LayoutPlan::new(array).map_err(|e| Failure::unreadable(format!("{name}: {e}")))?;
+
+    let requests = requests(&arguments, shape_from_stdin)?;
+    let mut results = Vec::with_capacity(requests.len());
+    for request in &requests {
+        let named = |message: String| Failure::unreadable(format!("{}: {message}", request.name));
+        let location = if args.linear {
+            let slot = parse_number(request.text.trim()).ok_or_else(|| {
+                named(format!(
+                    "'{}' is not a non-negative integer",
+                    request.text.trim()
+                ))
+            })?;
+            locate_linear(&plan, slot)
+        } else {
+            let index = parse_index(&request.text).map_err(named)?;
+            locate(&plan, &index)
+        };
+        results.push(location.map_err(|e| named(e.to_string()))?);
+    }
+
+    let out = match args.format {
+        FormatArg::Text => results.iter().map(|r| text_line(r, &args)).collect(),
+        FormatArg::Json => {
+            let report = IndexReport::new(&shape, args.hlo_style.into(), &plan, results);
+            super::to_json(&report, args.pretty)?
+        }
+    };
+    args.output.write(out.as_bytes())
 }
 
-/// Parses and validates a SHAPE argument (HLO text rules, so `*` tiles are accepted)
-/// into an array shape; a buffer `b(...)` gives its array.
-pub(super) fn read_array(input: &str) -> Result<ArrayShape, Failure> {
-    let proto = text::parse_shape(input)
-        .map_err(|e| Failure::unreadable(format!("shape: {}", e.render(input))))?;
-    // A shape that parses but is invalid is invalid input (exit 1), not unreadable.
-    let shape = validate_shape_with(&proto, Options::hlo_text())
-        .into_result()
-        .map_err(|e| {
-            let _ = writeln!(std::io::stderr(), "xla-shape: shape is invalid: {e}");
-            Failure::Invalid
-        })?;
+/// The array of an array or buffer shape; other shapes have no elements to index.
+fn array_of(shape: &Shape) -> Result<&ArrayShape, String> {
     match shape {
         Shape::Array(array) | Shape::Buffer(array) => Ok(array),
-        other => Err(Failure::unreadable(format!(
-            "shape: a {} has no elements to index; give an array shape",
+        other => Err(format!(
+            "a {} has no elements to index; give an array shape",
             other.kind_name()
-        ))),
+        )),
+    }
+}
+
+/// The indices to answer, in order: the arguments, with `-` replaced by the lines of
+/// standard input.
+fn requests(arguments: &[String], shape_from_stdin: bool) -> Result<Vec<Request>, Failure> {
+    if arguments.is_empty() {
+        return Err(Failure::unreadable(
+            "give an index I,J,... (or --linear N), or - to read them from standard input",
+        ));
+    }
+    let mut requests = Vec::with_capacity(arguments.len());
+    let mut stdin_used = shape_from_stdin;
+    for argument in arguments {
+        if argument != "-" {
+            requests.push(Request {
+                name: format!("[{}]", argument.trim()),
+                text: argument.clone(),
+            });
+            continue;
+        }
+        if stdin_used {
+            return Err(Failure::unreadable(
+                "standard input (-) can be read once: for the shape or for the indices",
+            ));
+        }
+        stdin_used = true;
+        let bytes = super::read_input(None)?;
+        let text = std::str::from_utf8(&bytes)
+            .map_err(|e| Failure::unreadable(format!("<stdin>: not UTF-8 text: {e}")))?;
+        for (number, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            requests.push(Request {
+                name: format!("<stdin>:{}", number + 1),
+                text: line.to_string(),
+            });
+        }
+    }
+    Ok(requests)
+}
+
+/// One line of text output.
+fn text_line(location: &Location, args: &IndexArgs) -> String {
+    if args.linear {
+        match &location.index {
+            Some(index) => format!("{}\n", join(index)),
+            None => "padding\n".to_string(),
+        }
+    } else if args.bits {
+        format!("{}\n", location.bit_offset)
+    } else {
+        format!("{}\n", location.linear_index)
     }
 }
 
@@ -90,104 +193,30 @@ fn parse_number(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
-fn bad_number(what: &str, value: &str) -> Failure {
-    Failure::unreadable(format!("{what}: '{value}' is not a non-negative integer"))
-}
-
-fn parse_index(text: &str) -> Result<Vec<u64>, Failure> {
-    let text = text.trim();
+/// `2,3`, `[2, 3]` or `(2,3)`; empty (or `[]`, `()`) for a scalar.
+fn parse_index(text: &str) -> Result<Vec<u64>, String> {
+    let mut text = text.trim();
+    for (open, close) in [('[', ']'), ('(', ')')] {
+        if let Some(inner) = text.strip_prefix(open).and_then(|t| t.strip_suffix(close)) {
+            text = inner.trim();
+            break;
+        }
+    }
     if text.is_empty() {
         return Ok(Vec::new());
     }
     text.split(',')
-        .map(|part| parse_number(part.trim()).ok_or_else(|| bad_number("index", part.trim())))
+        .map(|part| {
+            let part = part.trim();
+            parse_number(part).ok_or_else(|| format!("'{part}' is not a non-negative integer"))
+        })
         .collect()
 }
 
 fn join(index: &[u64]) -> String {
-    let mut out = String::new();
-    for (i, e) in index.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        let _ = write!(out, "{e}");
-    }
-    out
-}
-
-/// The memory part of `explain`: sizes with padding, strides and, for small 2-D shapes,
-/// a picture of the memory order (each element's linear index; dimension 0 down,
-/// dimension 1 across). One line per fact, each starting with `indent`.
-pub(super) fn memory_lines(shape: &ArrayShape, indent: &str, out: &mut String) {
-    let plan = match LayoutPlan::new(shape) {
-        Ok(plan) => plan,
-        Err(e) => {
-            let _ = writeln!(out, "{indent}no memory layout: {e}");
-            return;
-        }
-    };
-    let bits = plan.element_bits();
-    let _ = writeln!(
-        out,
-        "{indent}allocated: {} slot(s) of {bits} bits, {} byte(s) (legacy padding, tiles and tail padding included)",
-        plan.allocated_elements(),
-        plan.allocated_bytes()
-    );
-    let _ = writeln!(
-        out,
-        "{indent}data: {} slot(s), {} byte(s) up to the end of the last element in memory",
-        plan.data_elements(),
-        plan.data_bytes()
-    );
-    let _ = writeln!(
-        out,
-        "{indent}XLA's ArraySize {} byte(s), ArrayDataSize {} byte(s) (both from the first tile only)",
-        plan.xla_array_size(),
-        plan.xla_array_data_size()
-    );
-    match plan.element_strides() {
-        Some(strides) => {
-            let _ = write!(out, "{indent}strides: [{}] elements", join(&strides));
-            match plan.byte_strides() {
-                Some(bytes) => {
-                    let _ = write!(out, ", [{}] bytes", join(&bytes));
-                }
-                None => {
-                    let _ = write!(out, " (none in bytes: {bits}-bit elements)");
-                }
-            }
-            out.push('\n');
-        }
-        None => {
-            let _ = writeln!(out, "{indent}strides: none (the tiles reorder elements)");
-        }
-    }
-    let dims = plan.dimensions();
-    if let [rows, cols] = *dims {
-        if (1..=16).contains(&rows) && (1..=16).contains(&cols) {
-            let cells: Vec<Vec<String>> = (0..rows)
-                .map(|i| {
-                    (0..cols)
-                        .map(|j| {
-                            plan.linear_index(&[i, j])
-                                .map_or_else(|_| "?".to_string(), |l| l.to_string())
-                        })
-                        .collect()
-                })
-                .collect();
-            let width = cells.iter().flatten().map(String::len).max().unwrap_or(1);
-            let _ = writeln!(
-                out,
-                "{indent}memory order (linear index of each element; dimension 0 down, dimension 1 across):"
-            );
-            for row in cells {
-                out.push_str(indent);
-                out.push(' ');
-                for cell in row {
-                    let _ = write!(out, " {cell:>width$}");
-                }
-                out.push('\n');
-            }
-        }
-    }
+    index
+        .iter()
+        .map(u64::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
 }

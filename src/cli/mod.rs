@@ -2,20 +2,36 @@
 //! 2 some input cannot be read or decoded, or the command line is wrong.
 
 use std::io::{Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use xla_shape::text::HloStyle;
 use xla_shape::MessageKind;
 
 mod convert;
+mod docs;
 mod explain;
 mod index;
+mod input;
 mod validate;
 
 /// XLA array shapes and layouts: decode, encode, convert, validate and index them.
 #[derive(Debug, Parser)]
-#[command(name = "xla-shape", version, about, long_about = None)]
+#[command(
+    name = "xla-shape",
+    version,
+    propagate_version = true,
+    about,
+    long_about = None,
+    after_help = "Examples:\n  \
+        xla-shape convert --from binary --to hlo examples/f32_2x3.binpb\n  \
+        xla-shape validate --from hlo-module examples/matmul.hlo.txt\n  \
+        xla-shape explain 'bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}'\n  \
+        xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3\n\n\
+        Exit status: 0 success, 1 some input is invalid, 2 some input cannot be read or the \
+        command line is wrong. `xla-shape help COMMAND` shows a command's options and examples."
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -27,6 +43,8 @@ enum Command {
     Validate(validate::ValidateArgs),
     Index(index::IndexArgs),
     Explain(explain::ExplainArgs),
+    Completions(docs::CompletionsArgs),
+    Man(docs::ManArgs),
 }
 
 /// `--message`: which top-level message the input holds.
@@ -49,6 +67,99 @@ impl From<MessageArg> for MessageKind {
             MessageArg::ProgramShape => MessageKind::ProgramShape,
         }
     }
+}
+
+/// `--hlo-style`: which HLO text to print.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum HloStyleArg {
+    /// Exactly what XLA prints (fields XLA ignores are left out, as XLA leaves them out).
+    #[default]
+    Xla,
+    /// The lossless text: parameter names, retired fields as PD(...) etc.; refuses
+    /// what cannot read back to the same message.
+    Exact,
+}
+
+impl From<HloStyleArg> for HloStyle {
+    fn from(arg: HloStyleArg) -> Self {
+        match arg {
+            HloStyleArg::Xla => HloStyle::Xla,
+            HloStyleArg::Exact => HloStyle::Exact,
+        }
+    }
+}
+
+/// `--format` of `explain` and `index`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, Default)]
+pub enum FormatArg {
+    /// Words, for people.
+    #[default]
+    Text,
+    /// One JSON document, for scripts (docs/explain-index-json.md).
+    Json,
+}
+
+/// `-o/--output`, shared by every command that writes data.
+#[derive(Debug, Args)]
+pub struct OutputArg {
+    /// Write to FILE instead of standard output, atomically: a temporary file in the same
+    /// directory is renamed into place, so a failed run leaves FILE as it was.
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+impl OutputArg {
+    /// The file to write, unless the output goes to standard output (no `-o`, or `-o -`).
+    pub fn file(&self) -> Option<&Path> {
+        self.output.as_deref().filter(|p| p.as_os_str() != "-")
+    }
+
+    /// Writes the whole output: to the file atomically, or to standard output.
+    pub fn write(&self, bytes: &[u8]) -> Result<(), Failure> {
+        match self.file() {
+            Some(path) => write_atomically(path, bytes)
+                .map_err(|e| Failure::unreadable(format!("{}: cannot write: {e}", path.display()))),
+            None => write_output(bytes),
+        }
+    }
+}
+
+/// One JSON document and a newline; indented with `pretty`.
+pub fn to_json(value: &impl serde::Serialize, pretty: bool) -> Result<String, Failure> {
+    let json = if pretty {
+        serde_json::to_string_pretty(value)
+    } else {
+        serde_json::to_string(value)
+    };
+    json.map(|mut text| {
+        text.push('\n');
+        text
+    })
+    .map_err(|e| Failure::unreadable(format!("JSON output: {e}")))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same directory, renamed into
+/// place only once everything is written: on any failure `path` is left as it was and
+/// the temporary file is removed. A new file gets the usual permissions (0666 less the
+/// umask), a replaced file keeps its own.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".xla-shape-").suffix(".tmp");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode() & 0o7777);
+        builder.permissions(std::fs::Permissions::from_mode(mode));
+    }
+    let mut file = builder.tempfile_in(dir)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// A failure that ends a command, with the exit code it maps to.
@@ -77,6 +188,8 @@ pub fn run() -> ExitCode {
         Command::Validate(args) => validate::run(args),
         Command::Index(args) => index::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Completions(args) => docs::completions(args),
+        Command::Man(args) => docs::man(args),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -102,14 +215,6 @@ pub fn read_input(path: Option<&PathBuf>) -> Result<Vec<u8>, Failure> {
                 .map_err(|e| Failure::unreadable(format!("<stdin>: {e}")))?;
             Ok(bytes)
         }
-    }
-}
-
-/// The name of an input in messages: its path, or `<stdin>`.
-pub fn input_name(path: Option<&PathBuf>) -> String {
-    match path {
-        Some(path) if path.as_os_str() != "-" => path.display().to_string(),
-        _ => "<stdin>".to_string(),
     }
 }
 

@@ -24,7 +24,7 @@ Exit status: 0 every input valid, 1 some input invalid (or warnings with --stric
 2 some input could not be read or is not a form xla-shape reads.\n\n\
 Examples:\n  xla-shape validate examples/f32_2x3.binpb\n  \
 xla-shape validate --format sarif dumps/ > xla-shape.sarif\n  \
-xla-shape validate --from hlo-module --strict examples/module.hlo.txt"
+xla-shape validate --strict examples/matmul.hlo.txt examples/matmul.hlo.pb"
 )]
 pub struct ValidateArgs {
     /// The form of the inputs (auto: decided per input from its content).

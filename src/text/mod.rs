@@ -215,6 +215,66 @@ pub fn print_message(message: &AnyMessage) -> Result<String, PrintError> {
     }
 }
 
+/// [`print_message`] as XLA prints the message: [`print_shape_as_xla`],
+/// [`print_layout_as_xla`] or [`print_program_shape_as_xla`].
+pub fn print_message_as_xla(message: &AnyMessage) -> Result<String, PrintError> {
+    match message {
+        AnyMessage::Shape(shape) => print_shape_as_xla(shape),
+        AnyMessage::Layout(layout) => print_layout_as_xla(layout),
+        AnyMessage::ProgramShape(program) => print_program_shape_as_xla(program),
+    }
+}
+
+/// Which HLO text to write: XLA's, or the crate's lossless form.
+///
+/// ```
+/// use xla_shape::text::{self, HloStyle};
+///
+/// // f32[2,3]{0,1} with the retired padded_dimensions [3,5] (the seeds' example).
+/// let mut shape = text::parse_shape("f32[2,3]{0,1:PD(3,5)}").unwrap();
+/// assert_eq!(HloStyle::Xla.print_shape(&shape).unwrap(), "f32[2,3]{0,1}");
+/// assert_eq!(HloStyle::Exact.print_shape(&shape).unwrap(), "f32[2,3]{0,1:PD(3,5)}");
+/// // A negative dimension: XLA prints it, the lossless form refuses it.
+/// shape.dimensions[0] = -5;
+/// assert_eq!(HloStyle::Xla.print_shape(&shape).unwrap(), "f32[-5,3]{0,1}");
+/// assert_eq!(
+///     HloStyle::Exact.print_shape(&shape).unwrap_err().to_string(),
+///     "dimensions[0]: dimension -5 has no text form"
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum HloStyle {
+    /// Exactly what XLA prints for the message (`ShapeUtil::HumanStringWithLayout`,
+    /// `Layout::ToString`, `entry_computation_layout` without parameter names): the
+    /// fields XLA ignores are left out as XLA leaves them out, and only what XLA's
+    /// `FromProto` refuses is refused. The text is XLA's, so every XLA tool reads it,
+    /// but it may not read back to the same proto.
+    #[default]
+    Xla,
+    /// The lossless form: parameter names, the retired fields in our extension
+    /// (`PD(...)`, `PV(...)`, ...), and a refusal ([`PrintError`]) of any value the
+    /// text cannot carry back to the same proto.
+    Exact,
+}
+
+impl HloStyle {
+    /// Prints a shape in this style ([`print_shape_as_xla`] or [`print_shape`]).
+    pub fn print_shape(self, shape: &ShapeProto) -> Result<String, PrintError> {
+        match self {
+            HloStyle::Xla => print_shape_as_xla(shape),
+            HloStyle::Exact => print_shape(shape),
+        }
+    }
+
+    /// Prints a message in this style ([`print_message_as_xla`] or [`print_message`]).
+    pub fn print_message(self, message: &AnyMessage) -> Result<String, PrintError> {
+        match self {
+            HloStyle::Xla => print_message_as_xla(message),
+            HloStyle::Exact => print_message(message),
+        }
+    }
+}
+
 /// XLA's `ProgramShape::ToString`: `(name: shape, ...) -> result`, shapes without
 /// layouts, `(unknown)` for an empty or missing name.
 pub fn program_shape_to_string(program: &ProgramShapeProto) -> Result<String, PrintError> {

@@ -1,0 +1,228 @@
+//! The command line's inputs and outputs, the same in every subcommand that reads one
+//! message (`convert`, `explain`, `index`): a path, `-` or nothing for standard input,
+//! the text inline or with `--text`; `-o FILE` written atomically.
+
+use std::path::Path;
+
+mod util;
+use util::{bytes, stderr, stdout, xla_shape as run};
+
+/// f32[2,3]{1,0} as XLA writes it.
+const F32_2X3: &str = "10 0b 1a 02 02 03 2a 07 0a 02 01 00 80 01 01 32 02 00 00";
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().expect("temporary directory")
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 temporary path")
+}
+
+#[track_caller]
+fn ok(args: &[&str], stdin: &[u8]) -> String {
+    let out = run(args, stdin);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+    stdout(&out)
+}
+
+#[track_caller]
+fn unreadable(args: &[&str], stdin: &[u8]) -> String {
+    let out = run(args, stdin);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+    assert!(out.stdout.is_empty(), "{args:?}");
+    stderr(&out)
+}
+
+/// Every subcommand reads the same shape from a file, from `-`, from standard input
+/// with no argument (explain, convert), inline and from `--text`.
+#[test]
+fn a_shape_from_a_file_stdin_inline_or_text_is_the_same_shape() {
+    let dir = tmp();
+    let file = dir.path().join("shape.txt");
+    std::fs::write(&file, "f32[3,5]{1,0:T(2,2)}\n").unwrap();
+    let file = path_str(&file);
+    let shape = "f32[3,5]{1,0:T(2,2)}";
+    let stdin = b"f32[3,5]{1,0:T(2,2)}\n";
+
+    let want = "17\n";
+    assert_eq!(ok(&["index", file, "2,3"], b""), want);
+    assert_eq!(ok(&["index", "-", "2,3"], stdin), want);
+    assert_eq!(ok(&["index", shape, "2,3"], b""), want);
+    assert_eq!(ok(&["index", "--text", shape, "2,3"], b""), want);
+    assert_eq!(ok(&["index", "2,3", "--text", shape], b""), want);
+
+    let want = ok(&["explain", shape], b"");
+    assert!(want.starts_with("f32[3,5]{1,0:T(2,2)}\n"), "{want}");
+    assert_eq!(ok(&["explain", file], b""), want);
+    assert_eq!(ok(&["explain", "-"], stdin), want);
+    assert_eq!(ok(&["explain"], stdin), want);
+    assert_eq!(ok(&["explain", "--text", shape], b""), want);
+
+    let convert = ["convert", "--from", "hlo", "--to", "hlo"];
+    let want = "f32[3,5]{1,0:T(2,2)}\n";
+    assert_eq!(ok(&[&convert[..], &[file]].concat(), b""), want);
+    assert_eq!(ok(&[&convert[..], &["-"]].concat(), stdin), want);
+    assert_eq!(ok(&convert, stdin), want);
+    assert_eq!(ok(&[&convert[..], &[shape]].concat(), b""), want);
+    assert_eq!(ok(&[&convert[..], &["--text", shape]].concat(), b""), want);
+    // Inline JSON too.
+    let json = r#"{"elementType":"F32","dimensions":["2"]}"#;
+    let to_hlo = ["convert", "--from", "json", "--to", "hlo"];
+    assert_eq!(ok(&[&to_hlo[..], &[json]].concat(), b""), "f32[2]\n");
+    assert_eq!(
+        ok(&[&to_hlo[..], &["--text", json]].concat(), b""),
+        "f32[2]\n"
+    );
+}
+
+/// A path that exists is a path, even when it looks like a shape; `--text` never looks
+/// at the filesystem.
+#[test]
+fn an_existing_file_wins_and_text_never_touches_the_filesystem() {
+    let dir = tmp();
+    let tricky = dir.path().join("f32[7]");
+    std::fs::write(&tricky, "s8[2]").unwrap();
+    let tricky = path_str(&tricky);
+    assert!(ok(&["explain", tricky], b"").starts_with("s8[2]{0}\n"));
+    let out = run(&["explain", "--text", tricky], b"");
+    // Not a shape as text: a parse error, not the file's content.
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).starts_with("xla-shape: <text>: "),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_missing_file_is_named() {
+    for args in [
+        &["explain", "no/such/shape.txt"][..],
+        &["index", "no/such/shape.txt", "0"],
+        &[
+            "convert",
+            "--from",
+            "hlo",
+            "--to",
+            "json",
+            "no/such/shape.txt",
+        ],
+    ] {
+        assert_eq!(
+            unreadable(args, b""),
+            "xla-shape: no such file: no/such/shape.txt (to give the text itself, write it inline, like 'f32[2,3]', or use --text)\n",
+            "{args:?}"
+        );
+    }
+    assert_eq!(
+        unreadable(
+            &[
+                "convert",
+                "--from",
+                "binary",
+                "--to",
+                "json",
+                "no/such/f32[2].binpb"
+            ],
+            b""
+        ),
+        "xla-shape: no such file: no/such/f32[2].binpb\n"
+    );
+    assert_eq!(
+        unreadable(
+            &["convert", "--from", "binary", "--to", "json", "--text", "f32[2]"],
+            b""
+        ),
+        "xla-shape: --text gives text: use it with --from hlo or --from json\n"
+    );
+    // Inline text that does not parse: the text with a caret.
+    assert_eq!(
+        unreadable(&["explain", "f32[2,3"], b""),
+        "xla-shape: <text>: expects ']' at the end of the dimensions\n  f32[2,3\n         ^\n"
+    );
+}
+
+#[test]
+fn output_files_are_written_whole_or_not_at_all() {
+    let dir = tmp();
+    let out_path = dir.path().join("out.binpb");
+    let out = path_str(&out_path);
+    let args = ["convert", "--from", "hlo", "--to", "binary", "-o", out];
+    assert_eq!(ok(&args, b"f32[2,3]"), "");
+    assert_eq!(std::fs::read(&out_path).unwrap(), bytes(F32_2X3));
+    // A failed run leaves the file as it was, and no temporary file behind.
+    let message = unreadable(&args, b"f32[2,3");
+    assert!(message.starts_with("xla-shape: <stdin>: "), "{message}");
+    assert_eq!(std::fs::read(&out_path).unwrap(), bytes(F32_2X3));
+    let listing: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(listing, ["out.binpb"]);
+    // A replaced file keeps its permissions.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        std::fs::set_permissions(&out_path, std::fs::Permissions::from_mode(0o640)).unwrap();
+        ok(&args, b"f32[4]");
+        assert_eq!(mode(&out_path), 0o640);
+    }
+    // Every command that writes data takes -o; `-o -` is standard output.
+    let text_path = dir.path().join("explain.txt");
+    ok(
+        &["explain", "f32[2]", "--output", path_str(&text_path)],
+        b"",
+    );
+    assert!(std::fs::read_to_string(&text_path)
+        .unwrap()
+        .starts_with("f32[2]{0}\n"));
+    let index_path = dir.path().join("index.txt");
+    ok(&["index", "f32[2]", "1", "-o", path_str(&index_path)], b"");
+    assert_eq!(std::fs::read_to_string(&index_path).unwrap(), "1\n");
+    assert_eq!(ok(&["index", "f32[2]", "1", "-o", "-"], b""), "1\n");
+    // A directory that does not exist: an error naming the file.
+    let missing = dir.path().join("no/such/dir/out.txt");
+    let message = unreadable(&["index", "f32[2]", "1", "-o", path_str(&missing)], b"");
+    assert!(
+        message.starts_with(&format!("xla-shape: {}: cannot write: ", missing.display())),
+        "{message}"
+    );
+}
+
+/// Binary output to a terminal is refused (checked with util-linux `script`, which runs
+/// the command on a pseudo-terminal; skipped where it is missing).
+#[test]
+fn binary_output_to_a_terminal_is_refused() {
+    let Ok(script) = which("script") else {
+        return;
+    };
+    let binary = env!("CARGO_BIN_EXE_xla-shape");
+    let command =
+        format!("{binary} convert --from hlo --to binary --text 'f32[2]'; echo \"rc=$?\"");
+    let Ok(out) = std::process::Command::new(script)
+        .args(["-qec", &command, "/dev/null"])
+        .output()
+    else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !out.status.success() && text.is_empty() {
+        return; // no pseudo-terminal here
+    }
+    assert!(
+        text.contains(
+            "xla-shape: binary output is not written to a terminal: use -o FILE, or a pipe (| xxd)"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("rc=2"), "{text}");
+}
+
+fn which(program: &str) -> Result<std::path::PathBuf, ()> {
+    let path = std::env::var_os("PATH").ok_or(())?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_file())
+        .ok_or(())
+}

@@ -335,6 +335,7 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     };
     match codec::decode_any(kind, bytes) {
         Ok(decoded) => {
+            report.message = Some(kind.proto_name());
             report.shapes = count_shapes(&decoded.message);
             for issue in validate_decoded(&decoded, GateOptions::proto()).issues() {
                 report.findings.push(Finding::from_issue(issue));
@@ -379,10 +380,20 @@ fn count_shapes(message: &crate::AnyMessage) -> usize {
 }
 
 fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
-    let kind = options.message.unwrap_or_default();
-    match crate::json::from_json(kind, bytes, &crate::json::ParseOptions::new()) {
+    let parse = |kind| crate::json::from_json(kind, bytes, &crate::json::ParseOptions::new());
+    // Without --message: the first of shape, program shape, layout that reads (the JSON
+    // parser refuses keys a message does not have, so at most one fits a real message);
+    // the error is the shape's.
+    let kind = options.message.unwrap_or_else(|| {
+        [MessageKind::ProgramShape, MessageKind::Layout]
+            .into_iter()
+            .find(|&kind| parse(MessageKind::Shape).is_err() && parse(kind).is_ok())
+            .unwrap_or(MessageKind::Shape)
+    });
+    match parse(kind) {
         Ok(message) => {
             let mut report = FileReport::new(name, Some(Form::Json));
+            report.message = Some(kind.proto_name());
             report.shapes = count_shapes(&message);
             for issue in validate_message(&message, GateOptions::proto()).issues() {
                 report.findings.push(Finding::from_issue(issue));
@@ -418,9 +429,9 @@ fn check_hlo_lines(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             "this is a whole HLO module, not one shape per line: give --from hlo-module (or no --from)",
         );
     }
-    let kind = options.message.unwrap_or_default();
     let mut report = FileReport::new(name, form);
     let mut messages = 0;
+    let mut kinds = Vec::new();
     for (index, line) in source.lines().enumerate() {
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with("//") {
@@ -429,6 +440,10 @@ fn check_hlo_lines(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         messages += 1;
         let column_of = |pos: usize| line.get(..pos).map_or(pos, |s| s.chars().count()) + 1;
         let start = line.len() - line.trim_start().len();
+        let kind = options.message.unwrap_or_else(|| line_kind(trimmed));
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
         match text::parse_message(kind, line) {
             Ok(message) => {
                 report.shapes += count_shapes(&message);
@@ -453,7 +468,23 @@ fn check_hlo_lines(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             "no shape in the input (only blank and comment lines)",
         );
     }
+    if let [kind] = kinds[..] {
+        report.message = Some(kind.proto_name());
+    }
     report
+}
+
+/// The kind of message on one line of HLO text, without `--message`: a layout starts
+/// with `{`; a program shape starts with `(` and has an `->` (shape text never has
+/// one); anything else is a shape.
+fn line_kind(line: &str) -> MessageKind {
+    if line.starts_with('{') {
+        MessageKind::Layout
+    } else if line.starts_with('(') && line.contains("->") {
+        MessageKind::ProgramShape
+    } else {
+        MessageKind::Shape
+    }
 }
 
 fn check_module_text(name: &str, bytes: &[u8], _options: &Options) -> FileReport {
@@ -490,18 +521,26 @@ fn check_module_proto(name: &str, bytes: &[u8]) -> FileReport {
     if bytes.is_empty() {
         return FileReport::unreadable(name, form, "empty_input", "the input is empty");
     }
-    if let Err(reason) = module::probe_proto(bytes) {
-        return FileReport::unreadable(
-            name,
-            form,
-            "not_a_module",
-            format!(
-                "not an HloModuleProto, HloProto or HloSnapshot ({reason}); it looks like {}",
-                describe(bytes)
-            ),
-        );
-    }
+    let wrapper = match module::probe_proto(bytes) {
+        Ok((_, root)) => match root.to_string().as_str() {
+            "" => "xla.HloModuleProto",
+            "hlo_module" => "xla.HloProto",
+            _ => "xla.HloSnapshot",
+        },
+        Err(reason) => {
+            return FileReport::unreadable(
+                name,
+                form,
+                "not_a_module",
+                format!(
+                    "not an HloModuleProto, HloProto or HloSnapshot ({reason}); it looks like {}",
+                    describe(bytes)
+                ),
+            )
+        }
+    };
     let mut report = FileReport::new(name, form);
+    report.message = Some(wrapper);
     let mut check = module::validate_proto;
     let mut findings = Vec::new();
     match module::scan_proto(bytes, &mut check, &mut |f| findings.push(f)) {

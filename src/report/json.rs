@@ -5,7 +5,7 @@
 //!   "version": 1,
 //!   "tool": {"name": "xla-shape", "version": "0.1.0"},
 //!   "files": [
-//!     {"path": "m.hlo.txt", "form": "hlo-module", "status": "invalid", "shapes": 12,
+//!     {"path": "m.hlo.txt", "form": "hlo-module", "message": null, "status": "invalid", "shapes": 12,
 //!      "errors": 1, "warnings": 0, "error": null,
 //!      "findings": [{"code": "duplicate_dimension", "severity": "error",
 //!                    "message": "dimension 1 is listed twice (first at minor_to_major[0])",
@@ -49,6 +49,7 @@ struct Tool {
 struct FileOut<'a> {
     path: &'a str,
     form: Option<&'static str>,
+    message: Option<&'static str>,
     status: &'static str,
     shapes: usize,
     errors: usize,
@@ -119,6 +120,7 @@ fn file(f: &FileReport, strict: bool) -> FileOut<'_> {
     FileOut {
         path: &f.path,
         form: f.form.map(|form| form.name()),
+        message: f.message,
         status: f.status(strict).as_str(),
         shapes: f.shapes,
         errors: f.errors(),

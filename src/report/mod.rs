@@ -159,6 +159,11 @@ pub struct FileReport {
     pub path: String,
     /// The form it was read in; `None` when that could not be decided.
     pub form: Option<Form>,
+    /// The protobuf message it held, when it is one message or a module proto
+    /// (`xla.ShapeProto`, `xla.LayoutProto`, `xla.ProgramShapeProto`,
+    /// `xla.HloModuleProto`, `xla.HloProto`, `xla.HloSnapshot`); `None` for module
+    /// text and for text with several kinds of message.
+    pub message: Option<&'static str>,
     /// Shapes checked (a program shape counts its parameters and result; a layout
     /// counts as one).
     pub shapes: usize,
@@ -196,6 +201,7 @@ impl FileReport {
         FileReport {
             path: path.into(),
             form,
+            message: None,
             shapes: 0,
             findings: Vec::new(),
             unreadable: None,

@@ -406,13 +406,14 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         } else if next.kind == Kind::Word {
             match self.lexer.next_byte_after(next.end) {
                 Some(b'(') => {} // an opcode: the shape is left out, XLA infers it
-                Some(b'[') => return Err(self.unknown_type_word(&next)),
+                Some(b'[') => return Err(self.unknown_type_word(&next, Xla::Opcode)),
                 _ => {
                     let saw = self.quoted(&next);
+                    let xla = Xla::Opcode.wording(&self.text(&next));
                     return Err(self.error(
                         &next,
                         "not_a_shape",
-                        format!("expects a shape, saw {saw}"),
+                        format!("expects a shape, saw {saw}{xla}"),
                     ));
                 }
             }
@@ -430,7 +431,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             ));
         }
         if self.lexer.next_byte_after(opcode.end) == Some(b'[') {
-            return Err(self.unknown_type_word(&opcode));
+            return Err(self.unknown_type_word(&opcode, Xla::Opcode));
         }
         self.next_tok()?;
         let opcode = self.text(&opcode);
@@ -483,7 +484,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             self.shape(Role::Operand { index })?;
             had_shape = true;
         } else if token.kind == Kind::Word && self.lexer.next_byte_after(token.end) == Some(b'[') {
-            return Err(self.unknown_type_word(&token));
+            return Err(self.unknown_type_word(&token, Xla::Operand));
         }
         let name = self.peek_tok()?;
         if !matches!(name.kind, Kind::Word | Kind::Name) {
@@ -730,15 +731,16 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         }
     }
 
-    fn unknown_type_word(&mut self, token: &Token) -> Reported {
+    fn unknown_type_word(&mut self, token: &Token, xla: Xla) -> Reported {
         let word = self.text(token);
         let hint = suggest_type(&word)
             .map(|t| format!("; did you mean {t}?"))
             .unwrap_or_default();
+        let xla = xla.wording(&word);
         self.error(
             token,
             "unknown_type_word",
-            format!("'{word}' is not an element type{hint}"),
+            format!("'{word}' is not an element type{hint}{xla}"),
         )
     }
 
@@ -746,11 +748,20 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     fn shape(&mut self, role: Role) -> Step {
         let token = self.peek_tok()?;
         if !self.can_be_shape(&token) {
+            let xla = match role {
+                Role::Operand { .. } => Xla::Operand,
+                _ => Xla::PrimitiveType,
+            };
             if token.kind == Kind::Word && self.lexer.next_byte_after(token.end) == Some(b'[') {
-                return Err(self.unknown_type_word(&token));
+                return Err(self.unknown_type_word(&token, xla));
             }
             let saw = self.quoted(&token);
-            return Err(self.error(&token, "not_a_shape", format!("expects a shape, saw {saw}")));
+            let xla = xla.wording(&self.text(&token));
+            return Err(self.error(
+                &token,
+                "not_a_shape",
+                format!("expects a shape, saw {saw}{xla}"),
+            ));
         }
         let parsed = loop {
             let line = self.lexer.line();
@@ -758,8 +769,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             // A shape that runs past the end of its line (a long tuple written over
             // several lines) is read again with the next line joined.
             let at_end = matches!(&result, Err(e) if e.span().start >= line.trim_end().len());
+            if !at_end {
+                break result;
+            }
             let extended = self.lexer.extend_line(MAX_SHAPE_BYTES);
-            if !at_end || !self.io(extended)? {
+            if !self.io(extended)? {
                 break result;
             }
         };
@@ -790,6 +804,30 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     }
 }
 
+/// What XLA's parser says where a shape was expected and something else stands:
+/// appended to our message, so users who search for XLA's error find ours.
+#[derive(Clone, Copy)]
+enum Xla {
+    /// The shape of an instruction's result: XLA reads the word as the opcode.
+    Opcode,
+    /// An operand's shape: XLA reads the word as an operand or a nested instruction.
+    Operand,
+    /// A signature, `entry_computation_layout` or attribute shape.
+    PrimitiveType,
+}
+
+impl Xla {
+    fn wording(self, word: &str) -> String {
+        match self {
+            Xla::Opcode => format!(" (XLA: expects opcode but sees: {word})"),
+            Xla::Operand => {
+                " (XLA: cannot parse as an instruction name or as a nested instruction)".to_string()
+            }
+            Xla::PrimitiveType => " (XLA: expected primitive type)".to_string(),
+        }
+    }
+}
+
 /// How far a shape may run over following lines (bytes of text read for it).
 const MAX_SHAPE_BYTES: usize = 1 << 20;
 
@@ -800,15 +838,41 @@ fn suggest_type(word: &str) -> Option<String> {
     if types::type_from_name(&lower).is_some() {
         return Some(lower);
     }
+    // XLA's names first, then the names numpy and JAX users type (`float32`).
+    let names = types::all_names()
+        .map(|name| (name, name))
+        .chain(ALIASES.iter().copied());
     let mut best: Option<(usize, &'static str)> = None;
-    for name in types::all_names() {
-        let d = edit_distance(&lower, name);
+    for (spelling, name) in names {
+        let d = edit_distance(&lower, spelling);
         if d <= 2 && best.is_none_or(|(bd, _)| d < bd) {
             best = Some((d, name));
         }
     }
     best.map(|(_, name)| name.to_string())
 }
+
+/// numpy / JAX / C spellings of element types, and XLA's name for each.
+const ALIASES: &[(&str, &str)] = &[
+    ("bool", "pred"),
+    ("int8", "s8"),
+    ("int16", "s16"),
+    ("int32", "s32"),
+    ("int64", "s64"),
+    ("uint8", "u8"),
+    ("uint16", "u16"),
+    ("uint32", "u32"),
+    ("uint64", "u64"),
+    ("float16", "f16"),
+    ("half", "f16"),
+    ("float32", "f32"),
+    ("float", "f32"),
+    ("float64", "f64"),
+    ("double", "f64"),
+    ("bfloat16", "bf16"),
+    ("complex64", "c64"),
+    ("complex128", "c128"),
+];
 
 fn edit_distance(a: &str, b: &str) -> usize {
     let (a, b) = (a.as_bytes(), b.as_bytes());

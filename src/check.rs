@@ -30,7 +30,7 @@ use crate::codec;
 use crate::error::Severity;
 use crate::message::MessageKind;
 use crate::report::{Document, FileReport, Finding, Form};
-use crate::text::{self, module};
+use crate::text::{self, module, HloStyle};
 use crate::validate::{validate_decoded, validate_message, Options as GateOptions};
 
 /// How to check inputs.
@@ -42,6 +42,9 @@ pub struct Options {
     pub message: Option<MessageKind>,
     /// Codes of findings to drop (`--allow`).
     pub allow: Vec<String>,
+    /// How a finding's `shape` is printed for inputs that are not text (binary and
+    /// JSON messages, module protos); text inputs give the shape as written.
+    pub hlo_style: HloStyle,
 }
 
 /// How far detection looks into an input.
@@ -249,7 +252,7 @@ pub fn check_bytes(name: &str, bytes: &[u8], options: &Options) -> FileReport {
                 check_module_text(name, bytes, options)
             }
         }
-        Form::HloModuleProto => check_module_proto(name, bytes),
+        Form::HloModuleProto => check_module_proto(name, bytes, options),
     };
     finish(report, options)
 }
@@ -337,9 +340,8 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         Ok(decoded) => {
             report.message = Some(kind.proto_name());
             report.shapes = count_shapes(&decoded.message);
-            for issue in validate_decoded(&decoded, GateOptions::proto()).issues() {
-                report.findings.push(Finding::from_issue(issue));
-            }
+            let issues = validate_decoded(&decoded, GateOptions::proto());
+            report.findings = message_findings(&decoded.message, issues.issues(), options);
             if options.message.is_some() && !decoded.unknown_fields_any().is_empty() {
                 if let Some(other) = [
                     MessageKind::Shape,
@@ -372,6 +374,27 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     }
 }
 
+/// The findings of one message read from bytes or JSON, each with the message's text
+/// in the chosen style (printed once, and only when there is a finding).
+fn message_findings(
+    message: &crate::AnyMessage,
+    issues: &[crate::Issue],
+    options: &Options,
+) -> Vec<Finding> {
+    let text = match issues {
+        [] => None,
+        _ => options.hlo_style.print_message(message).ok(),
+    };
+    issues
+        .iter()
+        .map(|issue| {
+            let mut finding = Finding::from_issue(issue);
+            finding.shape.clone_from(&text);
+            finding
+        })
+        .collect()
+}
+
 fn count_shapes(message: &crate::AnyMessage) -> usize {
     match message {
         crate::AnyMessage::ProgramShape(p) => p.parameters.len() + usize::from(p.result.is_some()),
@@ -395,9 +418,8 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             let mut report = FileReport::new(name, Some(Form::Json));
             report.message = Some(kind.proto_name());
             report.shapes = count_shapes(&message);
-            for issue in validate_message(&message, GateOptions::proto()).issues() {
-                report.findings.push(Finding::from_issue(issue));
-            }
+            let issues = validate_message(&message, GateOptions::proto());
+            report.findings = message_findings(&message, issues.issues(), options);
             report
         }
         Err(e) => FileReport::unreadable(
@@ -516,7 +538,7 @@ fn scan_text_report<R: BufRead>(name: &str, reader: R) -> FileReport {
     }
 }
 
-fn check_module_proto(name: &str, bytes: &[u8]) -> FileReport {
+fn check_module_proto(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     let form = Some(Form::HloModuleProto);
     if bytes.is_empty() {
         return FileReport::unreadable(name, form, "empty_input", "the input is empty");
@@ -543,7 +565,8 @@ fn check_module_proto(name: &str, bytes: &[u8]) -> FileReport {
     report.message = Some(wrapper);
     let mut check = module::validate_proto;
     let mut findings = Vec::new();
-    match module::scan_proto(bytes, &mut check, &mut |f| findings.push(f)) {
+    let mut collect = |f| findings.push(f);
+    match module::scan_proto_with_style(bytes, &mut check, &mut collect, options.hlo_style) {
         Ok(summary) if summary.shapes == 0 => {
             FileReport::unreadable(name, form, "no_shapes", "no shape in the module")
         }

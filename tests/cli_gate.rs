@@ -550,3 +550,37 @@ fn sarif_has_the_structure_code_scanning_requires() {
     unique.dedup();
     assert_eq!(rule_ids.len(), unique.len());
 }
+
+/// Findings about binary messages and module protos carry the shape's text: XLA's by
+/// default, the lossless text with `--hlo-style exact`.
+#[test]
+fn findings_carry_the_shape_text_in_the_chosen_style() {
+    let finding = |args: &[&str], input: &[u8]| {
+        let out = validate(&[&["--format", "json"][..], args, &["-"]].concat(), input);
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        report["files"][0]["findings"][0].clone()
+    };
+    // f32[2,3]{1,3}: XLA prints what it holds.
+    let bad = bytes("100b1a0202032a070a02010380010132020000");
+    assert_eq!(finding(&[], &bad)["shape"], "f32[2,3]{1,3}");
+    // The seeds' legacy padding: XLA's text has no form for it, the exact text does.
+    // f32[2,3]{0,1} padded to [3] (one entry for two dimensions: an error), in JSON.
+    let legacy = br#"{"elementType":"F32","dimensions":["2","3"],"layout":{"minorToMajor":["0","1"],"paddedDimensions":["3"]}}"#;
+    assert_eq!(finding(&[], legacy)["shape"], "f32[2,3]{0,1}");
+    let exact = finding(&["--hlo-style", "exact"], legacy);
+    assert_eq!(exact["code"], "padded_dimensions_length");
+    assert_eq!(exact["shape"], "f32[2,3]{0,1:PD(3)}");
+
+    // A real module proto with one layout broken: minor_to_major {1,0} -> {1,5}.
+    let mut proto = std::fs::read(root().join("fixtures/modules/custom_layout.hlo.pb")).unwrap();
+    let at = proto
+        .windows(4)
+        .position(|w| w == [0x0a, 0x02, 0x01, 0x00])
+        .expect("a {1,0} layout");
+    proto[at + 3] = 0x05;
+    let found = finding(&[], &proto);
+    assert_eq!(found["code"], "dimension_out_of_range");
+    assert_eq!(found["shape"], "f32[3,5]{1,5}");
+    assert!(found["instruction"].is_string(), "{found}");
+}

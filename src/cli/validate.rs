@@ -43,6 +43,10 @@ pub struct ValidateArgs {
     /// How to write the report.
     #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
     format: ReportFormat,
+    /// The shape text in JSON and SARIF reports for binary, JSON and module-proto
+    /// inputs: XLA's, or the lossless text (text inputs give the shape as written).
+    #[arg(long, value_enum, default_value_t)]
+    hlo_style: super::HloStyleArg,
     /// In directories, check only files matching this glob (repeatable; replaces the
     /// default *.txt *.hlo *.pb *.binpb *.json).
     #[arg(long, value_name = "GLOB")]
@@ -124,6 +128,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         from: args.from.form(),
         message: args.message.map(Into::into),
         allow: args.allow.clone(),
+        hlo_style: args.hlo_style.into(),
     };
     let stdin_only = args.paths.is_empty() || args.paths.iter().all(|p| p.as_os_str() == "-");
     let mut inputs = Vec::new();

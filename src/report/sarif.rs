@@ -7,7 +7,8 @@
 //! inside a message, a logical location holding the proto path. Inputs that could not
 //! be checked are results too (their code is the rule). `partialFingerprints` come from
 //! the code, the file, the path and the instruction, not from line numbers, so a
-//! finding keeps its identity when lines move.
+//! finding keeps its identity when lines move. The shape a finding is about, when
+//! known, is the result's `properties.shape`.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
@@ -131,7 +132,7 @@ pub fn to_value(document: &Document) -> Value {
         }
         for f in &file.findings {
             let text = format!("{}{}", f.path_and_message(), f.context());
-            results.push(json!({
+            let mut result = json!({
                 "ruleId": f.code,
                 "ruleIndex": used[f.code],
                 "level": level(f.severity),
@@ -147,7 +148,11 @@ pub fn to_value(document: &Document) -> Value {
                         &f.message,
                     ]),
                 },
-            }));
+            });
+            if let Some(shape) = &f.shape {
+                result["properties"] = json!({ "shape": shape });
+            }
+            results.push(result);
         }
     }
     json!({

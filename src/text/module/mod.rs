@@ -21,6 +21,7 @@ use crate::error::{Report, Severity};
 use crate::path::Path;
 use crate::proto::ShapeProto;
 use crate::report::Finding;
+use crate::text::HloStyle;
 
 mod lexer;
 mod text;
@@ -267,10 +268,22 @@ fn fields(bytes: &[u8]) -> Fields<'_> {
 /// Scans a serialized `HloModuleProto` (or an `HloProto` or `HloSnapshot` around one),
 /// calling `report` for each problem `check` finds and for each shape that does not
 /// decode. Bytes that are not such a message are [`ScanError::NotAModule`].
+///
+/// Each finding's `shape` is the text of the shape it is about, as XLA prints it.
 pub fn scan_proto(
     bytes: &[u8],
     check: &mut Check<'_>,
     report: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    scan_proto_with_style(bytes, check, report, HloStyle::Xla)
+}
+
+/// [`scan_proto`], with the findings' shape text in `style`.
+pub fn scan_proto_with_style(
+    bytes: &[u8],
+    check: &mut Check<'_>,
+    report: &mut dyn FnMut(Finding),
+    style: HloStyle,
 ) -> Result<Summary, ScanError> {
     let (module, root) = probe_proto(bytes).map_err(ScanError::NotAModule)?;
     let mut summary = Summary::default();
@@ -278,6 +291,7 @@ pub fn scan_proto(
         check,
         report,
         summary: &mut summary,
+        style,
     };
     let mut computation_index = 0;
     for field in fields(module) {
@@ -410,9 +424,28 @@ struct ProtoScan<'s, 'c> {
     check: &'s mut Check<'c>,
     report: &'s mut dyn FnMut(Finding),
     summary: &'s mut Summary,
+    style: HloStyle,
 }
 
 impl ProtoScan<'_, '_> {
+    fn finding(
+        &mut self,
+        path: &Path,
+        context: Option<Context<'_>>,
+        code: &'static str,
+        severity: Severity,
+        message: String,
+    ) -> Finding {
+        count(self.summary, severity);
+        let mut finding = Finding::new(code, severity, message);
+        finding.path = path.to_string();
+        if let Some(context) = context {
+            finding.computation = context.computation.map(str::to_string);
+            finding.instruction = context.instruction.map(str::to_string);
+        }
+        finding
+    }
+
     fn problem(
         &mut self,
         path: &Path,
@@ -421,41 +454,63 @@ impl ProtoScan<'_, '_> {
         severity: Severity,
         message: String,
     ) {
-        count(self.summary, severity);
-        let mut finding = Finding::new(code, severity, message);
-        finding.path = path.to_string();
-        if let Some(context) = context {
-            finding.computation = context.computation.map(str::to_string);
-            finding.instruction = context.instruction.map(str::to_string);
-        }
+        let finding = self.finding(path, context, code, severity, message);
         (self.report)(finding);
     }
 
-    fn issues(&mut self, report: Report, path: &Path, context: Option<Context<'_>>) {
-        for issue in report {
+    /// Reports the issues `check` finds in `shape` (at `path`) and `unknown`, with
+    /// the shape's text (printed only when there is something to report).
+    fn issues(
+        &mut self,
+        shape: Option<&ShapeProto>,
+        found: [Report; 2],
+        path: &Path,
+        context: Option<Context<'_>>,
+    ) {
+        let mut text: Option<Option<String>> = None;
+        for issue in found.into_iter().flatten() {
             let issue = issue.prefixed(path);
             let message = issue.kind().to_string();
             let (code, severity) = (issue.kind().code(), issue.severity());
-            self.problem(issue.path(), context, code, severity, message);
+            let mut finding = self.finding(issue.path(), context, code, severity, message);
+            let style = self.style;
+            finding.shape = text
+                .get_or_insert_with(|| shape.and_then(|s| style.print_shape(s).ok()))
+                .clone();
+            (self.report)(finding);
         }
     }
 
-    fn shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
+    /// Checks one shape (with `unknown`, its unknown fields, when it was decoded
+    /// alone) and reports what is found.
+    fn check_shape(
+        &mut self,
+        shape: &ShapeProto,
+        unknown: Report,
+        path: &Path,
+        context: Option<Context<'_>>,
+    ) {
         self.summary.shapes += 1;
+        let report = (self.check)(shape);
+        self.issues(Some(shape), [report, unknown], path, context);
+    }
+
+    fn shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
         match crate::codec::decode_shape(bytes) {
             Ok(decoded) => {
-                let report = (self.check)(&decoded.message);
-                self.issues(report, path, context);
                 let unknown = crate::validate::unknown_fields_report(&decoded.unknown_fields());
-                self.issues(unknown, path, context);
+                self.check_shape(&decoded.message, unknown, path, context);
             }
-            Err(e) => self.problem(
-                path,
-                context,
-                "undecodable_shape",
-                Severity::Error,
-                format!("cannot decode the shape: {e}"),
-            ),
+            Err(e) => {
+                self.summary.shapes += 1;
+                self.problem(
+                    path,
+                    context,
+                    "undecodable_shape",
+                    Severity::Error,
+                    format!("cannot decode the shape: {e}"),
+                );
+            }
         }
     }
 
@@ -465,17 +520,14 @@ impl ProtoScan<'_, '_> {
                 let program = &decoded.message;
                 let parameters = path.field("parameters");
                 for (i, parameter) in program.parameters.iter().enumerate() {
-                    self.summary.shapes += 1;
-                    let report = (self.check)(parameter);
-                    self.issues(report, &parameters.index(i), context);
+                    let at = parameters.index(i);
+                    self.check_shape(parameter, Report::default(), &at, context);
                 }
                 if let Some(result) = &program.result {
-                    self.summary.shapes += 1;
-                    let report = (self.check)(result);
-                    self.issues(report, &path.field("result"), context);
+                    self.check_shape(result, Report::default(), &path.field("result"), context);
                 }
                 let unknown = crate::validate::unknown_fields_report(&decoded.unknown_fields());
-                self.issues(unknown, path, context);
+                self.issues(None, [unknown, Report::default()], path, context);
             }
             Err(e) => self.problem(
                 path,

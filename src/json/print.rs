@@ -25,7 +25,8 @@ struct Open {
 impl Printer {
     pub(crate) fn new(options: &PrintOptions) -> Self {
         Self {
-            out: String::new(),
+            // Most messages print in under 256 bytes: one allocation.
+            out: String::with_capacity(256),
             pretty: options.pretty,
             proto_names: options.field_names == FieldNames::Proto,
             indent: 0,
@@ -90,7 +91,9 @@ impl Printer {
     }
 
     fn int64(&mut self, value: i64) {
-        let _ = write!(self.out, "\"{value}\"");
+        self.out.push('"');
+        push_int(&mut self.out, value);
+        self.out.push('"');
     }
 
     fn bool(&mut self, value: bool) {
@@ -281,6 +284,26 @@ impl Printer {
         }
         self.close(o, '}');
     }
+}
+
+/// Appends `value` in decimal, without going through `core::fmt`.
+fn push_int(out: &mut String, value: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut rest = value.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        out.push('-');
+    }
+    // Only ASCII digits were written.
+    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
 
 fn primitive_type_name(value: i32) -> Option<&'static str> {

@@ -113,10 +113,39 @@ fn measure(n: usize, rounds: usize, mut ours: impl FnMut(), mut base: impl FnMut
     (per(times.0), per(times.1))
 }
 
+type Measured = (&'static str, &'static str, f64, (f64, f64));
+
+/// Measures a row unless `--only` leaves it out.
+fn add(
+    rows: &mut Vec<Measured>,
+    only: Option<&str>,
+    (path, base, target, run): (
+        &'static str,
+        &'static str,
+        f64,
+        &mut dyn FnMut() -> (f64, f64),
+    ),
+) {
+    if only.is_none_or(|words| path.contains(words)) {
+        rows.push((path, base, target, run()));
+    }
+}
+
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    // `--only WORDS`: the rows whose path contains WORDS (for a profiler).
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
     // `cargo bench -- FILTER` passes --bench; a filter that is not ours skips the table.
-    if let Some(filter) = std::env::args().skip(1).find(|a| !a.starts_with("--")) {
+    if let Some(filter) = args
+        .iter()
+        .skip(1)
+        .find(|a| !a.starts_with("--") && Some(a.as_str()) != only)
+    {
         if !"compare".contains(filter.as_str()) {
             return;
         }
@@ -148,129 +177,159 @@ fn main() {
     let print_options = json::PrintOptions::new();
     let parse_options = json::ParseOptions::new();
 
-    type Row<'a> = (&'a str, &'a str, f64, (f64, f64));
-    let mut rows: Vec<Row> = Vec::new();
-    rows.push((
-        "binary decode (keeping unknown fields)",
-        "prost decode",
-        1.10,
-        measure(
-            n,
-            rounds,
-            || {
-                for s in &samples {
-                    black_box(codec::decode_shape(black_box(&s.bytes)).unwrap());
-                }
-            },
-            prost_decode,
-        ),
-    ));
-    rows.push((
-        "decode + validate into domain types",
-        "prost decode",
-        1.40,
-        measure(
-            n,
-            rounds,
-            || {
-                for s in &samples {
-                    let decoded = codec::decode_shape(black_box(&s.bytes)).unwrap();
-                    let validated = validate::validate_decoded_shape(&decoded, Options::proto());
-                    black_box(validated);
-                }
-            },
-            prost_decode,
-        ),
-    ));
-    rows.push((
-        "binary encode",
-        "prost encode_to_vec",
-        1.10,
-        measure(
-            n,
-            rounds,
-            || {
-                for d in &ours_decoded {
-                    black_box(black_box(d).encode_to_vec());
-                }
-            },
-            || {
-                for m in &prost_decoded {
-                    black_box(black_box(m).encode_to_vec());
-                }
+    let mut rows: Vec<Measured> = Vec::new();
+    add(
+        &mut rows,
+        only,
+        (
+            "binary decode (keeping unknown fields)",
+            "prost decode",
+            1.10,
+            &mut || {
+                measure(
+                    n,
+                    rounds,
+                    || {
+                        for s in &samples {
+                            black_box(codec::decode_shape(black_box(&s.bytes)).unwrap());
+                        }
+                    },
+                    prost_decode,
+                )
             },
         ),
-    ));
-    rows.push((
-        "JSON encode",
-        "pbjson to_string",
-        0.80,
-        measure(
-            n,
-            rounds,
-            || {
-                for m in &protos {
-                    black_box(black_box(m).to_json(&print_options));
-                }
-            },
-            || {
-                for m in &prost_decoded {
-                    black_box(serde_json::to_string(black_box(m)).unwrap());
-                }
-            },
-        ),
-    ));
-    rows.push((
-        "JSON decode (Google's JSON text)",
-        "pbjson from_str",
-        1.00,
-        measure(
-            n,
-            rounds,
-            || {
-                for s in &samples {
-                    black_box(ShapeProto::from_json(black_box(&s.json), &parse_options).unwrap());
-                }
-            },
-            || {
-                for s in &samples {
-                    black_box(
-                        serde_json::from_str::<baseline::ShapeProto>(black_box(&s.json)).unwrap(),
-                    );
-                }
+    );
+    add(
+        &mut rows,
+        only,
+        (
+            "decode + validate into domain types",
+            "prost decode",
+            1.40,
+            &mut || {
+                measure(
+                    n,
+                    rounds,
+                    || {
+                        for s in &samples {
+                            let decoded = codec::decode_shape(black_box(&s.bytes)).unwrap();
+                            let validated =
+                                validate::validate_decoded_shape(&decoded, Options::proto());
+                            black_box(validated);
+                        }
+                    },
+                    prost_decode,
+                )
             },
         ),
-    ));
-    rows.push((
-        "HLO text print, XLA style",
-        "prost decode",
-        0.70,
-        measure(
-            n,
-            rounds,
-            || {
-                for m in &protos {
-                    black_box(text::print_shape_as_xla(black_box(m)).unwrap());
-                }
+    );
+    add(
+        &mut rows,
+        only,
+        ("binary encode", "prost encode_to_vec", 1.10, &mut || {
+            measure(
+                n,
+                rounds,
+                || {
+                    for d in &ours_decoded {
+                        black_box(black_box(d).encode_to_vec());
+                    }
+                },
+                || {
+                    for m in &prost_decoded {
+                        black_box(black_box(m).encode_to_vec());
+                    }
+                },
+            )
+        }),
+    );
+    add(
+        &mut rows,
+        only,
+        ("JSON encode", "pbjson to_string", 0.80, &mut || {
+            measure(
+                n,
+                rounds,
+                || {
+                    for m in &protos {
+                        black_box(black_box(m).to_json(&print_options));
+                    }
+                },
+                || {
+                    for m in &prost_decoded {
+                        black_box(serde_json::to_string(black_box(m)).unwrap());
+                    }
+                },
+            )
+        }),
+    );
+    add(
+        &mut rows,
+        only,
+        (
+            "JSON decode (Google's JSON text)",
+            "pbjson from_str",
+            1.00,
+            &mut || {
+                measure(
+                    n,
+                    rounds,
+                    || {
+                        for s in &samples {
+                            black_box(
+                                ShapeProto::from_json(black_box(&s.json), &parse_options).unwrap(),
+                            );
+                        }
+                    },
+                    || {
+                        for s in &samples {
+                            black_box(
+                                serde_json::from_str::<baseline::ShapeProto>(black_box(&s.json))
+                                    .unwrap(),
+                            );
+                        }
+                    },
+                )
             },
-            prost_decode,
         ),
-    ));
-    rows.push((
-        "HLO text parse",
-        "prost decode",
-        1.00,
-        measure(
-            n,
-            rounds,
-            || {
-                for s in &samples {
-                    black_box(text::parse_shape(black_box(&s.text)).unwrap());
-                }
+    );
+    add(
+        &mut rows,
+        only,
+        (
+            "HLO text print, XLA style",
+            "prost decode",
+            0.70,
+            &mut || {
+                measure(
+                    n,
+                    rounds,
+                    || {
+                        for m in &protos {
+                            black_box(text::print_shape_as_xla(black_box(m)).unwrap());
+                        }
+                    },
+                    prost_decode,
+                )
             },
-            prost_decode,
         ),
-    ));
+    );
+    add(
+        &mut rows,
+        only,
+        ("HLO text parse", "prost decode", 1.00, &mut || {
+            measure(
+                n,
+                rounds,
+                || {
+                    for s in &samples {
+                        black_box(text::parse_shape(black_box(&s.text)).unwrap());
+                    }
+                },
+                prost_decode,
+            )
+        }),
+    );
 
     println!(
         "| {:<40} | {:<22} | {:>8} | {:>9} | {:>6} | {:>6} |",

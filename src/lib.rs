@@ -6,6 +6,7 @@
 pub mod check;
 pub mod codec;
 pub mod describe;
+mod digits;
 pub mod error;
 pub mod index;
 pub mod json;

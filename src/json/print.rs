@@ -92,7 +92,7 @@ impl Printer {
 
     fn int64(&mut self, value: i64) {
         self.out.push('"');
-        push_int(&mut self.out, value);
+        crate::digits::push_int(&mut self.out, value);
         self.out.push('"');
     }
 
@@ -284,26 +284,6 @@ impl Printer {
         }
         self.close(o, '}');
     }
-}
-
-/// Appends `value` in decimal, without going through `core::fmt`.
-fn push_int(out: &mut String, value: i64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut rest = value.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (rest % 10) as u8;
-        rest /= 10;
-        if rest == 0 {
-            break;
-        }
-    }
-    if value < 0 {
-        out.push('-');
-    }
-    // Only ASCII digits were written.
-    out.push_str(std::str::from_utf8(&digits[at..]).unwrap_or_default());
 }
 
 fn primitive_type_name(value: i32) -> Option<&'static str> {

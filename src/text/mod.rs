@@ -118,14 +118,14 @@ pub fn parse_message(kind: MessageKind, input: &str) -> Result<AnyMessage, Parse
 /// module docs for the few normalizations: an empty `is_dynamic_dimension` list reads
 /// back as all static, a tail padding of 0 as 1).
 pub fn print_shape(shape: &ShapeProto) -> Result<String, PrintError> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     Printer::new(Mode::Exact, true, &Path::root()).shape(shape, &mut out)?;
     Ok(out)
 }
 
 /// Prints a shape without layouts (`f32[2,3]`), as XLA's `ShapeUtil::HumanString`.
 pub fn print_shape_without_layout(shape: &ShapeProto) -> Result<String, PrintError> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     Printer::new(Mode::Exact, false, &Path::root()).shape(shape, &mut out)?;
     Ok(out)
 }
@@ -135,7 +135,7 @@ pub fn print_shape_without_layout(shape: &ShapeProto) -> Result<String, PrintErr
 /// space is narrowed to 8 bits, a non-integral index type prints `#(invalid)`. Fails
 /// where XLA's `FromProto` fails.
 pub fn print_shape_as_xla(shape: &ShapeProto) -> Result<String, PrintError> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     Printer::new(Mode::Xla, true, &Path::root()).shape(shape, &mut out)?;
     Ok(out)
 }
@@ -143,14 +143,14 @@ pub fn print_shape_as_xla(shape: &ShapeProto) -> Result<String, PrintError> {
 /// Prints a layout (`{1,0:T(8,128)}`, `{}` when empty), as XLA's `Layout::ToString`,
 /// plus our legacy extension.
 pub fn print_layout(layout: &LayoutProto) -> Result<String, PrintError> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     Printer::new(Mode::Exact, true, &Path::root()).layout(layout, &mut out)?;
     Ok(out)
 }
 
 /// [`print_layout`] as XLA prints it (see [`print_shape_as_xla`]).
 pub fn print_layout_as_xla(layout: &LayoutProto) -> Result<String, PrintError> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     Printer::new(Mode::Xla, true, &Path::root()).layout(layout, &mut out)?;
     Ok(out)
 }
@@ -159,7 +159,7 @@ pub fn print_layout_as_xla(layout: &LayoutProto) -> Result<String, PrintError> {
 /// `entry_computation_layout`: `(f32[2]{0}, s32[])->f32[]`, with `name: ` before each
 /// parameter when the parameters have names (`(unknown)` for an empty one).
 pub fn print_program_shape(program: &ProgramShapeProto) -> Result<String, PrintError> {
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     Printer::new(Mode::Exact, true, &Path::root()).program_shape(program, &mut out)?;
     Ok(out)
 }
@@ -171,7 +171,7 @@ pub fn print_program_shape_as_xla(program: &ProgramShapeProto) -> Result<String,
         parameter_names: Vec::new(),
         ..program.clone()
     };
-    let mut out = String::new();
+    let mut out = String::with_capacity(64);
     Printer::new(Mode::Xla, true, &Path::root()).program_shape(&unnamed, &mut out)?;
     Ok(out)
 }

@@ -8,6 +8,7 @@
 //!   level types ignored, `#(invalid)` for a non-integral index type, `M(n)` only for
 //!   n > 0) and fails only where XLA's `FromProto` fails.
 
+use crate::digits::push_int;
 use std::fmt::Write as _;
 
 use super::error::PrintError;
@@ -209,9 +210,10 @@ impl<'p> Printer<'p> {
             if is_dynamic && size == i64::MIN {
                 out.push('?');
             } else if is_dynamic {
-                let _ = write!(out, "<={size}");
+                out.push_str("<=");
+                push_int(out, size);
             } else {
-                let _ = write!(out, "{size}");
+                push_int(out, size);
             }
         }
         out.push(']');
@@ -270,7 +272,7 @@ impl<'p> Printer<'p> {
             if i > 0 {
                 head.push(',');
             }
-            let _ = write!(head, "{dim}");
+            push_int(&mut head, *dim);
         }
         let mut attrs = String::new();
         for (i, tile) in layout.tiles.iter().enumerate() {
@@ -294,7 +296,7 @@ impl<'p> Printer<'p> {
                         format!("tile dimension {dim} has no text form"),
                     ));
                 } else {
-                    let _ = write!(attrs, "{dim}");
+                    push_int(&mut attrs, dim);
                 }
             }
             attrs.push(')');
@@ -363,7 +365,7 @@ impl<'p> Printer<'p> {
                 if j > 0 {
                     attrs.push(',');
                 }
-                let _ = write!(attrs, "{index}");
+                push_int(&mut attrs, *index);
             }
             attrs.push(')');
         }

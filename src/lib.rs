@@ -7,6 +7,7 @@ pub mod check;
 pub mod codec;
 pub mod describe;
 pub mod error;
+pub mod guard;
 pub mod index;
 pub mod json;
 pub mod layout;

@@ -10,10 +10,12 @@ use xla_shape::text::HloStyle;
 use xla_shape::MessageKind;
 
 mod convert;
+mod diff;
 mod docs;
 mod explain;
 mod index;
 mod input;
+mod shapes;
 mod validate;
 
 /// XLA array shapes and layouts: decode, encode, convert, validate and index them.
@@ -43,6 +45,8 @@ enum Command {
     Validate(validate::ValidateArgs),
     Index(index::IndexArgs),
     Explain(explain::ExplainArgs),
+    Shapes(shapes::ShapesArgs),
+    Diff(diff::DiffArgs),
     Completions(docs::CompletionsArgs),
     Man(docs::ManArgs),
 }
@@ -188,6 +192,8 @@ pub fn run() -> ExitCode {
         Command::Validate(args) => validate::run(args),
         Command::Index(args) => index::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Shapes(args) => shapes::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
     };

@@ -30,7 +30,9 @@ mod validate;
         xla-shape convert --from binary --to hlo examples/f32_2x3.binpb\n  \
         xla-shape validate --from hlo-module examples/matmul.hlo.txt\n  \
         xla-shape explain 'bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}'\n  \
-        xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3\n\n\
+        xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3\n  \
+        xla-shape shapes dump/ -o layouts.lock\n  \
+        xla-shape diff layouts.lock dump/\n\n\
         Exit status: 0 success, 1 some input is invalid, 2 some input cannot be read or the \
         command line is wrong. `xla-shape help COMMAND` shows a command's options and examples."
 )]

@@ -172,9 +172,10 @@ impl Policy {
             let message = e.message().to_string();
             match e.span() {
                 Some(span) => {
-                    let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                    let snippet = text[span.start.min(text.len())..span.end.min(text.len())].trim();
-                    PolicyError(format!("line {line}: {message} (at '{snippet}')"))
+                    let start = span.start.min(text.len());
+                    let line = text[..start].matches('\n').count() + 1;
+                    let whole = text.lines().nth(line - 1).unwrap_or("").trim();
+                    PolicyError(format!("line {line}: {message} (in `{whole}`)"))
                 }
                 None => PolicyError(message),
             }
@@ -303,6 +304,11 @@ fn join(values: &[usize]) -> String {
 }
 
 fn finding(entry: &Entry, index: &[usize], code: &'static str, message: String) -> Finding {
+    let message = match entry.role {
+        Role::EntryParameter { index } => format!("entry parameter {index}: {message}"),
+        Role::EntryResult => format!("entry result: {message}"),
+        _ => message,
+    };
     let mut f = Finding::new(code, Severity::Error, message);
     f.line = entry.line;
     f.column = entry.column.or(entry.line.map(|_| 1));

@@ -59,10 +59,11 @@ fn the_same_program_compiled_twice_gives_no_difference() {
     assert_eq!(report.exit_code(), 0);
 }
 
+/// A change as (place, old text, new text, kinds, words).
+type Seen = (String, String, String, Vec<ChangeKind>, Vec<String>);
+
 /// `--entry-only`: exactly the entry change, in every module file.
-fn entry_changes(
-    variant: &str,
-) -> Vec<Vec<(String, String, String, Vec<ChangeKind>, Vec<String>)>> {
+fn entry_changes(variant: &str) -> Vec<Vec<Seen>> {
     let report = diff(&dumps("base"), &dumps(variant), true);
     assert_eq!(report.exit_code(), 1);
     report

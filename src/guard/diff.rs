@@ -167,6 +167,8 @@ pub struct Change {
     pub new_bytes: Option<u64>,
     /// The line of the shape in the new input (in the old one if removed), if text.
     pub line: Option<usize>,
+    /// Its 1-based column, if text.
+    pub column: Option<usize>,
     /// The proto path of the shape in the new input (old if removed), if a proto.
     pub path: Option<String>,
 }
@@ -503,7 +505,7 @@ impl DiffReport {
                 };
                 let mut finding = Finding::new(code, crate::Severity::Warning, change.words());
                 finding.line = change.line;
-                finding.column = change.line.map(|_| 1);
+                finding.column = change.column.or(change.line.map(|_| 1));
                 finding.path = change.path.clone().unwrap_or_default();
                 finding.computation = change.computation.clone();
                 finding.instruction = change.instruction.clone();
@@ -1010,6 +1012,7 @@ impl Differ<'_> {
             old_bytes: old.bytes(),
             new_bytes: new.bytes(),
             line: new.line,
+            column: new.column,
             path: new.path.clone(),
         });
     }
@@ -1040,6 +1043,7 @@ impl Differ<'_> {
             old_bytes: if what == What::Removed { bytes } else { None },
             new_bytes: if what == What::Added { bytes } else { None },
             line: entry.and_then(|e| e.line),
+            column: entry.and_then(|e| e.column),
             path: entry.and_then(|e| e.path.clone()),
         });
     }

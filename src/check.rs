@@ -45,6 +45,9 @@ pub struct Options {
     /// How a finding's `shape` is printed for inputs that are not text (binary and
     /// JSON messages, module protos); text inputs give the shape as written.
     pub hlo_style: HloStyle,
+    /// A layout policy to check every readable input against (`--policy`): its
+    /// violations are added to the input's findings (`policy.<rule>` codes).
+    pub policy: Option<std::sync::Arc<crate::guard::Policy>>,
 }
 
 /// How far detection looks into an input.
@@ -254,7 +257,39 @@ pub fn check_bytes(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         }
         Form::HloModuleProto => check_module_proto(name, bytes, options),
     };
+    let report = with_policy(report, form, options, |source| {
+        crate::guard::listing::read_bytes(name, bytes, source)
+    });
     finish(report, options)
+}
+
+/// Adds the policy's findings to a readable report: the input is listed again (as
+/// `form`) and every listing checked.
+fn with_policy(
+    mut report: FileReport,
+    form: Form,
+    options: &Options,
+    list: impl FnOnce(
+        &crate::guard::ReadOptions,
+    ) -> Result<Vec<crate::guard::Listing>, crate::guard::listing::ReadError>,
+) -> FileReport {
+    let Some(policy) = &options.policy else {
+        return report;
+    };
+    if report.unreadable.is_some() {
+        return report;
+    }
+    let read = crate::guard::ReadOptions {
+        source: crate::guard::Source::Form(form),
+        message: options.message,
+        style: crate::text::HloStyle::Xla,
+    };
+    if let Ok(listings) = list(&read) {
+        for listing in &listings {
+            report.findings.extend(policy.check(listing));
+        }
+    }
+    report
 }
 
 /// Checks one file, streaming module text (memory stays flat for any size).
@@ -270,7 +305,11 @@ pub fn check_path(path: &Path, name: &str, options: &Options) -> FileReport {
     };
     let form = options.from.or_else(|| detect(&head).ok());
     if form == Some(Form::HloModule) && !head.is_empty() && is_text(&head) {
-        return finish(scan_text_report(name, reader), options);
+        let report = scan_text_report(name, reader);
+        let report = with_policy(report, Form::HloModule, options, |source| {
+            crate::guard::listing::read_path(path, name, source)
+        });
+        return finish(report, options);
     }
     let mut bytes = Vec::new();
     if let Err(e) = reader.read_to_end(&mut bytes) {

@@ -8,6 +8,7 @@ pub mod codec;
 pub mod describe;
 mod digits;
 pub mod error;
+pub mod guard;
 pub mod index;
 pub mod json;
 pub mod layout;

@@ -8,6 +8,8 @@ const COMMANDS: &[&str] = &[
     "validate",
     "index",
     "explain",
+    "shapes",
+    "diff",
     "completions",
     "man",
 ];
@@ -24,6 +26,8 @@ fn help_has_examples_and_honest_usage_lines() {
             "Usage: xla-shape index [OPTIONS] <SHAPE> <INDEX>...\n       xla-shape index [OPTIONS] --text <SHAPE> <INDEX>...\n",
         ),
         ("explain", "Usage: xla-shape explain [OPTIONS] [SHAPE]\n"),
+        ("shapes", "Usage: xla-shape shapes [OPTIONS] <PATHS>...\n"),
+        ("diff", "Usage: xla-shape diff [OPTIONS] <OLD> <NEW>\n"),
         ("completions", "Usage: xla-shape completions [OPTIONS] <SHELL>\n"),
         ("man", "Usage: xla-shape man [OPTIONS] [COMMAND]\n"),
     ];
@@ -89,6 +93,6 @@ fn man_pages_for_the_command_and_each_subcommand() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        "xla-shape: no command 'nope' (commands: convert, validate, index, explain, completions, man)\n"
+        "xla-shape: no command 'nope' (commands: convert, validate, index, explain, shapes, diff, completions, man)\n"
     );
 }

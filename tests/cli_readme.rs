@@ -28,6 +28,26 @@ fn read(dir: &Path, file: &str) -> String {
 
 const EXAMPLES: &[Example] = &[
     Example {
+        line: "xla-shape shapes examples/matmul.hlo.txt",
+        run: None,
+        check: |out, _| {
+            assert_eq!(out.lines().count(), 9, "{out}");
+            assert!(out.starts_with("examples/matmul.hlo.txt: entry_computation_layout/parameter 0: f32[2,3]{1,0}\n"), "{out}");
+            assert!(out.ends_with("examples/matmul.hlo.txt: ENTRY main.1/dot_general.1: f32[2,4]{1,0}\n"), "{out}");
+        },
+    },
+    Example {
+        line: "xla-shape diff --entry-only examples/base.hlo.txt examples/transposed.hlo.txt",
+        // Exit 1 (a difference), and the summary on standard error.
+        run: Some("xla-shape diff --entry-only examples/base.hlo.txt examples/transposed.hlo.txt 2>/dev/null; test $? = 1"),
+        check: |out, _| assert_eq!(out, "examples/transposed.hlo.txt: entry parameter 0 (x.1): f32[1024,1024]{1,0} -> f32[1024,1024]{0,1}: minor_to_major changed (allocated 4194304 -> 4194304 bytes)\n"),
+    },
+    Example {
+        line: "xla-shape validate --policy examples/policy.toml examples/matmul.hlo.txt",
+        run: None,
+        check: |out, _| assert_eq!(out, ""),
+    },
+    Example {
         line: "cargo run --locked --quiet -- convert --from binary --to json examples/f32_2x3.binpb",
         run: Some("xla-shape convert --from binary --to json examples/f32_2x3.binpb"),
         check: |out, _| assert_eq!(out, F32_2X3_JSON),

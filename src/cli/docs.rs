@@ -34,7 +34,7 @@ pub fn completions(args: CompletionsArgs) -> Result<(), Failure> {
 #[command(after_help = "Examples:\n  \
     xla-shape man | man -l -\n  \
     xla-shape man convert -o xla-shape-convert.1\n  \
-    for c in '' convert validate index explain completions man; do\n    \
+    for c in '' convert validate index explain shapes diff completions man; do\n    \
     xla-shape man $c -o xla-shape${c:+-$c}.1; done")]
 pub struct ManArgs {
     /// The subcommand whose page to print (xla-shape-COMMAND(1)); none for xla-shape(1).

@@ -10,10 +10,12 @@ use xla_shape::text::HloStyle;
 use xla_shape::MessageKind;
 
 mod convert;
+mod diff;
 mod docs;
 mod explain;
 mod index;
 mod input;
+mod shapes;
 mod validate;
 
 /// XLA array shapes and layouts: decode, encode, convert, validate and index them.
@@ -28,7 +30,9 @@ mod validate;
         xla-shape convert --from binary --to hlo examples/f32_2x3.binpb\n  \
         xla-shape validate --from hlo-module examples/matmul.hlo.txt\n  \
         xla-shape explain 'bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}'\n  \
-        xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3\n\n\
+        xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3\n  \
+        xla-shape shapes dump/ -o layouts.lock\n  \
+        xla-shape diff layouts.lock dump/\n\n\
         Exit status: 0 success, 1 some input is invalid, 2 some input cannot be read or the \
         command line is wrong. `xla-shape help COMMAND` shows a command's options and examples."
 )]
@@ -43,6 +47,8 @@ enum Command {
     Validate(validate::ValidateArgs),
     Index(index::IndexArgs),
     Explain(explain::ExplainArgs),
+    Shapes(shapes::ShapesArgs),
+    Diff(diff::DiffArgs),
     Completions(docs::CompletionsArgs),
     Man(docs::ManArgs),
 }
@@ -188,6 +194,8 @@ pub fn run() -> ExitCode {
         Command::Validate(args) => validate::run(args),
         Command::Index(args) => index::run(args),
         Command::Explain(args) => explain::run(args),
+        Command::Shapes(args) => shapes::run(args),
+        Command::Diff(args) => diff::run(args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
     };

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use xla_shape::check::{self, Input, Walk};
+use xla_shape::guard::Policy;
 use xla_shape::report::{self, Form};
 
 use super::{Failure, MessageArg};
@@ -24,7 +25,8 @@ Exit status: 0 every input valid, 1 some input invalid (or warnings with --stric
 2 some input could not be read or is not a form xla-shape reads.\n\n\
 Examples:\n  xla-shape validate examples/f32_2x3.binpb\n  \
 xla-shape validate --format sarif dumps/ > xla-shape.sarif\n  \
-xla-shape validate --strict examples/matmul.hlo.txt examples/matmul.hlo.pb"
+xla-shape validate --strict examples/matmul.hlo.txt examples/matmul.hlo.pb\n  \
+xla-shape validate --policy examples/policy.toml examples/matmul.hlo.txt"
 )]
 pub struct ValidateArgs {
     /// The form of the inputs (auto: decided per input from its content).
@@ -54,6 +56,10 @@ pub struct ValidateArgs {
     /// In directories, skip files matching this glob (repeatable).
     #[arg(long, value_name = "GLOB")]
     exclude: Vec<String>,
+    /// Also check every input against this layout policy (TOML; see
+    /// examples/policy.toml): violations are errors with `policy.<rule>` codes.
+    #[arg(long, value_name = "FILE")]
+    policy: Option<PathBuf>,
     /// Check this many files at once (default: every core).
     #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
     jobs: usize,
@@ -124,11 +130,18 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         }
     }
     let walk = Walk::new(&args.include, &args.exclude).map_err(Failure::unreadable)?;
+    let policy = match &args.policy {
+        Some(path) => Some(std::sync::Arc::new(
+            Policy::load(path).map_err(|e| Failure::unreadable(format!("policy {e}")))?,
+        )),
+        None => None,
+    };
     let options = check::Options {
         from: args.from.form(),
         message: args.message.map(Into::into),
         allow: args.allow.clone(),
         hlo_style: args.hlo_style.into(),
+        policy,
     };
     let stdin_only = args.paths.is_empty() || args.paths.iter().all(|p| p.as_os_str() == "-");
     let mut inputs = Vec::new();

@@ -30,7 +30,7 @@ const fn code(id: &'static str, severity: Severity, description: &'static str) -
 use Severity::{Error, Warning};
 
 /// Every code, grouped: the validation gate's, then module reading, then unreadable
-/// inputs, then policy rules.
+/// inputs, then policy rules, then semantic diff.
 pub const CODES: &[CodeInfo] = &[
     // ----- the validation gate (IssueKind::code) -----
     code("invalid_element_type", Error, "`element_type` is `PRIMITIVE_TYPE_INVALID` (0, also what an absent field reads as)."),
@@ -109,6 +109,10 @@ pub const CODES: &[CodeInfo] = &[
     code("policy.require_tiling", Error, "An array of an element type the policy requires tiles for has no tiles (`require_tiling`)."),
     code("policy.max_total_bytes", Error, "The entry parameters together allocate more bytes than the policy's `max_total_bytes`."),
     code("policy.dynamic_dimensions", Error, "An array has dynamic dimensions where the policy forbids them (`dynamic_dimensions = false`)."),
+    // ----- semantic diff (diff --format github|sarif) -----
+    code("diff.changed", Warning, "A shape that is in both inputs differs (element type, dimensions, layout, ...); the message says what, with both texts and allocated sizes."),
+    code("diff.added", Warning, "Something only in the new input: a file, computation, instruction, parameter or shape."),
+    code("diff.removed", Warning, "Something only in the old input: a file, computation, instruction, parameter or shape."),
 ];
 
 /// The entry for `id`, if it is a code.

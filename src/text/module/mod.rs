@@ -81,6 +81,45 @@ pub struct Site<'a> {
     pub text: &'a str,
 }
 
+/// An instruction found in a module (text or proto), once its operands are read.
+#[derive(Clone, Debug)]
+pub struct InstructionSite<'a> {
+    /// 1-based line of its opcode (text); 0 in a proto.
+    pub line: usize,
+    /// The computation it is in (its name without `%`).
+    pub computation: Option<&'a str>,
+    /// Whether that computation is the module's entry computation.
+    pub entry: bool,
+    /// Its name, without `%`.
+    pub name: &'a str,
+    /// Its opcode (`add`, `fusion`, `parameter`, ...).
+    pub opcode: &'a str,
+    /// The names of its operands, in order, without `%` (in a proto: the names of the
+    /// instructions its `operand_ids` name; an id naming no instruction of the
+    /// computation is left out).
+    pub operands: &'a [String],
+}
+
+/// A shape found in a module proto, and where.
+#[derive(Clone, Debug)]
+pub struct ProtoSite<'a> {
+    /// The proto path of the shape, e.g. `computations[1].instructions[4].shape`.
+    pub path: &'a Path,
+    /// The computation it is in, if any.
+    pub computation: Option<&'a str>,
+    /// Whether that computation is the module's entry computation.
+    pub entry: bool,
+    /// The instruction it belongs to, if any.
+    pub instruction: Option<&'a str>,
+    /// What the shape is: the module's `host_program_shape` (the entry computation
+    /// layout) gives [`Role::EntryParameter`] and [`Role::EntryResult`], a
+    /// computation's `program_shape` [`Role::Parameter`] and
+    /// [`Role::ComputationResult`], an instruction's `shape` [`Role::Result`],
+    /// `outfeed_shape` and `operand_shapes_with_layout` [`Role::Attribute`] (the latter
+    /// named `operand_layout_constraints`, as in text).
+    pub role: Role,
+}
+
 /// What a scan saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
@@ -129,6 +168,20 @@ pub fn scan_text_with<R: BufRead>(
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
     text::Scanner::new(reader, on_shape, on_problem).run()
+}
+
+/// Like [`scan_text_with`], also calling `on_instruction` for every instruction with
+/// its opcode and operand names (after its result and operand shapes, before the
+/// shapes in its attributes).
+pub fn scan_text_instructions<R: BufRead>(
+    reader: R,
+    on_shape: &mut dyn FnMut(&Site<'_>, &ShapeProto),
+    on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
+    on_problem: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    text::Scanner::new(reader, on_shape, on_problem)
+        .with_instructions(on_instruction)
+        .run()
 }
 
 /// Scans an HLO module in text form, calling `report` for each problem: structure and
@@ -192,7 +245,7 @@ struct Fields<'a> {
 }
 
 enum Value<'a> {
-    Varint,
+    Varint(u64),
     Bytes(&'a [u8]),
     Fixed,
 }
@@ -228,10 +281,7 @@ impl<'a> Iterator for Fields<'a> {
                 return Err("field number 0".to_string());
             }
             let value = match key & 7 {
-                0 => {
-                    varint(self.bytes, &mut self.pos).ok_or("invalid varint")?;
-                    Value::Varint
-                }
+                0 => Value::Varint(varint(self.bytes, &mut self.pos).ok_or("invalid varint")?),
                 1 | 5 => {
                     let width = if key & 7 == 1 { 8 } else { 4 };
                     if self.bytes.len() - self.pos < width {
@@ -329,7 +379,7 @@ pub fn probe_proto(bytes: &[u8]) -> Result<(&[u8], Path), String> {
         match (number, &value) {
             (1 | 2, Value::Bytes(text)) if std::str::from_utf8(text).is_ok() => {}
             (3, Value::Bytes(computation)) => instructions += probe_computation(computation)?,
-            (4, Value::Bytes(_)) | (5 | 6, Value::Varint) => {}
+            (4, Value::Bytes(_)) | (5 | 6, Value::Varint(_)) => {}
             (1..=6, _) => return Err(format!("field {number} of the module has the wrong type")),
             _ => {}
         }
@@ -357,7 +407,7 @@ fn probe_computation(bytes: &[u8]) -> Result<usize, String> {
                             known |= !text.is_empty();
                         }
                         (3, Value::Bytes(_)) => known = true,
-                        (35, Value::Varint) => {}
+                        (35, Value::Varint(_)) => {}
                         (1 | 2 | 3 | 35, _) => {
                             return Err(format!(
                                 "field {number} of an instruction has the wrong type"
@@ -368,7 +418,7 @@ fn probe_computation(bytes: &[u8]) -> Result<usize, String> {
                 }
                 count += usize::from(known);
             }
-            (4, Value::Bytes(_)) | (5 | 6, Value::Varint) => {}
+            (4, Value::Bytes(_)) | (5 | 6, Value::Varint(_)) => {}
             (1..=6, _) => {
                 return Err(format!(
                     "field {number} of a computation has the wrong type"
@@ -411,6 +461,274 @@ fn unwrap_module(bytes: &[u8]) -> Result<(&[u8], Path), ScanError> {
         _ => Path::root().field("hlo").field("hlo_module"),
     };
     Ok((current, path))
+}
+
+/// Walks a serialized `HloModuleProto` (or an `HloProto` or `HloSnapshot` around one)
+/// as [`scan_text_instructions`] walks text: `on_shape` for every shape that decodes
+/// (with its place), `on_instruction` for every instruction (after the computation
+/// holding it is read), `on_problem` for every shape that does not decode.
+///
+/// Field numbers (`xla/service/hlo.proto`): module `entry_computation_name` (2),
+/// `computations` (3), `host_program_shape` (4); computation `name` (1),
+/// `instructions` (2), `program_shape` (4); instruction `name` (1), `opcode` (2),
+/// `shape` (3), `outfeed_shape` (29), `id` (35), `operand_ids` (36),
+/// `operand_shapes_with_layout` (57).
+pub fn walk_proto(
+    bytes: &[u8],
+    on_shape: &mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
+    on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
+    on_problem: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    let (module, root) = probe_proto(bytes).map_err(ScanError::NotAModule)?;
+    let mut entry_name = None;
+    for field in fields(module) {
+        if let (2, Value::Bytes(name)) = field.map_err(ScanError::Wire)? {
+            entry_name = Some(String::from_utf8_lossy(name).into_owned());
+        }
+    }
+    let mut walk = ProtoWalk {
+        on_shape,
+        on_instruction,
+        on_problem,
+        summary: Summary::default(),
+    };
+    let mut computation_index = 0;
+    for field in fields(module) {
+        let (number, value) = field.map_err(ScanError::Wire)?;
+        let Value::Bytes(value) = value else { continue };
+        match number {
+            3 => {
+                let path = root.field("computations").index(computation_index);
+                computation_index += 1;
+                walk.summary.structures += 1;
+                walk.computation(value, &path, entry_name.as_deref())?;
+            }
+            4 => {
+                let path = root.field("host_program_shape");
+                walk.program_shape(value, &path, None, false, true);
+            }
+            _ => {}
+        }
+    }
+    Ok(walk.summary)
+}
+
+struct ProtoWalk<'s> {
+    on_shape: &'s mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
+    on_instruction: &'s mut dyn FnMut(&InstructionSite<'_>),
+    on_problem: &'s mut dyn FnMut(Finding),
+    summary: Summary,
+}
+
+impl ProtoWalk<'_> {
+    fn problem(&mut self, path: &Path, computation: Option<&str>, message: String) {
+        self.summary.errors += 1;
+        let mut finding = Finding::new("undecodable_shape", Severity::Error, message);
+        finding.path = path.to_string();
+        finding.computation = computation.map(str::to_string);
+        (self.on_problem)(finding);
+    }
+
+    fn shape(&mut self, bytes: &[u8], site: &ProtoSite<'_>) {
+        match crate::codec::decode_shape(bytes) {
+            Ok(decoded) => {
+                self.summary.shapes += 1;
+                (self.on_shape)(site, &decoded.message);
+            }
+            Err(e) => self.problem(
+                site.path,
+                site.computation,
+                format!("cannot decode the shape: {e}"),
+            ),
+        }
+    }
+
+    fn program_shape(
+        &mut self,
+        bytes: &[u8],
+        path: &Path,
+        computation: Option<&str>,
+        entry: bool,
+        module_layout: bool,
+    ) {
+        let program = match crate::codec::decode_program_shape(bytes) {
+            Ok(decoded) => decoded.message,
+            Err(e) => {
+                let message = format!("cannot decode the program shape: {e}");
+                return self.problem(path, computation, message);
+            }
+        };
+        let parameters = path.field("parameters");
+        for (index, parameter) in program.parameters.iter().enumerate() {
+            let role = if module_layout {
+                Role::EntryParameter { index }
+            } else {
+                let name = program
+                    .parameter_names
+                    .get(index)
+                    .cloned()
+                    .unwrap_or_default();
+                Role::Parameter { index, name }
+            };
+            let at = parameters.index(index);
+            let site = ProtoSite {
+                path: &at,
+                computation,
+                entry,
+                instruction: None,
+                role,
+            };
+            self.summary.shapes += 1;
+            (self.on_shape)(&site, parameter);
+        }
+        if let Some(result) = &program.result {
+            let at = path.field("result");
+            let role = if module_layout {
+                Role::EntryResult
+            } else {
+                Role::ComputationResult
+            };
+            let site = ProtoSite {
+                path: &at,
+                computation,
+                entry,
+                instruction: None,
+                role,
+            };
+            self.summary.shapes += 1;
+            (self.on_shape)(&site, result);
+        }
+    }
+
+    fn computation(
+        &mut self,
+        bytes: &[u8],
+        path: &Path,
+        entry_name: Option<&str>,
+    ) -> Result<(), ScanError> {
+        let wire = |e| ScanError::Wire(format!("{path}: {e}"));
+        let mut name = String::new();
+        for field in fields(bytes) {
+            if let (1, Value::Bytes(value)) = field.map_err(wire)? {
+                name = String::from_utf8_lossy(value).into_owned();
+            }
+        }
+        let entry = entry_name == Some(name.as_str());
+        let computation = Some(name.as_str()).filter(|n| !n.is_empty());
+        // (name, opcode, operand ids), and id -> name, to name operands once all are read.
+        let mut instructions: Vec<(String, String, Vec<u64>)> = Vec::new();
+        let mut names = std::collections::HashMap::new();
+        let mut instruction_index = 0;
+        for field in fields(bytes) {
+            let (number, value) = field.map_err(wire)?;
+            let Value::Bytes(value) = value else { continue };
+            match number {
+                2 => {
+                    let at = path.field("instructions").index(instruction_index);
+                    instruction_index += 1;
+                    let (name, opcode, id, operands) =
+                        self.instruction(value, &at, computation, entry)?;
+                    if let Some(id) = id {
+                        names.insert(id, instructions.len());
+                    }
+                    instructions.push((name, opcode, operands));
+                }
+                4 => self.program_shape(
+                    value,
+                    &path.field("program_shape"),
+                    computation,
+                    entry,
+                    false,
+                ),
+                _ => {}
+            }
+        }
+        let mut operands = Vec::new();
+        for (name, opcode, ids) in &instructions {
+            operands.clear();
+            operands.extend(
+                ids.iter()
+                    .filter_map(|id| names.get(id))
+                    .map(|&i| instructions[i].0.clone()),
+            );
+            let site = InstructionSite {
+                line: 0,
+                computation,
+                entry,
+                name,
+                opcode,
+                operands: &operands,
+            };
+            (self.on_instruction)(&site);
+        }
+        Ok(())
+    }
+
+    /// The instruction's name, opcode, id and operand ids, after its shapes are walked.
+    fn instruction(
+        &mut self,
+        bytes: &[u8],
+        path: &Path,
+        computation: Option<&str>,
+        entry: bool,
+    ) -> Result<(String, String, Option<u64>, Vec<u64>), ScanError> {
+        let wire = |e| ScanError::Wire(format!("{path}: {e}"));
+        let (mut name, mut opcode, mut id, mut operands) =
+            (String::new(), String::new(), None, Vec::new());
+        for field in fields(bytes) {
+            match field.map_err(wire)? {
+                (1, Value::Bytes(v)) => name = String::from_utf8_lossy(v).into_owned(),
+                (2, Value::Bytes(v)) => opcode = String::from_utf8_lossy(v).into_owned(),
+                (35, Value::Varint(v)) => id = Some(v),
+                (36, Value::Varint(v)) => operands.push(v),
+                (36, Value::Bytes(packed)) => {
+                    let mut pos = 0;
+                    while pos < packed.len() {
+                        let v = varint(packed, &mut pos)
+                            .ok_or_else(|| wire(format!("bad packed operand_ids at byte {pos}")))?;
+                        operands.push(v);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut operand_index = 0;
+        for field in fields(bytes) {
+            let (number, value) = field.map_err(wire)?;
+            let Value::Bytes(value) = value else { continue };
+            let (at, role) = match number {
+                3 => (path.field("shape"), Role::Result),
+                29 => (
+                    path.field("outfeed_shape"),
+                    Role::Attribute {
+                        name: "outfeed_shape".to_string(),
+                        index: 0,
+                    },
+                ),
+                57 => {
+                    let at = path
+                        .field("operand_shapes_with_layout")
+                        .index(operand_index);
+                    let role = Role::Attribute {
+                        name: "operand_layout_constraints".to_string(),
+                        index: operand_index,
+                    };
+                    operand_index += 1;
+                    (at, role)
+                }
+                _ => continue,
+            };
+            let site = ProtoSite {
+                path: &at,
+                computation,
+                entry,
+                instruction: Some(name.as_str()).filter(|n| !n.is_empty()),
+                role,
+            };
+            self.shape(value, &site);
+        }
+        Ok((name, opcode, id, operands))
+    }
 }
 
 /// The names a finding in a module proto belongs to.

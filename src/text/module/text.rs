@@ -25,7 +25,7 @@
 use std::io::BufRead;
 
 use super::lexer::{Kind, Lexer, Token};
-use super::{Role, ScanError, Site, Summary};
+use super::{InstructionSite, Role, ScanError, Site, Summary};
 use crate::error::Severity;
 use crate::proto::ShapeProto;
 use crate::report::Finding;
@@ -41,10 +41,17 @@ pub(super) struct Scanner<'v, R> {
     lexer: Lexer<R>,
     on_shape: &'v mut dyn FnMut(&Site<'_>, &ShapeProto),
     on_problem: &'v mut dyn FnMut(Finding),
+    on_instruction: Option<&'v mut dyn FnMut(&InstructionSite<'_>)>,
     summary: Summary,
     computation: Option<String>,
     instruction: Option<String>,
     in_computation: bool,
+    /// Whether the current computation is the entry (`ENTRY`).
+    in_entry: bool,
+    /// The operand names of the current instruction (only with `on_instruction`).
+    operand_names: Vec<String>,
+    /// How deep in nested instructions the operands being read are.
+    nesting: usize,
     options: ParseOptions,
 }
 
@@ -58,14 +65,27 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             lexer: Lexer::new(reader),
             on_shape,
             on_problem,
+            on_instruction: None,
             summary: Summary::default(),
             computation: None,
             instruction: None,
             in_computation: false,
+            in_entry: false,
+            operand_names: Vec::new(),
+            nesting: 0,
             options: ParseOptions {
                 fill_missing_layouts: false,
             },
         }
+    }
+
+    /// Also calls `on_instruction` for every instruction, once its operands are read.
+    pub fn with_instructions(
+        mut self,
+        on_instruction: &'v mut dyn FnMut(&InstructionSite<'_>),
+    ) -> Self {
+        self.on_instruction = Some(on_instruction);
+        self
     }
 
     pub fn run(mut self) -> Result<Summary, ScanError> {
@@ -307,8 +327,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// `['ENTRY'] name ['(' params ')' '->' shape] '{'`.
     fn computation_header(&mut self) -> Step {
         self.instruction = None;
+        self.in_entry = false;
         let mut token = self.next_tok()?;
         if token.kind == Kind::Word && self.lexer.text(&token) == "ENTRY" {
+            self.in_entry = true;
             token = self.next_tok()?;
         }
         if !matches!(token.kind, Kind::Word | Kind::Name) {
@@ -434,9 +456,23 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             return Err(self.unknown_type_word(&opcode, Xla::Opcode));
         }
         self.next_tok()?;
+        let line = opcode.line;
         let opcode = self.text(&opcode);
         self.expect(b'(', "expects '(' at the beginning of operands")?;
+        self.operand_names.clear();
+        self.nesting = 0;
         self.operands(&opcode)?;
+        if let Some(on_instruction) = self.on_instruction.as_mut() {
+            let site = InstructionSite {
+                line,
+                computation: self.computation.as_deref(),
+                entry: self.in_entry,
+                name: self.instruction.as_deref().unwrap_or(""),
+                opcode: &opcode,
+                operands: &self.operand_names,
+            };
+            on_instruction(&site);
+        }
         self.attributes()
     }
 
@@ -497,13 +533,21 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             return Err(self.error(&name, code, format!("expects {what}, saw {saw}")));
         }
         self.next_tok()?;
+        if self.nesting == 0 && self.on_instruction.is_some() {
+            let text = self.lexer.text(&name);
+            self.operand_names
+                .push(text.trim_start_matches('%').to_string());
+        }
         let after = self.peek_tok()?;
         match after.kind {
             Kind::Punct(b'(') => {
                 // A nested instruction: the word was its opcode.
                 let opcode = self.text(&name);
                 self.next_tok()?;
-                self.operands(&opcode)
+                self.nesting += 1;
+                let step = self.operands(&opcode);
+                self.nesting -= 1;
+                step
             }
             Kind::Word | Kind::Name if !had_shape => {
                 // `foo %x`: something stands where the operand's shape goes.

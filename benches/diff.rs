@@ -1,0 +1,114 @@
+//! `diff` speed on the two largest real module fixtures (`fixtures/modules/` and
+//! `fixtures/dumps/`, by size): scan_while as text and as an `HloModuleProto`, side by
+//! side in one run. One iteration is what `xla-shape diff OLD NEW` does for a file pair
+//! held in memory: list both sides (scan, decode, print every shape) and compare them
+//! (match computations and instructions, compare every shape, allocated sizes). The new
+//! side is the module with every `.N` name suffix shifted (text) so the renumbered-name
+//! matching runs too; the proto is compared with itself. Throughput counts both inputs'
+//! bytes.
+//!
+//! `cargo bench --bench diff -- --warm-up-time 1 --measurement-time 3`
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use xla_shape::guard::diff::{diff_listings, Options};
+use xla_shape::guard::listing::{read_bytes, ReadOptions};
+
+/// Every module file of the fixtures, largest first.
+fn largest_modules() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("modules"), root.join("dumps")];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.ends_with(".hlo.txt")
+                || name.ends_with(".hlo.pb")
+                || name.ends_with("optimizations.txt")
+            {
+                files.push(path);
+            }
+        }
+    }
+    files.sort_by_key(|p| std::cmp::Reverse(std::fs::metadata(p).map_or(0, |m| m.len())));
+    files.truncate(2);
+    files
+}
+
+/// Every `.N` name suffix shifted by one (numbers that are not name suffixes kept).
+fn renumber(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len() + 64);
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if !((b.is_ascii_alphabetic() || b == b'_')
+            && (i == 0 || !(is_name(bytes[i - 1]) || bytes[i - 1] == b'"')))
+        {
+            out.push(char::from(b));
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < bytes.len() && is_name(bytes[j]) {
+            j += 1;
+        }
+        let word = &text[i..j];
+        match word.rsplit_once('.') {
+            Some((stem, n))
+                if !stem.is_empty() && !n.is_empty() && n.bytes().all(|d| d.is_ascii_digit()) =>
+            {
+                out.push_str(&format!("{stem}.{}", n.parse::<u64>().unwrap_or(0) + 1));
+            }
+            _ => out.push_str(word),
+        }
+        i = j;
+    }
+    out
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group("diff");
+    let read = ReadOptions::default();
+    for path in largest_modules() {
+        let old = std::fs::read(&path).unwrap();
+        let new = match std::str::from_utf8(&old) {
+            Ok(text) => renumber(text).into_bytes(),
+            Err(_) => old.clone(),
+        };
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let check = {
+            let o = read_bytes("old", &old, &read).unwrap();
+            let n = read_bytes("new", &new, &read).unwrap();
+            diff_listings(&o[0], &n[0], &Options::default())
+        };
+        assert!(check.changes.is_empty(), "{name}: {:?}", check.changes);
+        eprintln!(
+            "{name}: {} + {} bytes, {} pairs matched other than by name",
+            old.len(),
+            new.len(),
+            check.matches.len()
+        );
+        group.throughput(Throughput::Bytes((old.len() + new.len()) as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let o = read_bytes("old", black_box(&old), &read).unwrap();
+                let n = read_bytes("new", black_box(&new), &read).unwrap();
+                black_box(diff_listings(&o[0], &n[0], &Options::default()))
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,133 @@
+//! `xla-shape diff`: a semantic difference of the shapes of two dumps. Wiring only:
+//! reading, matching and comparing are `xla_shape::guard`'s.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use xla_shape::guard::diff::{self, ChangeKind};
+use xla_shape::report;
+
+use super::shapes::GuardInput;
+use super::validate::ReportFormat;
+use super::{Failure, OutputArg};
+
+/// Compare the shapes of two modules, messages, listings or dump directories.
+#[derive(Debug, Args)]
+#[command(
+    after_help = "OLD and NEW are each a shape, a program shape, a module (text or proto), \
+a listing written by `xla-shape shapes`, or a directory (files matched by relative path). \
+Computations and instructions are matched by name, and where XLA renumbered names \
+(add.12 -> add.13) by position among the same-stem, same-opcode names, or by operands; \
+the output notes every pair matched other than by name.\n\n\
+Exit status: 0 no difference, 1 some difference, 2 some input could not be read.\n\n\
+Examples:\n  xla-shape diff layouts.lock dump/\n  \
+xla-shape diff --entry-only old/module.txt new/module.txt\n  \
+xla-shape diff --ignore memory-space --format sarif old/ new/ > diff.sarif"
+)]
+pub struct DiffArgs {
+    #[command(flatten)]
+    input: GuardInput,
+    /// How to write the differences.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Text)]
+    format: ReportFormat,
+    /// Compare only the entry computation layout (parameters and result).
+    #[arg(long)]
+    entry_only: bool,
+    /// Leave out a kind of change (repeatable).
+    #[arg(long, value_enum, value_name = "KIND")]
+    ignore: Vec<KindArg>,
+    #[command(flatten)]
+    output: OutputArg,
+    /// The old input (file or directory).
+    old: PathBuf,
+    /// The new input (file or directory).
+    new: PathBuf,
+}
+
+/// `--ignore`: a kind of change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum KindArg {
+    /// The element type.
+    ElementType,
+    /// Dimension sizes.
+    Dimensions,
+    /// Which dimensions are dynamic.
+    Dynamic,
+    /// minor_to_major.
+    MinorToMajor,
+    /// Tiles.
+    Tiles,
+    /// element_size_in_bits.
+    ElementSize,
+    /// The memory space S(n).
+    MemorySpace,
+    /// The tail padding alignment.
+    TailPadding,
+    /// Split configs.
+    SplitConfigs,
+    /// Other layout fields.
+    LayoutOther,
+    /// Array/tuple/token, or the number of tuple elements.
+    Structure,
+    /// Files, computations, instructions, parameters only in NEW.
+    Added,
+    /// Files, computations, instructions, parameters only in OLD.
+    Removed,
+}
+
+impl KindArg {
+    fn kind(self) -> ChangeKind {
+        let name = self
+            .to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default();
+        ChangeKind::from_name(&name).unwrap_or(ChangeKind::LayoutOther)
+    }
+}
+
+pub fn run(args: DiffArgs) -> Result<(), Failure> {
+    let walk = args.input.walk()?;
+    let read = args.input.read_options();
+    let options = diff::Options {
+        entry_only: args.entry_only,
+        ignore: args.ignore.iter().map(|k| k.kind()).collect(),
+    };
+    let result = diff::diff_paths(&args.old, &args.new, &read, &walk, &options);
+    let mut out = Vec::new();
+    match args.format {
+        ReportFormat::Text => {
+            let mut text = String::new();
+            result.write_text(&mut text);
+            out.extend_from_slice(text.as_bytes());
+        }
+        ReportFormat::Json => {
+            out = super::to_json(&result.to_json(), true)?.into_bytes();
+        }
+        ReportFormat::Github | ReportFormat::Sarif => {
+            let document = result.to_document();
+            report::render(
+                args.format.into(),
+                &document,
+                &mut out,
+                &mut std::io::sink(),
+            )
+            .map_err(|e| Failure::unreadable(format!("output: {e}")))?;
+        }
+    }
+    args.output.write(&out)?;
+    let mut errors = std::io::stderr();
+    for file in &result.files {
+        if let Some(e) = &file.error {
+            if args.format != ReportFormat::Text {
+                let _ = writeln!(errors, "xla-shape: {e}");
+            }
+        }
+    }
+    let _ = writeln!(errors, "xla-shape: {}", result.summary());
+    match result.exit_code() {
+        0 => Ok(()),
+        1 => Err(Failure::Invalid),
+        _ => Err(Failure::Quiet),
+    }
+}

@@ -1,0 +1,1515 @@
+//! A semantic difference of the shapes of two inputs: what changed, in words, with
+//! both texts and both allocated sizes.
+//!
+//! # What is compared
+//!
+//! - Modules: the entry computation layout parameter by parameter and for the result;
+//!   computations (the entry computation with the entry computation); in each pair of
+//!   computations the signature (parameter by parameter, the result) and the
+//!   instructions, whose shapes (result, operand shapes, shape-valued attributes) are
+//!   compared one by one. With [`Options::entry_only`], only the entry computation
+//!   layout.
+//! - Single messages: shape by shape (program shapes parameter by parameter), in
+//!   order.
+//! - Tuples element by element (`{2}: added`).
+//! - Within one array: element type, dimensions, which dimensions are dynamic,
+//!   `minor_to_major`, tiles, element size, memory space, tail padding alignment, split
+//!   configs and the rest of the layout. A shape written without a layout (as XLA
+//!   writes computation signatures in text) is compared by type and dimensions only.
+//!
+//! # Matching renumbered names
+//!
+//! XLA numbers names (`add.12`); an unrelated change elsewhere renumbers them
+//! (`add.13`). Computations, and the instructions of two matched computations, are
+//! matched thus:
+//!
+//! 1. The entry computation with the entry computation, whatever their names.
+//! 2. The rest are grouped by *stem* (the name without a trailing `.N`) and, for
+//!    instructions, opcode (when both inputs name opcodes; a listing read back does not).
+//!    In a group with as many old as new members: by name when the names are the same
+//!    on both sides; otherwise by **position**: the k-th old member (in the order of
+//!    the input) with the k-th new one.
+//! 3. In a group whose sizes differ: by name, then **by operands**: a left-over old
+//!    instruction with the first left-over new one of its group whose operands
+//!    correspond (each old operand matched to the new operand at the same position, or
+//!    both unmatched and of the same stem).
+//!
+//! Whatever is left is removed (old) or added (new). Every pair matched other than by
+//! name is reported in [`FileDiff::matches`], with how.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path as FsPath;
+
+use serde::Serialize;
+
+use super::listing::{self, clean_name, Entry, Kind, Listing, ReadError, ReadOptions};
+use crate::proto::{LayoutProto, ShapeProto};
+use crate::report::{Document, FileReport, Finding, Form};
+use crate::text::module::Role;
+
+/// A kind of change, for `--ignore`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChangeKind {
+    /// The element type (`bf16` -> `f16`).
+    ElementType,
+    /// Dimension sizes.
+    Dimensions,
+    /// Which dimensions are dynamic.
+    Dynamic,
+    /// `minor_to_major`.
+    MinorToMajor,
+    /// Tiles.
+    Tiles,
+    /// `element_size_in_bits`.
+    ElementSize,
+    /// `memory_space` (`S(n)`).
+    MemorySpace,
+    /// `tail_padding_alignment_in_elements`.
+    TailPadding,
+    /// Split configs (`SC(...)`).
+    SplitConfigs,
+    /// Any other layout field (dynamic shape metadata prefix, legacy padding, ...).
+    LayoutOther,
+    /// The kind of shape (array, tuple, token) or the number of tuple elements.
+    Structure,
+    /// Something only in the new input (file, computation, instruction, parameter,
+    /// shape).
+    Added,
+    /// Something only in the old input.
+    Removed,
+}
+
+impl ChangeKind {
+    /// Every kind.
+    pub const ALL: [ChangeKind; 13] = [
+        ChangeKind::ElementType,
+        ChangeKind::Dimensions,
+        ChangeKind::Dynamic,
+        ChangeKind::MinorToMajor,
+        ChangeKind::Tiles,
+        ChangeKind::ElementSize,
+        ChangeKind::MemorySpace,
+        ChangeKind::TailPadding,
+        ChangeKind::SplitConfigs,
+        ChangeKind::LayoutOther,
+        ChangeKind::Structure,
+        ChangeKind::Added,
+        ChangeKind::Removed,
+    ];
+
+    /// The name `--ignore` takes (`memory-space`).
+    pub fn name(self) -> &'static str {
+        match self {
+            ChangeKind::ElementType => "element-type",
+            ChangeKind::Dimensions => "dimensions",
+            ChangeKind::Dynamic => "dynamic",
+            ChangeKind::MinorToMajor => "minor-to-major",
+            ChangeKind::Tiles => "tiles",
+            ChangeKind::ElementSize => "element-size",
+            ChangeKind::MemorySpace => "memory-space",
+            ChangeKind::TailPadding => "tail-padding",
+            ChangeKind::SplitConfigs => "split-configs",
+            ChangeKind::LayoutOther => "layout-other",
+            ChangeKind::Structure => "structure",
+            ChangeKind::Added => "added",
+            ChangeKind::Removed => "removed",
+        }
+    }
+
+    /// The kind named `name`.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+/// One thing that changed in a shape.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Aspect {
+    /// Its kind.
+    pub kind: ChangeKind,
+    /// In words (`minor_to_major changed`, `{2}: added`).
+    pub words: String,
+}
+
+/// Whether something changed, was added or was removed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum What {
+    /// In both inputs, different.
+    Changed,
+    /// Only in the new input.
+    Added,
+    /// Only in the old input.
+    Removed,
+}
+
+/// One difference.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Change {
+    /// Changed, added or removed.
+    pub what: What,
+    /// Where, in words (`entry parameter 0 (x.1)`, `main.1/add.13 (was add.12)`).
+    pub place: String,
+    /// The computation (its new name, or the old one if removed).
+    pub computation: Option<String>,
+    /// The instruction (its new name, or the old one if removed).
+    pub instruction: Option<String>,
+    /// The old shape's text.
+    pub old: Option<String>,
+    /// The new shape's text.
+    pub new: Option<String>,
+    /// What changed.
+    pub aspects: Vec<Aspect>,
+    /// Allocated bytes of the old shape ([`listing::allocated_bytes`]).
+    pub old_bytes: Option<u64>,
+    /// Allocated bytes of the new shape.
+    pub new_bytes: Option<u64>,
+    /// The line of the shape in the new input (in the old one if removed), if text.
+    pub line: Option<usize>,
+    /// Its 1-based column, if text.
+    pub column: Option<usize>,
+    /// The proto path of the shape in the new input (old if removed), if a proto.
+    pub path: Option<String>,
+}
+
+impl Change {
+    /// The change in words, as one line of `diff`'s text output (without the file).
+    pub fn words(&self) -> String {
+        let aspects = self
+            .aspects
+            .iter()
+            .map(|a| a.words.as_str())
+            .collect::<Vec<_>>()
+            .join("; ");
+        let bytes = |n: Option<u64>| n.map_or("?".to_string(), |n| n.to_string());
+        match (self.what, &self.old, &self.new) {
+            (What::Changed, Some(old), Some(new)) => format!(
+                "{}: {old} -> {new}: {aspects} (allocated {} -> {} bytes)",
+                self.place,
+                bytes(self.old_bytes),
+                bytes(self.new_bytes)
+            ),
+            (What::Added, _, Some(new)) => format!(
+                "{}: {aspects}: {new} (allocated {} bytes)",
+                self.place,
+                bytes(self.new_bytes)
+            ),
+            (What::Removed, Some(old), _) => format!(
+                "{}: {aspects}: {old} (allocated {} bytes)",
+                self.place,
+                bytes(self.old_bytes)
+            ),
+            _ => format!("{}: {aspects}", self.place),
+        }
+    }
+}
+
+/// How a pair was matched.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum How {
+    /// The same name.
+    Name,
+    /// Both are the entry computation.
+    Entry,
+    /// The same position among the members of a group (same stem and opcode) of the
+    /// same size on both sides.
+    Position,
+    /// Corresponding operands, in a group whose sizes differ.
+    Operands,
+}
+
+impl How {
+    fn words(self) -> &'static str {
+        match self {
+            How::Name => "by name",
+            How::Entry => "as the entry computation",
+            How::Position => "by position among same-stem, same-opcode names",
+            How::Operands => "by operands",
+        }
+    }
+}
+
+/// A pair matched other than by name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Match {
+    /// The old computation, for an instruction; `None` for a computation.
+    pub computation: Option<String>,
+    /// The old name.
+    pub old: String,
+    /// The new name.
+    pub new: String,
+    /// How.
+    pub how: How,
+}
+
+impl Match {
+    /// The match in words.
+    pub fn words(&self) -> String {
+        match &self.computation {
+            Some(c) => format!(
+                "matched instruction {c}/{} with {} {}",
+                self.old,
+                self.new,
+                self.how.words()
+            ),
+            None => format!(
+                "matched computation {} with {} {}",
+                self.old,
+                self.new,
+                self.how.words()
+            ),
+        }
+    }
+}
+
+/// The difference of one pair of files (or one file only on one side).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct FileDiff {
+    /// The key the files were matched by (relative path), or the new file's name.
+    pub key: String,
+    /// The old file, if any.
+    pub old: Option<String>,
+    /// The new file, if any.
+    pub new: Option<String>,
+    /// The differences.
+    pub changes: Vec<Change>,
+    /// Pairs matched other than by name.
+    pub matches: Vec<Match>,
+    /// Why a file cannot be compared (then nothing else is filled in).
+    #[serde(serialize_with = "serialize_error")]
+    pub error: Option<ReadError>,
+}
+
+fn serialize_error<S: serde::Serializer>(
+    error: &Option<ReadError>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    match error {
+        None => serializer.serialize_none(),
+        Some(e) => {
+            let mut map = serializer.serialize_map(Some(3))?;
+            map.serialize_entry("file", &e.file)?;
+            map.serialize_entry("code", e.code)?;
+            map.serialize_entry("message", &e.message)?;
+            map.end()
+        }
+    }
+}
+
+impl FileDiff {
+    /// `same`, `changed`, `only_old`, `only_new` or `unreadable`.
+    pub fn status(&self) -> &'static str {
+        if self.error.is_some() {
+            "unreadable"
+        } else if self.old.is_none() {
+            "only_new"
+        } else if self.new.is_none() {
+            "only_old"
+        } else if self.changes.is_empty() {
+            "same"
+        } else {
+            "changed"
+        }
+    }
+}
+
+/// What to compare.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Only the entry computation layout (and single messages).
+    pub entry_only: bool,
+    /// Kinds of change to leave out.
+    pub ignore: Vec<ChangeKind>,
+}
+
+/// The whole difference of two inputs.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DiffReport {
+    /// The old input as given.
+    pub old: String,
+    /// The new input as given.
+    pub new: String,
+    /// One per pair of files, and per file on one side only, sorted by key.
+    pub files: Vec<FileDiff>,
+}
+
+/// Counts of a [`DiffReport`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DiffSummary {
+    /// Pairs and lone files.
+    pub files: usize,
+    /// Pairs with changes.
+    pub changed: usize,
+    /// Changes in all.
+    pub changes: usize,
+    /// Files only in the old input.
+    pub only_old: usize,
+    /// Files only in the new input.
+    pub only_new: usize,
+    /// Files that cannot be compared.
+    pub unreadable: usize,
+}
+
+impl std::fmt::Display for DiffSummary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let plural =
+            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+        write!(
+            f,
+            "compared {}: {}",
+            plural(self.files, "file", "files"),
+            if self.changes == 0 && self.only_old == 0 && self.only_new == 0 {
+                "no difference".to_string()
+            } else {
+                plural(self.changes, "change", "changes")
+            }
+        )?;
+        if self.only_old > 0 {
+            write!(
+                f,
+                ", {} only in the old input",
+                plural(self.only_old, "file", "files")
+            )?;
+        }
+        if self.only_new > 0 {
+            write!(
+                f,
+                ", {} only in the new input",
+                plural(self.only_new, "file", "files")
+            )?;
+        }
+        if self.unreadable > 0 {
+            write!(f, ", {} unreadable", self.unreadable)?;
+        }
+        Ok(())
+    }
+}
+
+impl DiffReport {
+    /// The counts.
+    pub fn summary(&self) -> DiffSummary {
+        let mut s = DiffSummary::default();
+        for file in &self.files {
+            s.files += 1;
+            s.changes += file.changes.len();
+            match file.status() {
+                "changed" => s.changed += 1,
+                "only_old" => s.only_old += 1,
+                "only_new" => s.only_new += 1,
+                "unreadable" => s.unreadable += 1,
+                _ => {}
+            }
+        }
+        s
+    }
+
+    /// 0 no difference, 1 some difference, 2 some input cannot be read.
+    pub fn exit_code(&self) -> u8 {
+        let s = self.summary();
+        if s.unreadable > 0 {
+            2
+        } else if s.changes > 0 || s.only_old > 0 || s.only_new > 0 {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// The text output: one line per change, per file on one side only, and per pair
+    /// matched other than by name, each starting with the file (`KEY: `).
+    pub fn write_text(&self, out: &mut String) {
+        for file in &self.files {
+            let key = &file.key;
+            if let Some(e) = &file.error {
+                out.push_str(&format!("{key}: cannot compare: {e}\n"));
+                continue;
+            }
+            match (&file.old, &file.new) {
+                (None, Some(_)) => out.push_str(&format!("{key}: only in {}\n", self.new)),
+                (Some(_), None) => out.push_str(&format!("{key}: only in {}\n", self.old)),
+                _ => {}
+            }
+            for change in &file.changes {
+                out.push_str(&format!("{key}: {}\n", change.words()));
+            }
+            for m in &file.matches {
+                out.push_str(&format!("{key}: note: {}\n", m.words()));
+            }
+        }
+    }
+
+    /// The JSON document (`diff --format json`).
+    pub fn to_json(&self) -> serde_json::Value {
+        let files: Vec<serde_json::Value> = self
+            .files
+            .iter()
+            .map(|f| {
+                let mut value = serde_json::to_value(f).unwrap_or_default();
+                value["status"] = f.status().into();
+                value
+            })
+            .collect();
+        serde_json::json!({
+            "version": 1,
+            "tool": {"name": "xla-shape", "version": env!("CARGO_PKG_VERSION")},
+            "old": self.old,
+            "new": self.new,
+            "files": files,
+            "summary": self.summary(),
+        })
+    }
+
+    /// The report model of `validate`, to render as GitHub workflow commands or SARIF:
+    /// one file report per pair (named by the new file), one finding per change
+    /// (`diff.changed`, `diff.added`, `diff.removed`, warnings), unreadable inputs as
+    /// unreadable reports.
+    pub fn to_document(&self) -> Document {
+        let mut files = Vec::new();
+        for file in &self.files {
+            let name = file
+                .new
+                .clone()
+                .or_else(|| file.old.clone())
+                .unwrap_or_default();
+            if let Some(e) = &file.error {
+                files.push(FileReport::unreadable(
+                    e.file.clone(),
+                    None,
+                    e.code,
+                    e.message.clone(),
+                ));
+                continue;
+            }
+            let mut report = FileReport::new(name, None::<Form>);
+            match (&file.old, &file.new) {
+                (None, Some(_)) => report.findings.push(Finding::new(
+                    "diff.added",
+                    crate::Severity::Warning,
+                    format!("only in {}", self.new),
+                )),
+                (Some(_), None) => report.findings.push(Finding::new(
+                    "diff.removed",
+                    crate::Severity::Warning,
+                    format!("only in {}", self.old),
+                )),
+                _ => {}
+            }
+            for change in &file.changes {
+                let code = match change.what {
+                    What::Changed => "diff.changed",
+                    What::Added => "diff.added",
+                    What::Removed => "diff.removed",
+                };
+                let mut finding = Finding::new(code, crate::Severity::Warning, change.words());
+                finding.line = change.line;
+                finding.column = change.column.or(change.line.map(|_| 1));
+                finding.path = change.path.clone().unwrap_or_default();
+                finding.computation = change.computation.clone();
+                finding.instruction = change.instruction.clone();
+                finding.shape = change.new.clone().or_else(|| change.old.clone());
+                report.findings.push(finding);
+            }
+            report.shapes = file.changes.len();
+            files.push(report);
+        }
+        Document {
+            files,
+            strict: false,
+        }
+    }
+}
+
+// ----- reading both sides -----
+
+/// One side of a diff: its files by key.
+struct Side {
+    single: bool,
+    files: Vec<(String, Result<Listing, ReadError>)>,
+}
+
+fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Side {
+    use rayon::prelude::*;
+    let name = path.display().to_string();
+    match std::fs::metadata(path) {
+        Ok(meta) if meta.is_dir() => {
+            let files = match walk.files(path) {
+                Ok(files) => files,
+                Err(e) => {
+                    let error = ReadError {
+                        file: name.clone(),
+                        code: "io_error",
+                        message: e.to_string(),
+                    };
+                    return Side {
+                        single: true,
+                        files: vec![(name, Err(error))],
+                    };
+                }
+            };
+            let read: Vec<Vec<(String, Result<Listing, ReadError>)>> = files
+                .par_iter()
+                .map(|file| {
+                    let key = relative_key(file.strip_prefix(path).unwrap_or(file));
+                    let shown = file.display().to_string();
+                    match listing::read_path(file, &shown, read) {
+                        Ok(listings) if listings.len() == 1 => {
+                            vec![(
+                                key,
+                                Ok(listings
+                                    .into_iter()
+                                    .next()
+                                    .unwrap_or_else(|| unreachable!())),
+                            )]
+                        }
+                        Ok(listings) => listings
+                            .into_iter()
+                            .map(|l| (format!("{key}:{}", l.file), Ok(l)))
+                            .collect(),
+                        Err(e) => vec![(key, Err(e))],
+                    }
+                })
+                .collect();
+            Side {
+                single: false,
+                files: read.into_iter().flatten().collect(),
+            }
+        }
+        Ok(_) => match listing::read_path(path, &name, read) {
+            Ok(listings) if listings.len() == 1 => Side {
+                single: true,
+                files: listings
+                    .into_iter()
+                    .map(|l| (l.file.clone(), Ok(l)))
+                    .collect(),
+            },
+            Ok(listings) => {
+                let prefix = common_dir(listings.iter().map(|l| l.file.as_str()));
+                Side {
+                    single: false,
+                    files: listings
+                        .into_iter()
+                        .map(|l| (l.file[prefix..].to_string(), Ok(l)))
+                        .collect(),
+                }
+            }
+            Err(e) => Side {
+                single: true,
+                files: vec![(name, Err(e))],
+            },
+        },
+        Err(e) => {
+            let error = ReadError {
+                file: name.clone(),
+                code: "io_error",
+                message: e.to_string(),
+            };
+            Side {
+                single: true,
+                files: vec![(name, Err(error))],
+            }
+        }
+    }
+}
+
+fn relative_key(path: &FsPath) -> String {
+    path.components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// The length of the longest directory prefix (through a `/`) all names share.
+fn common_dir<'a>(mut names: impl Iterator<Item = &'a str>) -> usize {
+    let Some(first) = names.next() else { return 0 };
+    let mut len = first.rfind('/').map_or(0, |i| i + 1);
+    for name in names {
+        while len > 0 && !(name.len() >= len && name.as_bytes()[..len] == first.as_bytes()[..len]) {
+            len = first[..len - 1].rfind('/').map_or(0, |i| i + 1);
+        }
+    }
+    len
+}
+
+/// Compares two inputs given by path: files (modules, messages, listings) or
+/// directories, files matched by relative path (see the module docs).
+pub fn diff_paths(
+    old: &FsPath,
+    new: &FsPath,
+    read: &ReadOptions,
+    walk: &crate::check::Walk,
+    options: &Options,
+) -> DiffReport {
+    let (old_side, new_side) =
+        rayon::join(|| read_side(old, read, walk), || read_side(new, read, walk));
+    let mut report = DiffReport {
+        old: old.display().to_string(),
+        new: new.display().to_string(),
+        files: Vec::new(),
+    };
+    let pair = |key: String,
+                o: Option<Result<Listing, ReadError>>,
+                n: Option<Result<Listing, ReadError>>| {
+        let old_name = o.as_ref().map(|r| match r {
+            Ok(l) => l.file.clone(),
+            Err(e) => e.file.clone(),
+        });
+        let new_name = n.as_ref().map(|r| match r {
+            Ok(l) => l.file.clone(),
+            Err(e) => e.file.clone(),
+        });
+        let mut file = FileDiff {
+            key,
+            old: old_name,
+            new: new_name,
+            ..FileDiff::default()
+        };
+        match (o, n) {
+            (Some(Err(e)), _) | (_, Some(Err(e))) => file.error = Some(e),
+            (Some(Ok(o)), Some(Ok(n))) => {
+                let d = diff_listings(&o, &n, options);
+                file.changes = d.changes;
+                file.matches = d.matches;
+            }
+            _ => {}
+        }
+        file
+    };
+    if old_side.single && new_side.single {
+        let (_, o) = old_side
+            .files
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| unreachable!());
+        let (key, n) = new_side
+            .files
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| unreachable!());
+        report.files.push(pair(key, Some(o), Some(n)));
+        return report;
+    }
+    let mut new_files: Vec<Option<(String, Result<Listing, ReadError>)>> =
+        new_side.files.into_iter().map(Some).collect();
+    let find = |key: &str, files: &[Option<(String, Result<Listing, ReadError>)>]| {
+        let exact = files
+            .iter()
+            .position(|f| f.as_ref().is_some_and(|(k, _)| k == key));
+        exact.or_else(|| {
+            files.iter().position(|f| {
+                f.as_ref().is_some_and(|(k, _)| {
+                    k.ends_with(&format!("/{key}")) || key.ends_with(&format!("/{k}"))
+                })
+            })
+        })
+    };
+    let mut pairs = Vec::new();
+    for (key, o) in old_side.files {
+        match find(&key, &new_files).and_then(|i| new_files[i].take()) {
+            Some((new_key, n)) => pairs.push((new_key, Some(o), Some(n))),
+            None => pairs.push((key, Some(o), None)),
+        }
+    }
+    pairs.extend(
+        new_files
+            .into_iter()
+            .flatten()
+            .map(|(k, n)| (k, None, Some(n))),
+    );
+    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    {
+        use rayon::prelude::*;
+        report.files = pairs
+            .into_par_iter()
+            .map(|(k, o, n)| pair(k, o, n))
+            .collect();
+    }
+    report
+}
+
+// ----- comparing two listings -----
+
+/// The changes and non-name matches between two listings of one file each.
+#[derive(Clone, Debug, Default)]
+pub struct ListingDiff {
+    /// The differences.
+    pub changes: Vec<Change>,
+    /// Pairs matched other than by name.
+    pub matches: Vec<Match>,
+}
+
+/// Compares two listings (see the module docs).
+pub fn diff_listings(old: &Listing, new: &Listing, options: &Options) -> ListingDiff {
+    let mut out = Differ {
+        options,
+        result: ListingDiff::default(),
+    };
+    if old.kind == Kind::Messages || new.kind == Kind::Messages {
+        out.messages(old, new);
+        return out.result;
+    }
+    let (o, n) = (Module::new(old), Module::new(new));
+    out.entry_layout(&o, &n);
+    if !options.entry_only {
+        let opcodes = !old.instructions.is_empty() && !new.instructions.is_empty();
+        out.computations(&o, &n, opcodes);
+    }
+    out.result
+}
+
+/// A module's shapes arranged for comparison.
+struct Module<'a> {
+    entry_parameters: BTreeMap<usize, &'a Entry>,
+    entry_result: Option<&'a Entry>,
+    computations: Vec<Computation<'a>>,
+}
+
+struct Computation<'a> {
+    name: &'a str,
+    entry: bool,
+    parameters: BTreeMap<usize, &'a Entry>,
+    result: Option<&'a Entry>,
+    instructions: Vec<Instr<'a>>,
+    by_name: HashMap<&'a str, usize>,
+}
+
+struct Instr<'a> {
+    name: &'a str,
+    opcode: Option<&'a str>,
+    operands: &'a [String],
+    shapes: Vec<(String, &'a Entry)>,
+}
+
+impl<'a> Module<'a> {
+    fn new(listing: &'a Listing) -> Self {
+        let mut module = Module {
+            entry_parameters: BTreeMap::new(),
+            entry_result: None,
+            computations: Vec::new(),
+        };
+        let mut index: HashMap<&'a str, usize> = HashMap::new();
+        fn computation<'a>(
+            module: &mut Module<'a>,
+            index: &mut HashMap<&'a str, usize>,
+            name: &'a str,
+        ) -> usize {
+            *index.entry(name).or_insert_with(|| {
+                module.computations.push(Computation {
+                    name,
+                    entry: false,
+                    parameters: BTreeMap::new(),
+                    result: None,
+                    instructions: Vec::new(),
+                    by_name: HashMap::new(),
+                });
+                module.computations.len() - 1
+            })
+        }
+        fn instr<'a>(c: &mut Computation<'a>, name: &'a str) -> usize {
+            *c.by_name.entry(name).or_insert_with(|| {
+                c.instructions.push(Instr {
+                    name,
+                    opcode: None,
+                    operands: &[],
+                    shapes: Vec::new(),
+                });
+                c.instructions.len() - 1
+            })
+        }
+        for entry in &listing.entries {
+            match (&entry.role, entry.computation.as_deref()) {
+                (Role::EntryParameter { index }, _) => {
+                    module.entry_parameters.insert(*index, entry);
+                }
+                (Role::EntryResult, _) => module.entry_result = Some(entry),
+                (_, None) => {}
+                (role, Some(name)) => {
+                    let at = computation(&mut module, &mut index, name);
+                    let c = &mut module.computations[at];
+                    c.entry |= entry.entry;
+                    match role {
+                        Role::Parameter { index, .. } => {
+                            c.parameters.insert(*index, entry);
+                        }
+                        Role::ComputationResult => c.result = Some(entry),
+                        _ => {
+                            let Some(name) = entry.instruction.as_deref() else {
+                                continue;
+                            };
+                            let i = instr(c, name);
+                            c.instructions[i].shapes.push((role_key(role), entry));
+                        }
+                    }
+                }
+            }
+        }
+        for instruction in &listing.instructions {
+            let at = computation(&mut module, &mut index, &instruction.computation);
+            let c = &mut module.computations[at];
+            let i = instr(c, &instruction.name);
+            c.instructions[i].opcode = Some(&instruction.opcode);
+            c.instructions[i].operands = &instruction.operands;
+        }
+        module
+    }
+}
+
+fn role_key(role: &Role) -> String {
+    match role {
+        Role::Operand { index } => format!("operand {index}"),
+        Role::Attribute { name, index } if *index > 0 || name == "operand_layout_constraints" => {
+            format!("{name} {index}")
+        }
+        Role::Attribute { name, .. } => name.clone(),
+        _ => String::new(),
+    }
+}
+
+/// The name without a trailing `.N`.
+pub fn stem(name: &str) -> &str {
+    match name.rsplit_once('.') {
+        Some((stem, digits))
+            if !stem.is_empty()
+                && !digits.is_empty()
+                && digits.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            stem
+        }
+        _ => name,
+    }
+}
+
+/// What the matching sees of one item.
+struct Item<'a> {
+    name: &'a str,
+    group: (&'a str, Option<&'a str>),
+    operands: &'a [String],
+}
+
+/// Matches old and new items (see the module docs): pairs (old index, new index, how).
+fn match_items(old: &[Item<'_>], new: &[Item<'_>], by_operands: bool) -> Vec<(usize, usize, How)> {
+    type Groups<'a> = BTreeMap<(&'a str, Option<&'a str>), (Vec<usize>, Vec<usize>)>;
+    let mut groups: Groups<'_> = BTreeMap::new();
+    for (i, item) in old.iter().enumerate() {
+        groups.entry(item.group).or_default().0.push(i);
+    }
+    for (i, item) in new.iter().enumerate() {
+        groups.entry(item.group).or_default().1.push(i);
+    }
+    let mut pairs = Vec::new();
+    let mut old_matched = vec![None; old.len()];
+    let mut new_matched = vec![false; new.len()];
+    let mut uneven = Vec::new();
+    for (o, n) in groups.values() {
+        if o.is_empty() || n.is_empty() {
+            continue;
+        }
+        let old_names: HashSet<&str> = o.iter().map(|&i| old[i].name).collect();
+        let same_names = o.len() == n.len() && n.iter().all(|&i| old_names.contains(new[i].name));
+        if o.len() == n.len() && !same_names {
+            for (&i, &j) in o.iter().zip(n) {
+                pairs.push((i, j, How::Position));
+            }
+            continue;
+        }
+        let by_name: HashMap<&str, usize> = n.iter().map(|&j| (new[j].name, j)).collect();
+        for &i in o {
+            if let Some(&j) = by_name.get(old[i].name) {
+                pairs.push((i, j, How::Name));
+            }
+        }
+        if !same_names {
+            uneven.push((o, n));
+        }
+    }
+    for &(i, j, _) in &pairs {
+        old_matched[i] = Some(j);
+        new_matched[j] = true;
+    }
+    if by_operands {
+        // Old items in input order, so operands defined earlier are matched first.
+        let mut left: Vec<usize> = uneven
+            .iter()
+            .flat_map(|(o, _)| o.iter().copied())
+            .filter(|&i| old_matched[i].is_none())
+            .collect();
+        left.sort_unstable();
+        let group_new: HashMap<(&str, Option<&str>), &Vec<usize>> =
+            uneven.iter().map(|(o, n)| (old[o[0]].group, *n)).collect();
+        let old_by_name: HashMap<&str, usize> = old
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (item.name, i))
+            .collect();
+        let new_by_name: HashMap<&str, usize> = new
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (item.name, i))
+            .collect();
+        for i in left {
+            let Some(candidates) = group_new.get(&old[i].group) else {
+                continue;
+            };
+            let found = candidates.iter().copied().find(|&j| {
+                !new_matched[j]
+                    && old[i].operands.len() == new[j].operands.len()
+                    && old[i].operands.iter().zip(new[j].operands).all(|(a, b)| {
+                        let a_match = old_by_name.get(a.as_str()).and_then(|&k| old_matched[k]);
+                        let b_index = new_by_name.get(b.as_str()).copied();
+                        match (a_match, b_index) {
+                            (Some(k), Some(b)) => k == b,
+                            (Some(_), None) => false,
+                            (None, Some(b)) => !new_matched[b] && stem(a) == stem(new[b].name),
+                            (None, None) => stem(a) == stem(b),
+                        }
+                    })
+            });
+            if let Some(j) = found {
+                old_matched[i] = Some(j);
+                new_matched[j] = true;
+                pairs.push((i, j, How::Operands));
+            }
+        }
+    }
+    pairs.sort_unstable();
+    pairs
+}
+
+struct Differ<'o> {
+    options: &'o Options,
+    result: ListingDiff,
+}
+
+/// Where a change is, for [`Change`].
+struct At<'a> {
+    place: String,
+    computation: Option<&'a str>,
+    instruction: Option<&'a str>,
+}
+
+impl Differ<'_> {
+    fn keep(&self, kind: ChangeKind) -> bool {
+        !self.options.ignore.contains(&kind)
+    }
+
+    fn changed(&mut self, at: &At<'_>, old: &Entry, new: &Entry) {
+        let mut aspects = Vec::new();
+        compare(&old.shape, &new.shape, &mut Vec::new(), &mut aspects);
+        aspects.retain(|a| self.keep(a.kind));
+        if aspects.is_empty() {
+            return;
+        }
+        self.result.changes.push(Change {
+            what: What::Changed,
+            place: at.place.clone(),
+            computation: at.computation.map(str::to_string),
+            instruction: at.instruction.map(str::to_string),
+            old: Some(old.text.clone()),
+            new: Some(new.text.clone()),
+            aspects,
+            old_bytes: old.bytes(),
+            new_bytes: new.bytes(),
+            line: new.line,
+            column: new.column,
+            path: new.path.clone(),
+        });
+    }
+
+    fn lone(&mut self, at: &At<'_>, what: What, entry: Option<&Entry>, words: String) {
+        let kind = if what == What::Added {
+            ChangeKind::Added
+        } else {
+            ChangeKind::Removed
+        };
+        if !self.keep(kind) {
+            return;
+        }
+        let text = entry.map(|e| e.text.clone());
+        let bytes = entry.and_then(Entry::bytes);
+        self.result.changes.push(Change {
+            what,
+            place: at.place.clone(),
+            computation: at.computation.map(str::to_string),
+            instruction: at.instruction.map(str::to_string),
+            old: if what == What::Removed {
+                text.clone()
+            } else {
+                None
+            },
+            new: if what == What::Added { text } else { None },
+            aspects: vec![Aspect { kind, words }],
+            old_bytes: if what == What::Removed { bytes } else { None },
+            new_bytes: if what == What::Added { bytes } else { None },
+            line: entry.and_then(|e| e.line),
+            column: entry.and_then(|e| e.column),
+            path: entry.and_then(|e| e.path.clone()),
+        });
+    }
+
+    fn pair(&mut self, at: &At<'_>, old: Option<&Entry>, new: Option<&Entry>) {
+        match (old, new) {
+            (Some(o), Some(n)) => self.changed(at, o, n),
+            (None, Some(n)) => self.lone(at, What::Added, Some(n), "added".to_string()),
+            (Some(o), None) => self.lone(at, What::Removed, Some(o), "removed".to_string()),
+            (None, None) => {}
+        }
+    }
+
+    fn messages(&mut self, old: &Listing, new: &Listing) {
+        let count = old.entries.len().max(new.entries.len());
+        let shapes = old
+            .entries
+            .iter()
+            .chain(&new.entries)
+            .filter(|e| e.role == Role::Result)
+            .count();
+        let mut shape_number = 0;
+        for k in 0..count {
+            let (o, n) = (old.entries.get(k), new.entries.get(k));
+            let role = n.or(o).map(|e| &e.role);
+            let place = match role {
+                Some(Role::EntryParameter { index }) => format!("parameter {index}"),
+                Some(Role::EntryResult) => "result".to_string(),
+                _ => {
+                    shape_number += 1;
+                    if shapes > 2 {
+                        format!("shape {shape_number}")
+                    } else {
+                        "shape".to_string()
+                    }
+                }
+            };
+            let at = At {
+                place,
+                computation: None,
+                instruction: None,
+            };
+            self.pair(&at, o, n);
+        }
+    }
+
+    fn entry_layout(&mut self, old: &Module<'_>, new: &Module<'_>) {
+        let entry_names = |m: &Module<'_>| -> BTreeMap<usize, String> {
+            m.computations
+                .iter()
+                .find(|c| c.entry)
+                .map(|c| {
+                    c.parameters
+                        .iter()
+                        .filter_map(|(&i, e)| match &e.role {
+                            Role::Parameter { name, .. } => Some((i, clean_name(name).to_string())),
+                            _ => None,
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let (old_names, new_names) = (entry_names(old), entry_names(new));
+        let indices: std::collections::BTreeSet<usize> = old
+            .entry_parameters
+            .keys()
+            .chain(new.entry_parameters.keys())
+            .copied()
+            .collect();
+        for index in indices {
+            let name = new_names.get(&index).or_else(|| old_names.get(&index));
+            let place = match name {
+                Some(name) => format!("entry parameter {index} ({name})"),
+                None => format!("entry parameter {index}"),
+            };
+            let at = At {
+                place,
+                computation: None,
+                instruction: None,
+            };
+            self.pair(
+                &at,
+                old.entry_parameters.get(&index).copied(),
+                new.entry_parameters.get(&index).copied(),
+            );
+        }
+        let at = At {
+            place: "entry result".to_string(),
+            computation: None,
+            instruction: None,
+        };
+        self.pair(&at, old.entry_result, new.entry_result);
+    }
+
+    fn computations(&mut self, old: &Module<'_>, new: &Module<'_>, opcodes: bool) {
+        fn items<'a>(m: &Module<'a>) -> Vec<(&'a str, bool)> {
+            m.computations.iter().map(|c| (c.name, c.entry)).collect()
+        }
+        let (o_items, n_items) = (items(old), items(new));
+        let mut pairs = Vec::new();
+        let old_entry = o_items.iter().position(|c| c.1);
+        let new_entry = n_items.iter().position(|c| c.1);
+        if let (Some(i), Some(j)) = (old_entry, new_entry) {
+            let how = if o_items[i].0 == n_items[j].0 {
+                How::Name
+            } else {
+                How::Entry
+            };
+            pairs.push((i, j, how));
+        }
+        let o_rest: Vec<usize> = (0..o_items.len())
+            .filter(|&i| Some(i) != old_entry || new_entry.is_none())
+            .collect();
+        let n_rest: Vec<usize> = (0..n_items.len())
+            .filter(|&j| Some(j) != new_entry || old_entry.is_none())
+            .collect();
+        let to_items = |list: &[(&'_ str, bool)], idx: &[usize]| -> Vec<(String, usize)> {
+            idx.iter().map(|&i| (list[i].0.to_string(), i)).collect()
+        };
+        let (o_named, n_named) = (to_items(&o_items, &o_rest), to_items(&n_items, &n_rest));
+        let o_view: Vec<Item<'_>> = o_named
+            .iter()
+            .map(|(name, _)| Item {
+                name,
+                group: (stem(name), None),
+                operands: &[],
+            })
+            .collect();
+        let n_view: Vec<Item<'_>> = n_named
+            .iter()
+            .map(|(name, _)| Item {
+                name,
+                group: (stem(name), None),
+                operands: &[],
+            })
+            .collect();
+        for (i, j, how) in match_items(&o_view, &n_view, false) {
+            pairs.push((o_named[i].1, n_named[j].1, how));
+        }
+        let mut old_done = vec![false; o_items.len()];
+        let mut new_done = vec![false; n_items.len()];
+        for &(i, j, how) in &pairs {
+            old_done[i] = true;
+            new_done[j] = true;
+            let (oc, nc) = (&old.computations[i], &new.computations[j]);
+            if how != How::Name {
+                self.result.matches.push(Match {
+                    computation: None,
+                    old: oc.name.to_string(),
+                    new: nc.name.to_string(),
+                    how,
+                });
+            }
+            self.computation_pair(oc, nc, opcodes);
+        }
+        for (i, c) in old.computations.iter().enumerate() {
+            if !old_done[i] {
+                let at = At {
+                    place: format!("computation {}", c.name),
+                    computation: Some(c.name),
+                    instruction: None,
+                };
+                let words = format!(
+                    "computation removed ({} instructions)",
+                    c.instructions.len()
+                );
+                self.lone(&at, What::Removed, None, words);
+            }
+        }
+        for (j, c) in new.computations.iter().enumerate() {
+            if !new_done[j] {
+                let at = At {
+                    place: format!("computation {}", c.name),
+                    computation: Some(c.name),
+                    instruction: None,
+                };
+                let words = format!("computation added ({} instructions)", c.instructions.len());
+                self.lone(&at, What::Added, None, words);
+            }
+        }
+    }
+
+    fn computation_pair(&mut self, old: &Computation<'_>, new: &Computation<'_>, opcodes: bool) {
+        let name = new.name;
+        let indices: std::collections::BTreeSet<usize> = old
+            .parameters
+            .keys()
+            .chain(new.parameters.keys())
+            .copied()
+            .collect();
+        for index in indices {
+            let (o, n) = (
+                old.parameters.get(&index).copied(),
+                new.parameters.get(&index).copied(),
+            );
+            let pname = n.or(o).and_then(|e| match &e.role {
+                Role::Parameter { name, .. } => Some(clean_name(name).to_string()),
+                _ => None,
+            });
+            let place = match pname {
+                Some(p) => format!("{name} parameter {index} ({p})"),
+                None => format!("{name} parameter {index}"),
+            };
+            let at = At {
+                place,
+                computation: Some(name),
+                instruction: None,
+            };
+            self.pair(&at, o, n);
+        }
+        let at = At {
+            place: format!("{name} result"),
+            computation: Some(name),
+            instruction: None,
+        };
+        self.pair(&at, old.result, new.result);
+
+        fn items<'a>(c: &Computation<'a>, opcodes: bool) -> Vec<Item<'a>> {
+            c.instructions
+                .iter()
+                .map(|ins| Item {
+                    name: ins.name,
+                    group: (stem(ins.name), if opcodes { ins.opcode } else { None }),
+                    operands: ins.operands,
+                })
+                .collect()
+        }
+        let (o_items, n_items) = (items(old, opcodes), items(new, opcodes));
+        let pairs = match_items(&o_items, &n_items, opcodes);
+        let mut old_done = vec![false; o_items.len()];
+        let mut new_done = vec![false; n_items.len()];
+        for (i, j, how) in pairs {
+            old_done[i] = true;
+            new_done[j] = true;
+            let (oi, ni) = (&old.instructions[i], &new.instructions[j]);
+            if how != How::Name {
+                self.result.matches.push(Match {
+                    computation: Some(old.name.to_string()),
+                    old: oi.name.to_string(),
+                    new: ni.name.to_string(),
+                    how,
+                });
+            }
+            let base = if oi.name == ni.name {
+                format!("{name}/{}", ni.name)
+            } else {
+                format!("{name}/{} (was {})", ni.name, oi.name)
+            };
+            let keys: Vec<&String> = {
+                let mut keys: Vec<&String> = ni.shapes.iter().map(|(k, _)| k).collect();
+                for (k, _) in &oi.shapes {
+                    if !keys.contains(&k) {
+                        keys.push(k);
+                    }
+                }
+                keys
+            };
+            for key in keys {
+                fn find<'a>(ins: &Instr<'a>, key: &str) -> Option<&'a Entry> {
+                    ins.shapes.iter().find(|(k, _)| k == key).map(|(_, e)| *e)
+                }
+                let place = if key.is_empty() {
+                    base.clone()
+                } else {
+                    format!("{base} {key}")
+                };
+                let at = At {
+                    place,
+                    computation: Some(name),
+                    instruction: Some(ni.name),
+                };
+                self.pair(&at, find(oi, key), find(ni, key));
+            }
+        }
+        for (done, comp, what) in [
+            (&old_done, old, What::Removed),
+            (&new_done, new, What::Added),
+        ] {
+            for (i, ins) in comp.instructions.iter().enumerate() {
+                if done[i] {
+                    continue;
+                }
+                let at = At {
+                    place: format!(
+                        "{}/{}",
+                        if what == What::Added { name } else { old.name },
+                        ins.name
+                    ),
+                    computation: Some(if what == What::Added { name } else { old.name }),
+                    instruction: Some(ins.name),
+                };
+                let result = ins
+                    .shapes
+                    .iter()
+                    .find(|(k, _)| k.is_empty())
+                    .map(|(_, e)| *e);
+                let words = if what == What::Added {
+                    "instruction added"
+                } else {
+                    "instruction removed"
+                };
+                self.lone(&at, what, result, words.to_string());
+            }
+        }
+    }
+}
+
+// ----- comparing two shapes -----
+
+const TUPLE: i32 = crate::proto::PrimitiveType::Tuple as i32;
+
+fn type_name(element_type: i32) -> String {
+    crate::text::type_name(element_type)
+        .map_or_else(|| format!("type {element_type}"), str::to_string)
+}
+
+fn prefix(index: &[usize]) -> String {
+    if index.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = index.iter().map(usize::to_string).collect();
+        format!("{{{}}}: ", parts.join(","))
+    }
+}
+
+/// The aspects in which `new` differs from `old` (`index`: the tuple index so far).
+fn compare(old: &ShapeProto, new: &ShapeProto, index: &mut Vec<usize>, out: &mut Vec<Aspect>) {
+    let mut push = |kind, words: String| {
+        out.push(Aspect {
+            kind,
+            words: format!("{}{words}", prefix(index)),
+        });
+    };
+    if old.element_type != new.element_type {
+        if old.element_type == TUPLE || new.element_type == TUPLE {
+            push(
+                ChangeKind::Structure,
+                format!(
+                    "{} -> {}",
+                    type_name(old.element_type),
+                    type_name(new.element_type)
+                ),
+            );
+            return;
+        }
+        push(
+            ChangeKind::ElementType,
+            format!(
+                "element type {} -> {}",
+                type_name(old.element_type),
+                type_name(new.element_type)
+            ),
+        );
+    }
+    if old.element_type == TUPLE && new.element_type == TUPLE {
+        let count = old.tuple_shapes.len().max(new.tuple_shapes.len());
+        for k in 0..count {
+            index.push(k);
+            match (old.tuple_shapes.get(k), new.tuple_shapes.get(k)) {
+                (Some(o), Some(n)) => compare(o, n, index, out),
+                (None, Some(n)) => out.push(Aspect {
+                    kind: ChangeKind::Structure,
+                    words: format!("{}added {}", prefix(index), print(n)),
+                }),
+                (Some(o), None) => out.push(Aspect {
+                    kind: ChangeKind::Structure,
+                    words: format!("{}removed {}", prefix(index), print(o)),
+                }),
+                (None, None) => {}
+            }
+            index.pop();
+        }
+        return;
+    }
+    if old.dimensions != new.dimensions {
+        push(
+            ChangeKind::Dimensions,
+            format!("dimensions {:?} -> {:?}", old.dimensions, new.dimensions).replace(' ', ""),
+        );
+    }
+    let flags = |s: &ShapeProto| -> Vec<bool> {
+        (0..s.dimensions.len())
+            .map(|i| s.is_dynamic_dimension.get(i).copied().unwrap_or(false))
+            .collect()
+    };
+    if old.dimensions.len() == new.dimensions.len() && flags(old) != flags(new) {
+        push(
+            ChangeKind::Dynamic,
+            "dynamic dimensions changed".to_string(),
+        );
+    }
+    if let (Some(o), Some(n)) = (&old.layout, &new.layout) {
+        compare_layouts(o, n, &mut push);
+    }
+}
+
+fn print(shape: &ShapeProto) -> String {
+    crate::text::print_shape_as_xla(shape)
+        .or_else(|_| crate::text::print_shape(shape))
+        .unwrap_or_else(|_| "?".to_string())
+}
+
+fn compare_layouts(old: &LayoutProto, new: &LayoutProto, push: &mut dyn FnMut(ChangeKind, String)) {
+    if old.minor_to_major != new.minor_to_major {
+        push(
+            ChangeKind::MinorToMajor,
+            "minor_to_major changed".to_string(),
+        );
+    }
+    if old.tiles != new.tiles {
+        let words = match (old.tiles.is_empty(), new.tiles.is_empty()) {
+            (true, false) => "tiles added",
+            (false, true) => "tiles removed",
+            _ => "tiles changed",
+        };
+        push(ChangeKind::Tiles, words.to_string());
+    }
+    if old.element_size_in_bits != new.element_size_in_bits {
+        push(
+            ChangeKind::ElementSize,
+            format!(
+                "element size {} -> {} bits",
+                old.element_size_in_bits, new.element_size_in_bits
+            ),
+        );
+    }
+    if old.memory_space != new.memory_space {
+        push(
+            ChangeKind::MemorySpace,
+            format!(
+                "memory space S({}) -> S({})",
+                old.memory_space, new.memory_space
+            ),
+        );
+    }
+    let tail = |l: &LayoutProto| l.tail_padding_alignment_in_elements.max(1);
+    if tail(old) != tail(new) {
+        push(
+            ChangeKind::TailPadding,
+            format!(
+                "tail padding alignment {} -> {} elements",
+                tail(old),
+                tail(new)
+            ),
+        );
+    }
+    if old.split_configs != new.split_configs {
+        push(
+            ChangeKind::SplitConfigs,
+            "split configs changed".to_string(),
+        );
+    }
+    let rest = |l: &LayoutProto| {
+        let mut l = l.clone();
+        l.minor_to_major.clear();
+        l.tiles.clear();
+        l.element_size_in_bits = 0;
+        l.memory_space = 0;
+        l.tail_padding_alignment_in_elements = 0;
+        l.split_configs.clear();
+        l
+    };
+    if rest(old) != rest(new) {
+        push(
+            ChangeKind::LayoutOther,
+            "other layout fields changed".to_string(),
+        );
+    }
+}

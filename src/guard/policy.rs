@@ -1,0 +1,409 @@
+//! Layout policies: constraints a team sets beyond XLA's validity, in a small TOML
+//! file (`validate --policy FILE`; `examples/policy.toml` is a commented example).
+//!
+//! ```toml
+//! [entry]                          # the entry computation layout's parameters and result
+//! layout = "default"               # every array in XLA's default minor_to_major (n-1, ..., 0)
+//! max_total_bytes = 8589934592     # the entry parameters together (allocated bytes)
+//!
+//! [all]                            # every shape of the input
+//! deny_element_types = ["f64", "c128"]
+//! max_array_bytes = 1073741824     # allocated bytes of one array, tiling and padding included
+//! memory_spaces = [0, 1]           # allowed S(n)
+//!
+//! [computations."fused_*"]         # shapes in computations whose names match the glob
+//! allow_element_types = ["bf16", "f32", "s32", "pred"]
+//! require_tiling = ["bf16"]        # arrays of these types must have tiles
+//! dynamic_dimensions = false       # no dynamic dimension
+//! ```
+//!
+//! Every rule may stand in every table, except `layout` and `max_total_bytes`, which
+//! are about the entry computation layout and stand only in `[entry]`. An unknown key,
+//! a value of the wrong type, an unknown element type or a bad glob is an error naming
+//! it. Each violation is a [`Finding`] with code `policy.<rule>` and severity error, at
+//! the shape's place (line and column in text, proto path in a proto, computation and
+//! instruction). Arrays inside tuples are checked one by one. Layout rules
+//! (`layout`, `memory_spaces`, `require_tiling`) skip shapes written without a layout,
+//! as XLA writes computation signatures in text. A program shape given alone counts as
+//! an entry computation layout.
+
+use std::collections::{BTreeMap, HashSet};
+
+use serde::Deserialize;
+
+use super::listing::{allocated_bytes, Entry, Listing};
+use crate::error::Severity;
+use crate::primitive::PrimitiveType;
+use crate::report::Finding;
+use crate::shape::Shape;
+use crate::text::module::Role;
+
+/// `[entry] layout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryLayout {
+    /// XLA's default layout: `minor_to_major` = `n-1, ..., 1, 0` (dimension 0 major).
+    Default,
+    /// Any layout (the same as leaving the key out).
+    Any,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    entry: Option<TableFile>,
+    all: Option<TableFile>,
+    #[serde(default)]
+    computations: BTreeMap<String, TableFile>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableFile {
+    layout: Option<EntryLayout>,
+    max_total_bytes: Option<u64>,
+    deny_element_types: Option<Vec<String>>,
+    allow_element_types: Option<Vec<String>>,
+    max_array_bytes: Option<u64>,
+    memory_spaces: Option<Vec<i64>>,
+    require_tiling: Option<Vec<String>>,
+    dynamic_dimensions: Option<bool>,
+}
+
+/// The rules of one table.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// `deny_element_types`.
+    pub deny_element_types: Vec<PrimitiveType>,
+    /// `allow_element_types` (`None`: every type).
+    pub allow_element_types: Option<Vec<PrimitiveType>>,
+    /// `max_array_bytes`.
+    pub max_array_bytes: Option<u64>,
+    /// `memory_spaces` (`None`: every memory space).
+    pub memory_spaces: Option<Vec<i64>>,
+    /// `require_tiling`.
+    pub require_tiling: Vec<PrimitiveType>,
+    /// `dynamic_dimensions` (`Some(false)`: no dynamic dimension allowed).
+    pub dynamic_dimensions: Option<bool>,
+}
+
+/// A parsed, checked policy.
+#[derive(Clone, Debug, Default)]
+pub struct Policy {
+    /// `[entry] layout`.
+    pub entry_layout: Option<EntryLayout>,
+    /// `[entry] max_total_bytes`.
+    pub max_total_bytes: Option<u64>,
+    /// The other rules of `[entry]`.
+    pub entry: Rules,
+    /// `[all]`.
+    pub all: Rules,
+    /// `[computations."GLOB"]`, in the order of their globs.
+    pub computations: Vec<(String, globset::GlobMatcher, Rules)>,
+}
+
+/// A policy that cannot be used: what is wrong, naming the key.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PolicyError(pub String);
+
+impl std::fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for PolicyError {}
+
+fn types(
+    table: &str,
+    key: &str,
+    names: Option<Vec<String>>,
+) -> Result<Option<Vec<PrimitiveType>>, PolicyError> {
+    names
+        .map(|names| {
+            names
+                .iter()
+                .map(|name| {
+                    PrimitiveType::from_name(name)
+                        .filter(|t| t.is_array())
+                        .ok_or_else(|| {
+                            PolicyError(format!(
+                                "{table} {key}: '{name}' is not an array element type (f32, bf16, s8, pred, ...)"
+                            ))
+                        })
+                })
+                .collect()
+        })
+        .transpose()
+}
+
+fn rules(table: &str, file: TableFile, entry: bool) -> Result<Rules, PolicyError> {
+    if !entry {
+        for (key, set) in [
+            ("layout", file.layout.is_some()),
+            ("max_total_bytes", file.max_total_bytes.is_some()),
+        ] {
+            if set {
+                return Err(PolicyError(format!(
+                    "{table} {key}: this key is about the entry computation layout and stands only in [entry]"
+                )));
+            }
+        }
+    }
+    Ok(Rules {
+        deny_element_types: types(table, "deny_element_types", file.deny_element_types)?
+            .unwrap_or_default(),
+        allow_element_types: types(table, "allow_element_types", file.allow_element_types)?,
+        max_array_bytes: file.max_array_bytes,
+        memory_spaces: file.memory_spaces,
+        require_tiling: types(table, "require_tiling", file.require_tiling)?.unwrap_or_default(),
+        dynamic_dimensions: file.dynamic_dimensions,
+    })
+}
+
+impl Policy {
+    /// Parses a policy from TOML text.
+    ///
+    /// # Errors
+    /// An unknown key, a value of the wrong type, an unknown element type or a bad glob,
+    /// in words naming it.
+    pub fn from_toml(text: &str) -> Result<Self, PolicyError> {
+        let file: PolicyFile = toml::from_str(text).map_err(|e| {
+            let message = e.message().to_string();
+            match e.span() {
+                Some(span) => {
+                    let start = span.start.min(text.len());
+                    let line = text[..start].matches('\n').count() + 1;
+                    let whole = text.lines().nth(line - 1).unwrap_or("").trim();
+                    PolicyError(format!("line {line}: {message} (in `{whole}`)"))
+                }
+                None => PolicyError(message),
+            }
+        })?;
+        let mut policy = Policy::default();
+        if let Some(entry) = file.entry {
+            policy.entry_layout = entry.layout;
+            policy.max_total_bytes = entry.max_total_bytes;
+            policy.entry = rules("[entry]", entry, true)?;
+        }
+        if let Some(all) = file.all {
+            policy.all = rules("[all]", all, false)?;
+        }
+        for (pattern, table) in file.computations {
+            let name = format!("[computations.\"{pattern}\"]");
+            let glob = globset::Glob::new(&pattern)
+                .map_err(|e| PolicyError(format!("{name}: bad glob: {e}")))?
+                .compile_matcher();
+            let rules = rules(&name, table, false)?;
+            policy.computations.push((pattern, glob, rules));
+        }
+        Ok(policy)
+    }
+
+    /// Reads and parses a policy file.
+    ///
+    /// # Errors
+    /// The file cannot be read, or [`Policy::from_toml`] fails; the message starts with
+    /// the file's name.
+    pub fn load(path: &std::path::Path) -> Result<Self, PolicyError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| PolicyError(format!("{}: {e}", path.display())))?;
+        Self::from_toml(&text).map_err(|e| PolicyError(format!("{}: {}", path.display(), e.0)))
+    }
+
+    /// Every violation in a listing, in the order of its shapes.
+    pub fn check(&self, listing: &Listing) -> Vec<Finding> {
+        let mut findings = Vec::new();
+        let mut seen = HashSet::new();
+        let mut total: u64 = 0;
+        let mut total_known = true;
+        let mut first_parameter: Option<&Entry> = None;
+        for (at, entry) in listing.entries.iter().enumerate() {
+            let Some(shape) = entry.validated() else {
+                continue;
+            };
+            let is_entry = matches!(entry.role, Role::EntryParameter { .. } | Role::EntryResult);
+            let mut scopes: Vec<(&str, &Rules)> = vec![("[all]", &self.all)];
+            if is_entry {
+                scopes.push(("[entry]", &self.entry));
+            }
+            let names: Vec<String>;
+            if let Some(computation) = entry.computation.as_deref() {
+                names = self
+                    .computations
+                    .iter()
+                    .map(|(pattern, _, _)| format!("[computations.\"{pattern}\"]"))
+                    .collect();
+                for (k, (_, glob, rules)) in self.computations.iter().enumerate() {
+                    if glob.is_match(computation) {
+                        scopes.push((&names[k], rules));
+                    }
+                }
+            }
+            if matches!(entry.role, Role::EntryParameter { .. }) {
+                first_parameter.get_or_insert(entry);
+                match allocated_bytes(&shape) {
+                    Some(bytes) => total = total.saturating_add(bytes),
+                    None => total_known = false,
+                }
+            }
+            let mut leaves = Vec::new();
+            arrays(&shape, &mut Vec::new(), &mut leaves);
+            for (index, array) in leaves {
+                let mut report = |code: &'static str, message: String| {
+                    if seen.insert((at, index.clone(), code)) {
+                        findings.push(finding(entry, &index, code, message));
+                    }
+                };
+                if is_entry && self.entry_layout == Some(EntryLayout::Default) {
+                    if let Some(layout) = array.layout() {
+                        let rank = array.number_of_dimensions();
+                        let default: Vec<usize> = (0..rank).rev().collect();
+                        if layout.minor_to_major() != default.as_slice() {
+                            report(
+                                "policy.entry_layout",
+                                format!(
+                                    "minor_to_major {{{}}} is not the default layout {{{}}} the policy requires ([entry] layout = \"default\")",
+                                    join(layout.minor_to_major()),
+                                    join(&default)
+                                ),
+                            );
+                        }
+                    }
+                }
+                for (table, rules) in &scopes {
+                    check_array(table, rules, array, &mut report);
+                }
+            }
+        }
+        if let (Some(max), Some(first)) = (self.max_total_bytes, first_parameter) {
+            if total_known && total > max {
+                let mut f = Finding::new(
+                    "policy.max_total_bytes",
+                    Severity::Error,
+                    format!(
+                        "the entry parameters allocate {total} bytes in all, above the policy's {max} ([entry] max_total_bytes)"
+                    ),
+                );
+                f.line = first.line;
+                f.column = first.column;
+                f.path = first.path.clone().unwrap_or_default();
+                findings.push(f);
+            }
+        }
+        findings
+    }
+}
+
+fn join(values: &[usize]) -> String {
+    values
+        .iter()
+        .map(usize::to_string)
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+fn finding(entry: &Entry, index: &[usize], code: &'static str, message: String) -> Finding {
+    let message = match entry.role {
+        Role::EntryParameter { index } => format!("entry parameter {index}: {message}"),
+        Role::EntryResult => format!("entry result: {message}"),
+        _ => message,
+    };
+    let mut f = Finding::new(code, Severity::Error, message);
+    f.line = entry.line;
+    f.column = entry.column.or(entry.line.map(|_| 1));
+    let tuple: String = index
+        .iter()
+        .map(|i| format!(".tuple_shapes[{i}]"))
+        .collect();
+    f.path = match &entry.path {
+        Some(path) => format!("{path}{tuple}"),
+        None => tuple.trim_start_matches('.').to_string(),
+    };
+    f.computation = entry.computation.clone();
+    f.instruction = entry.instruction.clone();
+    f.shape = Some(entry.text.clone());
+    f
+}
+
+/// The arrays of a shape, with their tuple index.
+fn arrays<'s>(
+    shape: &'s Shape,
+    index: &mut Vec<usize>,
+    out: &mut Vec<(Vec<usize>, &'s crate::ArrayShape)>,
+) {
+    match shape {
+        Shape::Array(array) | Shape::Buffer(array) => out.push((index.clone(), array)),
+        Shape::Tuple(elements) => {
+            for (k, element) in elements.iter().enumerate() {
+                index.push(k);
+                arrays(element, index, out);
+                index.pop();
+            }
+        }
+        Shape::Token | Shape::Opaque => {}
+    }
+}
+
+fn check_array(
+    table: &str,
+    rules: &Rules,
+    array: &crate::ArrayShape,
+    report: &mut dyn FnMut(&'static str, String),
+) {
+    let element_type = array.element_type();
+    let name = element_type.name();
+    if rules.deny_element_types.contains(&element_type) {
+        report(
+            "policy.deny_element_types",
+            format!("element type {name} is denied by the policy ({table} deny_element_types)"),
+        );
+    }
+    if let Some(allowed) = &rules.allow_element_types {
+        if !allowed.contains(&element_type) {
+            report(
+                "policy.allow_element_types",
+                format!("element type {name} is not allowed by the policy ({table} allow_element_types)"),
+            );
+        }
+    }
+    if let Some(max) = rules.max_array_bytes {
+        if let Some(bytes) = crate::LayoutPlan::new(array)
+            .ok()
+            .map(|p| p.allocated_bytes())
+        {
+            if bytes > max {
+                report(
+                    "policy.max_array_bytes",
+                    format!("the array allocates {bytes} bytes, above the policy's {max} ({table} max_array_bytes)"),
+                );
+            }
+        }
+    }
+    if rules.dynamic_dimensions == Some(false) && array.is_dynamic() {
+        report(
+            "policy.dynamic_dimensions",
+            format!("the array has dynamic dimensions, which the policy forbids ({table} dynamic_dimensions = false)"),
+        );
+    }
+    let Some(layout) = array.layout() else { return };
+    if let Some(spaces) = &rules.memory_spaces {
+        if !spaces.contains(&layout.memory_space()) {
+            report(
+                "policy.memory_spaces",
+                format!(
+                    "memory space S({}) is not one the policy allows ({table} memory_spaces = {spaces:?})",
+                    layout.memory_space()
+                ),
+            );
+        }
+    }
+    if rules.require_tiling.contains(&element_type) && layout.tiles().is_empty() {
+        report(
+            "policy.require_tiling",
+            format!(
+                "a {name} array without tiles, which the policy requires ({table} require_tiling)"
+            ),
+        );
+    }
+}

@@ -1,0 +1,155 @@
+//! `xla-shape shapes`, `diff` and `validate --policy` end to end on the real dumps of
+//! `fixtures/dumps/`: outputs, formats, exit codes, atomic `-o`.
+
+mod util;
+use util::{stderr, stdout, xla_shape as run};
+
+const BASE: &str = "fixtures/dumps/base";
+const TRANSPOSED: &str = "fixtures/dumps/transposed";
+const AFTER: &str = "module_0000.jit_f.cpu_after_optimizations.txt";
+
+fn path(dir: &str, file: &str) -> String {
+    format!("{}/{dir}/{file}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn shapes_lists_every_shape_and_reads_back_as_a_baseline() {
+    let module = path(BASE, AFTER);
+    let out = run(&["shapes", &module], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listing = stdout(&out);
+    assert_eq!(listing.lines().count(), 30, "{listing}");
+    assert!(listing.contains(&format!(
+        "{module}: ENTRY main.1/tuple.1: (f32[1024,1024]{{1,0}}, bf16[8,128]{{1,0}})\n"
+    )));
+    // JSON lines carry the byte size.
+    let out = run(&["shapes", "--format", "json", &module], b"");
+    let first: serde_json::Value =
+        serde_json::from_str(stdout(&out).lines().next().unwrap()).unwrap();
+    assert_eq!(first["location"], "entry_computation_layout/parameter 0");
+    assert_eq!(first["bytes"], 4_194_304);
+    // -o writes the file; the listing is a baseline for diff: no difference, exit 0.
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("layouts.lock");
+    let lock = lock.to_str().unwrap();
+    let out = run(&["shapes", &path(BASE, ""), "-o", lock], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&["diff", lock, &path("fixtures/dumps/base_again", "")], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "");
+    assert_eq!(stderr(&out), "xla-shape: compared 4 files: no difference\n");
+    // Standard input, and a missing file.
+    let text = std::fs::read(path(BASE, AFTER)).unwrap();
+    let out = run(&["shapes", "-"], &text);
+    assert!(stdout(&out).starts_with("<stdin>: entry_computation_layout/parameter 0: "));
+    let out = run(&["shapes", "no/such/file"], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn diff_exit_codes_and_formats() {
+    let (old, new) = (path(BASE, AFTER), path(TRANSPOSED, AFTER));
+    let out = run(&["diff", "--entry-only", &old, &new], b"");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        format!("{new}: entry parameter 0 (x.1): f32[1024,1024]{{1,0}} -> f32[1024,1024]{{0,1}}: minor_to_major changed (allocated 4194304 -> 4194304 bytes)\n")
+    );
+    let out = run(
+        &[
+            "diff",
+            "--entry-only",
+            "--ignore",
+            "minor-to-major",
+            &old,
+            &new,
+        ],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let out = run(&["diff", "--format", "json", &old, &new], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(json["files"][0]["status"], "changed");
+    assert_eq!(
+        json["files"][0]["changes"][0]["aspects"][0]["kind"],
+        "minor-to-major"
+    );
+    assert_eq!(json["summary"]["changes"], 6);
+    let out = run(
+        &["diff", "--format", "sarif", "--entry-only", &old, &new],
+        b"",
+    );
+    let sarif: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(sarif["runs"][0]["results"][0]["ruleId"], "diff.changed");
+    let out = run(
+        &["diff", "--format", "github", "--entry-only", &old, &new],
+        b"",
+    );
+    assert!(
+        stdout(&out).starts_with("::warning file="),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(&["diff", &old, "no/such/file"], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stdout(&out).contains("cannot compare"), "{}", stdout(&out));
+    let out = run(&["diff", "--ignore", "nope", &old, &new], b"");
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn validate_with_a_policy() {
+    let policy = path("examples", "policy.toml");
+    let out = run(&["validate", "--policy", &policy, &path(BASE, "")], b"");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let out = run(
+        &["validate", "--policy", &policy, &path(TRANSPOSED, AFTER)],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains(":1:64: error[policy.entry_layout]: entry parameter 0: "));
+    for format in ["json", "github", "sarif"] {
+        let out = run(
+            &[
+                "validate",
+                "--format",
+                format,
+                "--policy",
+                &policy,
+                &path(TRANSPOSED, AFTER),
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(1), "{format}");
+        assert!(stdout(&out).contains("policy.entry_layout"), "{format}");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (text, says) in [
+        (
+            "[all]\nmax_array_byte = 3\n",
+            "unknown field `max_array_byte`",
+        ),
+        ("[entry]\nlayout = \"row\"\n", "unknown variant `row`"),
+    ] {
+        let bad = dir.path().join("bad.toml");
+        std::fs::write(&bad, text).unwrap();
+        let out = run(
+            &[
+                "validate",
+                "--policy",
+                bad.to_str().unwrap(),
+                &path(BASE, AFTER),
+            ],
+            b"",
+        );
+        assert_eq!(out.status.code(), Some(2));
+        assert!(stderr(&out).contains(says), "{}", stderr(&out));
+    }
+}

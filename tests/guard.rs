@@ -1,0 +1,554 @@
+//! The layout guard (`xla_shape::guard`) on the real dumps of `fixtures/dumps/` (written
+//! by XLA through `fixtures/generate_dumps.py`: the same jax program compiled twice,
+//! with a transposed entry parameter, with another dtype, with an extra output) and the
+//! real modules of `fixtures/modules/`: listings, diffs, renumbered names, policies.
+
+use std::path::{Path, PathBuf};
+
+use xla_shape::check::Walk;
+use xla_shape::guard::diff::{self, ChangeKind, DiffReport, What};
+use xla_shape::guard::listing::{self, Kind, ReadOptions, Source};
+use xla_shape::guard::Policy;
+use xla_shape::report::Form;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn dumps(variant: &str) -> PathBuf {
+    root().join("fixtures/dumps").join(variant)
+}
+
+fn walk() -> Walk {
+    Walk::new(&[], &[]).unwrap()
+}
+
+fn diff(old: &Path, new: &Path, entry_only: bool) -> DiffReport {
+    let options = diff::Options {
+        entry_only,
+        ignore: Vec::new(),
+    };
+    diff::diff_paths(old, new, &ReadOptions::default(), &walk(), &options)
+}
+
+/// A fresh temporary directory for one test.
+fn temp(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("xla-shape-guard-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The four module files of every dump (text and proto, before and after optimizations).
+const MODULE_FILES: [&str; 4] = [
+    "module_0000.jit_f.before_optimizations.hlo.pb",
+    "module_0000.jit_f.before_optimizations.txt",
+    "module_0000.jit_f.cpu_after_optimizations.hlo.pb",
+    "module_0000.jit_f.cpu_after_optimizations.txt",
+];
+
+#[test]
+fn the_same_program_compiled_twice_gives_no_difference() {
+    let report = diff(&dumps("base"), &dumps("base_again"), false);
+    let keys: Vec<&str> = report.files.iter().map(|f| f.key.as_str()).collect();
+    assert_eq!(keys, MODULE_FILES);
+    for file in &report.files {
+        assert_eq!(file.status(), "same", "{file:?}");
+        assert!(file.matches.is_empty(), "{file:?}");
+    }
+    assert_eq!(report.exit_code(), 0);
+}
+
+/// A change as (place, old text, new text, kinds, words).
+type Seen = (String, String, String, Vec<ChangeKind>, Vec<String>);
+
+/// `--entry-only`: exactly the entry change, in every module file.
+fn entry_changes(variant: &str) -> Vec<Vec<Seen>> {
+    let report = diff(&dumps("base"), &dumps(variant), true);
+    assert_eq!(report.exit_code(), 1);
+    report
+        .files
+        .iter()
+        .map(|f| {
+            assert!(
+                f.error.is_none() && f.old.is_some() && f.new.is_some(),
+                "{f:?}"
+            );
+            f.changes
+                .iter()
+                .map(|c| {
+                    assert_eq!(c.what, What::Changed);
+                    (
+                        c.place.clone(),
+                        c.old.clone().unwrap(),
+                        c.new.clone().unwrap(),
+                        c.aspects.iter().map(|a| a.kind).collect(),
+                        c.aspects.iter().map(|a| a.words.clone()).collect(),
+                    )
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn a_transposed_entry_parameter_is_exactly_that_change() {
+    for changes in entry_changes("transposed") {
+        assert_eq!(
+            changes,
+            [(
+                "entry parameter 0 (x.1)".to_string(),
+                "f32[1024,1024]{1,0}".to_string(),
+                "f32[1024,1024]{0,1}".to_string(),
+                vec![ChangeKind::MinorToMajor],
+                vec!["minor_to_major changed".to_string()],
+            )]
+        );
+    }
+    // The whole module: before optimizations nothing else changed; after them, XLA
+    // added a copy that transposes the parameter back (and the fused dot takes it twice).
+    let report = diff(&dumps("base"), &dumps("transposed"), false);
+    let words = |key: &str| -> Vec<String> {
+        let file = report.files.iter().find(|f| f.key == key).unwrap();
+        file.changes.iter().map(|c| c.words()).collect()
+    };
+    assert_eq!(
+        words("module_0000.jit_f.before_optimizations.txt"),
+        ["entry parameter 0 (x.1): f32[1024,1024]{1,0} -> f32[1024,1024]{0,1}: minor_to_major changed (allocated 4194304 -> 4194304 bytes)"]
+    );
+    assert_eq!(
+        words("module_0000.jit_f.cpu_after_optimizations.txt"),
+        [
+            "entry parameter 0 (x.1): f32[1024,1024]{1,0} -> f32[1024,1024]{0,1}: minor_to_major changed (allocated 4194304 -> 4194304 bytes)",
+            "main.1/x.1: f32[1024,1024]{1,0} -> f32[1024,1024]{0,1}: minor_to_major changed (allocated 4194304 -> 4194304 bytes)",
+            "main.1/wrapped_copy: instruction added: f32[1024,1024]{1,0} (allocated 4194304 bytes)",
+            "fused_computation parameter 1 (param_1): added: f32[1024,1024] (allocated 4194304 bytes)",
+            "fused_computation/param_1: instruction added: f32[1024,1024]{1,0} (allocated 4194304 bytes)",
+            "computation wrapped_copy_computation: computation added (2 instructions)",
+        ]
+    );
+}
+
+#[test]
+fn a_changed_dtype_is_exactly_that_change() {
+    for changes in entry_changes("dtype") {
+        assert_eq!(
+            changes,
+            [
+                (
+                    "entry parameter 1 (y.1)".to_string(),
+                    "bf16[8,128]{1,0}".to_string(),
+                    "f16[8,128]{1,0}".to_string(),
+                    vec![ChangeKind::ElementType],
+                    vec!["element type bf16 -> f16".to_string()],
+                ),
+                (
+                    "entry result".to_string(),
+                    "(f32[1024,1024]{1,0}, bf16[8,128]{1,0})".to_string(),
+                    "(f32[1024,1024]{1,0}, f16[8,128]{1,0})".to_string(),
+                    vec![ChangeKind::ElementType],
+                    vec!["{1}: element type bf16 -> f16".to_string()],
+                ),
+            ]
+        );
+    }
+}
+
+#[test]
+fn an_extra_output_is_exactly_that_change() {
+    for changes in entry_changes("extra_output") {
+        assert_eq!(
+            changes,
+            [(
+                "entry result".to_string(),
+                "(f32[1024,1024]{1,0}, bf16[8,128]{1,0})".to_string(),
+                "(f32[1024,1024]{1,0}, bf16[8,128]{1,0}, bf16[128,8]{1,0})".to_string(),
+                vec![ChangeKind::Structure],
+                vec!["{2}: added bf16[128,8]{1,0}".to_string()],
+            )]
+        );
+    }
+    let report = diff(&dumps("base"), &dumps("extra_output"), true);
+    let change = &report.files[0].changes[0];
+    assert_eq!(
+        (change.old_bytes, change.new_bytes),
+        (Some(4_196_352), Some(4_198_400))
+    );
+}
+
+#[test]
+fn ignoring_a_kind_leaves_it_out() {
+    let options = diff::Options {
+        entry_only: true,
+        ignore: vec![ChangeKind::MinorToMajor],
+    };
+    let report = diff::diff_paths(
+        &dumps("base"),
+        &dumps("transposed"),
+        &ReadOptions::default(),
+        &walk(),
+        &options,
+    );
+    assert_eq!(report.exit_code(), 0, "{report:?}");
+}
+
+#[test]
+fn a_module_against_its_own_listing_gives_no_difference() {
+    let dir = temp("own-listing");
+    let mut modules: Vec<PathBuf> = MODULE_FILES.iter().map(|f| dumps("base").join(f)).collect();
+    for entry in std::fs::read_dir(root().join("fixtures/modules")).unwrap() {
+        modules.push(entry.unwrap().path());
+    }
+    modules.sort();
+    for module in &modules {
+        let name = module.display().to_string();
+        let listings = listing::read_path(module, &name, &ReadOptions::default()).unwrap();
+        assert_eq!(listings.len(), 1);
+        assert_eq!(listings[0].kind, Kind::Module);
+        let mut text = String::new();
+        listings[0].write_text(&mut text);
+        let lock = dir.join("layouts.lock");
+        std::fs::write(&lock, &text).unwrap();
+        // The listing reads back as a listing, with every shape.
+        let back = listing::read_path(&lock, "lock", &ReadOptions::default()).unwrap();
+        assert_eq!(back[0].entries.len(), listings[0].entries.len(), "{name}");
+        for (old, new) in [(module, &lock), (&lock, module)] {
+            let report = diff(old, new, false);
+            assert_eq!(report.exit_code(), 0, "{name}: {report:#?}");
+        }
+    }
+}
+
+#[test]
+fn a_directory_against_a_directory_and_its_listing() {
+    let report = diff(&dumps("base"), &dumps("dtype"), false);
+    assert_eq!(report.files.len(), 4);
+    assert!(report.files.iter().all(|f| f.status() == "changed"));
+    // A directory listing matches the directory file by file.
+    let mut text = String::new();
+    for file in walk().files(&dumps("base")).unwrap() {
+        let name = file.display().to_string();
+        for l in listing::read_path(&file, &name, &ReadOptions::default()).unwrap() {
+            l.write_text(&mut text);
+        }
+    }
+    let dir = temp("dir-listing");
+    let lock = dir.join("layouts.lock");
+    std::fs::write(&lock, &text).unwrap();
+    let report = diff(&lock, &dumps("base_again"), false);
+    assert_eq!(report.files.len(), 4, "{report:#?}");
+    assert_eq!(report.exit_code(), 0, "{report:#?}");
+    assert_eq!(diff(&lock, &dumps("transposed"), true).exit_code(), 1);
+    // Files on one side only are reported, and differ.
+    let copy = temp("dir-copy");
+    for file in &MODULE_FILES[..3] {
+        std::fs::copy(dumps("base").join(file), copy.join(file)).unwrap();
+    }
+    std::fs::copy(
+        root().join("fixtures/modules/matmul.hlo.txt"),
+        copy.join("matmul.hlo.txt"),
+    )
+    .unwrap();
+    let report = diff(&dumps("base"), &copy, false);
+    let statuses: Vec<(&str, &str)> = report
+        .files
+        .iter()
+        .map(|f| (f.key.as_str(), f.status()))
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("matmul.hlo.txt", "only_new"),
+            ("module_0000.jit_f.before_optimizations.hlo.pb", "same"),
+            ("module_0000.jit_f.before_optimizations.txt", "same"),
+            ("module_0000.jit_f.cpu_after_optimizations.hlo.pb", "same"),
+            ("module_0000.jit_f.cpu_after_optimizations.txt", "only_old"),
+        ]
+    );
+    assert_eq!(report.exit_code(), 1);
+    // An unreadable side is exit 2.
+    let report = diff(&dumps("base"), &dir.join("missing"), false);
+    assert_eq!(report.exit_code(), 2);
+}
+
+/// Every `.N` suffix of a name (`add.12`, `%fused_computation.1`, `param_0.3:`) shifted
+/// by `by`; numbers that are not name suffixes (`1.5`, `line=12`) left alone.
+fn renumber(text: &str, by: u64) -> String {
+    let bytes = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let is_name = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.');
+    while i < bytes.len() {
+        let b = bytes[i];
+        let starts = (b.is_ascii_alphabetic() || b == b'_')
+            && (i == 0 || !(is_name(bytes[i - 1]) || bytes[i - 1] == b'"'));
+        if !starts {
+            out.push(char::from(b));
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < bytes.len() && is_name(bytes[j]) {
+            j += 1;
+        }
+        let word = &text[i..j];
+        match word.rsplit_once('.') {
+            Some((stem, digits))
+                if !stem.is_empty()
+                    && !digits.is_empty()
+                    && digits.bytes().all(|d| d.is_ascii_digit()) =>
+            {
+                let n: u64 = digits.parse().unwrap();
+                out.push_str(&format!("{stem}.{}", n + by));
+            }
+            _ => out.push_str(word),
+        }
+        i = j;
+    }
+    out
+}
+
+#[test]
+fn renumbered_names_alone_give_no_difference() {
+    let mut texts: Vec<PathBuf> = ["base", "transposed", "dtype", "extra_output"]
+        .iter()
+        .flat_map(|v| {
+            [
+                dumps(v).join(MODULE_FILES[1]),
+                dumps(v).join(MODULE_FILES[3]),
+            ]
+        })
+        .collect();
+    for entry in std::fs::read_dir(root().join("fixtures/modules")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "txt") {
+            texts.push(path);
+        }
+    }
+    let read = ReadOptions {
+        source: Source::Form(Form::HloModule),
+        ..ReadOptions::default()
+    };
+    let mut fallbacks = 0;
+    for path in texts {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for by in [1, 7] {
+            let shifted = renumber(&text, by);
+            assert_ne!(shifted, text, "{}", path.display());
+            let old = listing::read_bytes("old", text.as_bytes(), &read).unwrap();
+            let new = listing::read_bytes("new", shifted.as_bytes(), &read).unwrap();
+            let result = diff::diff_listings(&old[0], &new[0], &diff::Options::default());
+            assert!(
+                result.changes.is_empty(),
+                "{} shifted by {by}: {:#?}",
+                path.display(),
+                result.changes
+            );
+            fallbacks += result.matches.len();
+        }
+    }
+    assert!(
+        fallbacks > 100,
+        "only {fallbacks} pairs matched other than by name"
+    );
+    // The renamed pairs are said, with how: by position.
+    let text = std::fs::read_to_string(dumps("base").join(MODULE_FILES[3])).unwrap();
+    let old = listing::read_bytes("old", text.as_bytes(), &read).unwrap();
+    let new = listing::read_bytes("new", renumber(&text, 1).as_bytes(), &read).unwrap();
+    let result = diff::diff_listings(&old[0], &new[0], &diff::Options::default());
+    let words: Vec<String> = result.matches.iter().map(|m| m.words()).collect();
+    assert!(
+        words.contains(&"matched computation fused_computation.1 with fused_computation.2 by position among same-stem, same-opcode names".to_string()),
+        "{words:#?}"
+    );
+    assert!(
+        words.contains(&"matched instruction fused_computation.1/convert.8 with convert.9 by position among same-stem, same-opcode names".to_string()),
+        "{words:#?}"
+    );
+}
+
+#[test]
+fn a_renamed_instruction_among_added_ones_is_matched_by_operands() {
+    // extra_output adds a transpose before the old one: XLA renumbered the old one.
+    let read = ReadOptions::default();
+    let file = MODULE_FILES[1];
+    let old = listing::read_path(&dumps("base").join(file), "old", &read).unwrap();
+    let new = listing::read_path(&dumps("extra_output").join(file), "new", &read).unwrap();
+    let result = diff::diff_listings(&old[0], &new[0], &diff::Options::default());
+    let words: Vec<String> = result.matches.iter().map(|m| m.words()).collect();
+    assert_eq!(
+        words,
+        ["matched instruction main.1/transpose.1 with transpose.2 by operands"]
+    );
+}
+
+// ----- policy -----
+
+fn module(text: &str) -> listing::Listing {
+    let read = ReadOptions {
+        source: Source::Form(Form::HloModule),
+        ..ReadOptions::default()
+    };
+    listing::read_bytes("crafted.hlo", text.as_bytes(), &read)
+        .unwrap()
+        .remove(0)
+}
+
+fn real(path: &str) -> listing::Listing {
+    let path = root().join(path);
+    listing::read_path(&path, "real", &ReadOptions::default())
+        .unwrap()
+        .remove(0)
+}
+
+fn codes(policy: &str, listing: &listing::Listing) -> Vec<&'static str> {
+    let policy = Policy::from_toml(policy).unwrap();
+    policy.check(listing).iter().map(|f| f.code).collect()
+}
+
+/// One entry parameter `SHAPE`, returned as is, in a hand-written module.
+fn crafted(shape: &str) -> listing::Listing {
+    let bare = shape.split('{').next().unwrap();
+    module(&format!(
+        "HloModule m, entry_computation_layout={{({shape})->{shape}}}\n\n\
+         ENTRY %main (p: {bare}) -> {bare} {{\n  ROOT %p = {shape} parameter(0)\n}}\n"
+    ))
+}
+
+const BASE: &str = "fixtures/dumps/base/module_0000.jit_f.cpu_after_optimizations.txt";
+const MATMUL: &str = "fixtures/modules/matmul.hlo.txt";
+
+#[test]
+fn each_policy_rule_fires_on_a_crafted_input_and_not_on_a_real_module_that_meets_it() {
+    let cases: &[(&str, &str, &str, &str)] = &[
+        // (policy, crafted shape it fires on, real module that meets it, code)
+        (
+            "[entry]\nlayout = \"default\"",
+            "f32[4,8]{0,1}",
+            BASE,
+            "policy.entry_layout",
+        ),
+        (
+            "[all]\ndeny_element_types = [\"f64\", \"c128\"]",
+            "f64[2]{0}",
+            BASE,
+            "policy.deny_element_types",
+        ),
+        (
+            "[all]\nallow_element_types = [\"f32\"]",
+            "s8[2]{0}",
+            MATMUL,
+            "policy.allow_element_types",
+        ),
+        (
+            "[all]\nmax_array_bytes = 1000",
+            "f32[1024]{0}",
+            MATMUL,
+            "policy.max_array_bytes",
+        ),
+        (
+            "[all]\nmemory_spaces = [0, 1]",
+            "f32[8]{0:S(5)}",
+            BASE,
+            "policy.memory_spaces",
+        ),
+        (
+            "[all]\nrequire_tiling = [\"bf16\"]",
+            "bf16[8,128]{1,0}",
+            MATMUL,
+            "policy.require_tiling",
+        ),
+        (
+            "[entry]\nmax_total_bytes = 100",
+            "f32[1024]{0}",
+            MATMUL,
+            "policy.max_total_bytes",
+        ),
+        (
+            "[all]\ndynamic_dimensions = false",
+            "f32[<=4]{0}",
+            BASE,
+            "policy.dynamic_dimensions",
+        ),
+    ];
+    for &(policy, shape, meets, code) in cases {
+        let fired = codes(policy, &crafted(shape));
+        assert!(!fired.is_empty(), "{code} silent on {shape}");
+        assert!(fired.iter().all(|c| *c == code), "{code}: {fired:?}");
+        assert_eq!(
+            codes(policy, &real(meets)),
+            Vec::<&str>::new(),
+            "{code} on {meets}"
+        );
+    }
+    // The same rules on real modules that break them.
+    let transposed =
+        real("fixtures/dumps/transposed/module_0000.jit_f.cpu_after_optimizations.txt");
+    assert_eq!(
+        codes("[entry]\nlayout = \"default\"", &transposed),
+        ["policy.entry_layout"]
+    );
+    let s5 = real("fixtures/modules/host_memory_s5.hlo.txt");
+    assert!(codes("[all]\nmemory_spaces = [0]", &s5).contains(&"policy.memory_spaces"));
+}
+
+#[test]
+fn policy_findings_say_where_and_what() {
+    let policy = Policy::from_toml("[entry]\nlayout = \"default\"").unwrap();
+    let transposed =
+        real("fixtures/dumps/transposed/module_0000.jit_f.cpu_after_optimizations.txt");
+    let findings = policy.check(&transposed);
+    assert_eq!(findings.len(), 1);
+    let f = &findings[0];
+    assert_eq!(f.severity, xla_shape::Severity::Error);
+    assert_eq!((f.line, f.column), (Some(1), Some(64)));
+    assert_eq!(f.shape.as_deref(), Some("f32[1024,1024]{0,1}"));
+    assert_eq!(
+        f.message,
+        "entry parameter 0: minor_to_major {0,1} is not the default layout {1,0} the policy requires ([entry] layout = \"default\")"
+    );
+    // A proto gives the proto path.
+    let proto = real("fixtures/dumps/transposed/module_0000.jit_f.cpu_after_optimizations.hlo.pb");
+    let findings = policy.check(&proto);
+    assert_eq!(
+        findings[0].path,
+        "hlo_module.host_program_shape.parameters[0]"
+    );
+    // Tuples are checked element by element; computation scopes by glob.
+    let scoped = "[computations.\"fused_*\"]\nallow_element_types = [\"f32\"]";
+    let findings = Policy::from_toml(scoped).unwrap().check(&real(BASE));
+    assert!(!findings.is_empty());
+    assert!(findings
+        .iter()
+        .all(|f| f.computation.as_deref() == Some("fused_computation.1")));
+}
+
+#[test]
+fn a_bad_policy_is_an_error_naming_the_key() {
+    let cases = [
+        (
+            "[all]\nmax_array_byte = 3",
+            "unknown field `max_array_byte`",
+        ),
+        (
+            "[everything]\nmax_array_bytes = 3",
+            "unknown field `everything`",
+        ),
+        ("[entry]\nlayout = \"row\"", "unknown variant `row`"),
+        ("[all]\nmax_array_bytes = -3", "invalid value: integer `-3`"),
+        ("[all]\nmax_array_bytes = \"big\"", "max_array_bytes"),
+        (
+            "[all]\ndeny_element_types = [\"f65\"]",
+            "[all] deny_element_types: 'f65' is not an array element type",
+        ),
+        (
+            "[all]\nlayout = \"default\"",
+            "[all] layout: this key is about the entry computation layout",
+        ),
+        ("[computations.\"[\"]\nmax_array_bytes = 3", "bad glob"),
+    ];
+    for (text, expected) in cases {
+        let error = Policy::from_toml(text).unwrap_err().to_string();
+        assert!(error.contains(expected), "{text}: {error}");
+    }
+}

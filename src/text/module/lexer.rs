@@ -199,6 +199,54 @@ impl<R: BufRead> Lexer<R> {
         Ok(token)
     }
 
+    /// Skips an attribute value that is plainly well formed, at byte level: one
+    /// balanced `{...}` group, one string, or one run of identifier, number and
+    /// dim-label bytes (`kLoop`, `%fused.1`, `b01f_01io->b01f`), ending on this line
+    /// at a `,`, a closing bracket or the end of the line. Anything else (an empty
+    /// value, a group left open at the end of the line, a comment, glued groups such
+    /// as `[2,2]<=[4]`, mismatched brackets) returns false with nothing consumed: the
+    /// token-by-token path reads it and reports what is wrong. Both paths accept the
+    /// same values; this one is the fast path for metadata, shardings and the like,
+    /// most of the bytes of a real dump.
+    pub fn skip_plain_value(&mut self) -> bool {
+        if self.peeked.is_some() || self.open.is_some() {
+            return false;
+        }
+        let bytes = self.line.as_bytes();
+        let mut pos = self.pos;
+        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+            pos += 1;
+        }
+        let end = match bytes.get(pos) {
+            Some(b'{') => balanced_group_end(bytes, pos),
+            Some(&quote @ (b'"' | b'\'')) => string_end(bytes, pos + 1, quote),
+            Some(&b) if is_value_byte(b) => {
+                let run = bytes[pos..]
+                    .iter()
+                    .take_while(|&&c| is_value_byte(c))
+                    .count();
+                Some(pos + run)
+            }
+            _ => None,
+        };
+        let Some(end) = end else {
+            return false;
+        };
+        // What follows must end the value.
+        let mut after = end;
+        while matches!(bytes.get(after), Some(b' ' | b'\t')) {
+            after += 1;
+        }
+        match bytes.get(after) {
+            None | Some(b',' | b'}' | b')' | b']' | b'\n' | b'\r') => {
+                self.pos = end;
+                self.line_has_token = true;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Drops the rest of the current line.
     pub fn skip_line(&mut self) {
         self.pos = self.line.len();
@@ -378,6 +426,50 @@ impl<R: BufRead> Lexer<R> {
             }
         }
     }
+}
+
+/// Bytes of a plain attribute value: identifier and number bytes, `%` of a name, and
+/// the `-`, `>` and `?` of numbers and dim labels.
+fn is_value_byte(b: u8) -> bool {
+    is_ident_byte(b) || matches!(b, b'%' | b'-' | b'>' | b'?' | b'+')
+}
+
+/// The index just after the `}` that closes the `{` at `open`, on this line, with
+/// strings skipped and brackets of every kind paired; `None` when the group does not
+/// close on this line, a bracket is mismatched, a comment starts inside, or it nests
+/// deeper than the fast path keeps track of.
+fn balanced_group_end(bytes: &[u8], open: usize) -> Option<usize> {
+    let mut want = [0u8; 64];
+    let mut depth = 0;
+    let mut pos = open;
+    while let Some(&b) = bytes.get(pos) {
+        match b {
+            b'{' | b'(' | b'[' => {
+                *want.get_mut(depth)? = match b {
+                    b'{' => b'}',
+                    b'(' => b')',
+                    _ => b']',
+                };
+                depth += 1;
+                pos += 1;
+            }
+            b'}' | b')' | b']' => {
+                depth -= 1;
+                if want[depth] != b {
+                    return None;
+                }
+                pos += 1;
+                if depth == 0 {
+                    return Some(pos);
+                }
+            }
+            b'"' | b'\'' => pos = string_end(bytes, pos + 1, b)?,
+            b'/' if matches!(bytes.get(pos + 1), Some(b'*' | b'/')) => return None,
+            b'\n' => return None,
+            _ => pos += 1,
+        }
+    }
+    None
 }
 
 /// The index just after the closing `quote` of a string whose body starts at `from`.

@@ -53,6 +53,70 @@ pub(super) struct Scanner<'v, R> {
     /// How deep in nested instructions the operands being read are.
     nesting: usize,
     options: ParseOptions,
+    /// Shapes already parsed, by their text: real dumps write the same few shapes
+    /// over and over (see [`Memo`]).
+    memo: Memo,
+}
+
+/// Parsed shapes by their exact text, so that a dump's thousandth `f32[1024]{0}` costs
+/// a hash lookup instead of a parse. Only texts the parser read completely and
+/// exactly (see [`shape_extent`]) are kept; the memo is bounded in entries and in
+/// text length and starts afresh when full, so memory stays flat.
+#[derive(Default)]
+struct Memo {
+    shapes: std::collections::HashMap<Box<str>, ShapeProto>,
+}
+
+impl Memo {
+    const MAX_ENTRIES: usize = 4096;
+    const MAX_TEXT: usize = 256;
+
+    fn get(&self, text: &str) -> Option<&ShapeProto> {
+        self.shapes.get(text)
+    }
+
+    fn put(&mut self, text: &str, shape: &ShapeProto) {
+        if text.len() > Self::MAX_TEXT {
+            return;
+        }
+        if self.shapes.len() >= Self::MAX_ENTRIES {
+            self.shapes.clear();
+        }
+        self.shapes.insert(text.into(), shape.clone());
+    }
+}
+
+/// Where a shape written plainly at `start` ends: the bytes up to the first space,
+/// `,`, unmatched closing bracket or line end outside brackets. `None` when what
+/// follows could still belong to the shape (a space before `{`, `[` or `(`), or when
+/// anything unusual stands inside (strings, comments, a line break): the parser
+/// decides those. The memo is used only when the parser, on first sight, stopped
+/// exactly here, so a hit reads the same bytes the parser would.
+fn shape_extent(line: &str, start: usize) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let mut depth = 0usize;
+    let mut pos = start;
+    while let Some(&b) = bytes.get(pos) {
+        match b {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' if depth > 0 => depth -= 1,
+            b')' | b']' | b'}' | b',' | b' ' | b'\t' | b'\r' | b'\n' if depth == 0 => break,
+            b'"' | b'\'' | b'/' | b'\n' | b'\r' => return None,
+            _ => {}
+        }
+        pos += 1;
+    }
+    if depth != 0 || pos == start {
+        return None;
+    }
+    let next = bytes[pos..]
+        .iter()
+        .find(|b| !matches!(b, b' ' | b'\t'))
+        .copied();
+    match next {
+        Some(b'{' | b'[' | b'(') => None,
+        _ => Some(pos),
+    }
 }
 
 impl<'v, R: BufRead> Scanner<'v, R> {
@@ -76,6 +140,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             options: ParseOptions {
                 fill_missing_layouts: false,
             },
+            memo: Memo::default(),
         }
     }
 
@@ -624,6 +689,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     }
                 }
             }
+            _ if self.lexer.skip_plain_value() => Ok(()),
             _ => self.skip_value(),
         }
     }
@@ -807,6 +873,24 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 format!("expects a shape, saw {saw}{xla}"),
             ));
         }
+        let extent = shape_extent(self.lexer.line(), token.start);
+        if let Some(end) = extent {
+            let text = &self.lexer.line()[token.start..end];
+            if let Some(shape) = self.memo.get(text) {
+                self.summary.shapes += 1;
+                let site = Site {
+                    line: token.line,
+                    column: self.lexer.column(token.start),
+                    computation: self.computation.as_deref(),
+                    instruction: self.instruction.as_deref(),
+                    role,
+                    text,
+                };
+                (self.on_shape)(&site, shape);
+                self.lexer.seek(end);
+                return Ok(());
+            }
+        }
         let parsed = loop {
             let line = self.lexer.line();
             let result = crate::text::parse_shape_at(line, token.start, self.options);
@@ -825,6 +909,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             Ok((shape, after)) => {
                 self.summary.shapes += 1;
                 let text = self.lexer.line()[token.start..after].trim_end();
+                if extent == Some(token.start + text.len()) {
+                    self.memo.put(text, &shape);
+                }
                 let site = Site {
                     line: token.line,
                     column: self.lexer.column(token.start),

@@ -494,7 +494,7 @@ impl Finding {
 /// >>> report.ok, [f.code for f in report.findings]
 /// (False, ['duplicate_dimension'])
 /// >>> print(report.findings[0])
-/// <text>:1:1: error[duplicate_dimension]: minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])
+/// <text>:1:1: error[duplicate_dimension]: layout.minor_to_major[1]: dimension 1 is listed twice (first at minor_to_major[0])
 #[pyclass(module = "xla_shape", name = "Report", frozen)]
 #[derive(Clone)]
 struct Report {
@@ -1008,6 +1008,9 @@ impl Shape {
     /// ml_dtypes types included), the dimensions from the shape, and `minor_to_major`
     /// from the strides.
     ///
+    /// An empty array (a dimension of size 0) gets XLA's default layout: numpy's
+    /// strides mean nothing for it.
+    ///
     /// Raises `TypeError` for a dtype with no XLA element type (or not in native byte
     /// order) and `Error` when the strides are no XLA layout: broadcast (stride 0),
     /// reversed (negative), or with gaps (a sliced view; copy it first, e.g. with
@@ -1037,6 +1040,19 @@ impl Shape {
         let itemsize: u64 = dtype.getattr("itemsize")?.extract()?;
         let dims: Vec<u64> = array.getattr("shape")?.extract()?;
         let strides: Vec<i64> = array.getattr("strides")?.extract()?;
+        // An empty array has no element to place, and numpy's strides for it mean
+        // nothing (an F-ordered (0, 3) array has strides (4, 0)): XLA's default layout.
+        let strides = if dims.contains(&0) {
+            let mut dense = vec![0i64; dims.len()];
+            let mut step = itemsize as i64;
+            for (d, stride) in dense.iter_mut().enumerate().rev() {
+                *stride = step;
+                step = step.saturating_mul(dims[d].max(1) as i64);
+            }
+            dense
+        } else {
+            strides
+        };
         let layout = layout_for_byte_strides(&dims, &strides, itemsize)
             .map_err(|e| exception::<Error>(py, stride_error(&e), &[]))?;
         if layout.padded_dimensions.is_some() {
@@ -1120,7 +1136,8 @@ impl Shape {
 
     /// What the shape means, in words (as `xla-shape explain` prints it).
     fn explain(&self) -> String {
-        describe::describe(&self.inner, HloStyle::Xla).to_string()
+        let text = describe::describe(&self.inner, HloStyle::Xla).to_string();
+        text.trim_end_matches('\n').to_string()
     }
 
     /// The element type's name: `"f32"`, `"bf16"`, ...; `"tuple"`, `"token"`,

@@ -1,7 +1,7 @@
 //! The faithful codec between the binary, JSON and HLO text forms of one message, as
 //! `xla-shape convert` and the Python binding's `convert` run it.
 //!
-//! Every conversion is [`read`] (input form → [`Decoded<AnyMessage>`]) then [`write`]
+//! Every conversion is [`read()`] (input form → [`Decoded<AnyMessage>`]) then [`write()`]
 //! (→ output form). Nothing is validated: the only failures are input that cannot be
 //! read and values the target form cannot express.
 //!

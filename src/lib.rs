@@ -5,6 +5,7 @@
 
 pub mod check;
 pub mod codec;
+pub mod convert;
 pub mod describe;
 mod digits;
 pub mod error;

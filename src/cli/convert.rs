@@ -1,18 +1,13 @@
 //! `xla-shape convert`: a faithful codec between the binary, JSON and HLO text forms.
 //!
-//! Every conversion is `read` (input form → [`Decoded<AnyMessage>`]) then `write`
-//! (→ output form), one match arm per form in each, so a form plugs in by filling
-//! its two arms. Nothing is validated: the only failures are input that cannot be
-//! read and values the target form cannot express.
+//! Argument parsing and wiring only: the codec is the library's (`xla_shape::convert`).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
-use xla_shape::codec::{self, Decoded};
+use xla_shape::convert;
 use xla_shape::text::HloStyle;
-use xla_shape::{json, text};
-use xla_shape::{AnyMessage, MessageKind};
 
 use super::input::{Source, TextForm};
 use super::{Failure, HloStyleArg, MessageArg, OutputArg};
@@ -80,19 +75,6 @@ pub enum JsonNames {
     Proto,
 }
 
-/// Options of reading and writing, from the command line.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Options {
-    /// `--json-names`.
-    pub json_names: JsonNames,
-    /// `--pretty`.
-    pub pretty: bool,
-    /// `--ignore-unknown-fields`.
-    pub ignore_unknown_fields: bool,
-    /// `--hlo-style`.
-    pub hlo_style: HloStyle,
-}
-
 pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     if args.to == Form::Binary && args.output.file().is_none() && std::io::stdout().is_terminal() {
         return Err(Failure::unreadable(
@@ -112,8 +94,8 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     let source = Source::resolve(args.input.as_deref(), args.text.as_deref(), form)?;
     let input = source.read()?;
     let name = input.name.as_str();
-    let options = Options {
-        json_names: args.json_names,
+    let options = convert::Options {
+        json_names: args.json_names.into(),
         pretty: args.pretty,
         ignore_unknown_fields: args.ignore_unknown_fields,
         hlo_style: args.hlo_style.into(),
@@ -122,8 +104,15 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         Failure::Unreadable(message) => Failure::Unreadable(format!("{name}: {message}")),
         other => other,
     };
-    let decoded = read(args.from, args.message.into(), &input.bytes, &options).map_err(named)?;
-    let output = write(args.to, &decoded, &options).map_err(named)?;
+    let decoded = convert::read(
+        args.from.into(),
+        args.message.into(),
+        &input.bytes,
+        &options,
+    )
+    .map_err(|e| named(Failure::unreadable(e)))?;
+    let output = convert::write(args.to.into(), &decoded, &options)
+        .map_err(|e| named(Failure::unreadable(e)))?;
     // Neither proto3 JSON nor XLA's text has a form for unknown fields (Google's JSON
     // printers and XLA drop them): say so, so that nothing is lost silently.
     let dropped_by = match (args.to, options.hlo_style) {
@@ -133,7 +122,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     };
     if let Some(target) = dropped_by {
         for field in decoded.unknown_fields() {
-            let at = at(&field.path);
+            let at = convert::at(&field.path);
             eprintln!(
                 "xla-shape: warning: {name}: {at}unknown field {} is not written: {target} has no form for it",
                 field.number
@@ -143,109 +132,21 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     args.output.write(&output)
 }
 
-/// Reads a message of `kind` in `form`. A failure's message is the reason alone;
-/// `run` puts the input's name in front.
-pub fn read(
-    form: Form,
-    kind: MessageKind,
-    bytes: &[u8],
-    options: &Options,
-) -> Result<Decoded<AnyMessage>, Failure> {
-    match form {
-        Form::Binary => codec::decode_any(kind, bytes).map_err(Failure::unreadable),
-        Form::Hlo => read_hlo(kind, bytes),
-        Form::Json => read_json(kind, bytes, options),
-    }
-}
-
-/// Writes a message in `form`. A failure's message is the reason alone.
-pub fn write(
-    form: Form,
-    decoded: &Decoded<AnyMessage>,
-    options: &Options,
-) -> Result<Vec<u8>, Failure> {
-    match form {
-        Form::Binary => Ok(codec::encode_any(decoded)),
-        Form::Hlo => write_hlo(decoded, options.hlo_style),
-        Form::Json => Ok(write_json(decoded, options)),
-    }
-}
-
-/// Proto3 JSON in; errors name the field path, line and column.
-fn read_json(
-    kind: MessageKind,
-    bytes: &[u8],
-    options: &Options,
-) -> Result<Decoded<AnyMessage>, Failure> {
-    let parse = json::ParseOptions::new().ignore_unknown_fields(options.ignore_unknown_fields);
-    json::from_json(kind, bytes, &parse)
-        .map(|message| Decoded {
-            message,
-            unknown: codec::UnknownFields::new(),
-        })
-        .map_err(Failure::unreadable)
-}
-
-/// Proto3 JSON out, with a final newline. Unknown fields are dropped, as Google's
-/// JSON printers drop them.
-fn write_json(decoded: &Decoded<AnyMessage>, options: &Options) -> Vec<u8> {
-    let names = match options.json_names {
-        JsonNames::Camel => json::FieldNames::Json,
-        JsonNames::Proto => json::FieldNames::Proto,
-    };
-    let print = json::PrintOptions::new()
-        .field_names(names)
-        .pretty(options.pretty);
-    let mut out = json::to_json(&decoded.message, &print);
-    out.push('\n');
-    out.into_bytes()
-}
-
-/// HLO text in: the whole input is one message (surrounding whitespace allowed);
-/// errors show the input with a caret.
-fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, Failure> {
-    let input = std::str::from_utf8(bytes)
-        .map_err(|e| Failure::unreadable(format!("hlo text is not UTF-8: {e}")))?;
-    let message =
-        text::parse_message(kind, input).map_err(|e| Failure::unreadable(e.render(input)))?;
-    let depth = text::message_depth(&message);
-    if depth > codec::wire::RECURSION_LIMIT as usize {
-        return Err(Failure::unreadable(format!(
-            "the shape nests {depth} messages deep; protobuf runtimes (and this codec) read at most {}",
-            codec::wire::RECURSION_LIMIT
-        )));
-    }
-    Ok(Decoded {
-        message,
-        unknown: codec::UnknownFields::new(),
-    })
-}
-
-/// HLO text out, one line. In XLA's style, unknown fields are dropped (the caller
-/// warns); the lossless style refuses them, as it refuses every value its text cannot
-/// carry back.
-fn write_hlo(decoded: &Decoded<AnyMessage>, style: HloStyle) -> Result<Vec<u8>, Failure> {
-    if style == HloStyle::Exact {
-        if let Some(field) = decoded.unknown_fields().first() {
-            return Err(Failure::unreadable(format!(
-                "{}unknown field {} has no text form (--hlo-style xla drops it with a warning)",
-                at(&field.path),
-                field.number
-            )));
+impl From<Form> for convert::Form {
+    fn from(form: Form) -> Self {
+        match form {
+            Form::Binary => convert::Form::Binary,
+            Form::Json => convert::Form::Json,
+            Form::Hlo => convert::Form::Hlo,
         }
     }
-    let mut out = style
-        .print_message(&decoded.message)
-        .map_err(Failure::unreadable)?;
-    out.push('\n');
-    Ok(out.into_bytes())
 }
 
-/// `PATH: ` in front of a message, or nothing for the message itself (no empty segment).
-fn at(path: &xla_shape::Path) -> String {
-    if path.is_root() {
-        String::new()
-    } else {
-        format!("{path}: ")
+impl From<JsonNames> for convert::JsonNames {
+    fn from(names: JsonNames) -> Self {
+        match names {
+            JsonNames::Camel => convert::JsonNames::Camel,
+            JsonNames::Proto => convert::JsonNames::Proto,
+        }
     }
 }

@@ -1,0 +1,232 @@
+//! The faithful codec between the binary, JSON and HLO text forms of one message, as
+//! `xla-shape convert` and the Python binding's `convert` run it.
+//!
+//! Every conversion is [`read()`] (input form → [`Decoded<AnyMessage>`]) then [`write()`]
+//! (→ output form). Nothing is validated: the only failures are input that cannot be
+//! read and values the target form cannot express.
+//!
+//! ```
+//! use xla_shape::convert::{self, Form, Options};
+//! use xla_shape::MessageKind;
+//!
+//! let options = Options::default();
+//! let decoded = convert::read(Form::Hlo, MessageKind::Shape, b"f32[2,3]", &options)?;
+//! let json = convert::write(Form::Json, &decoded, &options)?;
+//! assert_eq!(
+//!     String::from_utf8(json).unwrap(),
+//!     "{\"elementType\":\"F32\",\"dimensions\":[\"2\",\"3\"],\"layout\":\
+//!      {\"minorToMajor\":[\"1\",\"0\"],\"tailPaddingAlignmentInElements\":\"1\"},\
+//!      \"isDynamicDimension\":[false,false]}\n"
+//! );
+//! # Ok::<(), convert::ConvertError>(())
+//! ```
+
+use std::fmt;
+
+use crate::codec::{self, DecodeError, Decoded};
+use crate::json::{self, JsonError};
+use crate::path::Path;
+use crate::text::{self, HloStyle, ParseError, PrintError};
+use crate::{AnyMessage, MessageKind};
+
+/// A form a message can be written in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Form {
+    /// The protobuf wire format: exactly the serialized message.
+    Binary,
+    /// The proto3 JSON mapping.
+    Json,
+    /// XLA's HLO text form.
+    Hlo,
+}
+
+/// The keys of JSON output.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum JsonNames {
+    /// lowerCamelCase json names (`elementType`), the proto3 JSON default.
+    #[default]
+    Camel,
+    /// The `.proto` field names (`element_type`).
+    Proto,
+}
+
+/// Options of reading and writing (the command line's `--json-names`, `--pretty`,
+/// `--ignore-unknown-fields` and `--hlo-style`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// The keys of JSON output.
+    pub json_names: JsonNames,
+    /// Indent JSON output.
+    pub pretty: bool,
+    /// Skip JSON keys the schema does not know instead of refusing them.
+    pub ignore_unknown_fields: bool,
+    /// HLO text output: XLA's text, or the lossless text.
+    pub hlo_style: HloStyle,
+}
+
+/// Why a conversion failed. `Display` gives the reason alone, as the command line
+/// prints it after the input's name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConvertError {
+    /// Binary input that does not decode.
+    Decode(DecodeError),
+    /// JSON input that is not the message in proto3 JSON.
+    Json(JsonError),
+    /// HLO text input that is not UTF-8.
+    NotUtf8(String),
+    /// HLO text input that does not parse; `rendered` shows the input with a caret.
+    Parse {
+        /// The parser's error, with the byte span.
+        error: ParseError,
+        /// [`ParseError::render`] over the input.
+        rendered: String,
+    },
+    /// HLO text that nests deeper than protobuf runtimes read.
+    TooDeep {
+        /// How deep the message nests.
+        depth: usize,
+    },
+    /// A value the HLO text in the chosen style cannot express.
+    Print(PrintError),
+    /// An unknown field, which the lossless text cannot carry.
+    UnknownField {
+        /// Where the field is.
+        path: Path,
+        /// Its field number.
+        number: u32,
+    },
+}
+
+impl fmt::Display for ConvertError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConvertError::Decode(e) => e.fmt(f),
+            ConvertError::Json(e) => e.fmt(f),
+            ConvertError::NotUtf8(e) => write!(f, "hlo text is not UTF-8: {e}"),
+            ConvertError::Parse { rendered, .. } => f.write_str(rendered),
+            ConvertError::TooDeep { depth } => write!(
+                f,
+                "the shape nests {depth} messages deep; protobuf runtimes (and this codec) read at most {}",
+                codec::wire::RECURSION_LIMIT
+            ),
+            ConvertError::Print(e) => e.fmt(f),
+            ConvertError::UnknownField { path, number } => write!(
+                f,
+                "{}unknown field {number} has no text form (--hlo-style xla drops it with a warning)",
+                at(path)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ConvertError {}
+
+/// `PATH: ` in front of a message, or nothing for the message itself.
+pub fn at(path: &Path) -> String {
+    if path.is_root() {
+        String::new()
+    } else {
+        format!("{path}: ")
+    }
+}
+
+/// Reads a message of `kind` in `form`.
+///
+/// # Errors
+/// A [`ConvertError`] when the input cannot be read as that message.
+pub fn read(
+    form: Form,
+    kind: MessageKind,
+    bytes: &[u8],
+    options: &Options,
+) -> Result<Decoded<AnyMessage>, ConvertError> {
+    match form {
+        Form::Binary => codec::decode_any(kind, bytes).map_err(ConvertError::Decode),
+        Form::Hlo => read_hlo(kind, bytes),
+        Form::Json => read_json(kind, bytes, options),
+    }
+}
+
+/// Writes a message in `form`: binary canonically, JSON and HLO text with a final
+/// newline.
+///
+/// # Errors
+/// A [`ConvertError`] when the message has a value the form cannot express.
+pub fn write(
+    form: Form,
+    decoded: &Decoded<AnyMessage>,
+    options: &Options,
+) -> Result<Vec<u8>, ConvertError> {
+    match form {
+        Form::Binary => Ok(codec::encode_any(decoded)),
+        Form::Hlo => write_hlo(decoded, options.hlo_style),
+        Form::Json => Ok(write_json(decoded, options)),
+    }
+}
+
+/// Proto3 JSON in; errors name the field path, line and column.
+fn read_json(
+    kind: MessageKind,
+    bytes: &[u8],
+    options: &Options,
+) -> Result<Decoded<AnyMessage>, ConvertError> {
+    let parse = json::ParseOptions::new().ignore_unknown_fields(options.ignore_unknown_fields);
+    json::from_json(kind, bytes, &parse)
+        .map(|message| Decoded {
+            message,
+            unknown: codec::UnknownFields::new(),
+        })
+        .map_err(ConvertError::Json)
+}
+
+/// Proto3 JSON out, with a final newline. Unknown fields are dropped, as Google's
+/// JSON printers drop them.
+fn write_json(decoded: &Decoded<AnyMessage>, options: &Options) -> Vec<u8> {
+    let names = match options.json_names {
+        JsonNames::Camel => json::FieldNames::Json,
+        JsonNames::Proto => json::FieldNames::Proto,
+    };
+    let print = json::PrintOptions::new()
+        .field_names(names)
+        .pretty(options.pretty);
+    let mut out = json::to_json(&decoded.message, &print);
+    out.push('\n');
+    out.into_bytes()
+}
+
+/// HLO text in: the whole input is one message (surrounding whitespace allowed).
+fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, ConvertError> {
+    let input = std::str::from_utf8(bytes).map_err(|e| ConvertError::NotUtf8(e.to_string()))?;
+    let message = text::parse_message(kind, input).map_err(|error| ConvertError::Parse {
+        rendered: error.render(input),
+        error,
+    })?;
+    let depth = text::message_depth(&message);
+    if depth > codec::wire::RECURSION_LIMIT as usize {
+        return Err(ConvertError::TooDeep { depth });
+    }
+    Ok(Decoded {
+        message,
+        unknown: codec::UnknownFields::new(),
+    })
+}
+
+/// HLO text out, one line. In XLA's style, unknown fields are dropped (the command
+/// line warns); the lossless style refuses them, as it refuses every value its text
+/// cannot carry back.
+fn write_hlo(decoded: &Decoded<AnyMessage>, style: HloStyle) -> Result<Vec<u8>, ConvertError> {
+    if style == HloStyle::Exact {
+        if let Some(field) = decoded.unknown_fields().first() {
+            return Err(ConvertError::UnknownField {
+                path: field.path.clone(),
+                number: field.number,
+            });
+        }
+    }
+    let mut out = style
+        .print_message(&decoded.message)
+        .map_err(ConvertError::Print)?;
+    out.push('\n');
+    Ok(out.into_bytes())
+}

@@ -14,7 +14,6 @@
 // writes no `unsafe` of its own.
 #![deny(unsafe_code)]
 
-use std::cell::RefCell;
 use std::ffi::CString;
 use std::path::PathBuf;
 
@@ -27,7 +26,6 @@ use xla_shape::check;
 use xla_shape::codec;
 use xla_shape::convert::{self, ConvertError};
 use xla_shape::describe;
-use xla_shape::error::IssueKind;
 use xla_shape::index::{layout_for_byte_strides, StrideError};
 use xla_shape::index::{IndexError, LayoutPlan, PlanError};
 use xla_shape::proto::{self as raw, ShapeProto};
@@ -1372,34 +1370,6 @@ fn role_fields(role: &Role) -> (&'static str, Option<usize>, Option<String>) {
     }
 }
 
-/// The role of a shape in a module proto, from its proto path.
-fn proto_role(path: &str) -> (&'static str, Option<usize>, Option<String>) {
-    let index = |s: &str| {
-        s.rsplit_once('[')
-            .and_then(|(_, i)| i.trim_end_matches(']').parse().ok())
-    };
-    let last = path.rsplit('.').next().unwrap_or(path);
-    if path.contains("host_program_shape.") {
-        if last == "result" {
-            ("entry_result", None, None)
-        } else {
-            ("entry_parameter", index(last), None)
-        }
-    } else if path.contains("program_shape.") {
-        if last == "result" {
-            ("computation_result", None, None)
-        } else {
-            ("parameter", index(last), None)
-        }
-    } else if last.starts_with("operand_shapes_with_layout") {
-        ("operand", index(last), None)
-    } else if last == "outfeed_shape" {
-        ("attribute", Some(0), Some("outfeed_shape".to_string()))
-    } else {
-        ("result", None, None)
-    }
-}
-
 fn valid_shape(py: Python<'_>, proto: &ShapeProto, options: GateOptions) -> Option<Py<Shape>> {
     let (value, _) = validate::validate_shape_with(proto, options).into_parts();
     value.and_then(|inner| Py::new(py, Shape { inner }).ok())
@@ -1421,8 +1391,6 @@ fn valid_shape(py: Python<'_>, proto: &ShapeProto, options: GateOptions) -> Opti
 /// [('f32[2]{0}', 'result', 'p', 3)]
 #[pyfunction]
 fn shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<ShapeSite>> {
-    // TODO(shapes): list with `xla_shape::guard::listing` (every shape, with roles from
-    // the scanners' proto walk) once the layout guard has landed on main.
     let input = Input::extract(data)?;
     let name = input.name();
     let bytes = input.into_bytes()?;
@@ -1449,45 +1417,26 @@ fn shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<ShapeSite>> {
             Ok(sites)
         }
         Ok(Form::HloModuleProto) => {
-            // The proto scan calls the checker once per shape, then reports its
-            // findings with the shape's path and names: a marker issue from the
-            // checker gives each shape its place.
-            let protos = RefCell::new(Vec::new());
-            let places = RefCell::new(Vec::new());
-            let mut check = |proto: &ShapeProto| {
-                protos.borrow_mut().push(proto.clone());
-                let mut report = xla_shape::Report::new();
-                report.push(Issue::new(
-                    xla_shape::Path::root(),
-                    IssueKind::MissingResult,
-                ));
-                report
-            };
-            let mut on_finding = |finding: report::Finding| {
-                if finding.code == "missing_result" {
-                    places.borrow_mut().push(finding);
-                }
-            };
-            module::scan_proto(&bytes, &mut check, &mut on_finding)
-                .map_err(|e| decode_error(py, format!("{name}: {e}"), Some("undecodable")))?;
-            let protos = protos.into_inner();
-            let places = places.into_inner();
-            Ok(protos
-                .iter()
-                .zip(places)
-                .map(|(proto, place)| {
-                    let (role, index, role_name) = proto_role(&place.path);
+            // The layout guard's listing: every shape, with its role and proto path.
+            let listing =
+                xla_shape::guard::listing::module_proto_listing(&name, &bytes, HloStyle::Xla)
+                    .map_err(|e| decode_error(py, e.to_string(), Some(e.code)))?;
+            Ok(listing
+                .entries
+                .into_iter()
+                .map(|entry| {
+                    let (role, index, role_name) = role_fields(&entry.role);
                     ShapeSite {
-                        shape: valid_shape(py, proto, GateOptions::proto()),
-                        text: place.shape.unwrap_or_default(),
+                        shape: valid_shape(py, &entry.shape, GateOptions::proto()),
+                        text: entry.text,
                         role,
                         index,
                         name: role_name,
-                        computation: place.computation,
-                        instruction: place.instruction,
+                        computation: entry.computation,
+                        instruction: entry.instruction,
                         line: None,
                         column: None,
-                        path: Some(place.path),
+                        path: entry.path,
                     }
                 })
                 .collect())

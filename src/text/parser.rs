@@ -22,7 +22,8 @@ pub const MAX_NESTING: usize = 32768;
 pub struct ParseOptions {
     /// Give an array without a layout the default layout (`{n-1,...,1,0}`; `{}` for a
     /// scalar), as XLA's standalone `ParseShape` does. When false, such an array has no
-    /// layout, as in an HLO module's computation signatures.
+    /// layout, as in an HLO module's computation signatures, except a scalar: XLA's
+    /// parser gives a scalar its (empty) default layout either way.
     pub fill_missing_layouts: bool,
 }
 
@@ -263,7 +264,10 @@ impl<'a> Parser<'a> {
             }));
         }
         if !self.layout_follows()? {
-            if self.options.fill_missing_layouts {
+            // As XLA's parser: a scalar always gets the (empty) default layout, an
+            // array only when filling. (A scalar's empty layout prints as nothing,
+            // so a scalar without one could not read back.)
+            if self.options.fill_missing_layouts || array.dimensions.is_empty() {
                 let rank = array.dimensions.len();
                 array.layout = Some(Box::new(LayoutProto {
                     minor_to_major: (0..rank as i64).rev().collect(),

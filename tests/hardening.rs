@@ -128,3 +128,171 @@ fn physical_order_yields_first_elements_at_once() {
         assert!(elapsed < Duration::from_secs(1), "{text}: {elapsed:?}");
     }
 }
+
+fn cli() -> std::process::Command {
+    std::process::Command::new(env!("CARGO_BIN_EXE_xla-shape"))
+}
+
+/// Finding 4: a million nested `(` as module text is an error, never a silent pass,
+/// however it comes (alone, after a header, in an instruction, in an attribute, in
+/// the entry layout, on stdin). (Already an error on this branch when the hardening
+/// pass started; kept as its regression test.)
+#[test]
+fn deeply_nested_module_text_is_an_error() {
+    let deep = "(".repeat(1_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        deep.clone(),
+        format!("HloModule m\n{deep}\n"),
+        format!("HloModule m\nENTRY e {{\n  x = {deep}\n}}\n"),
+        format!(
+            "HloModule m\nENTRY e {{\n  x = f32[] parameter(0), metadata={}\n}}\n",
+            "{".repeat(1_000_000)
+        ),
+        format!("HloModule m, entry_computation_layout={{{deep}}}\n"),
+        format!("HloModule m\nENTRY e {{\n  ROOT x = f32[] parameter(0)\n}}\n{deep}"),
+    ];
+    for (i, text) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("case{i}.txt"));
+        std::fs::write(&path, text).unwrap();
+        for from in ["hlo-module", "hlo"] {
+            let output = cli()
+                .args(["validate", "--from", from])
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert_ne!(output.status.code(), Some(0), "case {i} --from {from}");
+            assert!(!output.stderr.is_empty() || !output.stdout.is_empty());
+        }
+    }
+    let mut child = cli()
+        .args(["validate", "--from", "hlo-module"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(deep.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_ne!(output.status.code(), Some(0));
+}
+
+/// A one-line tuple of `n` copies of `element`.
+fn one_line_tuple(element: &str, n: usize) -> String {
+    let mut line = String::with_capacity((element.len() + 2) * n + 2);
+    line.push('(');
+    for i in 0..n {
+        if i > 0 {
+            line.push_str(", ");
+        }
+        line.push_str(element);
+    }
+    line.push_str(")\n");
+    line
+}
+
+/// Finding 5, the parser's side: a top-level tuple streamed element by element reads
+/// the same elements and fails with the same first error as the whole parse.
+#[test]
+fn streamed_tuple_parse_agrees_with_the_whole_parse() {
+    for input in [
+        "(f32[2,3]{1,0}, (s32[], f32[4]), token[], b(f32[2]))",
+        "()",
+        " ( f32[2] ) ",
+        "f32[2,3]",
+        "(f32[2]{7}, f32[)",
+        "(f32[2]{7}, f32[3])",
+        "(f32[2], f32[3]",
+        "(f32[2]) extra",
+        "(",
+        "((f32[2]{5}), s32[])",
+    ] {
+        for fill in [true, false] {
+            let options = ParseOptions {
+                fill_missing_layouts: fill,
+            };
+            let whole = text::parse_shape_with(input, options);
+            let mut elements = Vec::new();
+            let streamed = text::parse_shape_streaming(input, options, &mut |i, span, e| {
+                assert_eq!(i, elements.len());
+                assert!(input.get(span).is_some());
+                elements.push(e);
+            });
+            match (whole, streamed) {
+                (Ok(shape), Ok(text::Streamed::Shape(streamed))) => assert_eq!(shape, streamed),
+                (Ok(shape), Ok(text::Streamed::Tuple { elements: n })) => {
+                    assert_eq!(n, elements.len());
+                    assert_eq!(shape.tuple_shapes, elements, "{input}");
+                }
+                (Err(a), Err(b)) => {
+                    assert_eq!((a.message(), a.span()), (b.message(), b.span()), "{input}")
+                }
+                (a, b) => panic!("{input}: {a:?} vs {b:?}"),
+            }
+        }
+    }
+}
+
+/// Finding 5: a big one-line tuple through `convert --from hlo --to binary` and
+/// `validate --from hlo` in a bounded address space. Built whole it took about 25
+/// times the line (a 6 MB line aborted under 200 MB; 200 MB took 5.2 and 7.5 GB).
+#[test]
+fn one_line_tuple_is_converted_and_validated_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = one_line_tuple("f32[8,128]{1,0:T(8,128)}", 240_000);
+    assert!(line.len() > 6_000_000);
+    let input = dir.path().join("tuple.txt");
+    std::fs::write(&input, &line).unwrap();
+    let out = dir.path().join("tuple.bin");
+    let limited = |args: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v 200000 && exec \"$0\" {args}",))
+            .arg(env!("CARGO_BIN_EXE_xla-shape"))
+            .output()
+            .unwrap()
+    };
+    let convert = limited(&format!(
+        "convert --from hlo --to binary {} -o {}",
+        input.display(),
+        out.display()
+    ));
+    assert!(
+        convert.status.success(),
+        "{}",
+        String::from_utf8_lossy(&convert.stderr)
+    );
+    // The same bytes as the whole message encoded.
+    let small = one_line_tuple("f32[8,128]{1,0:T(8,128)}", 3);
+    let whole = xla_shape::codec::encode(&text::parse_shape(&small).unwrap());
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(bytes[..2], whole[..2]);
+    let element_len = (whole.len() - 2) / 3;
+    assert_eq!(bytes.len(), 2 + element_len * 240_000);
+    assert_eq!(bytes[2..2 + element_len], whole[2..2 + element_len]);
+    let validate = limited(&format!("validate --from hlo {}", input.display()));
+    assert!(
+        validate.status.success(),
+        "{}",
+        String::from_utf8_lossy(&validate.stderr)
+    );
+
+    // Findings of a long line name the element, as the whole tuple's would.
+    let mut line = one_line_tuple("f32[2]{0}", 200_000);
+    line = line.replacen("f32[2]{0}, f32[2]{0}", "f32[2]{0}, f32[2,3]{0,0}", 1);
+    std::fs::write(&input, &line).unwrap();
+    let output = cli()
+        .args(["validate", "--from", "hlo", "--format", "json"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(stdout.contains("tuple_shapes[1]"), "{stdout}");
+}

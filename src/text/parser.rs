@@ -123,11 +123,16 @@ impl<'a> Parser<'a> {
 
     /// Parses one shape.
     pub(crate) fn shape(&mut self) -> Result<ShapeProto, ParseError> {
+        self.shape_nested(0)
+    }
+
+    /// Parses one shape nested `base` levels deep (for the nesting limit).
+    pub(crate) fn shape_nested(&mut self, base: usize) -> Result<ShapeProto, ParseError> {
         let mut stack: Vec<Frame> = Vec::new();
         'begin: loop {
             self.cursor.skip_trivia()?;
             let mut done_start = self.cursor.pos();
-            let mut done = match self.begin(stack.len())? {
+            let mut done = match self.begin(base + stack.len())? {
                 Begun::Done(shape) => shape,
                 Begun::Open(Frame::Tuple {
                     elements,

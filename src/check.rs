@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use crate::codec;
 use crate::error::Severity;
 use crate::message::MessageKind;
+use crate::path::{Path as ProtoPath, Segment};
 use crate::report::{Document, FileReport, Finding, Form};
 use crate::text::{self, module, HloStyle};
 use crate::validate::{validate_decoded, validate_message, Options as GateOptions};
@@ -505,6 +506,14 @@ fn check_hlo_lines(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         if !kinds.contains(&kind) {
             kinds.push(kind);
         }
+        if kind == MessageKind::Shape && line.len() >= STREAMED_LINE {
+            check_long_shape_line(line, &mut |finding| {
+                let column = column_of(finding.column.unwrap_or(start));
+                report.findings.push(finding.at(index + 1, column));
+            });
+            report.shapes += 1;
+            continue;
+        }
         match text::parse_message(kind, line) {
             Ok(message) => {
                 report.shapes += count_shapes(&message);
@@ -533,6 +542,74 @@ fn check_hlo_lines(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         report.message = Some(kind.proto_name());
     }
     report
+}
+
+/// Lines of shape text at least this long are checked a top-level tuple element at a
+/// time ([`check_long_shape_line`]).
+const STREAMED_LINE: usize = 1 << 20;
+
+/// Checks one long line of shape text in the memory of one top-level tuple element
+/// (building a 200 MB one-line tuple whole took 25 times its size): each element is
+/// validated inside a one-element tuple, so that its findings are those of the whole
+/// tuple, at `tuple_shapes[i]`. A finding's shape text is its element's (the line's
+/// for a shape that is no tuple); `column` carries the byte offset of the finding in
+/// the line, for the caller to turn into a column.
+fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
+    let trimmed = line.trim();
+    let mut root_seen = false;
+    let result = text::parse_shape_streaming(
+        line,
+        text::ParseOptions::default(),
+        &mut |i, span, element| {
+            let wrapper = crate::proto::ShapeProto {
+                element_type: crate::proto::PrimitiveType::Tuple as i32,
+                tuple_shapes: vec![element],
+                ..Default::default()
+            };
+            let report = crate::validate::validate_shape_with(&wrapper, GateOptions::hlo_text())
+                .into_parts()
+                .1;
+            let element_text = line.get(span.clone()).unwrap_or_default();
+            for issue in report.issues() {
+                let segments = issue.path().segments();
+                let path = match segments {
+                    [Segment::Field("tuple_shapes"), Segment::Index(0), rest @ ..] => {
+                        let mut path = ProtoPath::root().field("tuple_shapes").index(i);
+                        rest.iter().for_each(|s| path.push(s.clone()));
+                        path
+                    }
+                    // The tuple's own findings, once.
+                    _ if root_seen => continue,
+                    _ => issue.path().clone(),
+                };
+                let issue = crate::Issue::new(path, issue.kind().clone());
+                let mut finding = Finding::from_issue(&issue);
+                finding.column = Some(line.len() - line.trim_start().len());
+                finding.shape = Some(element_text.to_string());
+                found(finding);
+            }
+            root_seen = true;
+        },
+    );
+    match result {
+        Ok(text::Streamed::Tuple { .. }) => {}
+        Ok(text::Streamed::Shape(shape)) => {
+            let report = crate::validate::validate_shape_with(&shape, GateOptions::hlo_text())
+                .into_parts()
+                .1;
+            for issue in report.issues() {
+                let mut finding = Finding::from_issue(issue);
+                finding.column = Some(line.len() - line.trim_start().len());
+                finding.shape = Some(trimmed.to_string());
+                found(finding);
+            }
+        }
+        Err(e) => {
+            let mut finding = Finding::new("hlo_syntax", Severity::Error, e.message());
+            finding.column = Some(e.span().start.min(line.len()));
+            found(finding);
+        }
+    }
 }
 
 /// The kind of message on one line of HLO text, without `--message`: a layout starts

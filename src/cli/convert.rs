@@ -104,6 +104,12 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         Failure::Unreadable(message) => Failure::Unreadable(format!("{name}: {message}")),
         other => other,
     };
+    if args.from == Form::Hlo && args.to == Form::Binary && args.message == MessageArg::Shape {
+        // A top-level tuple is encoded element by element, never built whole.
+        let output = convert::hlo_shape_to_binary(&input.bytes)
+            .map_err(|e| named(Failure::unreadable(e)))?;
+        return args.output.write(&output);
+    }
     let decoded = convert::read(
         args.from.into(),
         args.message.into(),

@@ -746,7 +746,17 @@ impl LayoutProto {
         match read {
             Ok(true) => {
                 let raw = decoder.reader.since(decoder.tag_start);
-                let leading = decoder.highest_seen <= 5;
+                // Leading only as XLA of 2017-2022 wrote it: after field 1 at most,
+                // with nothing kept as unknown before it. A copy that follows an
+                // unknown field stays among the unknown fields, where Google's
+                // runtime keeps it, so that re-encoding is a fixed point: what the
+                // encoder writes at the end re-decodes as leading only when it
+                // already is where the leading copies would go.
+                let leading = decoder.highest_seen <= 5
+                    && unknown
+                        .fields()
+                        .iter()
+                        .all(UnknownField::is_retired_layout_field);
                 unknown.push(UnknownField::retired(number, wire_type, raw, leading));
                 Ok(true)
             }

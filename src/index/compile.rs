@@ -282,3 +282,156 @@ impl Staged {
         Some(())
     }
 }
+
+/// An inclusive range of values a coordinate may take, for [`Staged::next_element`].
+type Span = (u64, u64);
+
+impl Staged {
+    /// The first slot at or after `from` that holds an element, with its logical index
+    /// written into `out`; `None` when there is none before the end of the grid.
+    ///
+    /// A few slots are tried one by one (dense layouts find their next element there);
+    /// past them, the search skips padding by whole blocks: a block of slots is a range
+    /// of one final coordinate with the more major ones fixed and the more minor ones
+    /// free, and [`Staged::may_hold`] rules out blocks that hold no element, so that a
+    /// block found empty is skipped at once and a non-empty one is halved. Each element
+    /// costs a number of steps bounded by the bits of the grid, never the padding
+    /// between elements (which nested tiles can make billions of slots long).
+    pub fn next_element(&self, from: u64, out: &mut [u64]) -> Option<u64> {
+        const DIRECT: u64 = 16;
+        let end = self.grid.min(from.saturating_add(DIRECT));
+        for slot in from..end {
+            if self.delinear(slot, out).is_some() {
+                return Some(slot);
+            }
+        }
+        if end >= self.grid {
+            return None;
+        }
+        let shape = &self.final_shape;
+        let n = shape.len();
+        let coords: Vec<u64> = shape
+            .iter()
+            .zip(&self.final_strides)
+            .map(|(&size, &stride)| (end / stride) % size.max(1))
+            .collect();
+        let mut spans: Vec<Span> = vec![(0, 0); n];
+        for j in (0..n).rev() {
+            // The coordinates before `j` fixed at the start's, the ones after it free.
+            for (i, (span, (&c, &size))) in
+                spans.iter_mut().zip(coords.iter().zip(shape)).enumerate()
+            {
+                *span = if i < j {
+                    (c, c)
+                } else {
+                    (0, size.saturating_sub(1))
+                };
+            }
+            let lo = if j + 1 == n { coords[j] } else { coords[j] + 1 };
+            if lo < shape[j] {
+                if let Some(slot) = self.first_in(&mut spans, j, lo, shape[j], out) {
+                    return Some(slot);
+                }
+            }
+        }
+        None
+    }
+
+    /// The first element in the block where final coordinate `j` is in `lo..hi`, the
+    /// coordinates before it are fixed in `spans` and those after it are free. Leaves
+    /// `spans[j]` free again when it finds nothing.
+    fn first_in(
+        &self,
+        spans: &mut [Span],
+        j: usize,
+        lo: u64,
+        hi: u64,
+        out: &mut [u64],
+    ) -> Option<u64> {
+        let full = (0, self.final_shape[j].saturating_sub(1));
+        spans[j] = (lo, hi - 1);
+        let found = if !self.may_hold(spans) {
+            None
+        } else if hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            self.first_in(spans, j, lo, mid, out)
+                .or_else(|| self.first_in(spans, j, mid, hi, out))
+        } else if j + 1 < spans.len() {
+            self.first_in(spans, j + 1, 0, self.final_shape[j + 1], out)
+        } else {
+            let slot: u64 = spans
+                .iter()
+                .zip(&self.final_strides)
+                .map(|(&(c, _), &stride)| c * stride)
+                .sum();
+            self.delinear(slot, out).map(|()| slot)
+        };
+        if found.is_none() {
+            spans[j] = full;
+        }
+        found
+    }
+
+    /// Whether the block of slots whose final coordinates lie in `spans` may hold an
+    /// element: [`Staged::delinear`] run on ranges instead of values. `false` is
+    /// certain; `true` may be wrong for a block (never for a single slot).
+    fn may_hold(&self, spans: &[Span]) -> bool {
+        let mut current: Vec<Span> = spans.to_vec();
+        for stage in self.stages.iter().rev() {
+            let m = stage.merged.len();
+            let mut previous = current[..stage.start].to_vec();
+            let mut values = Vec::with_capacity(m);
+            let mut inner = stage.start + m;
+            for (i, &(d, t)) in stage.merged.iter().enumerate() {
+                let q = current[stage.start + i];
+                let e = match t {
+                    Some(t) => {
+                        let r = current[inner];
+                        inner += 1;
+                        (
+                            q.0.saturating_mul(t).saturating_add(r.0),
+                            q.1.saturating_mul(t).saturating_add(r.1),
+                        )
+                    }
+                    None => q,
+                };
+                if e.0 >= d {
+                    return false;
+                }
+                values.push((e.0, e.1.min(d - 1)));
+            }
+            let sizes = &stage.before[stage.start..];
+            let mut suffix = Vec::with_capacity(sizes.len());
+            let mut group_start = 0;
+            let mut groups = values.iter();
+            let last = stage.entries.len() - 1;
+            for (j, entry) in stage.entries.iter().enumerate() {
+                if matches!(entry, TileEntry::Size(_)) || j == last {
+                    let mut v = groups.next().copied().unwrap_or((0, 0));
+                    let at = suffix.len();
+                    for &size in sizes[group_start + 1..=j].iter().rev() {
+                        let size = size.max(1);
+                        let minor = if v.0 / size == v.1 / size {
+                            (v.0 % size, v.1 % size)
+                        } else {
+                            (0, size - 1)
+                        };
+                        suffix.insert(at, minor);
+                        v = (v.0 / size, v.1 / size);
+                    }
+                    suffix.insert(at, v);
+                    group_start = j + 1;
+                }
+            }
+            previous.extend_from_slice(&suffix);
+            if previous[..stage.prepend].iter().any(|e| e.0 != 0) {
+                return false;
+            }
+            current = previous.split_off(stage.prepend);
+        }
+        self.major_to_minor
+            .iter()
+            .zip(&current)
+            .all(|(&k, e)| e.0 < self.dims[k])
+    }
+}

@@ -452,24 +452,20 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// The general path: the first slot at or after `from` that holds an element.
+    /// The general path: the first slot at or after `from` that holds an element,
+    /// found by the staged description, which skips padding by whole blocks.
     fn scan_from(&mut self, from: u64) -> Option<(u64, u64)> {
-        let grid = self.plan.staged().grid;
-        let mut slot = from;
-        while slot < grid {
-            if self
-                .plan
-                .multi_index_into(slot, &mut self.index)
-                .unwrap_or(false)
-            {
+        match self.plan.staged().next_element(from, &mut self.index) {
+            Some(slot) => {
                 self.slot = slot;
                 self.logical = self.logical_of_index();
-                return Some((slot, self.logical));
+                Some((slot, self.logical))
             }
-            slot += 1;
+            None => {
+                self.state = State::Done;
+                None
+            }
         }
-        self.state = State::Done;
-        None
     }
 }
 

@@ -66,6 +66,67 @@ pub fn parse_shape_with(input: &str, options: ParseOptions) -> Result<ShapeProto
     Ok(shape)
 }
 
+/// What [`parse_shape_streaming`] read: a shape, or a top-level tuple whose elements
+/// went to the callback.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Streamed {
+    /// The input is not a tuple: the whole shape.
+    Shape(ShapeProto),
+    /// The input is a tuple of this many elements, each handed to the callback.
+    Tuple {
+        /// The number of elements.
+        elements: usize,
+    },
+}
+
+/// [`parse_shape_with`], handing the elements of a top-level tuple to `element` one
+/// by one (with their index and byte span) instead of building the tuple, so that a
+/// huge one-line tuple costs the memory of one element. The callback sees every
+/// element that parses, also when a later one fails; the result (including which error
+/// comes first) is that of [`parse_shape_with`].
+pub fn parse_shape_streaming(
+    input: &str,
+    options: ParseOptions,
+    element: &mut dyn FnMut(usize, std::ops::Range<usize>, ShapeProto),
+) -> Result<Streamed, ParseError> {
+    let mut parser = Parser::new(input, options);
+    if parser.cursor.peek()? != Some(b'(') {
+        let shape = parser.shape()?;
+        parser.finish("shape")?;
+        return Ok(Streamed::Shape(shape));
+    }
+    parser.cursor.eat(b'(')?;
+    let mut count = 0;
+    let mut problem = None;
+    if !parser.cursor.eat(b')')? {
+        loop {
+            parser.cursor.skip_trivia()?;
+            let start = parser.cursor.pos();
+            let shape = parser.shape_nested(1)?;
+            let span = start..parser.cursor.pos();
+            if problem.is_none() {
+                if let Some(message) = parser::tuple_element_problem(&shape) {
+                    problem = Some(ParseError::new(span.clone(), message));
+                }
+            }
+            element(count, span, shape);
+            count += 1;
+            if parser.cursor.eat(b',')? {
+                continue;
+            }
+            parser
+                .cursor
+                .expect(b')', "expects ')' at the end of tuple shape")?;
+            break;
+        }
+    }
+    if let Some(problem) = problem {
+        return Err(problem);
+    }
+    parser.finish("shape")?;
+    Ok(Streamed::Tuple { elements: count })
+}
+
 /// Parses one shape starting at byte `start` of `input` and returns it with the byte
 /// offset just after it; whatever follows is left alone.
 pub fn parse_shape_at(

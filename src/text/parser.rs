@@ -22,7 +22,8 @@ pub const MAX_NESTING: usize = 32768;
 pub struct ParseOptions {
     /// Give an array without a layout the default layout (`{n-1,...,1,0}`; `{}` for a
     /// scalar), as XLA's standalone `ParseShape` does. When false, such an array has no
-    /// layout, as in an HLO module's computation signatures.
+    /// layout, as in an HLO module's computation signatures, except a scalar: XLA's
+    /// parser gives a scalar its (empty) default layout either way.
     pub fill_missing_layouts: bool,
 }
 
@@ -122,11 +123,16 @@ impl<'a> Parser<'a> {
 
     /// Parses one shape.
     pub(crate) fn shape(&mut self) -> Result<ShapeProto, ParseError> {
+        self.shape_nested(0)
+    }
+
+    /// Parses one shape nested `base` levels deep (for the nesting limit).
+    pub(crate) fn shape_nested(&mut self, base: usize) -> Result<ShapeProto, ParseError> {
         let mut stack: Vec<Frame> = Vec::new();
         'begin: loop {
             self.cursor.skip_trivia()?;
             let mut done_start = self.cursor.pos();
-            let mut done = match self.begin(stack.len())? {
+            let mut done = match self.begin(base + stack.len())? {
                 Begun::Done(shape) => shape,
                 Begun::Open(Frame::Tuple {
                     elements,
@@ -263,7 +269,10 @@ impl<'a> Parser<'a> {
             }));
         }
         if !self.layout_follows()? {
-            if self.options.fill_missing_layouts {
+            // As XLA's parser: a scalar always gets the (empty) default layout, an
+            // array only when filling. (A scalar's empty layout prints as nothing,
+            // so a scalar without one could not read back.)
+            if self.options.fill_missing_layouts || array.dimensions.is_empty() {
                 let rank = array.dimensions.len();
                 array.layout = Some(Box::new(LayoutProto {
                     minor_to_major: (0..rank as i64).rev().collect(),

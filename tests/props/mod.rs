@@ -1,0 +1,228 @@
+//! The properties the fuzz targets check, one function per target, shared by the
+//! fuzz project (`fuzz/fuzz_targets/*.rs` include this file) and by
+//! `tests/fuzz_replay.rs`, which replays every committed corpus and crash input
+//! through them without a fuzzer. Each function takes arbitrary bytes and panics
+//! when a property fails; anything else (an error for bad input) is fine.
+#![allow(dead_code)]
+
+use std::io::Cursor;
+
+use prost::Message;
+use xla_shape::codec::{decode_any, encode_any, Decoded};
+use xla_shape::index::LayoutPlan;
+use xla_shape::json::{self, PrintOptions};
+use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+use xla_shape::text::{self, module, ParseOptions};
+use xla_shape::validate::{self, Options};
+use xla_shape::{AnyMessage, MessageKind};
+
+/// A property: panics when it fails for the input.
+pub type Property = fn(&[u8]);
+
+/// The fuzz targets, by name, with their property.
+pub const TARGETS: &[(&str, Property)] = &[
+    ("decode_roundtrip", decode_roundtrip),
+    ("json_roundtrip", json_roundtrip),
+    ("text_roundtrip", text_roundtrip),
+    ("module_text", module_text),
+    ("module_proto", module_proto),
+    ("validate_any", validate_any),
+    ("layout_plan", layout_plan),
+];
+
+fn kind_of(selector: u8) -> MessageKind {
+    match selector % 3 {
+        0 => MessageKind::Shape,
+        1 => MessageKind::Layout,
+        _ => MessageKind::ProgramShape,
+    }
+}
+
+/// Binary decode -> encode is a fixed point after one round that decodes to the same
+/// message, and prost reads the known fields of our encoding as we do. The first byte
+/// picks the message kind.
+pub fn decode_roundtrip(data: &[u8]) {
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let kind = kind_of(selector);
+    let Ok(decoded) = decode_any(kind, bytes) else {
+        return;
+    };
+    let once = encode_any(&decoded);
+    assert_eq!(once.len(), decoded.encoded_len());
+    let again = decode_any(kind, &once).expect("the codec's own output decodes");
+    assert_eq!(again, decoded);
+    assert_eq!(encode_any(&again), once, "not a fixed point");
+    let known = encode_any(&Decoded {
+        message: decoded.message.clone(),
+        unknown: Default::default(),
+    });
+    let by_prost = match kind {
+        MessageKind::Shape => ShapeProto::decode(known.as_slice()).map(AnyMessage::Shape),
+        MessageKind::Layout => LayoutProto::decode(known.as_slice()).map(AnyMessage::Layout),
+        MessageKind::ProgramShape => {
+            ProgramShapeProto::decode(known.as_slice()).map(AnyMessage::ProgramShape)
+        }
+    };
+    assert_eq!(
+        by_prost.expect("prost decodes our encoding"),
+        decoded.message
+    );
+}
+
+/// Proto3 JSON parse -> print -> parse gives the same message, and printing is a
+/// fixed point; the first byte picks the kind and the print options.
+pub fn json_roundtrip(data: &[u8]) {
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let kind = kind_of(selector);
+    let Ok(message) = json::from_json(kind, bytes, &json::ParseOptions::new()) else {
+        return;
+    };
+    let options = PrintOptions::new().pretty(selector & 4 != 0);
+    let printed = json::to_json(&message, &options);
+    let again = json::from_json(kind, printed.as_bytes(), &json::ParseOptions::new())
+        .unwrap_or_else(|e| panic!("our own JSON reads back: {e}\n{printed}"));
+    assert_eq!(again, message, "{printed}");
+    assert_eq!(json::to_json(&again, &options), printed);
+}
+
+/// HLO text parse -> print (lossless style) -> parse gives the same message, with
+/// and without filling missing layouts; XLA's style prints whatever parsed.
+pub fn text_roundtrip(data: &[u8]) {
+    let Ok(input) = std::str::from_utf8(data) else {
+        return;
+    };
+    for fill in [true, false] {
+        let options = ParseOptions {
+            fill_missing_layouts: fill,
+        };
+        if let Ok(shape) = text::parse_shape_with(input, options) {
+            let _ = text::print_shape_as_xla(&shape);
+            if let Ok(printed) = text::print_shape(&shape) {
+                let again = text::parse_shape_with(&printed, options)
+                    .unwrap_or_else(|e| panic!("{input:?} printed {printed:?}: {e}"));
+                assert_eq!(again, shape, "{input:?} printed {printed:?}");
+            }
+        }
+        if let Ok(program) = text::parse_program_shape_with(input, options) {
+            let _ = text::print_program_shape_as_xla(&program);
+            if let Ok(printed) = text::print_program_shape(&program) {
+                let again = text::parse_program_shape_with(&printed, options)
+                    .unwrap_or_else(|e| panic!("{input:?} printed {printed:?}: {e}"));
+                assert_eq!(again, program, "{input:?} printed {printed:?}");
+            }
+        }
+    }
+    if let Ok(layout) = text::parse_layout(input) {
+        let _ = text::print_layout_as_xla(&layout);
+        if let Ok(printed) = text::print_layout(&layout) {
+            let again = text::parse_layout(&printed)
+                .unwrap_or_else(|e| panic!("{input:?} printed {printed:?}: {e}"));
+            assert_eq!(again, layout, "{input:?} printed {printed:?}");
+        }
+    }
+}
+
+/// The module text scanner reads anything without panicking, and every shape it
+/// reports validates without panicking.
+pub fn module_text(data: &[u8]) {
+    let mut check = module::validate_text;
+    let mut findings = 0usize;
+    let _ = module::scan_text(Cursor::new(data), &mut check, &mut |_| findings += 1);
+}
+
+/// The module proto scanner reads any bytes without panicking.
+pub fn module_proto(data: &[u8]) {
+    let mut check = module::validate_proto;
+    let mut findings = 0usize;
+    let _ = module::scan_proto(data, &mut check, &mut |_| findings += 1);
+}
+
+/// Validation of anything that decodes never panics, with either rule set; a valid
+/// shape's domain type converts back to a proto that validates too.
+pub fn validate_any(data: &[u8]) {
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let Ok(decoded) = decode_any(kind_of(selector), bytes) else {
+        return;
+    };
+    for options in [Options::proto(), Options::hlo_text()] {
+        let report = validate::validate_message(&decoded.message, options);
+        let _ = report.issues().len();
+    }
+}
+
+/// For every valid array shape given as text: the layout plan's index <-> linear
+/// inverse on a few indices, sizes, strides, and the first elements of both orders.
+pub fn layout_plan(data: &[u8]) {
+    let Ok(input) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(proto) = text::parse_shape(input) else {
+        return;
+    };
+    let Ok(shape) = validate::validate_shape_with(&proto, Options::hlo_text()).into_result() else {
+        return;
+    };
+    let Some(array) = shape.as_array() else {
+        return;
+    };
+    let Ok(plan) = LayoutPlan::new(array) else {
+        return;
+    };
+    let dims = plan.dimensions().to_vec();
+    let count = plan.element_count();
+    assert!(plan.allocated_elements() >= count);
+    let _ = (
+        plan.allocated_bytes(),
+        plan.xla_byte_size_of(),
+        plan.xla_array_size(),
+    );
+    let _ = (plan.element_strides(), plan.byte_strides());
+    if count == 0 {
+        assert_eq!(plan.physical_order().next(), None);
+        assert_eq!(plan.logical_order().next(), None);
+        return;
+    }
+    // The first, last and middle index in logical order.
+    let last: Vec<u64> = dims.iter().map(|&d| d - 1).collect();
+    let middle: Vec<u64> = dims.iter().map(|&d| d / 2).collect();
+    let mut seen: Vec<(Vec<u64>, u64)> = Vec::new();
+    for index in [vec![0; dims.len()], last, middle] {
+        let linear = plan.linear_index(&index).expect("an in-bounds index");
+        assert!(linear < plan.allocated_elements());
+        assert_eq!(plan.multi_index(linear).unwrap(), Some(index.clone()));
+        // Distinct indices, distinct slots.
+        assert!(seen.iter().all(|(i, l)| (*i == index) == (*l == linear)));
+        seen.push((index, linear));
+    }
+    // The first elements of both orders: each an element's slot, in order.
+    let row_major = |index: &[u64]| index.iter().zip(&dims).fold(0u64, |a, (&e, &d)| a * d + e);
+    let logical: Vec<u64> = plan.logical_order().take(64).collect();
+    let mut index = vec![0; dims.len()];
+    for (n, &linear) in logical.iter().enumerate() {
+        assert_eq!(plan.linear_index(&index).unwrap(), linear, "logical {n}");
+        if !plan.bump_indices(&mut index) {
+            assert_eq!(n + 1, logical.len());
+        }
+    }
+    let mut physical = plan.physical_order();
+    let mut previous = None;
+    for _ in 0..64 {
+        let Some((slot, position)) = physical.next() else {
+            break;
+        };
+        let index = physical.index().to_vec();
+        assert_eq!(plan.linear_index(&index).unwrap(), slot);
+        assert_eq!(row_major(&index), position);
+        assert!(
+            previous.is_none_or(|p| p < slot),
+            "physical order is increasing"
+        );
+        previous = Some(slot);
+    }
+}

@@ -26,6 +26,9 @@ const MAX_BOXES: usize = 1 << 12;
 /// four-byte elements are 16 KiB read and 16 KiB written, inside a first-level cache.
 const BLOCK_BYTES: usize = 256;
 
+/// Tiles a side of a macro block of the tiled plane kernel.
+const MACRO: u64 = 8;
+
 /// One atom: `n` values, `ss` slots apart in the source and `ds` in the destination.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Atom {
@@ -420,6 +423,22 @@ impl Kernel {
     /// The plane of `i` (contiguous in the destination) and `j` (contiguous in the
     /// source), in blocks that stay in cache.
     fn plane(&self, src: &[u8], s: u64, dst: &mut [u8], d: u64, i: Atom, j: Atom) {
+        if let Mover::Bytes(w) = self.mover {
+            let done = match w {
+                1 => plane_bytes::<1, 64>(src, s, dst, d, i, j),
+                2 => plane_bytes::<2, 32>(src, s, dst, d, i, j),
+                4 => plane_bytes::<4, 16>(src, s, dst, d, i, j),
+                8 => plane_bytes::<8, 8>(src, s, dst, d, i, j),
+                16 => plane_bytes::<16, 4>(src, s, dst, d, i, j),
+                _ => false,
+            };
+            if done {
+                return;
+            }
+        }
+        if self.mover == Mover::Packed(4) && plane_nibbles(src, s, dst, d, i, j) {
+            return;
+        }
         let (bi, bj) = match self.mover {
             Mover::Bytes(w) => {
                 let b = (BLOCK_BYTES / w).max(8) as u64;
@@ -474,6 +493,181 @@ impl Kernel {
     }
 }
 
+/// The plane of `i` (destination stride 1) and `j` (source stride 1) for `W`-byte
+/// elements, in `T` x `T` tiles of one cache line (64 bytes) a side: `T` source rows
+/// read whole into a tile on the stack, transposed there, and `T` destination rows
+/// written whole, so every line is read once and written once whatever the strides
+/// (power-of-two strides would otherwise evict each other from a set-associative
+/// cache). A destination plane that is contiguous with a short `i` (the `(2,1)` and
+/// `(4,1)` sub-tiles of TPU layouts) interleaves `i.n` source rows instead. `false` when
+/// neither applies (the caller's blocked loops do it).
+fn plane_bytes<const W: usize, const T: usize>(
+    src: &[u8],
+    s: u64,
+    dst: &mut [u8],
+    d: u64,
+    i: Atom,
+    j: Atom,
+) -> bool {
+    let t = T as u64;
+    if i.n < t || j.n < t {
+        if j.ds == i.n && (2..=8).contains(&i.n) {
+            interleave::<W>(src, s, dst, d, i, j);
+            return true;
+        }
+        return false;
+    }
+    let (ti, tj) = (i.n / t, j.n / t);
+    let mut tile = [[[0u8; W]; T]; T];
+    let mut rows = [[[0u8; W]; T]; T];
+    // Tiles in macro blocks of MACRO x MACRO tiles, so that the pages one macro block
+    // touches (MACRO·T rows on each side) stay in the TLB.
+    let mut jm = 0;
+    while jm < tj {
+        let je = (jm + MACRO).min(tj);
+        let mut im = 0;
+        while im < ti {
+            let ie = (im + MACRO).min(ti);
+            for jt in jm..je {
+                for it in im..ie {
+                    let s0 = s + jt * t + it * t * i.ss;
+                    let d0 = d + jt * t * j.ds + it * t;
+                    // The T rows first (independent loads that overlap), then the
+                    // transpose inside the first-level cache.
+                    for (ii, row) in rows.iter_mut().enumerate() {
+                        let off = (s0 + ii as u64 * i.ss) as usize * W;
+                        row.as_flattened_mut()
+                            .copy_from_slice(&src[off..off + T * W]);
+                    }
+                    for (ii, row) in rows.iter().enumerate() {
+                        for (slot, element) in tile.iter_mut().zip(row) {
+                            slot[ii] = *element;
+                        }
+                    }
+                    for (jj, row) in tile.iter().enumerate() {
+                        let off = (d0 + jj as u64 * j.ds) as usize * W;
+                        dst[off..off + T * W].copy_from_slice(row.as_flattened());
+                    }
+                }
+            }
+            im = ie;
+        }
+        jm = je;
+    }
+    // The edges: the rest of `i` for every `j`, then the rest of `j` for the tiled `i`.
+    if ti * t < i.n {
+        let rest = Atom {
+            n: i.n - ti * t,
+            ..i
+        };
+        for jj in 0..j.n {
+            strided_bytes::<W>(
+                src,
+                dst,
+                s + jj + ti * t * i.ss,
+                d + jj * j.ds + ti * t,
+                rest,
+            );
+        }
+    }
+    let head = Atom { n: ti * t, ..i };
+    for jj in tj * t..j.n {
+        strided_bytes::<W>(src, dst, s + jj, d + jj * j.ds, head);
+    }
+    true
+}
+
+/// The plane kernel for packed 4-bit elements, in tiles of 128 x 128 elements (64
+/// bytes a row on each side): two source rows at a time, each pair of bytes giving one
+/// byte of two destination rows (`lo | hi << 4` and `lo >> 4 | hi & 0xF0`). Needs every
+/// row to start on a byte (even offsets and strides); `false` otherwise or when the
+/// plane is smaller than a tile.
+fn plane_nibbles(src: &[u8], s: u64, dst: &mut [u8], d: u64, i: Atom, j: Atom) -> bool {
+    const T: u64 = 128;
+    if i.n < T || j.n < T || s % 2 != 0 || i.ss % 2 != 0 || d % 2 != 0 || j.ds % 2 != 0 {
+        return false;
+    }
+    let (ti, tj) = (i.n / T, j.n / T);
+    let mut tile = [[0u8; 64]; 128];
+    let mut rows = [[0u8; 64]; 128];
+    let mut jm = 0;
+    while jm < tj {
+        let je = (jm + 16).min(tj);
+        let mut im = 0;
+        while im < ti {
+            let ie = (im + 16).min(ti);
+            for jt in jm..je {
+                for it in im..ie {
+                    let s0 = s + jt * T + it * T * i.ss;
+                    let d0 = d + jt * T * j.ds + it * T;
+                    // All 128 rows first: independent loads the processor overlaps
+                    // (row by row, each load's miss would stall the work after it).
+                    for (r, row) in rows.iter_mut().enumerate() {
+                        let a = ((s0 + r as u64 * i.ss) / 2) as usize;
+                        row.copy_from_slice(&src[a..a + 64]);
+                    }
+                    for p in 0..64 {
+                        let (ra, rb) = (&rows[2 * p], &rows[2 * p + 1]);
+                        for ((pair, &x), &y) in tile.chunks_exact_mut(2).zip(ra).zip(rb) {
+                            pair[0][p] = (x & 0x0F) | (y << 4);
+                            pair[1][p] = (x >> 4) | (y & 0xF0);
+                        }
+                    }
+                    for (jj, row) in tile.iter().enumerate() {
+                        let off = ((d0 + jj as u64 * j.ds) / 2) as usize;
+                        dst[off..off + 64].copy_from_slice(row);
+                    }
+                }
+            }
+            im = ie;
+        }
+        jm = je;
+    }
+    if ti * T < i.n {
+        for jj in 0..j.n {
+            let (s, d) = (s + jj + ti * T * i.ss, d + jj * j.ds + ti * T);
+            packed_row(4, src, s, i.ss, dst, d, i.n - ti * T);
+        }
+    }
+    for jj in tj * T..j.n {
+        packed_row(4, src, s + jj, i.ss, dst, d + jj * j.ds, ti * T);
+    }
+    true
+}
+
+/// A contiguous destination plane of `j.n` groups of `i.n` elements, each group one
+/// element from each of `i.n` source rows.
+fn interleave<const W: usize>(src: &[u8], s: u64, dst: &mut [u8], d: u64, i: Atom, j: Atom) {
+    let (n, m) = (i.n as usize, j.n as usize);
+    let d = d as usize * W;
+    let out = &mut dst[d..d + n * m * W];
+    let row = |ii: usize| {
+        let off = (s + ii as u64 * i.ss) as usize * W;
+        &src[off..off + m * W]
+    };
+    if n == 2 {
+        let (a, b) = (row(0), row(1));
+        for ((o, x), y) in out
+            .chunks_exact_mut(2 * W)
+            .zip(a.chunks_exact(W))
+            .zip(b.chunks_exact(W))
+        {
+            o[..W].copy_from_slice(x);
+            o[W..].copy_from_slice(y);
+        }
+        return;
+    }
+    let mut rows: [&[u8]; 8] = [&[]; 8];
+    for (ii, r) in rows.iter_mut().enumerate().take(n) {
+        *r = row(ii);
+    }
+    for (jj, group) in out.chunks_exact_mut(n * W).enumerate() {
+        for (e, r) in group.chunks_exact_mut(W).zip(&rows) {
+            e.copy_from_slice(&r[jj * W..jj * W + W]);
+        }
+    }
+}
+
 /// A strided loop of whole-byte elements, specialised for the common widths.
 #[inline]
 fn bytes_dispatch(w: usize, src: &[u8], dst: &mut [u8], s: u64, d: u64, a: Atom) {
@@ -515,16 +709,19 @@ fn strided_bytes<const W: usize>(src: &[u8], dst: &mut [u8], s: u64, d: u64, a: 
 /// `n` packed `b`-bit elements: source slots `s, s+ss, ...` into destination slots
 /// `d, d+1, ...`; whole destination bytes are assembled and written once.
 fn packed_row(b: u64, src: &[u8], s: u64, ss: u64, dst: &mut [u8], d: u64, n: u64) {
+    // b is 1, 2 or 4: `per` elements a byte, shifts instead of divisions.
     let per = 8 / b;
+    let (log, low) = (per.trailing_zeros(), per - 1);
+    let bl = b.trailing_zeros();
     let mask = ((1u16 << b) - 1) as u8;
-    let get = |slot: u64| (src[(slot / per) as usize] >> ((slot % per) * b)) & mask;
+    let get = |slot: u64| (src[(slot >> log) as usize] >> ((slot & low) << bl)) & mask;
     let (mut s, mut d, mut left) = (s, d, n);
     let set = |dst: &mut [u8], slot: u64, v: u8| {
-        let shift = (slot % per) * b;
-        let byte = &mut dst[(slot / per) as usize];
+        let shift = (slot & low) << bl;
+        let byte = &mut dst[(slot >> log) as usize];
         *byte = (*byte & !(mask << shift)) | (v << shift);
     };
-    while left > 0 && d % per != 0 {
+    while left > 0 && d & low != 0 {
         set(dst, d, get(s));
         s += ss;
         d += 1;
@@ -533,10 +730,10 @@ fn packed_row(b: u64, src: &[u8], s: u64, ss: u64, dst: &mut [u8], d: u64, n: u6
     while left >= per {
         let mut byte = 0u8;
         for k in 0..per {
-            byte |= get(s) << (k * b);
+            byte |= get(s) << (k << bl);
             s += ss;
         }
-        dst[(d / per) as usize] = byte;
+        dst[(d >> log) as usize] = byte;
         d += per;
         left -= per;
     }

@@ -98,7 +98,7 @@ fn tiled_layout_figure_1() {
 /// `[0,2,...,14] / [1,3,...,15] / [16,18,...,30] / [17,19,...,31]`.
 #[test]
 fn tiled_layout_figure_2() {
-    let mut expected = vec![0u16; 32];
+    let mut expected = [0u16; 32];
     let mut src = Vec::new();
     for i in 0..4u16 {
         for j in 0..8u16 {

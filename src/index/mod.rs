@@ -881,9 +881,9 @@ impl LayoutPlan {
     /// when the plan is a digit plan of plain logical indices (the linear index is then
     /// `Σ ((index[k] / div) mod modulus) × stride`, no modulus meaning none); `None` for
     /// other plans. Used by the relayout fast path.
-    pub(crate) fn dimension_digits(&self) -> Option<Vec<Vec<(u64, Option<u64>, u64)>>> {
+    pub(crate) fn dimension_digits(&self) -> Option<Vec<Vec<DimDigit>>> {
         let d = self.digits.as_ref().filter(|d| d.trivial)?;
-        let mut per_dim: Vec<Vec<(u64, Option<u64>, u64)>> = vec![Vec::new(); self.dims.len()];
+        let mut per_dim: Vec<Vec<DimDigit>> = vec![Vec::new(); self.dims.len()];
         for axis in &d.axes {
             if let AxisKind::Digit {
                 source,
@@ -906,6 +906,9 @@ impl LayoutPlan {
         self.spec.padded.is_some()
     }
 }
+
+/// One digit of one logical dimension: `(div, modulus, stride)`.
+pub(crate) type DimDigit = (u64, Option<u64>, u64);
 
 /// XLA's `IndexUtil::CompareIndices`: lexicographic order from dimension 0.
 ///

@@ -16,7 +16,7 @@
 //! Plans the atoms cannot describe walk both layouts' logical orders together.
 
 use super::bits::Conv;
-use crate::index::LayoutPlan;
+use crate::index::{DimDigit, LayoutPlan};
 
 /// Most boxes one move is cut into (partial tiles in many dimensions); beyond that the
 /// logical-order walk is used.
@@ -223,7 +223,7 @@ fn build(src: &LayoutPlan, dst: &LayoutPlan) -> Option<Vec<Block>> {
 
 /// The stride of each atom on one side: atom `j` covers `[bps[j], bps[j+1])` (the top
 /// one up to the dimension's size) and lies inside one digit of that side.
-fn atom_strides(digits: &[(u64, Option<u64>, u64)], bps: &[u64], d: u64) -> Option<Vec<u64>> {
+fn atom_strides(digits: &[DimDigit], bps: &[u64], d: u64) -> Option<Vec<u64>> {
     bps.iter()
         .enumerate()
         .map(|(j, &lo)| {

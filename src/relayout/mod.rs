@@ -29,7 +29,7 @@
 //! Every byte of the destination is written. Padding slots get zeros, or the legacy
 //! `padding_value` (`PV(one)`, `PV(lowest)`, `PV(highest)`) where the destination has
 //! `padded_dimensions` (`PV(unknown)` writes zeros); bits after the last slot of a
-//! sub-byte buffer are 0. Each element moves as [`Conv::move_element`] says: equal slot
+//! sub-byte buffer are 0. Each element moves so: equal slot
 //! widths copy the slot's bits unchanged; a narrower slot (`s4` from 8 bits to `E(4)`)
 //! keeps the low bits; a wider slot gets the value's bits, then, for signed integer
 //! types, its sign bit repeated (so an `E(4)` `s4` becomes the int8 value in a byte),

@@ -369,12 +369,20 @@ impl Kernel {
         if inner.ds == 1 {
             if let Some(j) = outer.iter().rposition(|a| a.ss == 1) {
                 let across = outer[j];
-                let rest: Vec<Atom> = outer
+                let mut rest: Vec<Atom> = outer
                     .iter()
                     .enumerate()
                     .filter(|&(k, _)| k != j)
                     .map(|(_, &a)| a)
                     .collect();
+                // A large plane writes a long stretch of the destination at once:
+                // then step the planes along the source (smallest source stride
+                // innermost), so that consecutive planes read neighbouring bytes of
+                // the same pages. Small planes (the (2,1) sub-tiles) keep the writes
+                // in order.
+                if inner.n.saturating_mul(across.n) >= 1024 {
+                    rest.sort_by(|a, b| b.ss.cmp(&a.ss));
+                }
                 odometer(&rest, block.s0, block.d0, |s, d| {
                     self.plane(src, s, dst, d, inner, across);
                 });

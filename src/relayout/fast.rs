@@ -381,7 +381,7 @@ impl Kernel {
                 // the same pages. Small planes (the (2,1) sub-tiles) keep the writes
                 // in order.
                 if inner.n.saturating_mul(across.n) >= 1024 {
-                    rest.sort_by(|a, b| b.ss.cmp(&a.ss));
+                    rest.sort_by_key(|a| std::cmp::Reverse(a.ss));
                 }
                 odometer(&rest, block.s0, block.d0, |s, d| {
                     self.plane(src, s, dst, d, inner, across);

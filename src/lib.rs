@@ -17,6 +17,7 @@ pub mod message;
 pub mod path;
 pub mod primitive;
 pub mod proto;
+pub mod relayout;
 pub mod report;
 pub mod shape;
 pub mod text;

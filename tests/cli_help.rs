@@ -10,6 +10,7 @@ const COMMANDS: &[&str] = &[
     "explain",
     "shapes",
     "diff",
+    "relayout",
     "completions",
     "man",
 ];
@@ -28,6 +29,10 @@ fn help_has_examples_and_honest_usage_lines() {
         ("explain", "Usage: xla-shape explain [OPTIONS] [SHAPE]\n"),
         ("shapes", "Usage: xla-shape shapes [OPTIONS] <PATHS>...\n"),
         ("diff", "Usage: xla-shape diff [OPTIONS] <OLD> <NEW>\n"),
+        (
+            "relayout",
+            "Usage: xla-shape relayout [OPTIONS] --shape <SHAPE> <--to <LAYOUT|npy>|--from-npy> [INPUT]\n",
+        ),
         ("completions", "Usage: xla-shape completions [OPTIONS] <SHELL>\n"),
         ("man", "Usage: xla-shape man [OPTIONS] [COMMAND]\n"),
     ];
@@ -93,6 +98,6 @@ fn man_pages_for_the_command_and_each_subcommand() {
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(
         stderr(&out),
-        "xla-shape: no command 'nope' (commands: convert, validate, index, explain, shapes, diff, completions, man)\n"
+        "xla-shape: no command 'nope' (commands: convert, validate, index, explain, shapes, diff, relayout, completions, man)\n"
     );
 }

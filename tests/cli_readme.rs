@@ -26,7 +26,53 @@ fn read(dir: &Path, file: &str) -> String {
     String::from_utf8(std::fs::read(dir.join(file)).unwrap()).unwrap()
 }
 
+/// `f32[2,3]` holding 1..6 in `{0,1:T(8,128)}`: one tile, element (i,j) at slot j·128 + i.
+fn f32_2x3_tiled() -> Vec<u8> {
+    let mut slots = vec![0f32; 1024];
+    for (i, j, v) in [
+        (0, 0, 1.0),
+        (0, 1, 2.0),
+        (0, 2, 3.0),
+        (1, 0, 4.0),
+        (1, 1, 5.0),
+        (1, 2, 6.0),
+    ] {
+        slots[j * 128 + i] = v;
+    }
+    slots.iter().flat_map(|v: &f32| v.to_le_bytes()).collect()
+}
+
 const EXAMPLES: &[Example] = &[
+    Example {
+        line: "xla-shape relayout --shape 'f32[2,3]{1,0}' --to '{0,1:T(8,128)}' examples/f32_2x3.bin -o tiled.bin",
+        run: None,
+        check: |out, dir| {
+            assert_eq!(out, "");
+            assert_eq!(std::fs::read(dir.join("tiled.bin")).unwrap(), f32_2x3_tiled());
+        },
+    },
+    Example {
+        line: "xla-shape relayout --shape 'bf16[4,8]{1,0:T(2,4)(2,1)}' --to npy examples/bf16_4x8_tiled.bin -o x.npy",
+        run: None,
+        check: |out, dir| {
+            assert_eq!(out, "");
+            let npy = std::fs::read(dir.join("x.npy")).unwrap();
+            let text = String::from_utf8_lossy(&npy[..npy.len() - 64]).to_string();
+            assert!(text.contains("'descr': '<u2'") && text.contains("'shape': (4, 8"), "{text}");
+            // Row-major: the bf16 of 0.0, 1.0, ... 31.0.
+            let values: Vec<u16> = npy[npy.len() - 64..].chunks(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
+            let expected: Vec<u16> = (0..32).map(|k| ((k as f32).to_bits() >> 16) as u16).collect();
+            assert_eq!(values, expected);
+        },
+    },
+    Example {
+        line: "xla-shape relayout --shape 'f32[2,3]{0,1:T(8,128)}' --from-npy examples/f32_2x3.npy -o device.bin",
+        run: None,
+        check: |out, dir| {
+            assert_eq!(out, "");
+            assert_eq!(std::fs::read(dir.join("device.bin")).unwrap(), f32_2x3_tiled());
+        },
+    },
     Example {
         line: "xla-shape shapes examples/matmul.hlo.txt",
         run: None,

@@ -15,6 +15,7 @@ mod docs;
 mod explain;
 mod index;
 mod input;
+mod relayout;
 mod shapes;
 mod validate;
 
@@ -32,7 +33,8 @@ mod validate;
         xla-shape explain 'bf16[32,32,4096]{2,1,0:T(8,128)(2,1)S(1)}'\n  \
         xla-shape index 'f32[3,5]{1,0:T(2,2)}' 2,3\n  \
         xla-shape shapes dump/ -o layouts.lock\n  \
-        xla-shape diff layouts.lock dump/\n\n\
+        xla-shape diff layouts.lock dump/\n  \
+        xla-shape relayout --shape 'bf16[256,512]{1,0:T(8,128)(2,1)}' --to npy dump.bin -o x.npy\n\n\
         Exit status: 0 success, 1 some input is invalid, 2 some input cannot be read or the \
         command line is wrong. `xla-shape help COMMAND` shows a command's options and examples."
 )]
@@ -49,6 +51,7 @@ enum Command {
     Explain(explain::ExplainArgs),
     Shapes(shapes::ShapesArgs),
     Diff(diff::DiffArgs),
+    Relayout(relayout::RelayoutArgs),
     Completions(docs::CompletionsArgs),
     Man(docs::ManArgs),
 }
@@ -196,6 +199,7 @@ pub fn run() -> ExitCode {
         Command::Explain(args) => explain::run(args),
         Command::Shapes(args) => shapes::run(args),
         Command::Diff(args) => diff::run(args),
+        Command::Relayout(args) => relayout::run(args),
         Command::Completions(args) => docs::completions(args),
         Command::Man(args) => docs::man(args),
     };

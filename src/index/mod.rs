@@ -876,7 +876,39 @@ impl LayoutPlan {
     pub(crate) fn staged(&self) -> &Staged {
         &self.staged
     }
+
+    /// Per logical dimension, its digits `(div, modulus, stride)` by increasing divisor,
+    /// when the plan is a digit plan of plain logical indices (the linear index is then
+    /// `Σ ((index[k] / div) mod modulus) × stride`, no modulus meaning none); `None` for
+    /// other plans. Used by the relayout fast path.
+    pub(crate) fn dimension_digits(&self) -> Option<Vec<Vec<DimDigit>>> {
+        let d = self.digits.as_ref().filter(|d| d.trivial)?;
+        let mut per_dim: Vec<Vec<DimDigit>> = vec![Vec::new(); self.dims.len()];
+        for axis in &d.axes {
+            if let AxisKind::Digit {
+                source,
+                div,
+                modulus,
+            } = axis.kind
+            {
+                per_dim.get_mut(source)?.push((div, modulus, axis.stride));
+            }
+        }
+        for list in &mut per_dim {
+            list.sort_unstable();
+        }
+        Some(per_dim)
+    }
+
+    /// Whether the layout has legacy `padded_dimensions` (then every padding slot is
+    /// legacy padding: validation never lets them meet tiles).
+    pub(crate) fn has_legacy_padding(&self) -> bool {
+        self.spec.padded.is_some()
+    }
 }
+
+/// One digit of one logical dimension: `(div, modulus, stride)`.
+pub(crate) type DimDigit = (u64, Option<u64>, u64);
 
 /// XLA's `IndexUtil::CompareIndices`: lexicographic order from dimension 0.
 ///

@@ -1,0 +1,351 @@
+//! `.npy` files (numpy's array format, read and written with the `npyz` crate) for the
+//! logical array of a shape.
+//!
+//! # Dtypes
+//!
+//! | XLA type | `.npy` dtype written | also read |
+//! | --- | --- | --- |
+//! | `pred` | `\|b1` (0 or 1) | |
+//! | `s8` `s16` `s32` `s64`, `u8` ... `u64` | `\|i1` `<i2` `<i4` `<i8`, `\|u1` ... `<u8` | big-endian (`>`) |
+//! | `f16` `f32` `f64` | `<f2` `<f4` `<f8` | big-endian |
+//! | `c64` `c128` | `<c8` `<c16` | big-endian |
+//! | `bf16` | `<u2`: the raw bits (view it with `ml_dtypes.bfloat16`) | `>u2`, `\|V2` (what `np.save` writes for an `ml_dtypes.bfloat16` array) |
+//! | `f8e5m2` and the other 8-bit floats | `\|u1`: the raw bits (`ml_dtypes.float8_*` views) | `\|V1` |
+//! | `s4` `s2` `s1` | `\|i1`: the value, sign-extended (`.astype(ml_dtypes.int4)`) | values must fit the type |
+//! | `u4` `u2` `u1` | `\|u1`: the value | values must fit the type |
+//! | `f4e2m1fn` `f6e2m3fn` `f6e3m2fn` | `\|u1`: the raw bits in the low bits | `\|V1`; bits must fit the type |
+//!
+//! numpy has no type for bf16, the 8-bit, 6-bit and 4-bit floats, or the integers below
+//! 8 bits. The raw bits of the floats go in unsigned integers of their byte width, which
+//! numpy can hold, print and compare without `ml_dtypes`, and which `ml_dtypes` views as
+//! the real type without a copy (`a.view(ml_dtypes.bfloat16)`); the narrow integers go in
+//! int8/uint8 as the values they are. Files are written in C order; files are read in C
+//! or Fortran order.
+
+use std::fmt;
+use std::io::Cursor;
+
+use npyz::{DType, NpyHeader, Order, TypeChar, WriterBuilder};
+
+use super::{column_major, row_major, shape_text, Relayout, RelayoutError};
+use crate::primitive::PrimitiveType;
+use crate::shape::ArrayShape;
+
+/// Why an `.npy` file cannot be read or written for a shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NpyError {
+    /// The bytes are not an `.npy` file `npyz` can read.
+    Format(String),
+    /// The file's dtype is not the one of the shape's element type.
+    Dtype {
+        /// The shape, as text.
+        shape: String,
+        /// The dtype expected (and the others accepted).
+        expected: String,
+        /// The file's dtype.
+        got: String,
+    },
+    /// The file's dimensions are not the shape's.
+    Dimensions {
+        /// The shape, as text.
+        shape: String,
+        /// The shape's dimensions.
+        expected: Vec<u64>,
+        /// The file's.
+        got: Vec<u64>,
+    },
+    /// The data after the header is not as long as the header says.
+    DataLength {
+        /// Bytes the header asks for.
+        expected: u64,
+        /// Bytes present.
+        got: u64,
+    },
+    /// A value does not fit the element type (an int8 of 9 for `s4`).
+    Value {
+        /// The element's index.
+        index: Vec<u64>,
+        /// The value in the file.
+        value: i64,
+        /// The element type's name.
+        element_type: &'static str,
+    },
+    /// Moving the bytes failed.
+    Relayout(RelayoutError),
+}
+
+impl fmt::Display for NpyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            NpyError::Format(e) => write!(f, "not an .npy file this tool can read: {e}"),
+            NpyError::Dtype {
+                shape,
+                expected,
+                got,
+            } => write!(
+                f,
+                "the .npy file holds dtype {got}, but {shape} needs {expected}"
+            ),
+            NpyError::Dimensions {
+                shape,
+                expected,
+                got,
+            } => write!(
+                f,
+                "the .npy file has dimensions {got:?}, but {shape} has {expected:?}"
+            ),
+            NpyError::DataLength { expected, got } => write!(
+                f,
+                "the .npy file has {got} bytes of data, but its header needs {expected}"
+            ),
+            NpyError::Value {
+                index,
+                value,
+                element_type,
+            } => write!(
+                f,
+                "element {index:?} of the .npy file is {value}, which does not fit {element_type}"
+            ),
+            NpyError::Relayout(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for NpyError {}
+
+impl From<RelayoutError> for NpyError {
+    fn from(e: RelayoutError) -> Self {
+        NpyError::Relayout(e)
+    }
+}
+
+/// How values of narrow types sit in their `.npy` byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Narrow {
+    /// A whole-byte type: bytes as they are.
+    No,
+    /// A signed integer of this many bits, sign-extended in an int8.
+    Signed(u32),
+    /// An unsigned integer or raw float bits of this many bits, in the low bits.
+    Unsigned(u32),
+}
+
+fn narrow(t: PrimitiveType) -> Narrow {
+    let bits = t.bit_width().unwrap_or(8);
+    if t == PrimitiveType::Pred {
+        Narrow::Unsigned(1)
+    } else if bits >= 8 {
+        Narrow::No
+    } else if t.is_signed_integral() {
+        Narrow::Signed(bits)
+    } else {
+        Narrow::Unsigned(bits)
+    }
+}
+
+/// The `.npy` dtype (numpy's `descr`) this crate writes for an element type; see the
+/// [module docs](self). `None` for the non-array kinds (tuple, token, opaque, buffer).
+pub fn dtype_descr(t: PrimitiveType) -> Option<&'static str> {
+    use PrimitiveType as P;
+    Some(match t {
+        P::Pred => "|b1",
+        P::S8 | P::S4 | P::S2 | P::S1 => "|i1",
+        P::S16 => "<i2",
+        P::S32 => "<i4",
+        P::S64 => "<i8",
+        P::U16 | P::Bf16 => "<u2",
+        P::U32 => "<u4",
+        P::U64 => "<u8",
+        P::F16 => "<f2",
+        P::F32 => "<f4",
+        P::F64 => "<f8",
+        P::C64 => "<c8",
+        P::C128 => "<c16",
+        _ if t.is_array() && t.byte_width() == Some(1) => "|u1",
+        _ => return None,
+    })
+}
+
+/// The dtypes read for an element type besides its own (`descr` without the byte order).
+fn also_read(t: PrimitiveType) -> &'static [&'static str] {
+    match t {
+        PrimitiveType::Bf16 => &["V2"],
+        _ if t.is_floating_point() && t.byte_width() == Some(1) => &["V1"],
+        _ => &[],
+    }
+}
+
+fn unsupported(shape: &ArrayShape) -> NpyError {
+    NpyError::Dtype {
+        shape: shape_text(shape),
+        expected: "an array element type".to_string(),
+        got: "none".to_string(),
+    }
+}
+
+/// The logical array of `data` (laid out as `shape`) as an `.npy` file, C order.
+///
+/// # Errors
+/// [`NpyError::Relayout`] when `data` is not `shape`'s allocated size.
+pub fn to_npy(shape: &ArrayShape, data: &[u8]) -> Result<Vec<u8>, NpyError> {
+    let descr = dtype_descr(shape.element_type()).ok_or_else(|| unsupported(shape))?;
+    let logical = row_major(shape);
+    let relayout = Relayout::new(shape, &logical)?;
+    let mut body = relayout.to_vec(data)?;
+    match narrow(shape.element_type()) {
+        Narrow::No => {}
+        Narrow::Signed(bits) => {
+            let shift = 8 - bits;
+            for b in &mut body {
+                *b = (((*b << shift) as i8) >> shift) as u8;
+            }
+        }
+        Narrow::Unsigned(bits) => {
+            let mask = ((1u16 << bits) - 1) as u8;
+            for b in &mut body {
+                *b &= mask;
+            }
+        }
+    }
+    let type_str = descr
+        .parse()
+        .map_err(|e| NpyError::Format(format!("{descr}: {e}")))?;
+    let mut out = Vec::new();
+    npyz::WriteOptions::new_header_only()
+        .dtype(DType::Plain(type_str))
+        .shape(relayout.source_plan().dimensions())
+        .writer(&mut out)
+        .write_header_only()
+        .map_err(|e| NpyError::Format(e.to_string()))?;
+    out.try_reserve_exact(body.len()).map_err(|_| {
+        NpyError::Relayout(RelayoutError::TooLarge {
+            shape: shape_text(shape),
+            bytes: body.len() as u64,
+        })
+    })?;
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Lays out the logical array of an `.npy` file (C or Fortran order, its dimensions and
+/// dtype those of `shape`) as `shape`: a buffer of `shape`'s allocated size.
+///
+/// # Errors
+/// [`NpyError`] for a file that does not read, another dtype or other dimensions, data
+/// of the wrong length, or a value that does not fit a narrow type.
+pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
+    let t = shape.element_type();
+    let descr = dtype_descr(t).ok_or_else(|| unsupported(shape))?;
+    let mut cursor = Cursor::new(npy);
+    let header =
+        NpyHeader::from_reader(&mut cursor).map_err(|e| NpyError::Format(e.to_string()))?;
+    let data = npy.get(cursor.position() as usize..).unwrap_or(&[]);
+
+    // The dtype: the one written, another byte order, or an accepted alternative.
+    let got = match header.dtype() {
+        DType::Plain(ts) => ts,
+        other => {
+            return Err(NpyError::Dtype {
+                shape: shape_text(shape),
+                expected: descr.to_string(),
+                got: other.descr(),
+            })
+        }
+    };
+    let got_text = got.to_string();
+    let body = got_text.get(1..).unwrap_or("");
+    let own = descr.get(1..).unwrap_or("");
+    let swap = body == own && got_text.starts_with('>') && got.num_bytes().unwrap_or(1) > 1;
+    if body != own && !also_read(t).contains(&body) {
+        let mut expected = descr.to_string();
+        for alt in also_read(t) {
+            expected.push_str(" or |");
+            expected.push_str(alt);
+        }
+        return Err(NpyError::Dtype {
+            shape: shape_text(shape),
+            expected,
+            got: got_text,
+        });
+    }
+
+    let logical = match header.order() {
+        Order::C => row_major(shape),
+        Order::Fortran => column_major(shape),
+    };
+    let relayout = Relayout::new(&logical, shape)?;
+    let dims = relayout.source_plan().dimensions().to_vec();
+    if header.shape() != dims.as_slice() {
+        return Err(NpyError::Dimensions {
+            shape: shape_text(shape),
+            expected: dims,
+            got: header.shape().to_vec(),
+        });
+    }
+    let expected = relayout.source_bytes() as u64;
+    if data.len() as u64 != expected {
+        return Err(NpyError::DataLength {
+            expected,
+            got: data.len() as u64,
+        });
+    }
+
+    let swapped;
+    let data: &[u8] = if swap {
+        let mut bytes = data.to_vec();
+        let width = got.num_bytes().unwrap_or(1);
+        let part = if got.type_char() == TypeChar::Complex {
+            width / 2
+        } else {
+            width
+        };
+        for chunk in bytes.chunks_exact_mut(part.max(1)) {
+            chunk.reverse();
+        }
+        swapped = bytes;
+        &swapped
+    } else {
+        data
+    };
+    check_values(t, data, &dims, header.order())?;
+    Ok(relayout.to_vec(data)?)
+}
+
+/// Refuses narrow-type values that do not fit (and `pred` other than 0 or 1).
+fn check_values(t: PrimitiveType, data: &[u8], dims: &[u64], order: Order) -> Result<(), NpyError> {
+    let fits = |b: u8| match narrow(t) {
+        Narrow::No => true,
+        Narrow::Signed(bits) => {
+            let v = i16::from(b as i8);
+            let half = 1i16 << (bits - 1);
+            (-half..half).contains(&v)
+        }
+        Narrow::Unsigned(bits) => u16::from(b) < (1u16 << bits),
+    };
+    let Some(position) = data.iter().position(|&b| !fits(b)) else {
+        return Ok(());
+    };
+    let byte = data[position];
+    let value = match narrow(t) {
+        Narrow::Signed(_) => i64::from(byte as i8),
+        _ => i64::from(byte),
+    };
+    // The index of the position in file order.
+    let mut index = vec![0u64; dims.len()];
+    let mut rest = position as u64;
+    let order: Vec<usize> = match order {
+        Order::C => (0..dims.len()).rev().collect(),
+        Order::Fortran => (0..dims.len()).collect(),
+    };
+    for k in order {
+        let d = dims[k].max(1);
+        index[k] = rest % d;
+        rest /= d;
+    }
+    Err(NpyError::Value {
+        index,
+        value,
+        element_type: t.name(),
+    })
+}

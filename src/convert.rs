@@ -196,7 +196,7 @@ fn write_json(decoded: &Decoded<AnyMessage>, options: &Options) -> Vec<u8> {
 }
 
 /// HLO text of a shape straight to binary, a top-level tuple one element at a time:
-/// the same bytes as [`read`] then [`write`] give, in the memory of the input, the
+/// the same bytes as [`read()`] then [`write()`] give, in the memory of the input, the
 /// output and one element (a 200 MB one-line tuple built whole took 25 times its
 /// size).
 ///

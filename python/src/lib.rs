@@ -1117,6 +1117,79 @@ impl Shape {
         }
     }
 
+    /// The array in a device buffer laid out as this shape (tiles, padding, `E(n)`
+    /// packing and all: exactly `allocated_bytes()` long), as a numpy array in C order
+    /// of `numpy_dtype`. Needs numpy (and ml_dtypes for bf16, f8 and 4-bit types).
+    /// Raises `ValueError` when the buffer's length is not the layout's.
+    ///
+    /// >>> import xla_shape
+    /// >>> shape = xla_shape.Shape.parse("s8[2,3]{0,1}")
+    /// >>> shape.from_device_bytes(bytes([0, 3, 1, 4, 2, 5])).tolist()
+    /// [[0, 1, 2], [3, 4, 5]]
+    // The name for it: `shape.from_device_bytes(data)` reads the buffer.
+    #[allow(clippy::wrong_self_convention)]
+    fn from_device_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let array = self.array_or_err("from_device_bytes")?;
+        let dtype = self.numpy_dtype(py)?;
+        let bytes = bytes_arg(data, "from_device_bytes(data)")?;
+        let logical = xla_shape::relayout::row_major(array);
+        let out = py
+            .detach(|| xla_shape::relayout::relayout(array, &logical, &bytes))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let numpy = py.import("numpy")?;
+        let flat = numpy
+            .getattr("frombuffer")?
+            .call1((PyBytes::new(py, &out), dtype))?;
+        let dims = self.plan(py, "from_device_bytes")?.dimensions().to_vec();
+        flat.call_method1("reshape", (dims,))?.call_method0("copy")
+    }
+
+    /// The inverse of `from_device_bytes`: a numpy array with this shape's dimensions
+    /// and `numpy_dtype`, laid out in this shape's layout, padding slots zero (or the
+    /// legacy padding value). Raises `ValueError` when the array's dimensions or
+    /// dtype differ.
+    ///
+    /// >>> import numpy, xla_shape
+    /// >>> shape = xla_shape.Shape.parse("s8[2,3]{0,1}")
+    /// >>> list(shape.to_device_bytes(numpy.arange(6, dtype=numpy.int8).reshape(2, 3)))
+    /// [0, 3, 1, 4, 2, 5]
+    fn to_device_bytes<'py>(
+        &self,
+        py: Python<'py>,
+        array: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyBytes>> {
+        let shape = self.array_or_err("to_device_bytes")?;
+        let dtype = self.numpy_dtype(py)?;
+        let dims = self.plan(py, "to_device_bytes")?.dimensions().to_vec();
+        let given: Vec<u64> = array.getattr("shape")?.extract()?;
+        if given != dims {
+            return Err(PyValueError::new_err(format!(
+                "to_device_bytes: the array has dimensions {given:?}, {} needs {dims:?}",
+                self.text()
+            )));
+        }
+        if !array.getattr("dtype")?.eq(&dtype)? {
+            return Err(PyValueError::new_err(format!(
+                "to_device_bytes: the array's dtype is {}, {} needs {}",
+                array.getattr("dtype")?.str()?,
+                self.text(),
+                dtype.str()?
+            )));
+        }
+        let numpy = py.import("numpy")?;
+        let contiguous = numpy.getattr("ascontiguousarray")?.call1((array,))?;
+        let bytes: Vec<u8> = contiguous.call_method0("tobytes")?.extract()?;
+        let logical = xla_shape::relayout::row_major(shape);
+        let out = py
+            .detach(|| xla_shape::relayout::relayout(&logical, shape, &bytes))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyBytes::new(py, &out))
+    }
+
     /// The serialized `ShapeProto`, as XLA's `Shape::ToProto` writes it.
     fn to_proto<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         let proto = ShapeProto::from(&self.inner);
@@ -1454,6 +1527,67 @@ fn shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<ShapeSite>> {
     }
 }
 
+/// relayout(data, shape, to)
+/// --
+///
+/// The bytes of one array moved from `shape`'s layout to another layout of the same
+/// array, as `xla-shape relayout` does: `shape` is a `Shape` or its text, `to` a
+/// `Layout`, layout text (`"{0,1:T(8,128)}"`) or a `Shape` with the same element type
+/// and dimensions. `data` is exactly the source layout's `allocated_bytes()` long; the
+/// result is the destination's, padding slots zero (or the legacy padding value).
+/// Raises `ValueError` when lengths, element types or dimensions do not match.
+///
+/// >>> import xla_shape
+/// >>> list(xla_shape.relayout(bytes(range(6)), "s8[2,3]{1,0}", "{0,1}"))
+/// [0, 3, 1, 4, 2, 5]
+#[pyfunction]
+#[pyo3(name = "relayout")]
+fn py_relayout<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyAny>,
+    shape: &Bound<'py, PyAny>,
+    to: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let shape_of = |value: &Bound<'py, PyAny>, what: &str| -> PyResult<xla_shape::ArrayShape> {
+        let parsed = if let Ok(shape) = value.cast::<Shape>() {
+            shape.get().inner.clone()
+        } else if let Ok(text) = value.extract::<String>() {
+            text.parse::<xla_shape::Shape>()
+                .map_err(|e| from_text_error(py, e, &text))?
+        } else {
+            return Err(PyTypeError::new_err(format!(
+                "relayout: {what} is a Shape or shape text"
+            )));
+        };
+        match parsed {
+            xla_shape::Shape::Array(array) => Ok(array),
+            other => Err(PyTypeError::new_err(format!(
+                "relayout: {what} {other} is not an array"
+            ))),
+        }
+    };
+    let from = shape_of(shape, "shape")?;
+    let to = if let Ok(layout) = to.cast::<Layout>() {
+        xla_shape::relayout::with_layout(&from, &layout.get().inner)
+            .map_err(|e| PyValueError::new_err(format!("relayout: {e}")))?
+    } else if let Ok(text) = to.extract::<String>() {
+        if text.trim_start().starts_with('{') {
+            let layout = Layout::parse(py, &text)?;
+            xla_shape::relayout::with_layout(&from, &layout.inner)
+                .map_err(|e| PyValueError::new_err(format!("relayout: {e}")))?
+        } else {
+            shape_of(to, "to")?
+        }
+    } else {
+        shape_of(to, "to")?
+    };
+    let bytes = bytes_arg(data, "relayout(data)")?;
+    let out = py
+        .detach(|| xla_shape::relayout::relayout(&from, &to, &bytes))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(PyBytes::new(py, &out))
+}
+
 // ---------------------------------------------------------------------------------
 // The module
 
@@ -1486,5 +1620,6 @@ fn xla_shape_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(py_convert, m)?)?;
     m.add_function(wrap_pyfunction!(py_validate, m)?)?;
     m.add_function(wrap_pyfunction!(shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(py_relayout, m)?)?;
     Ok(())
 }

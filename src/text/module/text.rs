@@ -256,6 +256,20 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         token.kind == Kind::Punct(byte)
     }
 
+    /// After a list item: consumes `,` (true: another item follows) or `close` (false:
+    /// the list ended); anything else is reported as `expects` (then `, saw X`).
+    fn list_separator(&mut self, close: u8, expects: &str) -> Result<bool, Reported> {
+        let sep = self.next_tok()?;
+        match sep.kind {
+            Kind::Punct(b',') => Ok(true),
+            Kind::Punct(b) if b == close => Ok(false),
+            _ => {
+                let saw = self.quoted(&sep);
+                Err(self.error(&sep, "module_syntax", format!("{expects}, saw {saw}")))
+            }
+        }
+    }
+
     /// Consumes `byte` or reports `message` at the token there.
     fn expect(&mut self, byte: u8, message: &str) -> Step {
         let token = self.peek_tok()?;
@@ -427,18 +441,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     let param = self.text(&name).to_string();
                     self.shape(Role::Parameter { index, name: param })?;
                     index += 1;
-                    let sep = self.next_tok()?;
-                    match sep.kind {
-                        Kind::Punct(b',') => {}
-                        Kind::Punct(b')') => break,
-                        _ => {
-                            let saw = self.quoted(&sep);
-                            return Err(self.error(
-                                &sep,
-                                "module_syntax",
-                                format!("expects ',' or ')' in the parameter list, saw {saw}"),
-                            ));
-                        }
+                    if !self.list_separator(b')', "expects ',' or ')' in the parameter list")? {
+                        break;
                     }
                 }
             }
@@ -561,18 +565,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         loop {
             self.operand(index)?;
             index += 1;
-            let sep = self.next_tok()?;
-            match sep.kind {
-                Kind::Punct(b',') => {}
-                Kind::Punct(b')') => return Ok(()),
-                _ => {
-                    let saw = self.quoted(&sep);
-                    return Err(self.error(
-                        &sep,
-                        "module_syntax",
-                        format!("expects ')' at the end of operands, saw {saw}"),
-                    ));
-                }
+            if !self.list_separator(b')', "expects ')' at the end of operands")? {
+                return Ok(());
             }
         }
     }
@@ -674,18 +668,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                         index,
                     })?;
                     index += 1;
-                    let sep = self.next_tok()?;
-                    match sep.kind {
-                        Kind::Punct(b',') => {}
-                        Kind::Punct(b'}') => return Ok(()),
-                        _ => {
-                            let saw = self.quoted(&sep);
-                            return Err(self.error(
-                                &sep,
-                                "module_syntax",
-                                format!("expects a list to end with '}}', saw {saw}"),
-                            ));
-                        }
+                    if !self.list_separator(b'}', "expects a list to end with '}'")? {
+                        return Ok(());
                     }
                 }
             }
@@ -714,18 +698,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 }
                 self.shape(Role::EntryParameter { index })?;
                 index += 1;
-                let sep = self.next_tok()?;
-                match sep.kind {
-                    Kind::Punct(b',') => {}
-                    Kind::Punct(b')') => break,
-                    _ => {
-                        let saw = self.quoted(&sep);
-                        return Err(self.error(
-                            &sep,
-                            "module_syntax",
-                            format!("expects , between parameter shapes, saw {saw}"),
-                        ));
-                    }
+                if !self.list_separator(b')', "expects , between parameter shapes")? {
+                    break;
                 }
             }
         }

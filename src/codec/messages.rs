@@ -271,9 +271,22 @@ fn repeated<T>(
         WireType::LengthDelimited => {
             let len = decoder.reader.read_length()?;
             let saved = decoder.reader.push_limit(len)?;
+            let body = decoder.reader.rest();
             // Every varint ends with exactly one byte below 0x80: reserve that many.
-            let count = decoder.reader.rest().iter().filter(|&&b| b < 0x80).count();
-            out.reserve(count);
+            let count = body.iter().filter(|&&b| b < 0x80).count();
+            if out.is_empty() {
+                *out = Vec::with_capacity(count);
+            } else {
+                out.reserve(count);
+            }
+            if count == body.len() {
+                // One byte per value (dimensions below 128, layouts, flags): no
+                // varint to assemble.
+                out.extend(body.iter().map(|&b| convert(u64::from(b))));
+                decoder.reader.skip(body.len());
+                decoder.reader.pop_limit(saved);
+                return Ok(true);
+            }
             let mut result = Ok(());
             while !decoder.reader.is_at_end() {
                 match decoder.reader.read_varint() {

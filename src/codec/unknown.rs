@@ -184,15 +184,20 @@ impl fmt::Debug for UnknownField {
 /// layout fields (their values are in the named fields).
 #[derive(Clone, Debug, Default)]
 pub struct UnknownFields {
+    // `None` for a message with nothing kept: the common case costs one word, no
+    // allocation, and nothing to drop.
+    node: Option<Box<Node>>,
+}
+
+/// What one message keeps: its own fields and the nodes of its submessages.
+#[derive(Clone, Debug, Default)]
+struct Node {
     fields: Vec<UnknownField>,
     children: BTreeMap<(u32, usize), UnknownFields>,
 }
 
 /// An empty node, for submessages without unknown fields.
-pub(crate) static EMPTY: UnknownFields = UnknownFields {
-    fields: Vec::new(),
-    children: BTreeMap::new(),
-};
+pub(crate) static EMPTY: UnknownFields = UnknownFields { node: None };
 
 impl UnknownFields {
     /// No unknown fields anywhere.
@@ -200,60 +205,73 @@ impl UnknownFields {
         Self::default()
     }
 
+    /// This message's own fields, copies of retired fields included.
+    fn own(&self) -> &[UnknownField] {
+        self.node.as_deref().map_or(&[], |n| n.fields.as_slice())
+    }
+
+    /// The submessage nodes, by key.
+    fn nodes(&self) -> impl Iterator<Item = (&(u32, usize), &UnknownFields)> {
+        self.node.iter().flat_map(|n| n.children.iter())
+    }
+
+    fn node_mut(&mut self) -> &mut Node {
+        self.node.get_or_insert_with(Box::default)
+    }
+
     /// Whether there is no unknown field in this message or any nested one (copies
     /// of retired layout fields do not count).
     pub fn is_empty(&self) -> bool {
-        self.fields.iter().all(|f| f.retired) && self.children.values().all(UnknownFields::is_empty)
+        self.own().iter().all(|f| f.retired) && self.nodes().all(|(_, n)| n.is_empty())
     }
 
     /// The number of unknown fields in this message and every nested one (copies of
     /// retired layout fields do not count).
     pub fn len(&self) -> usize {
-        self.fields.iter().filter(|f| !f.retired).count()
-            + self
-                .children
-                .values()
-                .map(UnknownFields::len)
-                .sum::<usize>()
+        self.own().iter().filter(|f| !f.retired).count()
+            + self.nodes().map(|(_, n)| n.len()).sum::<usize>()
     }
 
     /// Whether the node holds nothing at all, copies of retired fields included.
     pub(crate) fn holds_nothing(&self) -> bool {
-        self.fields.is_empty() && self.children.values().all(UnknownFields::holds_nothing)
+        self.own().is_empty() && self.nodes().all(|(_, n)| n.holds_nothing())
     }
 
     /// This message's own unknown fields, in their original order (with any copies
     /// of retired layout fields, see [`UnknownField::is_retired_layout_field`]).
     pub fn fields(&self) -> &[UnknownField] {
-        &self.fields
+        self.own()
     }
 
     /// Adds an unknown field to this message, after the others.
     pub fn push(&mut self, field: UnknownField) {
-        self.fields.push(field);
+        self.node_mut().fields.push(field);
     }
 
     /// The node of the submessage in field `number`, element `index` (0 for a
     /// singular field), if it has one.
     pub fn child(&self, number: u32, index: usize) -> Option<&UnknownFields> {
-        self.children.get(&(number, index))
+        self.node.as_deref()?.children.get(&(number, index))
     }
 
     /// The node of a submessage, created empty if missing. Unknown fields placed
     /// under a submessage that the message does not have are not encoded.
     pub fn child_mut(&mut self, number: u32, index: usize) -> &mut UnknownFields {
-        self.children.entry((number, index)).or_default()
+        self.node_mut()
+            .children
+            .entry((number, index))
+            .or_default()
     }
 
     /// The submessage nodes, by (field number, index).
     pub fn children(&self) -> impl Iterator<Item = ((u32, usize), &UnknownFields)> {
-        self.children.iter().map(|(&key, node)| (key, node))
+        self.nodes().map(|(&key, node)| (key, node))
     }
 
     /// The bytes of this message's own unknown fields; with `retired`, the copies of
     /// retired layout fields too.
     pub(crate) fn own_len(&self, retired: bool) -> usize {
-        self.fields
+        self.own()
             .iter()
             .filter(|f| retired || !f.retired)
             .map(|f| f.raw.len())
@@ -261,35 +279,38 @@ impl UnknownFields {
     }
 
     pub(crate) fn write_own(&self, buf: &mut Vec<u8>, retired: bool) {
-        for field in self.fields.iter().filter(|f| retired || !f.retired) {
+        for field in self.own().iter().filter(|f| retired || !f.retired) {
             buf.extend_from_slice(&field.raw);
         }
     }
 
     /// This message's own unknown fields, without copies of retired fields.
     fn own_unknown(&self) -> impl Iterator<Item = &UnknownField> {
-        self.fields.iter().filter(|f| !f.retired)
+        self.own().iter().filter(|f| !f.retired)
     }
 
     /// The copies of retired layout fields, in order.
     pub(crate) fn retired_fields(&self) -> impl Iterator<Item = &UnknownField> {
-        self.fields.iter().filter(|f| f.retired)
+        self.own().iter().filter(|f| f.retired)
     }
 
     /// Takes the node of a submessage out (to decode into it).
     pub(crate) fn take_child(&mut self, number: u32, index: usize) -> UnknownFields {
-        self.children.remove(&(number, index)).unwrap_or_default()
+        match self.node.as_deref_mut() {
+            Some(node) => node.children.remove(&(number, index)).unwrap_or_default(),
+            None => UnknownFields::new(),
+        }
     }
 
     /// Puts a node back, unless it holds nothing.
     pub(crate) fn put_child(&mut self, number: u32, index: usize, node: UnknownFields) {
         if !node.holds_nothing() {
-            self.children.insert((number, index), node);
+            self.node_mut().children.insert((number, index), node);
         }
     }
 
     pub(crate) fn collect(&self, kind: Kind, path: &mut Path, out: &mut Vec<UnknownFieldInfo>) {
-        for field in self.fields.iter().filter(|f| !f.retired) {
+        for field in self.own_unknown() {
             out.push(UnknownFieldInfo {
                 path: path.clone(),
                 number: field.number,
@@ -297,7 +318,7 @@ impl UnknownFields {
                 known_field: kind.field_name(field.number),
             });
         }
-        for (&(number, index), node) in &self.children {
+        for (&(number, index), node) in self.nodes() {
             let Some(sub) = kind.submessage(number) else {
                 continue;
             };
@@ -318,8 +339,8 @@ impl UnknownFields {
 /// values are in the named fields) and children that hold no unknown field.
 impl PartialEq for UnknownFields {
     fn eq(&self, other: &Self) -> bool {
-        let ours = self.children.iter().filter(|(_, n)| !n.is_empty());
-        let theirs = other.children.iter().filter(|(_, n)| !n.is_empty());
+        let ours = self.nodes().filter(|(_, n)| !n.is_empty());
+        let theirs = other.nodes().filter(|(_, n)| !n.is_empty());
         self.own_unknown().eq(other.own_unknown()) && ours.eq(theirs)
     }
 }

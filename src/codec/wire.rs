@@ -176,6 +176,12 @@ impl<'a> Reader<'a> {
         self.buf.get(self.pos..self.end).unwrap_or(&[])
     }
 
+    /// Moves past `n` bytes, which the caller has read through [`Reader::rest`]
+    /// (at most the limit).
+    pub(crate) fn skip(&mut self, n: usize) {
+        self.pos = self.pos.saturating_add(n).min(self.end);
+    }
+
     /// Narrows the limit to the next `len` bytes and returns the previous limit for
     /// [`Reader::pop_limit`]. Fails if `len` bytes are not left.
     pub fn push_limit(&mut self, len: usize) -> Result<usize, DecodeError> {
@@ -209,17 +215,27 @@ impl<'a> Reader<'a> {
     /// error, otherwise they are dropped (as Google's runtime does; this crate only
     /// does so where the value is not kept, e.g. when skipping an unknown field
     /// whose bytes are kept whole).
-    #[inline]
+    ///
+    /// The one-byte case (most tags, lengths and small values) is inlined at every
+    /// call; longer varints go to [`Reader::long_varint`].
+    #[inline(always)]
     fn varint(&mut self, strict: bool) -> Result<u64, DecodeError> {
-        let start = self.pos;
-        let rest = self.rest();
-        // The one-byte case first: most tags and small values.
-        if let Some(&b) = rest.first() {
-            if b < 0x80 {
-                self.pos = start + 1;
-                return Ok(u64::from(b));
+        if self.pos < self.end {
+            if let Some(&b) = self.buf.get(self.pos) {
+                if b < 0x80 {
+                    self.pos += 1;
+                    return Ok(u64::from(b));
+                }
             }
         }
+        self.long_varint(strict)
+    }
+
+    /// [`Reader::varint`] past its one-byte case.
+    #[inline(never)]
+    fn long_varint(&mut self, strict: bool) -> Result<u64, DecodeError> {
+        let start = self.pos;
+        let rest = self.rest();
         let mut value: u64 = 0;
         for (i, &b) in rest.iter().take(10).enumerate() {
             let bits = u64::from(b & 0x7f);
@@ -243,6 +259,7 @@ impl<'a> Reader<'a> {
     /// Reads a tag: a varint of at most 5 bytes whose value fits in 32 bits, with a
     /// field number other than 0 and a valid wire type. Returns the field number
     /// and the wire type.
+    #[inline(always)]
     pub fn read_tag(&mut self) -> Result<(u32, WireType), DecodeError> {
         let start = self.pos;
         let (number, wire_type) = self.tag()?;
@@ -254,21 +271,13 @@ impl<'a> Reader<'a> {
 
     /// A tag, field number 0 allowed (Google's runtime allows it inside the groups
     /// of unknown fields, which it skips without looking at their fields).
+    #[inline(always)]
     fn tag(&mut self) -> Result<(u32, WireType), DecodeError> {
         let start = self.pos;
-        let value = match self.rest().first() {
-            Some(&b) if b < 0x80 => {
-                self.pos = start + 1;
-                u64::from(b)
-            }
-            _ => {
-                let value = self.varint(false)?;
-                if self.pos - start > 5 {
-                    return Err(DecodeError::new(DecodeErrorKind::TagTooLong, start));
-                }
-                value
-            }
-        };
+        let value = self.varint(false)?;
+        if self.pos - start > 5 {
+            return Err(DecodeError::new(DecodeErrorKind::TagTooLong, start));
+        }
         let Ok(tag) = u32::try_from(value) else {
             return Err(DecodeError::new(DecodeErrorKind::TagTooLarge(value), start));
         };

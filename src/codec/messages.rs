@@ -111,7 +111,7 @@ pub struct Decoder<'a> {
 }
 
 pub(crate) mod sealed {
-    use super::{DecodeError, Decoder, Kind, Sizes, UnknownFields, WireType};
+    use super::{DecodeError, Decoder, Kind, SizeList, Sizes, UnknownFields, WireType};
 
     /// The hand-written codec of one message type.
     pub trait Codec: Default {
@@ -132,7 +132,7 @@ pub(crate) mod sealed {
         /// The length of the known fields, with the unknown fields of submessages.
         /// Pushes the body length of every submessage onto `sizes`, in the order
         /// `write_known` writes them (depth first), so that each is computed once.
-        fn known_len(&self, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize;
+        fn known_len(&self, unknown: &UnknownFields, sizes: &mut SizeList) -> usize;
 
         /// Whether the message's copies of retired fields (see
         /// [`super::UnknownField::is_retired_layout_field`]) are written, in their
@@ -378,11 +378,11 @@ fn bool_bits(v: &bool) -> u64 {
     u64::from(*v)
 }
 
-fn packed_body_len<T>(values: &[T], bits: fn(&T) -> u64) -> usize {
+fn packed_body_len<T>(values: &[T], bits: impl Fn(&T) -> u64) -> usize {
     values.iter().map(|v| wire::varint_len(bits(v))).sum()
 }
 
-fn len_packed<T>(number: u32, values: &[T], bits: fn(&T) -> u64) -> usize {
+fn len_packed<T>(number: u32, values: &[T], bits: impl Fn(&T) -> u64) -> usize {
     if values.is_empty() {
         return 0;
     }
@@ -390,17 +390,26 @@ fn len_packed<T>(number: u32, values: &[T], bits: fn(&T) -> u64) -> usize {
     wire::tag_len(number) + wire::varint_len(body as u64) + body
 }
 
-fn put_packed<T>(buf: &mut Vec<u8>, number: u32, values: &[T], bits: fn(&T) -> u64) {
+fn put_packed<T>(buf: &mut Vec<u8>, number: u32, values: &[T], bits: impl Fn(&T) -> u64 + Copy) {
     if values.is_empty() {
         return;
     }
     let body = packed_body_len(values, bits);
     wire::put_tag(buf, number, WireType::LengthDelimited);
     wire::put_varint(buf, body as u64);
+    if body == values.len() {
+        // One byte per value: the values themselves.
+        buf.extend(values.iter().map(|v| bits(v) as u8));
+        return;
+    }
     for value in values {
         wire::put_varint(buf, bits(value));
     }
 }
+
+/// Submessage body lengths, in the order the encoder writes the submessages: inline
+/// for the few submessages of a typical shape, so encoding allocates only its output.
+pub type SizeList = smallvec::SmallVec<[usize; 16]>;
 
 /// Submessage body lengths recorded by [`sealed::Codec::known_len`], read back in
 /// the same order while writing.
@@ -416,18 +425,18 @@ impl Sizes<'_> {
 }
 
 /// The length of a message: known fields then its own unknown fields.
-fn body_len<M: Codec>(message: &M, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize {
+fn body_len<M: Codec>(message: &M, unknown: &UnknownFields, sizes: &mut SizeList) -> usize {
     message.known_len(unknown, sizes) + unknown.own_len(message.keeps_retired_copies(unknown))
 }
 
 /// The encoded length of a message with its unknown fields.
 pub(crate) fn encoded_len<M: Codec>(message: &M, unknown: &UnknownFields) -> usize {
-    body_len(message, unknown, &mut Vec::new())
+    body_len(message, unknown, &mut SizeList::new())
 }
 
 /// Encodes a message: known fields then its own unknown fields, at every level.
 pub(crate) fn encode<M: Codec>(message: &M, unknown: &UnknownFields) -> Vec<u8> {
-    let mut sizes = Vec::new();
+    let mut sizes = SizeList::new();
     let len = body_len(message, unknown, &mut sizes);
     let mut buf = Vec::with_capacity(len);
     let mut cursor = Sizes(sizes.iter());
@@ -447,7 +456,7 @@ fn len_message<M: Codec>(
     number: u32,
     message: &M,
     unknown: &UnknownFields,
-    sizes: &mut Vec<usize>,
+    sizes: &mut SizeList,
 ) -> usize {
     let slot = sizes.len();
     sizes.push(0);
@@ -475,7 +484,7 @@ fn len_messages<M: Codec>(
     number: u32,
     list: &[M],
     unknown: &UnknownFields,
-    sizes: &mut Vec<usize>,
+    sizes: &mut SizeList,
 ) -> usize {
     list.iter()
         .enumerate()
@@ -499,7 +508,7 @@ fn len_optional<M: Codec>(
     number: u32,
     message: Option<&M>,
     unknown: &UnknownFields,
-    sizes: &mut Vec<usize>,
+    sizes: &mut SizeList,
 ) -> usize {
     message.map_or(0, |m| {
         len_message(number, m, child(unknown, number, 0), sizes)
@@ -539,7 +548,7 @@ impl Codec for TileProto {
         }
     }
 
-    fn known_len(&self, _unknown: &UnknownFields, _sizes: &mut Vec<usize>) -> usize {
+    fn known_len(&self, _unknown: &UnknownFields, _sizes: &mut SizeList) -> usize {
         len_packed(1, &self.dimensions, int64_bits)
     }
 
@@ -566,7 +575,7 @@ impl Codec for SplitConfigProto {
         }
     }
 
-    fn known_len(&self, _unknown: &UnknownFields, _sizes: &mut Vec<usize>) -> usize {
+    fn known_len(&self, _unknown: &UnknownFields, _sizes: &mut SizeList) -> usize {
         len_varint_field(1, int64_bits(&self.dimension))
             + len_packed(2, &self.split_indices, int64_bits)
     }
@@ -621,7 +630,7 @@ impl Codec for LayoutProto {
         }
     }
 
-    fn known_len(&self, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize {
+    fn known_len(&self, unknown: &UnknownFields, sizes: &mut SizeList) -> usize {
         len_packed(1, &self.minor_to_major, int64_bits)
             + self.retired_len(unknown)
             + len_messages(6, &self.tiles, unknown, sizes)
@@ -685,6 +694,10 @@ enum RetiredPlacement {
 
 impl LayoutProto {
     fn retired_placement(&self, unknown: &UnknownFields) -> RetiredPlacement {
+        if unknown.fields().is_empty() {
+            // No copies: the named fields, whatever they hold.
+            return RetiredPlacement::Named;
+        }
         if !self.copies_agree(unknown) {
             return RetiredPlacement::Named;
         }
@@ -843,7 +856,7 @@ impl Codec for ShapeProto {
         }
     }
 
-    fn known_len(&self, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize {
+    fn known_len(&self, unknown: &UnknownFields, sizes: &mut SizeList) -> usize {
         len_varint_field(2, enum_bits(&self.element_type))
             + len_packed(3, &self.dimensions, int64_bits)
             + len_messages(4, &self.tuple_shapes, unknown, sizes)
@@ -897,7 +910,7 @@ impl Codec for ProgramShapeProto {
         }
     }
 
-    fn known_len(&self, unknown: &UnknownFields, sizes: &mut Vec<usize>) -> usize {
+    fn known_len(&self, unknown: &UnknownFields, sizes: &mut SizeList) -> usize {
         len_messages(1, &self.parameters, unknown, sizes)
             + len_optional(2, self.result.as_ref(), unknown, sizes)
             + self

@@ -257,10 +257,7 @@ impl UnknownFields {
     /// The node of a submessage, created empty if missing. Unknown fields placed
     /// under a submessage that the message does not have are not encoded.
     pub fn child_mut(&mut self, number: u32, index: usize) -> &mut UnknownFields {
-        self.node_mut()
-            .children
-            .entry((number, index))
-            .or_default()
+        self.node_mut().children.entry((number, index)).or_default()
     }
 
     /// The submessage nodes, by (field number, index).

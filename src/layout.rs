@@ -29,6 +29,15 @@ pub fn memory_space_name(memory_space: i64) -> Option<&'static str> {
     }
 }
 
+// Inline storage for what a typical layout holds (ranks up to 4, two levels of tiles of
+// up to two dimensions), so that building a validated layout need not allocate.
+/// Dimension numbers of a layout, inline up to rank 4.
+pub(crate) type DimList = smallvec::SmallVec<[usize; 4]>;
+/// The dimensions of a tile, inline up to two.
+pub(crate) type TileDims = smallvec::SmallVec<[TileDim; 2]>;
+/// The tiles of a layout, inline up to two levels.
+pub(crate) type Tiles = smallvec::SmallVec<[Tile; 2]>;
+
 /// One dimension of a [`Tile`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TileDim {
@@ -62,7 +71,7 @@ impl TileDim {
 /// Invariant: at least one dimension; every size is in `1..=i64::MAX`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Tile {
-    pub(crate) dimensions: Vec<TileDim>,
+    pub(crate) dimensions: TileDims,
 }
 
 impl Tile {
@@ -158,8 +167,8 @@ impl PaddingValue {
 ///    accepts `*`; its proto reader does not).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Layout {
-    pub(crate) minor_to_major: Vec<usize>,
-    pub(crate) tiles: Vec<Tile>,
+    pub(crate) minor_to_major: DimList,
+    pub(crate) tiles: Tiles,
     pub(crate) tail_padding_alignment_in_elements: u64,
     pub(crate) element_size_in_bits: u64,
     pub(crate) memory_space: i64,
@@ -177,10 +186,10 @@ impl Layout {
         Self::with_minor_to_major((0..rank).rev().collect())
     }
 
-    pub(crate) fn with_minor_to_major(minor_to_major: Vec<usize>) -> Self {
+    pub(crate) fn with_minor_to_major(minor_to_major: DimList) -> Self {
         Self {
             minor_to_major,
-            tiles: Vec::new(),
+            tiles: Tiles::new(),
             tail_padding_alignment_in_elements: 1,
             element_size_in_bits: 0,
             memory_space: 0,

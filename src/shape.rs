@@ -106,6 +106,10 @@ impl From<ArrayShape> for Shape {
     }
 }
 
+/// The dimensions of an array, inline up to rank 4 (nearly every real shape), so that
+/// building a validated shape need not allocate for them.
+pub(crate) type Dims = smallvec::SmallVec<[DimSize; 4]>;
+
 /// A validated array shape: element type, dimensions and an optional layout.
 ///
 /// # Guarantees
@@ -138,8 +142,9 @@ impl From<ArrayShape> for Shape {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ArrayShape {
     pub(crate) element_type: PrimitiveType,
-    pub(crate) dimensions: Vec<DimSize>,
-    pub(crate) layout: Option<Layout>,
+    pub(crate) dimensions: Dims,
+    // Boxed: keeps the shape small to move (a layout is about 180 bytes).
+    pub(crate) layout: Option<Box<Layout>>,
 }
 
 impl ArrayShape {
@@ -156,7 +161,7 @@ impl ArrayShape {
     /// Bits one element occupies in memory: the layout's `element_size_in_bits` when set,
     /// else the type's byte width × 8 (so 8 for `pred` and unpacked `s4`).
     pub fn storage_bits_per_element(&self) -> u64 {
-        match self.layout.as_ref().map(Layout::element_size_in_bits) {
+        match self.layout.as_deref().map(Layout::element_size_in_bits) {
             Some(bits) if bits != 0 => bits,
             _ => u64::from(self.element_type.byte_width().unwrap_or(0)) * 8,
         }
@@ -219,7 +224,7 @@ impl ArrayShape {
 
     /// The layout, if the shape has one.
     pub fn layout(&self) -> Option<&Layout> {
-        self.layout.as_ref()
+        self.layout.as_deref()
     }
 
     /// The layout, or XLA's default layout ([`Layout::default_for_rank`]) when there is
@@ -236,7 +241,7 @@ impl ArrayShape {
     #[must_use]
     pub fn with_default_layout(mut self) -> Self {
         if self.layout.is_none() {
-            self.layout = Some(Layout::default_for_rank(self.dimensions.len()));
+            self.layout = Some(Box::new(Layout::default_for_rank(self.dimensions.len())));
         }
         self
     }
@@ -252,7 +257,10 @@ impl ArrayShape {
     /// when that is set. `None` when a dimension is unbounded.
     pub fn byte_size(&self) -> Option<u64> {
         let count = self.element_count()?;
-        let bits = self.layout.as_ref().map_or(0, Layout::element_size_in_bits);
+        let bits = self
+            .layout
+            .as_deref()
+            .map_or(0, Layout::element_size_in_bits);
         if bits != 0 {
             Some(count.checked_mul(bits)?.div_ceil(8))
         } else {

@@ -162,7 +162,7 @@ pub fn with_layout(
         Shape::Array(array) => Ok(array),
         // Cannot happen: a shape proto with an array element type validates to an array.
         _ => Ok(ArrayShape {
-            layout: Some(layout.clone()),
+            layout: Some(Box::new(layout.clone())),
             ..shape.clone()
         }),
     }
@@ -176,7 +176,7 @@ pub fn row_major(shape: &ArrayShape) -> ArrayShape {
     ArrayShape {
         element_type: shape.element_type,
         dimensions: shape.dimensions.clone(),
-        layout: Some(Layout::default_for_rank(shape.dimensions.len())),
+        layout: Some(Box::new(Layout::default_for_rank(shape.dimensions.len()))),
     }
 }
 
@@ -186,9 +186,9 @@ pub fn column_major(shape: &ArrayShape) -> ArrayShape {
     ArrayShape {
         element_type: shape.element_type,
         dimensions: shape.dimensions.clone(),
-        layout: Some(Layout::with_minor_to_major(
+        layout: Some(Box::new(Layout::with_minor_to_major(
             (0..shape.dimensions.len()).collect(),
-        )),
+        ))),
     }
 }
 

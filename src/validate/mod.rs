@@ -96,12 +96,13 @@ mod to_proto;
 
 use crate::codec::{Decoded, UnknownFieldInfo};
 use crate::error::{Issue, IssueKind, Report, Severity, ValidationError};
+use crate::layout::{DimList, TileDims, Tiles};
 use crate::layout::{Layout, PaddingValue, SplitConfig, Tile, TileDim};
 use crate::message::AnyMessage;
 use crate::path::{Path, Segment};
 use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
-use crate::shape::{ArrayShape, DimSize, ProgramShape, Shape};
+use crate::shape::{ArrayShape, DimSize, Dims, ProgramShape, Shape};
 
 use std::num::NonZeroU64;
 
@@ -173,6 +174,7 @@ pub fn validate_shape(proto: &ShapeProto) -> Validated<Shape> {
 }
 
 /// Validates a shape and builds it.
+#[inline]
 pub fn validate_shape_with(proto: &ShapeProto, options: Options) -> Validated<Shape> {
     let mut checker = Checker::new(options);
     let value = checker.shape(proto);
@@ -240,6 +242,9 @@ pub fn validate_decoded(decoded: &Decoded<AnyMessage>, options: Options) -> Repo
 /// [`validate_shape_with`] on a shape decoded by the codec; its unknown fields add
 /// warnings (and errors for wrong wire types, which also withhold the value).
 pub fn validate_decoded_shape(decoded: &Decoded<ShapeProto>, options: Options) -> Validated<Shape> {
+    if decoded.unknown.holds_nothing() {
+        return validate_shape_with(&decoded.message, options);
+    }
     let Validated { value, mut report } = validate_shape_with(&decoded.message, options);
     report.extend(unknown_fields_report(&decoded.unknown_fields()));
     Validated {
@@ -364,10 +369,14 @@ struct ShapeContext<'a> {
     dimensions: &'a [Option<DimSize>],
 }
 
+/// Where the checker is in the message: kept inline, turned into a [`Path`] only when
+/// a problem is recorded, so a valid message costs no allocation for it.
+type Trail = smallvec::SmallVec<[Segment; 6]>;
+
 #[derive(Default)]
 struct Checker {
     options: Options,
-    path: Path,
+    path: Trail,
     report: Report,
     errors: usize,
     depth: usize,
@@ -381,6 +390,7 @@ impl Checker {
         }
     }
 
+    #[inline]
     fn finish<T>(self, value: Option<T>) -> Validated<T> {
         Validated {
             value: if self.errors == 0 { value } else { None },
@@ -393,7 +403,8 @@ impl Checker {
         if kind.severity() == Severity::Error {
             self.errors += 1;
         }
-        self.report.push(Issue::new(self.path.clone(), kind));
+        self.report
+            .push(Issue::new(Path::from(self.path.to_vec()), kind));
     }
 
     /// Records a problem at the current path plus `field`.
@@ -418,7 +429,7 @@ impl Checker {
 
     /// Runs `f` with the path at an array's layout: `outer` (a buffer's own layout) when
     /// given, else the current path plus `layout`.
-    fn at_layout<R>(&mut self, outer: Option<&Path>, f: impl FnOnce(&mut Self) -> R) -> R {
+    fn at_layout<R>(&mut self, outer: Option<&Trail>, f: impl FnOnce(&mut Self) -> R) -> R {
         match outer {
             Some(path) => {
                 let saved = std::mem::replace(&mut self.path, path.clone());
@@ -443,6 +454,7 @@ impl Checker {
         t
     }
 
+    #[inline]
     fn shape(&mut self, p: &ShapeProto) -> Option<Shape> {
         if self.depth >= MAX_DEPTH {
             self.issue(IssueKind::TooDeep { limit: MAX_DEPTH });
@@ -455,6 +467,7 @@ impl Checker {
         shape.filter(|_| self.errors == mark)
     }
 
+    #[inline]
     fn shape_inner(&mut self, p: &ShapeProto) -> Option<Shape> {
         let t = self.element_type(p.element_type)?;
         if t.is_array() {
@@ -513,10 +526,11 @@ impl Checker {
             );
             return None;
         };
-        let outer_layout = p
-            .layout
-            .as_deref()
-            .map(|layout| (layout, self.path.field("layout")));
+        let outer_layout = p.layout.as_deref().map(|layout| {
+            let mut path = self.path.clone();
+            path.push(Segment::Field("layout"));
+            (layout, path)
+        });
         self.at(Segment::Field("tuple_shapes"), |c| {
             c.at(Segment::Index(0), |c| {
                 match PrimitiveType::from_i32(inner.element_type) {
@@ -545,13 +559,14 @@ impl Checker {
         &mut self,
         element_type: PrimitiveType,
         p: &ShapeProto,
-        outer_layout: Option<(&LayoutProto, Path)>,
+        outer_layout: Option<(&LayoutProto, Trail)>,
     ) -> Option<ArrayShape> {
         let mark = self.errors;
         let rank = p.dimensions.len();
         let flags_ok = p.is_dynamic_dimension.is_empty() || p.is_dynamic_dimension.len() == rank;
         // Field 3: dimensions.
-        let mut dims: Vec<Option<DimSize>> = Vec::with_capacity(rank);
+        let mut dims: smallvec::SmallVec<[Option<DimSize>; 6]> =
+            smallvec::SmallVec::with_capacity(rank);
         for (i, &d) in p.dimensions.iter().enumerate() {
             let dynamic = flags_ok && p.is_dynamic_dimension.get(i).copied().unwrap_or(false);
             let size = if d == i64::MIN {
@@ -630,7 +645,7 @@ impl Checker {
         if self.errors != mark {
             return None;
         }
-        let dimensions: Vec<DimSize> = dims.into_iter().flatten().collect();
+        let dimensions: Dims = dims.into_iter().flatten().collect();
         if let (Some(n), Some(layout)) = (count, &layout) {
             self.at_layout(outer_path.as_ref(), |c| {
                 c.allocated_sizes(n, byte_width, &dimensions, layout)
@@ -642,7 +657,7 @@ impl Checker {
         Some(ArrayShape {
             element_type,
             dimensions,
-            layout,
+            layout: layout.map(Box::new),
         })
     }
 
@@ -675,7 +690,7 @@ impl Checker {
             // unaligned: the same as the element count, already checked.
             return;
         }
-        let physical: Vec<u64> = layout
+        let physical: smallvec::SmallVec<[u64; 6]> = layout
             .minor_to_major
             .iter()
             .rev()
@@ -709,7 +724,7 @@ impl Checker {
             );
         }
         let mut seen = Seen::new(rank);
-        let mut minor_to_major = Vec::with_capacity(rank);
+        let mut minor_to_major = DimList::with_capacity(rank);
         for (i, &d) in l.minor_to_major.iter().enumerate() {
             match usize::try_from(d).ok().filter(|&u| u < rank) {
                 None => self.issue_at_index(
@@ -816,7 +831,7 @@ impl Checker {
             );
         }
         // Field 6: tiles.
-        let mut tiles = Vec::with_capacity(l.tiles.len());
+        let mut tiles = Tiles::with_capacity(l.tiles.len());
         let options = self.options;
         for (i, tile) in l.tiles.iter().enumerate() {
             self.at(Segment::Field("tiles"), |c| {
@@ -824,7 +839,7 @@ impl Checker {
                     if tile.dimensions.is_empty() {
                         c.issue_at("dimensions", IssueKind::EmptyTile);
                     }
-                    let mut dimensions = Vec::with_capacity(tile.dimensions.len());
+                    let mut dimensions = TileDims::with_capacity(tile.dimensions.len());
                     for (j, &d) in tile.dimensions.iter().enumerate() {
                         let dim = if d == i64::MIN {
                             if !options.accept_combine_tiles {

@@ -70,7 +70,7 @@ impl From<&ArrayShape> for proto::ShapeProto {
             element_type: array.element_type.as_i32(),
             dimensions: array.dimensions.iter().map(|d| d.to_i64()).collect(),
             tuple_shapes: Vec::new(),
-            layout: array.layout.as_ref().map(|l| Box::new(l.into())),
+            layout: array.layout.as_deref().map(|l| Box::new(l.into())),
             is_dynamic_dimension: array.dimensions.iter().map(|d| d.is_dynamic()).collect(),
         }
     }

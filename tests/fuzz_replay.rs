@@ -36,3 +36,21 @@ fn every_committed_fuzz_input_keeps_its_properties() {
     }
     eprintln!("replayed {total} fuzz inputs");
 }
+
+/// The committed `relayout` seeds are pairs that move bytes, not inputs the property
+/// skips (too large, or not two layouts of one array).
+#[test]
+fn relayout_corpus_moves_bytes() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/relayout");
+    let mut moved = 0;
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir).expect("the relayout corpus") {
+        let data = std::fs::read(entry.expect("an entry").path()).expect("readable input");
+        total += 1;
+        moved += usize::from(props::relayout_moved(&data));
+    }
+    assert!(
+        moved * 4 >= total * 3,
+        "only {moved} of {total} relayout inputs move bytes"
+    );
+}

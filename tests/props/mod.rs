@@ -28,6 +28,7 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("module_proto", module_proto),
     ("validate_any", validate_any),
     ("layout_plan", layout_plan),
+    ("relayout", relayout),
 ];
 
 fn kind_of(selector: u8) -> MessageKind {
@@ -225,4 +226,106 @@ pub fn layout_plan(data: &[u8]) {
         );
         previous = Some(slot);
     }
+}
+
+/// Largest buffer (either side) the `relayout` property moves, so that one input stays
+/// well inside the fuzzer's time limit.
+const RELAYOUT_MAX_BYTES: u64 = 1 << 20;
+
+/// Relayout between two layouts of one array. Input: a shape's text, a newline, then a
+/// layout's text (`{0,1:T(8,128)}`). For every pair that validates and fits in
+/// [`RELAYOUT_MAX_BYTES`]: the fast path writes exactly what the element-by-element
+/// reference writes, and A -> B -> A gives back every element of A (padding slots
+/// aside, which relayout fills).
+pub fn relayout(data: &[u8]) {
+    relayout_moved(data);
+}
+
+/// [`relayout`], saying whether the input got as far as moving bytes.
+pub fn relayout_moved(data: &[u8]) -> bool {
+    use xla_shape::relayout::{row_major, with_layout, Relayout};
+    let Ok(input) = std::str::from_utf8(data) else {
+        return false;
+    };
+    let Some((shape_text, layout_text)) = input.split_once('\n') else {
+        return false;
+    };
+    let Ok(proto) = text::parse_shape(shape_text) else {
+        return false;
+    };
+    let Ok(shape) = validate::validate_shape_with(&proto, Options::hlo_text()).into_result() else {
+        return false;
+    };
+    let Some(a) = shape.as_array() else {
+        return false;
+    };
+    let Ok(layout_proto) = text::parse_layout(layout_text.trim_end()) else {
+        return false;
+    };
+    let Ok(layout) =
+        validate::validate_layout_with(&layout_proto, Options::hlo_text()).into_result()
+    else {
+        return false;
+    };
+    let Ok(b) = with_layout(a, &layout) else {
+        return false;
+    };
+    let (Ok(there), Ok(back)) = (Relayout::new(a, &b), Relayout::new(&b, a)) else {
+        return false;
+    };
+    let logical = row_major(a);
+    let Ok(to_logical) = Relayout::new(a, &logical) else {
+        return false;
+    };
+    let sizes = [
+        there.source_bytes(),
+        there.destination_bytes(),
+        to_logical.destination_bytes(),
+    ];
+    if sizes.iter().any(|&n| n as u64 > RELAYOUT_MAX_BYTES) {
+        return false;
+    }
+    // The logical array: a pattern that gives neighbouring elements different values,
+    // each element as relayout writes a value into a wider slot (the type's bits, then
+    // the sign for signed integers), so that a round trip must give it back exactly.
+    let t = a.element_type();
+    let bits = t.bit_width().unwrap_or(8);
+    let values: Vec<u8> = (0..to_logical.destination_bytes())
+        .map(|i| {
+            let byte = (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3];
+            if bits >= 8 {
+                return byte;
+            }
+            let low = byte & ((1u8 << bits) - 1);
+            let negative = t.is_signed_integral() && low >> (bits - 1) == 1;
+            if negative {
+                low | !((1u8 << bits) - 1)
+            } else {
+                low
+            }
+        })
+        .collect();
+    let Ok(from_logical) = Relayout::new(&logical, a) else {
+        return false;
+    };
+    let mut src = vec![0; from_logical.destination_bytes()];
+    from_logical
+        .run_reference(&values, &mut src)
+        .expect("buffer lengths from the plan");
+    let mut fast = vec![0xA5; there.destination_bytes()];
+    let mut reference = vec![0x5A; there.destination_bytes()];
+    there
+        .run(&src, &mut fast)
+        .expect("buffer lengths from the plan");
+    there
+        .run_reference(&src, &mut reference)
+        .expect("buffer lengths from the plan");
+    assert!(fast == reference, "fast path differs from the reference");
+    let mut round = vec![0; back.destination_bytes()];
+    back.run(&fast, &mut round)
+        .expect("buffer lengths from the plan");
+    let after = to_logical.to_vec(&round).expect("a logical copy");
+    let before = values;
+    assert!(before == after, "A -> B -> A lost elements");
+    true
 }

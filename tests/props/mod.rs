@@ -288,23 +288,30 @@ pub fn relayout_moved(data: &[u8]) -> bool {
     // The logical array: a pattern that gives neighbouring elements different values,
     // each element as relayout writes a value into a wider slot (the type's bits, then
     // the sign for signed integers), so that a round trip must give it back exactly.
+    // A slot narrower than the type (`u4` with `E(2)`, which XLA accepts with a warning)
+    // keeps only its low bits: values are drawn to fit the narrowest slot.
     let t = a.element_type();
-    let bits = t.bit_width().unwrap_or(8);
-    let values: Vec<u8> = (0..to_logical.destination_bytes())
-        .map(|i| {
-            let byte = (i as u32).wrapping_mul(2_654_435_761).to_le_bytes()[3];
-            if bits >= 8 {
-                return byte;
-            }
-            let low = byte & ((1u8 << bits) - 1);
+    let bits = u64::from(t.bit_width().unwrap_or(8))
+        .min(there.source_plan().element_bits())
+        .min(there.destination_plan().element_bits());
+    let width = (to_logical.destination_plan().element_bits() / 8).max(1) as usize;
+    let count = to_logical.destination_bytes() / width;
+    let mut values = Vec::with_capacity(count * width);
+    for i in 0..count as u128 {
+        let raw = i.wrapping_mul(0x9E37_79B9_7F4A_7C15_F39C_C060_5CED_C835) >> 17;
+        let value = if bits >= 128 {
+            raw
+        } else {
+            let low = raw & ((1u128 << bits) - 1);
             let negative = t.is_signed_integral() && low >> (bits - 1) == 1;
             if negative {
-                low | !((1u8 << bits) - 1)
+                low | !((1u128 << bits) - 1)
             } else {
                 low
             }
-        })
-        .collect();
+        };
+        values.extend_from_slice(&value.to_le_bytes()[..width]);
+    }
     let Ok(from_logical) = Relayout::new(&logical, a) else {
         return false;
     };

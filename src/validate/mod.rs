@@ -190,7 +190,7 @@ pub fn validate_layout(proto: &LayoutProto) -> Validated<Layout> {
 /// Validates a lone layout (everything that needs no shape) and builds it.
 pub fn validate_layout_with(proto: &LayoutProto, options: Options) -> Validated<Layout> {
     let mut checker = Checker::new(options);
-    let value = checker.layout(proto, None);
+    let value = checker.layout(proto, None).map(|layout| *layout);
     checker.finish(value)
 }
 
@@ -546,7 +546,8 @@ impl Checker {
                         if outer_layout.is_some() && inner.layout.is_some() {
                             c.issue_at("layout", IssueKind::BufferLayoutReplaced);
                         }
-                        c.array(t, inner, outer_layout).map(Shape::Buffer)
+                        c.array(t, inner, outer_layout.as_ref().map(|(l, p)| (*l, p)))
+                            .map(Shape::Buffer)
                     }
                 }
             })
@@ -559,7 +560,7 @@ impl Checker {
         &mut self,
         element_type: PrimitiveType,
         p: &ShapeProto,
-        outer_layout: Option<(&LayoutProto, Trail)>,
+        outer_layout: Option<(&LayoutProto, &Trail)>,
     ) -> Option<ArrayShape> {
         let mark = self.errors;
         let rank = p.dimensions.len();
@@ -622,7 +623,7 @@ impl Checker {
                     dimensions: &dims,
                 };
                 let layout_mark = self.errors;
-                let layout = self.at_layout(outer_path.as_ref(), |c| c.layout(l, Some(context)));
+                let layout = self.at_layout(outer_path, |c| c.layout(l, Some(context)));
                 if self.errors != layout_mark {
                     None
                 } else {
@@ -647,7 +648,7 @@ impl Checker {
         }
         let dimensions: Dims = dims.into_iter().flatten().collect();
         if let (Some(n), Some(layout)) = (count, &layout) {
-            self.at_layout(outer_path.as_ref(), |c| {
+            self.at_layout(outer_path, |c| {
                 c.allocated_sizes(n, byte_width, &dimensions, layout)
             });
         }
@@ -657,7 +658,7 @@ impl Checker {
         Some(ArrayShape {
             element_type,
             dimensions,
-            layout: layout.map(Box::new),
+            layout,
         })
     }
 
@@ -710,7 +711,8 @@ impl Checker {
         }
     }
 
-    fn layout(&mut self, l: &LayoutProto, shape: Option<ShapeContext<'_>>) -> Option<Layout> {
+    /// The layout, boxed: it is large, and an [`ArrayShape`] holds it boxed.
+    fn layout(&mut self, l: &LayoutProto, shape: Option<ShapeContext<'_>>) -> Option<Box<Layout>> {
         let mark = self.errors;
         let rank = shape.map_or(l.minor_to_major.len(), |s| s.dimensions.len());
         // Field 1: minor_to_major.
@@ -977,7 +979,7 @@ impl Checker {
         if self.errors != mark {
             return None;
         }
-        Some(Layout {
+        Some(Box::new(Layout {
             minor_to_major,
             tiles,
             tail_padding_alignment_in_elements,
@@ -988,7 +990,7 @@ impl Checker {
             padded_dimensions,
             padding_value,
             dense_format,
-        })
+        }))
     }
 
     /// XLA (jaxlib 0.10.2) rejects an out-of-range or repeated physical dimension and

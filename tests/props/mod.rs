@@ -230,7 +230,7 @@ pub fn layout_plan(data: &[u8]) {
 
 /// Largest buffer (either side) the `relayout` property moves, so that one input stays
 /// well inside the fuzzer's time limit.
-const RELAYOUT_MAX_BYTES: u64 = 1 << 20;
+const RELAYOUT_MAX_BYTES: u64 = 1 << 18;
 
 /// Relayout between two layouts of one array. Input: a shape's text, a newline, then a
 /// layout's text (`{0,1:T(8,128)}`). For every pair that validates and fits in

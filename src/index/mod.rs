@@ -435,8 +435,30 @@ impl LayoutPlan {
     ///
     /// # Errors
     /// [`IndexError::WrongRank`] or [`IndexError::OutOfBounds`].
-    #[inline]
+    #[inline(always)]
     pub fn linear_index(&self, index: &[u64]) -> Result<u64, IndexError> {
+        // Untiled layouts (one stride per dimension) inline at the caller: one pass of
+        // bounds checks and multiply-adds. Everything else is out of line.
+        if let Some(strides) = &self.strided {
+            if index.len() == self.dims.len() {
+                // Wrapping only matters when out of bounds, and then the sum is discarded.
+                let mut outside = false;
+                let mut slot: u64 = 0;
+                for ((&i, &d), &s) in index.iter().zip(&self.dims).zip(strides) {
+                    outside |= i >= d;
+                    slot = slot.wrapping_add(i.wrapping_mul(s));
+                }
+                if !outside {
+                    return Ok(slot);
+                }
+            }
+        }
+        self.linear_index_general(index)
+    }
+
+    /// [`LayoutPlan::linear_index`] past its untiled in-bounds case.
+    #[inline(never)]
+    fn linear_index_general(&self, index: &[u64]) -> Result<u64, IndexError> {
         if index.len() != self.dims.len() {
             return Err(self
                 .check_index(index)
@@ -446,25 +468,12 @@ impl LayoutPlan {
                     rank: self.dims.len(),
                 }));
         }
-        let mut outside = false;
-        if let Some(strides) = &self.strided {
-            // One pass: bounds and dot product (wrapping only matters when out of bounds,
-            // and then the sum is discarded).
-            let mut slot: u64 = 0;
-            for ((&i, &d), &s) in index.iter().zip(&self.dims).zip(strides) {
-                outside |= i >= d;
-                slot = slot.wrapping_add(i.wrapping_mul(s));
-            }
-            if outside {
-                return Err(self.out_of_bounds(index));
-            }
-            return Ok(slot);
-        }
-        for (&i, &d) in index.iter().zip(&self.dims) {
-            outside |= i >= d;
-        }
+        let outside = index.iter().zip(&self.dims).any(|(&i, &d)| i >= d);
         if outside {
             return Err(self.out_of_bounds(index));
+        }
+        if let Some(strides) = &self.strided {
+            return Ok(index.iter().zip(strides).map(|(&i, &s)| i * s).sum());
         }
         Ok(self.linear_checked(index))
     }

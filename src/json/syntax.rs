@@ -154,11 +154,11 @@ impl<'a> Lexer<'a> {
             Some(b'{') => Token::Object,
             Some(b'"') => Token::String(self.string()?),
             Some(b'-' | b'0'..=b'9') => Token::Number(self.number()?),
-            Some(_) if self.eat_literal("null") => Token::Null,
-            Some(_) if self.eat_literal("true") => Token::Bool(true),
-            Some(_) if self.eat_literal("false") => Token::Bool(false),
-            Some(_) if self.eat_literal("NaN") => Token::Number("NaN"),
-            Some(_) if self.eat_literal("Infinity") => Token::Number("Infinity"),
+            Some(b'n') if self.eat_literal("null") => Token::Null,
+            Some(b't') if self.eat_literal("true") => Token::Bool(true),
+            Some(b'f') if self.eat_literal("false") => Token::Bool(false),
+            Some(b'N') if self.eat_literal("NaN") => Token::Number("NaN"),
+            Some(b'I') if self.eat_literal("Infinity") => Token::Number("Infinity"),
             Some(_) => return Err(self.error(JsonErrorKind::Syntax("expected a value"))),
         };
         Ok((pos, token))
@@ -350,22 +350,17 @@ impl<'a> Lexer<'a> {
     /// A string, borrowed when it has no escapes.
     fn string(&mut self) -> Result<Cow<'a, [u8]>, JsonError> {
         let open = self.pos;
-        self.pos += 1; // '"'
-        let start = self.pos;
-        loop {
-            match self.peek() {
-                None => {
-                    return Err(self.error_at(open, JsonErrorKind::Syntax("unterminated string")))
-                }
-                Some(b'"') => {
-                    self.pos += 1;
-                    return Ok(Cow::Borrowed(&self.bytes[start..self.pos - 1]));
-                }
-                Some(b'\\') => break,
-                Some(0x00..=0x1f) => {
-                    return Err(self.error(JsonErrorKind::Syntax("control character in a string")))
-                }
-                Some(_) => self.pos += 1,
+        let start = open + 1; // after '"'
+        self.pos = start + plain_run(&self.bytes[start..]);
+        match self.peek() {
+            Some(b'"') => {
+                self.pos += 1;
+                return Ok(Cow::Borrowed(&self.bytes[start..self.pos - 1]));
+            }
+            Some(b'\\') => {}
+            None => return Err(self.error_at(open, JsonErrorKind::Syntax("unterminated string"))),
+            Some(_) => {
+                return Err(self.error(JsonErrorKind::Syntax("control character in a string")))
             }
         }
         let mut out = self.bytes[start..self.pos].to_vec();
@@ -455,6 +450,34 @@ impl<'a> Lexer<'a> {
     }
 }
 
+/// How many bytes at the start of `bytes` a string holds as they are: those before
+/// the first `"`, `\\` or control character. Eight bytes at a time.
+fn plain_run(bytes: &[u8]) -> usize {
+    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
+    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
+    // The high bit of every byte of `x` below `n` (at most 0x80), and maybe of some
+    // bytes above one that is: the lowest bit set is always exact.
+    let below = |x: u64, n: u8| x.wrapping_sub(ONES * u64::from(n)) & !x & HIGH;
+    let stops = |b: u8| b == b'"' || b == b'\\' || b < 0x20;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut run = 0;
+    for chunk in &mut chunks {
+        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let x = u64::from_le_bytes(chunk);
+        let found = below(x ^ (ONES * u64::from(b'"')), 1)
+            | below(x ^ (ONES * u64::from(b'\\')), 1)
+            | below(x, 0x20);
+        if found != 0 {
+            return run + (found.trailing_zeros() / 8) as usize;
+        }
+        run += 8;
+    }
+    let rest = chunks.remainder();
+    run + rest.iter().position(|&b| stops(b)).unwrap_or(rest.len())
+}
+
 /// Appends one code point (a surrogate too) in WTF-8.
 fn push_wtf8(out: &mut Vec<u8>, code: u32) {
     // The shifts and masks below keep every value within a byte.
@@ -541,6 +564,30 @@ mod tests {
         assert_eq!(strings[0], "a\né😀".as_bytes());
         assert_eq!(strings[1], b"\xed\xa0\x80x");
         assert_eq!(strings[2], b"\xed\xb0\x80\xed\xa0\x80");
+    }
+
+    #[test]
+    fn plain_runs_stop_where_a_string_needs_a_look() {
+        let naive = |bytes: &[u8]| {
+            bytes
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+                .unwrap_or(bytes.len())
+        };
+        let mut bytes = Vec::new();
+        for stop in [b'"', b'\\', 0x00, 0x1f, b' ', 0x7f, 0x80, 0xff] {
+            for len in 0..20 {
+                for at in 0..=len {
+                    bytes.clear();
+                    // Bytes next to the stops, and ones that borrow in the arithmetic.
+                    bytes.extend((0..len).map(|i| [b'a', 0x21, 0x5d, 0xa0, 0x9f][i % 5]));
+                    if at < len {
+                        bytes[at] = stop;
+                    }
+                    assert_eq!(plain_run(&bytes), naive(&bytes), "{bytes:?}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -485,6 +485,15 @@ impl<'a> Reader<'a> {
     /// An int64: a JSON integer, an integral JSON number, or a string Python's
     /// `json_format` reads as an integer (see [`super::number`]).
     fn integer(&mut self, pos: usize, token: Token<'a>) -> Result<i64> {
+        // Most integers are plain digits, as a number or a string.
+        let plain = match &token {
+            Token::Number(raw) => number::plain_int(raw.as_bytes()),
+            Token::String(bytes) => number::plain_int(bytes),
+            _ => None,
+        };
+        if let Some(value) = plain {
+            return Ok(value);
+        }
         let wide = match &token {
             Token::Number(raw) => number::json_number_as_integer(raw),
             Token::String(bytes) => std::str::from_utf8(bytes)

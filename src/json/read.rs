@@ -320,7 +320,7 @@ impl<'a> Reader<'a> {
 
     #[inline(never)]
     fn shape_layout(&mut self, shape: &mut ShapeProto) -> Result<()> {
-        shape.layout = self.optional(Self::layout)?.map(Box::new);
+        shape.layout = self.optional(Self::boxed_layout)?;
         Ok(())
     }
 
@@ -336,14 +336,30 @@ impl<'a> Reader<'a> {
 
     pub(crate) fn layout(&mut self, pos: usize, token: Token<'a>) -> Result<LayoutProto> {
         let mut layout = LayoutProto::default();
+        self.layout_into(&mut layout, pos, token)?;
+        Ok(layout)
+    }
+
+    /// A layout read straight into its box (a layout is large to move).
+    fn boxed_layout(&mut self, pos: usize, token: Token<'a>) -> Result<Box<LayoutProto>> {
+        let mut layout = Box::<LayoutProto>::default();
+        self.layout_into(&mut layout, pos, token)?;
+        Ok(layout)
+    }
+
+    fn layout_into(
+        &mut self,
+        layout: &mut LayoutProto,
+        pos: usize,
+        token: Token<'a>,
+    ) -> Result<()> {
         self.message(pos, token, LAYOUT, |reader, index| {
             match index {
                 9 => layout.physical_shape = reader.optional(Self::shape)?.map(Box::new),
-                _ => reader.layout_other(&mut layout, index)?,
+                _ => reader.layout_other(layout, index)?,
             }
             Ok(())
-        })?;
-        Ok(layout)
+        })
     }
 
     #[inline(never)]

@@ -70,9 +70,9 @@ pub(crate) struct Invalid {
     path: Vec<Segment>,
 }
 
-impl From<JsonError> for Stop {
-    fn from(error: JsonError) -> Self {
-        Stop::Syntax(Box::new(error))
+impl From<Box<JsonError>> for Stop {
+    fn from(error: Box<JsonError>) -> Self {
+        Stop::Syntax(error)
     }
 }
 
@@ -119,6 +119,14 @@ pub(crate) fn read<'a, T>(
     options: &ParseOptions,
     message: ReadMessage<'a, T>,
 ) -> std::result::Result<T, JsonError> {
+    read_text(text, options, message).map_err(|stop| stop.into_error(text))
+}
+
+fn read_text<'a, T>(
+    text: &'a str,
+    options: &ParseOptions,
+    message: ReadMessage<'a, T>,
+) -> Result<T> {
     let mut reader = Reader {
         lexer: Lexer::new(text)?,
         ignore_unknown_fields: options.ignore_unknown_fields,
@@ -127,11 +135,12 @@ pub(crate) fn read<'a, T>(
     };
     let (pos, token) = reader.lexer.token()?;
     let read = message(&mut reader, pos, token);
-    if let Err(Stop::Syntax(error)) = read {
-        return Err(*error);
+    if let Err(Stop::Syntax(_)) = read {
+        return read;
     }
+    // Whatever else is wrong, the text must be JSON to the end.
     reader.lexer.end()?;
-    read.map_err(|stop| stop.into_error(text))
+    read
 }
 
 /// Reads messages out of JSON text, one token at a time.

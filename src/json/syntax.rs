@@ -91,7 +91,7 @@ pub(crate) struct Lexer<'a> {
 impl<'a> Lexer<'a> {
     /// A lexer at the start of `text`. A byte order mark is an error, as it is for
     /// Python's `json.loads` given a `str`.
-    pub(crate) fn new(text: &'a str) -> Result<Self, JsonError> {
+    pub(crate) fn new(text: &'a str) -> Result<Self, Box<JsonError>> {
         let lexer = Lexer {
             text,
             bytes: text.as_bytes(),
@@ -104,32 +104,35 @@ impl<'a> Lexer<'a> {
     }
 
     #[cold]
-    fn error(&self, kind: JsonErrorKind) -> JsonError {
+    fn error(&self, kind: JsonErrorKind) -> Box<JsonError> {
         self.error_at(self.pos, kind)
     }
 
     #[cold]
-    fn error_at(&self, pos: usize, kind: JsonErrorKind) -> JsonError {
-        JsonError::at_offset(self.text, pos, kind)
+    fn error_at(&self, pos: usize, kind: JsonErrorKind) -> Box<JsonError> {
+        Box::new(JsonError::at_offset(self.text, pos, kind))
     }
 
     /// The error for a key an object already has, at `key_pos`.
     #[cold]
-    pub(crate) fn duplicate_key(&self, key: &[u8], key_pos: usize) -> JsonError {
+    pub(crate) fn duplicate_key(&self, key: &[u8], key_pos: usize) -> Box<JsonError> {
         let key = String::from_utf8_lossy(key).into_owned();
         self.error_at(key_pos, JsonErrorKind::DuplicateKey { key })
     }
 
+    #[inline]
     fn peek(&self) -> Option<u8> {
         self.bytes.get(self.pos).copied()
     }
 
+    #[inline]
     fn skip_whitespace(&mut self) {
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
             self.pos += 1;
         }
     }
 
+    #[inline]
     fn eat_literal(&mut self, literal: &str) -> bool {
         if self.bytes[self.pos..].starts_with(literal.as_bytes()) {
             self.pos += literal.len();
@@ -141,7 +144,8 @@ impl<'a> Lexer<'a> {
 
     /// The next value and where it starts (after any whitespace). A scalar is read
     /// whole; an array or object is only seen.
-    pub(crate) fn token(&mut self) -> Result<(usize, Token<'a>), JsonError> {
+    #[inline]
+    pub(crate) fn token(&mut self) -> Result<(usize, Token<'a>), Box<JsonError>> {
         self.skip_whitespace();
         let pos = self.pos;
         let token = match self.peek() {
@@ -167,7 +171,8 @@ impl<'a> Lexer<'a> {
     /// Enters the array or object [`Self::token`] just saw, with `nesting` arrays and
     /// objects open around it. True when it has an element, which comes next (for an
     /// object, read its key with [`Self::key`]); false when it is empty, and closed.
-    pub(crate) fn open(&mut self, nesting: usize) -> Result<bool, JsonError> {
+    #[inline]
+    pub(crate) fn open(&mut self, nesting: usize) -> Result<bool, Box<JsonError>> {
         if nesting >= MAX_NESTING {
             return Err(self.error(JsonErrorKind::NestingTooDeep { limit: MAX_NESTING }));
         }
@@ -186,7 +191,8 @@ impl<'a> Lexer<'a> {
 
     /// After an element of an array: true when another follows (its value comes
     /// next), false when the array ends here.
-    pub(crate) fn next_in_array(&mut self) -> Result<bool, JsonError> {
+    #[inline]
+    pub(crate) fn next_in_array(&mut self) -> Result<bool, Box<JsonError>> {
         self.skip_whitespace();
         match self.peek() {
             Some(b',') => {
@@ -204,7 +210,8 @@ impl<'a> Lexer<'a> {
 
     /// After a value of an object: true when another key follows (read it with
     /// [`Self::key`]), false when the object ends here.
-    pub(crate) fn next_in_object(&mut self) -> Result<bool, JsonError> {
+    #[inline]
+    pub(crate) fn next_in_object(&mut self) -> Result<bool, Box<JsonError>> {
         self.skip_whitespace();
         match self.peek() {
             Some(b',') => {
@@ -223,7 +230,8 @@ impl<'a> Lexer<'a> {
     }
 
     /// A key and the colon after it; returns the key and where it starts.
-    pub(crate) fn key(&mut self) -> Result<(Cow<'a, [u8]>, usize), JsonError> {
+    #[inline]
+    pub(crate) fn key(&mut self) -> Result<(Cow<'a, [u8]>, usize), Box<JsonError>> {
         self.skip_whitespace();
         let key_pos = self.pos;
         match self.peek() {
@@ -254,7 +262,7 @@ impl<'a> Lexer<'a> {
     /// Steps over the next value, checking it as closely as a value that is read:
     /// syntax, nesting (with `nesting` arrays and objects open around it) and
     /// duplicate keys. Its containers are tracked on the heap, not the call stack.
-    pub(crate) fn skip_value(&mut self, nesting: usize) -> Result<(), JsonError> {
+    pub(crate) fn skip_value(&mut self, nesting: usize) -> Result<(), Box<JsonError>> {
         // The arrays (`None`) and objects (their keys so far) open inside the value.
         let mut open: Vec<Option<KeySet<'a>>> = Vec::new();
         loop {
@@ -299,7 +307,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// The end of the text: nothing but whitespace may follow the value.
-    pub(crate) fn end(&mut self) -> Result<(), JsonError> {
+    pub(crate) fn end(&mut self) -> Result<(), Box<JsonError>> {
         self.skip_whitespace();
         if self.pos < self.bytes.len() {
             return Err(self.error(JsonErrorKind::Syntax("trailing characters after the value")));
@@ -308,7 +316,7 @@ impl<'a> Lexer<'a> {
     }
 
     /// A number: `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?`, or `-Infinity`.
-    fn number(&mut self) -> Result<&'a str, JsonError> {
+    fn number(&mut self) -> Result<&'a str, Box<JsonError>> {
         let start = self.pos;
         if self.peek() == Some(b'-') {
             self.pos += 1;
@@ -348,21 +356,23 @@ impl<'a> Lexer<'a> {
     }
 
     /// A string, borrowed when it has no escapes.
-    fn string(&mut self) -> Result<Cow<'a, [u8]>, JsonError> {
+    #[inline]
+    fn string(&mut self) -> Result<Cow<'a, [u8]>, Box<JsonError>> {
         let open = self.pos;
         let start = open + 1; // after '"'
         self.pos = start + plain_run(&self.bytes[start..]);
-        match self.peek() {
-            Some(b'"') => {
-                self.pos += 1;
-                return Ok(Cow::Borrowed(&self.bytes[start..self.pos - 1]));
-            }
-            Some(b'\\') => {}
-            None => return Err(self.error_at(open, JsonErrorKind::Syntax("unterminated string"))),
-            Some(_) => {
-                return Err(self.error(JsonErrorKind::Syntax("control character in a string")))
-            }
+        if self.peek() != Some(b'"') {
+            return self.escaped_string(open);
         }
+        self.pos += 1;
+        Ok(Cow::Borrowed(&self.bytes[start..self.pos - 1]))
+    }
+
+    /// The rest of a string that does not end at the first stop of
+    /// [`plain_run`]: a string with escapes, or no string at all.
+    #[inline(never)]
+    fn escaped_string(&mut self, open: usize) -> Result<Cow<'a, [u8]>, Box<JsonError>> {
+        let start = open + 1;
         let mut out = self.bytes[start..self.pos].to_vec();
         loop {
             match self.peek() {
@@ -385,7 +395,7 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn escape(&mut self, out: &mut Vec<u8>) -> Result<(), JsonError> {
+    fn escape(&mut self, out: &mut Vec<u8>) -> Result<(), Box<JsonError>> {
         let escape_pos = self.pos;
         self.pos += 1; // '\\'
         let simple = match self.peek() {
@@ -431,7 +441,7 @@ impl<'a> Lexer<'a> {
         Ok(())
     }
 
-    fn hex4(&mut self, escape_pos: usize) -> Result<u32, JsonError> {
+    fn hex4(&mut self, escape_pos: usize) -> Result<u32, Box<JsonError>> {
         let mut code = 0u32;
         for _ in 0..4 {
             let digit = self
@@ -512,7 +522,7 @@ mod tests {
             lexer.skip_value(0)?;
             lexer.end()
         };
-        check().map_err(|e: JsonError| e.to_string())
+        check().map_err(|e: Box<JsonError>| e.to_string())
     }
 
     /// The tokens of the array of scalars that comes next, with their positions.

@@ -108,6 +108,14 @@ mod tests {
     }
 
     #[test]
+    fn every_table_fits_the_readers_two_bits_per_field() {
+        // The reader finds keys given twice with two bits per field in a u64.
+        for table in [SHAPE, LAYOUT, TILE, SPLIT_CONFIG, PROGRAM_SHAPE] {
+            assert!(table.len() <= 32);
+        }
+    }
+
+    #[test]
     fn json_names_follow_protoc() {
         for table in [SHAPE, LAYOUT, TILE, SPLIT_CONFIG, PROGRAM_SHAPE] {
             for f in table {

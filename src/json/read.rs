@@ -223,16 +223,16 @@ impl<'a> Reader<'a> {
         )
     }
 
-    /// One message object, `pos` and `token` being its start: `field` is called for
-    /// each key that names a field, with the field's index in `table` and the reader
-    /// at the value, which it must read whole. Checks the type, the depth, unknown
-    /// keys and fields given twice.
+    /// One message object, `pos` and `token` being its start: `read_field` is called
+    /// for each key that names a field, with the field's index in `message.fields` and
+    /// the reader at the value, which it must read whole. Checks the type, the depth,
+    /// unknown keys and fields given twice.
     fn message(
         &mut self,
         pos: usize,
         token: Token<'a>,
-        (message, table): (&'static str, &'static [Field]),
-        mut field: impl FnMut(&mut Self, usize) -> Result<()>,
+        message: &MessageType,
+        mut read_field: impl FnMut(&mut Self, usize) -> Result<()>,
     ) -> Result<()> {
         if !matches!(token, Token::Object) {
             return Err(self.wrong_type(pos, token, "an object"));
@@ -245,27 +245,28 @@ impl<'a> Reader<'a> {
         let mut more = self.open()?;
         self.depth += 1;
         let mut keys = Keys::default();
-        // The error found so far, while the rest of the object is checked; and
-        // whether it is about a key of this message, which no later error replaces.
-        let mut found: Option<(Stop, bool)> = None;
+        // The first error about a key of this message and the first inside a value,
+        // kept while the rest of the object is checked; the key's comes first.
+        let mut bad_key: Option<Stop> = None;
+        let mut bad_value: Option<Stop> = None;
         while more {
             let (key, key_pos) = self.lexer.key()?;
-            let known = fields::lookup(table, &key);
+            let known = fields::lookup(message.fields, &key);
             let key_error = match known {
                 Some((index, spelling)) => match keys.see_field(index, spelling) {
                     Seen::First => None,
                     Seen::Again => return Err(self.lexer.duplicate_key(&key, key_pos).into()),
                     Seen::UnderOtherName => {
-                        let f = &table[index];
+                        let field = &message.fields[index];
                         let first = match spelling {
-                            Spelling::Json => f.proto,
-                            Spelling::Proto => f.json,
+                            Spelling::Json => field.proto,
+                            Spelling::Proto => field.json,
                         };
                         let kind = JsonErrorKind::DuplicateField {
                             key: lossy(&key),
                             first: first.to_owned(),
                         };
-                        Some(Stop::invalid(key_pos, kind).within(Segment::Field(f.proto)))
+                        Some(Stop::invalid(key_pos, kind).within(Segment::Field(field.proto)))
                     }
                 },
                 None => {
@@ -273,24 +274,25 @@ impl<'a> Reader<'a> {
                         return Err(self.lexer.duplicate_key(&key, key_pos).into());
                     }
                     (!self.ignore_unknown_fields).then(|| {
-                        let key = lossy(&key);
-                        Stop::invalid(key_pos, JsonErrorKind::UnknownField { message, key })
+                        let kind = JsonErrorKind::UnknownField {
+                            message: message.name,
+                            key: lossy(&key),
+                        };
+                        Stop::invalid(key_pos, kind)
                     })
                 }
             };
-            if let Some(error) = key_error {
-                // The first bad key comes before any error inside the values.
-                if !matches!(found, Some((_, true))) {
-                    found = Some((error, true));
-                }
+            if bad_key.is_none() {
+                bad_key = key_error;
             }
             match known {
-                Some((index, _)) if found.is_none() => {
-                    if let Err(stop) = field(self, index) {
+                Some((index, _)) if bad_key.is_none() && bad_value.is_none() => {
+                    if let Err(stop) = read_field(self, index) {
                         let stop @ Stop::Invalid(_) = stop else {
                             return Err(stop);
                         };
-                        found = Some((stop.within(Segment::Field(table[index].proto)), false));
+                        let name = message.fields[index].proto;
+                        bad_value = Some(stop.within(Segment::Field(name)));
                     }
                 }
                 _ => self.skip_value()?,
@@ -299,8 +301,8 @@ impl<'a> Reader<'a> {
         }
         self.nesting -= 1;
         self.depth -= 1;
-        match found {
-            Some((stop, _)) => Err(stop),
+        match bad_key.or(bad_value) {
+            Some(stop) => Err(stop),
             None => Ok(()),
         }
     }
@@ -312,7 +314,7 @@ impl<'a> Reader<'a> {
 
     pub(crate) fn shape(&mut self, pos: usize, token: Token<'a>) -> Result<ShapeProto> {
         let mut shape = ShapeProto::default();
-        self.message(pos, token, SHAPE, |reader, index| {
+        self.message(pos, token, &SHAPE, |reader, index| {
             match index {
                 2 => shape.tuple_shapes = reader.list(Self::shape_element)?,
                 3 => reader.shape_layout(&mut shape)?,
@@ -362,7 +364,7 @@ impl<'a> Reader<'a> {
         pos: usize,
         token: Token<'a>,
     ) -> Result<()> {
-        self.message(pos, token, LAYOUT, |reader, index| {
+        self.message(pos, token, &LAYOUT, |reader, index| {
             match index {
                 9 => layout.physical_shape = reader.optional(Self::shape)?.map(Box::new),
                 _ => reader.layout_other(layout, index)?,
@@ -400,7 +402,7 @@ impl<'a> Reader<'a> {
 
     fn tile(&mut self, pos: usize, token: Token<'a>) -> Result<Option<TileProto>> {
         let mut tile = TileProto::default();
-        self.message(pos, token, TILE, |reader, _| {
+        self.message(pos, token, &TILE, |reader, _| {
             tile.dimensions = reader.list(Self::int64)?;
             Ok(())
         })?;
@@ -409,7 +411,7 @@ impl<'a> Reader<'a> {
 
     fn split_config(&mut self, pos: usize, token: Token<'a>) -> Result<Option<SplitConfigProto>> {
         let mut config = SplitConfigProto::default();
-        self.message(pos, token, SPLIT_CONFIG, |reader, index| {
+        self.message(pos, token, &SPLIT_CONFIG, |reader, index| {
             match index {
                 0 => config.dimension = reader.int64_field()?,
                 _ => config.split_indices = reader.list(Self::int64)?,
@@ -425,7 +427,7 @@ impl<'a> Reader<'a> {
         token: Token<'a>,
     ) -> Result<ProgramShapeProto> {
         let mut program = ProgramShapeProto::default();
-        self.message(pos, token, PROGRAM_SHAPE, |reader, index| {
+        self.message(pos, token, &PROGRAM_SHAPE, |reader, index| {
             match index {
                 0 => program.parameters = reader.list(Self::shape_element)?,
                 1 => program.result = reader.optional(Self::shape)?,
@@ -593,12 +595,32 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The messages of the schema: proto name and fields.
-const SHAPE: (&str, &[Field]) = ("xla.ShapeProto", fields::SHAPE);
-const LAYOUT: (&str, &[Field]) = ("xla.LayoutProto", fields::LAYOUT);
-const TILE: (&str, &[Field]) = ("xla.TileProto", fields::TILE);
-const SPLIT_CONFIG: (&str, &[Field]) = ("xla.SplitConfigProto", fields::SPLIT_CONFIG);
-const PROGRAM_SHAPE: (&str, &[Field]) = ("xla.ProgramShapeProto", fields::PROGRAM_SHAPE);
+/// A message of the schema: its proto name and its fields.
+struct MessageType {
+    name: &'static str,
+    fields: &'static [Field],
+}
+
+const SHAPE: MessageType = MessageType {
+    name: "xla.ShapeProto",
+    fields: fields::SHAPE,
+};
+const LAYOUT: MessageType = MessageType {
+    name: "xla.LayoutProto",
+    fields: fields::LAYOUT,
+};
+const TILE: MessageType = MessageType {
+    name: "xla.TileProto",
+    fields: fields::TILE,
+};
+const SPLIT_CONFIG: MessageType = MessageType {
+    name: "xla.SplitConfigProto",
+    fields: fields::SPLIT_CONFIG,
+};
+const PROGRAM_SHAPE: MessageType = MessageType {
+    name: "xla.ProgramShapeProto",
+    fields: fields::PROGRAM_SHAPE,
+};
 
 #[cold]
 fn not_an_integer(pos: usize, token: &Token<'_>) -> Stop {

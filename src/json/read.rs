@@ -648,3 +648,73 @@ fn as_written(token: &Token<'_>) -> String {
         other => other.type_name().to_owned(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str, ignore_unknown_fields: bool) -> String {
+        let options = ParseOptions::new().ignore_unknown_fields(ignore_unknown_fields);
+        read(text, &options, Reader::shape).unwrap_err().to_string()
+    }
+
+    /// Errors kept while the rest of the text is read: a later syntax error, or a bad
+    /// key of a message still open, is reported instead, as when the whole text is
+    /// parsed first and the keys of a message are checked before its values.
+    #[test]
+    fn the_first_error_in_googles_order_is_reported() {
+        for (text, message) in [
+            (
+                r#"{"dimensions":[true],"foo":1}"#,
+                r#"xla.ShapeProto has no field named "foo" at line 1 column 22"#,
+            ),
+            (
+                r#"{"layout":{"foo":1},"bar":2}"#,
+                r#"xla.ShapeProto has no field named "bar" at line 1 column 21"#,
+            ),
+            (
+                r#"{"layout":{"minorToMajor":["x"]},"element_type":"F32","elementType":"S32"}"#,
+                r#"element_type: "elementType" sets the same field as "element_type" again at line 1 column 55"#,
+            ),
+            (
+                r#"{"tupleShapes":[{"dimensions":[null]},{"foo":1}]}"#,
+                "tuple_shapes[0].dimensions[0]: null is not allowed in a list at line 1 column 32",
+            ),
+            (
+                r#"{"dimensions":[true] x"#,
+                "expected ',' or '}' at line 1 column 22",
+            ),
+            (
+                r#"{"dimensions":[true],"elementType":"F32","elementType":"S32"}"#,
+                r#"duplicate key "elementType" at line 1 column 42"#,
+            ),
+            (
+                r#"{"layout":5,"layout":6}"#,
+                r#"duplicate key "layout" at line 1 column 13"#,
+            ),
+            (
+                r#"{"foo":[[1]],"foo":2}"#,
+                r#"duplicate key "foo" at line 1 column 14"#,
+            ),
+        ] {
+            assert_eq!(error(text, false), message, "{text}");
+        }
+        // Nesting too deep inside an ignored value, after a bad value.
+        let text = format!(
+            "{{\"dimensions\":[true],\"foo\":{}}}",
+            "[".repeat(600) + &"]".repeat(600)
+        );
+        assert_eq!(
+            error(&text, true),
+            "arrays and objects nest deeper than 512 levels at line 1 column 539"
+        );
+        // Trailing characters after messages nested too deep.
+        let deep = "{\"tupleShapes\":[".repeat(100) + "{}" + &"]}".repeat(100);
+        assert!(error(&deep, false)
+            .ends_with("messages nest deeper than 100 levels at line 1 column 1601"));
+        assert_eq!(
+            error(&(deep + "x"), false),
+            "trailing characters after the value at line 1 column 1803"
+        );
+    }
+}

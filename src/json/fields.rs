@@ -63,11 +63,27 @@ pub(crate) const PROGRAM_SHAPE: &[Field] = &[
     field("parameterNames", "parameter_names"),
 ];
 
-/// The field a key names, by its JSON name or its proto name (both are accepted).
-pub(crate) fn lookup(table: &[Field], key: &[u8]) -> Option<usize> {
-    table
-        .iter()
-        .position(|f| f.json.as_bytes() == key || f.proto.as_bytes() == key)
+/// Which of its two names a key gives a field by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Spelling {
+    /// The JSON name; also when the two names are the same.
+    Json,
+    /// The proto name.
+    Proto,
+}
+
+/// The field a key names, by its JSON name or its proto name (both are accepted),
+/// and which of the two the key is.
+pub(crate) fn lookup(table: &[Field], key: &[u8]) -> Option<(usize, Spelling)> {
+    table.iter().enumerate().find_map(|(index, f)| {
+        if f.json.as_bytes() == key {
+            Some((index, Spelling::Json))
+        } else if f.proto.as_bytes() == key {
+            Some((index, Spelling::Proto))
+        } else {
+            None
+        }
+    })
 }
 
 #[cfg(test)]
@@ -89,6 +105,14 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn every_table_fits_the_readers_two_bits_per_field() {
+        // The reader finds keys given twice with two bits per field in a u64.
+        for table in [SHAPE, LAYOUT, TILE, SPLIT_CONFIG, PROGRAM_SHAPE] {
+            assert!(table.len() <= 32);
+        }
     }
 
     #[test]

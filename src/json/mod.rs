@@ -81,7 +81,7 @@ mod fields;
 mod number;
 mod print;
 mod read;
-mod value;
+mod syntax;
 
 pub use error::{JsonError, JsonErrorKind};
 
@@ -208,8 +208,7 @@ macro_rules! proto_json {
             }
 
             fn from_json(json: &str, options: &ParseOptions) -> Result<Self, JsonError> {
-                let document = value::parse_document(json)?;
-                read::Reader::new(json, options).$read(&document)
+                read::read(json, options, read::Reader::$read)
             }
         }
     };

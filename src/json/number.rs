@@ -43,8 +43,8 @@ fn is_python_space(c: char) -> bool {
 
 /// Python's `int(s)` in base 10; `None` where Python raises `ValueError`.
 pub(crate) fn python_int(s: &str) -> Option<Wide> {
-    if let Some(value) = plain_int(s) {
-        return Some(value);
+    if let Some(value) = plain_int(s.as_bytes()) {
+        return Some(value.into());
     }
     let s = s.trim_matches(is_python_space);
     let (negative, digits) = match s.chars().next()? {
@@ -74,20 +74,20 @@ pub(crate) fn python_int(s: &str) -> Option<Wide> {
     Some(if negative { -value } else { value })
 }
 
-/// The common case, fast: an optional `-` and 1 to 18 ASCII digits.
-fn plain_int(s: &str) -> Option<Wide> {
-    let digits = s.strip_prefix('-').unwrap_or(s);
-    if digits.is_empty() || digits.len() > 18 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+/// The common case, fast: an optional `-` and 1 to 18 ASCII digits, which every
+/// reading of an integer (as a JSON number, by `int(s)`) takes as it is.
+pub(crate) fn plain_int(text: &[u8]) -> Option<i64> {
+    let (negative, digits) = match text {
+        [b'-', digits @ ..] => (true, digits),
+        digits => (false, digits),
+    };
+    if digits.is_empty() || digits.len() > 18 || !digits.iter().all(u8::is_ascii_digit) {
         return None;
     }
     let value = digits
-        .bytes()
-        .fold(0, |value: Wide, b| value * 10 + Wide::from(b - b'0'));
-    Some(if digits.len() < s.len() {
-        -value
-    } else {
-        value
-    })
+        .iter()
+        .fold(0, |value: i64, b| value * 10 + i64::from(b - b'0'));
+    Some(if negative { -value } else { value })
 }
 
 /// Python's `float(s)`; `None` where Python raises `ValueError`.

@@ -1,9 +1,25 @@
-//! From a parsed JSON document to the prost messages, with proto3 JSON's rules.
+//! From JSON text straight to the prost messages, with proto3 JSON's rules: the
+//! reader pulls tokens from [`super::syntax`] and fills each message as it goes, with
+//! no document tree in between, and builds an error's path only once it has one.
+//!
+//! # Which error is reported
+//!
+//! Google's `json_format.Parse` reads the whole text with `json.loads` before it
+//! looks at a single field, so the first syntax error of the text (a duplicate key
+//! included) is the one reported, wherever it is. Then, message by message from the
+//! top, the first problem with a message's keys (a key that names no field, a field
+//! under both its names) comes before any problem inside its values, and those come
+//! in the order written.
+//!
+//! Reading in one pass, this reader reports the same error: a syntax error stops it
+//! at once; any other error is kept while the rest of the text is stepped over
+//! ([`Lexer::skip_value`]), its syntax checked and the remaining keys of each message
+//! still open too, and is reported only if nothing there comes before it.
 
 use super::error::{line_column, JsonError, JsonErrorKind};
-use super::fields::{self, Field};
-use super::number::{self, Wide};
-use super::value::{Member, Node, Value};
+use super::fields::{self, Field, Spelling};
+use super::number;
+use super::syntax::{KeySet, Lexer, Token};
 use super::{ParseOptions, MAX_MESSAGE_DEPTH};
 use crate::path::{Path, Segment};
 use crate::proto::{
@@ -11,7 +27,7 @@ use crate::proto::{
     SplitConfigProto, TileProto,
 };
 
-type Result<T> = std::result::Result<T, JsonError>;
+type Result<T> = std::result::Result<T, Stop>;
 
 /// An enum of the schema: its proto name and its value names.
 pub(crate) struct EnumType {
@@ -36,101 +52,259 @@ pub(crate) const FORMAT: EnumType = EnumType {
     from_name: |s| Format::from_str_name(s).map(|v| v as i32),
 };
 
-/// Reads messages out of one parsed document.
-pub(crate) struct Reader<'t> {
-    text: &'t str,
-    ignore_unknown_fields: bool,
-    depth: usize,
-    path: Path,
+/// Why reading stopped.
+pub(crate) enum Stop {
+    /// The text is not JSON. Final: nothing after it is looked at, and nothing found
+    /// before it would have been reported instead.
+    Syntax(Box<JsonError>),
+    /// The text is JSON so far, but not the message; kept while the rest is checked.
+    Invalid(Box<Invalid>),
 }
 
-impl<'t> Reader<'t> {
-    pub(crate) fn new(text: &'t str, options: &ParseOptions) -> Self {
-        Self {
-            text,
-            ignore_unknown_fields: options.ignore_unknown_fields,
-            depth: 0,
-            path: Path::root(),
+/// Well-formed JSON that is not the message.
+pub(crate) struct Invalid {
+    pos: usize,
+    kind: JsonErrorKind,
+    /// Where, innermost segment first: each message and list adds its own as the
+    /// error travels out.
+    path: Vec<Segment>,
+}
+
+impl From<Box<JsonError>> for Stop {
+    fn from(error: Box<JsonError>) -> Self {
+        Stop::Syntax(error)
+    }
+}
+
+impl Stop {
+    #[cold]
+    fn invalid(pos: usize, kind: JsonErrorKind) -> Self {
+        Stop::Invalid(Box::new(Invalid {
+            pos,
+            kind,
+            path: Vec::new(),
+        }))
+    }
+
+    /// This error, one level further in: in a field, or an element of a list.
+    #[cold]
+    fn within(mut self, segment: Segment) -> Self {
+        if let Stop::Invalid(invalid) = &mut self {
+            invalid.path.push(segment);
         }
+        self
     }
 
     #[cold]
-    fn error(&self, pos: usize, kind: JsonErrorKind) -> JsonError {
-        let (line, column) = line_column(self.text, pos);
-        JsonError::new(self.path.clone(), line, column, kind)
-    }
-
-    /// The known fields of an object, as (index into `table`, value) pairs, in the
-    /// order written. Checks the type, the depth, unknown keys and fields given twice.
-    /// The caller reads the fields and then calls [`Self::leave`].
-    fn enter<'n, 'a>(
-        &mut self,
-        node: &'n Node<'a>,
-        message: &'static str,
-        table: &'static [Field],
-    ) -> Result<impl Iterator<Item = (usize, &'n Member<'a>)>> {
-        let Value::Object(members) = &node.value else {
-            return Err(self.wrong_type(node, "an object"));
-        };
-        self.depth += 1;
-        if self.depth > MAX_MESSAGE_DEPTH {
-            return Err(self.error(
-                node.pos,
-                JsonErrorKind::MessageTooDeep {
-                    limit: MAX_MESSAGE_DEPTH,
-                },
-            ));
-        }
-        // Every table has fewer than 32 fields.
-        let mut seen = 0u32;
-        for member in members {
-            let Some(index) = fields::lookup(table, &member.key) else {
-                if self.ignore_unknown_fields {
-                    continue;
-                }
-                return Err(self.error(
-                    member.key_pos,
-                    JsonErrorKind::UnknownField {
-                        message,
-                        key: lossy(&member.key),
-                    },
-                ));
-            };
-            let bit = 1u32 << (index % 32);
-            if seen & bit != 0 {
-                let first = members
-                    .iter()
-                    .find(|m| fields::lookup(table, &m.key) == Some(index))
-                    .map_or_else(String::new, |m| lossy(&m.key));
-                self.path.push(Segment::Field(table[index].proto));
-                return Err(self.error(
-                    member.key_pos,
-                    JsonErrorKind::DuplicateField {
-                        key: lossy(&member.key),
-                        first,
-                    },
-                ));
+    fn into_error(self, text: &str) -> JsonError {
+        match self {
+            Stop::Syntax(error) => *error,
+            Stop::Invalid(invalid) => {
+                let Invalid { pos, kind, path } = *invalid;
+                let (line, column) = line_column(text, pos);
+                let path = Path::from(path.into_iter().rev().collect::<Vec<_>>());
+                JsonError::new(path, line, column, kind)
             }
-            seen |= bit;
         }
-        Ok(members
-            .iter()
-            .filter_map(move |m| fields::lookup(table, &m.key).map(|index| (index, m))))
+    }
+}
+
+/// A message read by one of [`Reader::shape`], [`Reader::layout`] and
+/// [`Reader::program_shape`], from its first token.
+pub(crate) type ReadMessage<'a, T> = fn(&mut Reader<'a>, usize, Token<'a>) -> Result<T>;
+
+/// Reads a whole JSON text as one message.
+pub(crate) fn read<'a, T>(
+    text: &'a str,
+    options: &ParseOptions,
+    message: ReadMessage<'a, T>,
+) -> std::result::Result<T, JsonError> {
+    read_text(text, options, message).map_err(|stop| stop.into_error(text))
+}
+
+fn read_text<'a, T>(
+    text: &'a str,
+    options: &ParseOptions,
+    message: ReadMessage<'a, T>,
+) -> Result<T> {
+    let mut reader = Reader {
+        lexer: Lexer::new(text)?,
+        ignore_unknown_fields: options.ignore_unknown_fields,
+        depth: 0,
+        nesting: 0,
+    };
+    let (pos, token) = reader.lexer.token()?;
+    let read = message(&mut reader, pos, token);
+    if let Err(Stop::Syntax(_)) = read {
+        return read;
+    }
+    // Whatever else is wrong, the text must be JSON to the end.
+    reader.lexer.end()?;
+    read
+}
+
+/// Reads messages out of JSON text, one token at a time.
+pub(crate) struct Reader<'a> {
+    lexer: Lexer<'a>,
+    ignore_unknown_fields: bool,
+    /// Messages open, counting the one being read.
+    depth: usize,
+    /// Arrays and objects open.
+    nesting: usize,
+}
+
+/// The keys of one message object so far, to find a key or a field given twice
+/// without keeping the keys of known fields.
+#[derive(Default)]
+struct Keys<'a> {
+    /// Two bits per field of the message (none has more than 32): bit `2 * index`
+    /// once the field was given by its JSON name, the next one by its proto name.
+    fields: u64,
+    /// The keys that name no field (there are none in the common case, and then
+    /// nothing is allocated).
+    others: KeySet<'a>,
+}
+
+/// A known key, as [`Keys::see_field`] finds it.
+enum Seen {
+    First,
+    /// The same key again: malformed JSON.
+    Again,
+    /// The field again, under its other name.
+    UnderOtherName,
+}
+
+impl Keys<'_> {
+    fn see_field(&mut self, index: usize, spelling: Spelling) -> Seen {
+        let json = 1u64 << (2 * index);
+        let (bit, other) = match spelling {
+            Spelling::Json => (json, json << 1),
+            Spelling::Proto => (json << 1, json),
+        };
+        let before = self.fields;
+        self.fields |= bit;
+        if before & bit != 0 {
+            Seen::Again
+        } else if before & other != 0 {
+            Seen::UnderOtherName
+        } else {
+            Seen::First
+        }
+    }
+}
+
+impl<'a> Reader<'a> {
+    /// Enters the array or object just seen.
+    fn open(&mut self) -> Result<bool> {
+        let more = self.lexer.open(self.nesting)?;
+        self.nesting += 1;
+        Ok(more)
     }
 
-    fn leave(&mut self) {
-        self.depth -= 1;
+    /// Steps over the value that comes next.
+    fn skip_value(&mut self) -> Result<()> {
+        Ok(self.lexer.skip_value(self.nesting)?)
     }
 
+    /// The error for a value of the wrong JSON type, after stepping over it.
     #[cold]
-    fn wrong_type(&self, node: &Node<'_>, expected: &'static str) -> JsonError {
-        self.error(
-            node.pos,
+    fn wrong_type(&mut self, pos: usize, token: Token<'_>, expected: &'static str) -> Stop {
+        if let Token::Array | Token::Object = token {
+            if let Err(stop) = self.skip_value() {
+                return stop;
+            }
+        }
+        Stop::invalid(
+            pos,
             JsonErrorKind::WrongType {
                 expected,
-                found: node.value.type_name(),
+                found: token.type_name(),
             },
         )
+    }
+
+    /// One message object, `pos` and `token` being its start: `read_field` is called
+    /// for each key that names a field, with the field's index in `message.fields` and
+    /// the reader at the value, which it must read whole. Checks the type, the depth,
+    /// unknown keys and fields given twice.
+    fn message(
+        &mut self,
+        pos: usize,
+        token: Token<'a>,
+        message: &MessageType,
+        mut read_field: impl FnMut(&mut Self, usize) -> Result<()>,
+    ) -> Result<()> {
+        if !matches!(token, Token::Object) {
+            return Err(self.wrong_type(pos, token, "an object"));
+        }
+        if self.depth >= MAX_MESSAGE_DEPTH {
+            self.skip_value()?;
+            let limit = MAX_MESSAGE_DEPTH;
+            return Err(Stop::invalid(pos, JsonErrorKind::MessageTooDeep { limit }));
+        }
+        let mut more = self.open()?;
+        self.depth += 1;
+        let mut keys = Keys::default();
+        // The first error about a key of this message and the first inside a value,
+        // kept while the rest of the object is checked; the key's comes first.
+        let mut bad_key: Option<Stop> = None;
+        let mut bad_value: Option<Stop> = None;
+        while more {
+            let (key, key_pos) = self.lexer.key()?;
+            let known = fields::lookup(message.fields, &key);
+            let key_error = match known {
+                Some((index, spelling)) => match keys.see_field(index, spelling) {
+                    Seen::First => None,
+                    Seen::Again => return Err(self.lexer.duplicate_key(&key, key_pos).into()),
+                    Seen::UnderOtherName => {
+                        let field = &message.fields[index];
+                        let first = match spelling {
+                            Spelling::Json => field.proto,
+                            Spelling::Proto => field.json,
+                        };
+                        let kind = JsonErrorKind::DuplicateField {
+                            key: lossy(&key),
+                            first: first.to_owned(),
+                        };
+                        Some(Stop::invalid(key_pos, kind).within(Segment::Field(field.proto)))
+                    }
+                },
+                None => {
+                    if !keys.others.insert(key.clone()) {
+                        return Err(self.lexer.duplicate_key(&key, key_pos).into());
+                    }
+                    (!self.ignore_unknown_fields).then(|| {
+                        let kind = JsonErrorKind::UnknownField {
+                            message: message.name,
+                            key: lossy(&key),
+                        };
+                        Stop::invalid(key_pos, kind)
+                    })
+                }
+            };
+            if bad_key.is_none() {
+                bad_key = key_error;
+            }
+            match known {
+                Some((index, _)) if bad_key.is_none() && bad_value.is_none() => {
+                    if let Err(stop) = read_field(self, index) {
+                        let stop @ Stop::Invalid(_) = stop else {
+                            return Err(stop);
+                        };
+                        let name = message.fields[index].proto;
+                        bad_value = Some(stop.within(Segment::Field(name)));
+                    }
+                }
+                _ => self.skip_value()?,
+            }
+            more = self.lexer.next_in_object()?;
+        }
+        self.nesting -= 1;
+        self.depth -= 1;
+        match bad_key.or(bad_value) {
+            Some(stop) => Err(stop),
+            None => Ok(()),
+        }
     }
 
     // ---- messages ----
@@ -138,230 +312,243 @@ impl<'t> Reader<'t> {
     // The fields that hold messages are read in the slim functions below, which are
     // all that recursion stacks up; the other fields are read in separate functions.
 
-    pub(crate) fn shape(&mut self, node: &Node<'_>) -> Result<ShapeProto> {
+    pub(crate) fn shape(&mut self, pos: usize, token: Token<'a>) -> Result<ShapeProto> {
         let mut shape = ShapeProto::default();
-        for (index, member) in self.enter(node, "xla.ShapeProto", fields::SHAPE)? {
-            let value = &member.value;
-            self.path.push(Segment::Field(fields::SHAPE[index].proto));
+        self.message(pos, token, &SHAPE, |reader, index| {
             match index {
-                2 => shape.tuple_shapes = self.list(value, Self::shape_element)?,
-                3 => self.shape_layout(&mut shape, value)?,
-                _ => self.shape_scalar(&mut shape, index, value)?,
+                2 => shape.tuple_shapes = reader.list(Self::shape_element)?,
+                3 => reader.shape_layout(&mut shape)?,
+                _ => reader.shape_scalar(&mut shape, index)?,
             }
-            self.path.pop();
-        }
-        self.leave();
+            Ok(())
+        })?;
         Ok(shape)
     }
 
-    fn shape_element(&mut self, node: &Node<'_>) -> Result<Option<ShapeProto>> {
-        self.shape(node).map(Some)
+    fn shape_element(&mut self, pos: usize, token: Token<'a>) -> Result<Option<ShapeProto>> {
+        self.shape(pos, token).map(Some)
     }
 
     #[inline(never)]
-    fn shape_layout(&mut self, shape: &mut ShapeProto, value: &Node<'_>) -> Result<()> {
-        shape.layout = self.optional(value, Self::layout)?.map(Box::new);
+    fn shape_layout(&mut self, shape: &mut ShapeProto) -> Result<()> {
+        shape.layout = self.optional(Self::boxed_layout)?;
         Ok(())
     }
 
     #[inline(never)]
-    fn shape_scalar(
-        &mut self,
-        shape: &mut ShapeProto,
-        index: usize,
-        value: &Node<'_>,
-    ) -> Result<()> {
+    fn shape_scalar(&mut self, shape: &mut ShapeProto, index: usize) -> Result<()> {
         match index {
-            0 => shape.element_type = self.enum_value(value, &PRIMITIVE_TYPE)?.unwrap_or(0),
-            1 => shape.dimensions = self.list(value, Self::int64)?,
-            _ => shape.is_dynamic_dimension = self.list(value, Self::bool)?,
+            0 => shape.element_type = self.enum_field(&PRIMITIVE_TYPE)?,
+            1 => shape.dimensions = self.list(Self::int64)?,
+            _ => shape.is_dynamic_dimension = self.list(Self::bool)?,
         }
         Ok(())
     }
 
-    pub(crate) fn layout(&mut self, node: &Node<'_>) -> Result<LayoutProto> {
+    pub(crate) fn layout(&mut self, pos: usize, token: Token<'a>) -> Result<LayoutProto> {
         let mut layout = LayoutProto::default();
-        for (index, member) in self.enter(node, "xla.LayoutProto", fields::LAYOUT)? {
-            let value = &member.value;
-            self.path.push(Segment::Field(fields::LAYOUT[index].proto));
-            match index {
-                9 => layout.physical_shape = self.optional(value, Self::shape)?.map(Box::new),
-                _ => self.layout_other(&mut layout, index, value)?,
-            }
-            self.path.pop();
-        }
-        self.leave();
+        self.layout_into(&mut layout, pos, token)?;
         Ok(layout)
     }
 
+    /// A layout read straight into its box (a layout is large to move).
+    fn boxed_layout(&mut self, pos: usize, token: Token<'a>) -> Result<Box<LayoutProto>> {
+        let mut layout = Box::<LayoutProto>::default();
+        self.layout_into(&mut layout, pos, token)?;
+        Ok(layout)
+    }
+
+    fn layout_into(
+        &mut self,
+        layout: &mut LayoutProto,
+        pos: usize,
+        token: Token<'a>,
+    ) -> Result<()> {
+        self.message(pos, token, &LAYOUT, |reader, index| {
+            match index {
+                9 => layout.physical_shape = reader.optional(Self::shape)?.map(Box::new),
+                _ => reader.layout_other(layout, index)?,
+            }
+            Ok(())
+        })
+    }
+
     #[inline(never)]
-    fn layout_other(&mut self, l: &mut LayoutProto, index: usize, value: &Node<'_>) -> Result<()> {
+    fn layout_other(&mut self, l: &mut LayoutProto, index: usize) -> Result<()> {
         match index {
-            0 => l.minor_to_major = self.list(value, Self::int64)?,
-            1 => l.padded_dimensions = self.list(value, Self::int64)?,
-            2 => l.padding_value = self.enum_value(value, &PADDING_VALUE)?.unwrap_or(0),
-            3 => l.format = self.enum_value(value, &FORMAT)?.unwrap_or(0),
-            4 => l.max_sparse_elements = self.int64_or_default(value)?,
-            5 => l.tiles = self.list(value, Self::tile)?,
-            6 => l.element_size_in_bits = self.int64_or_default(value)?,
-            7 => l.memory_space = self.int64_or_default(value)?,
-            8 => l.dim_level_types = self.list(value, Self::dim_level_type)?,
-            10 => l.index_primitive_type = self.enum_value(value, &PRIMITIVE_TYPE)?.unwrap_or(0),
-            11 => l.pointer_primitive_type = self.enum_value(value, &PRIMITIVE_TYPE)?.unwrap_or(0),
-            12 => l.dim_unique = self.list(value, Self::bool)?,
-            13 => l.dim_ordered = self.list(value, Self::bool)?,
-            14 => l.dynamic_shape_metadata_prefix_bytes = self.int64_or_default(value)?,
-            15 => l.tail_padding_alignment_in_elements = self.int64_or_default(value)?,
-            _ => l.split_configs = self.list(value, Self::split_config)?,
+            0 => l.minor_to_major = self.list(Self::int64)?,
+            1 => l.padded_dimensions = self.list(Self::int64)?,
+            2 => l.padding_value = self.enum_field(&PADDING_VALUE)?,
+            3 => l.format = self.enum_field(&FORMAT)?,
+            4 => l.max_sparse_elements = self.int64_field()?,
+            5 => l.tiles = self.list(Self::tile)?,
+            6 => l.element_size_in_bits = self.int64_field()?,
+            7 => l.memory_space = self.int64_field()?,
+            8 => l.dim_level_types = self.list(Self::dim_level_type)?,
+            10 => l.index_primitive_type = self.enum_field(&PRIMITIVE_TYPE)?,
+            11 => l.pointer_primitive_type = self.enum_field(&PRIMITIVE_TYPE)?,
+            12 => l.dim_unique = self.list(Self::bool)?,
+            13 => l.dim_ordered = self.list(Self::bool)?,
+            14 => l.dynamic_shape_metadata_prefix_bytes = self.int64_field()?,
+            15 => l.tail_padding_alignment_in_elements = self.int64_field()?,
+            _ => l.split_configs = self.list(Self::split_config)?,
         }
         Ok(())
     }
 
-    fn dim_level_type(&mut self, node: &Node<'_>) -> Result<Option<i32>> {
-        self.enum_value(node, &DIM_LEVEL_TYPE)
+    fn dim_level_type(&mut self, pos: usize, token: Token<'a>) -> Result<Option<i32>> {
+        self.enum_value(pos, token, &DIM_LEVEL_TYPE)
     }
 
-    fn tile(&mut self, node: &Node<'_>) -> Result<Option<TileProto>> {
+    fn tile(&mut self, pos: usize, token: Token<'a>) -> Result<Option<TileProto>> {
         let mut tile = TileProto::default();
-        for (index, member) in self.enter(node, "xla.TileProto", fields::TILE)? {
-            self.path.push(Segment::Field(fields::TILE[index].proto));
-            tile.dimensions = self.list(&member.value, Self::int64)?;
-            self.path.pop();
-        }
-        self.leave();
+        self.message(pos, token, &TILE, |reader, _| {
+            tile.dimensions = reader.list(Self::int64)?;
+            Ok(())
+        })?;
         Ok(Some(tile))
     }
 
-    fn split_config(&mut self, node: &Node<'_>) -> Result<Option<SplitConfigProto>> {
+    fn split_config(&mut self, pos: usize, token: Token<'a>) -> Result<Option<SplitConfigProto>> {
         let mut config = SplitConfigProto::default();
-        for (index, member) in self.enter(node, "xla.SplitConfigProto", fields::SPLIT_CONFIG)? {
-            let value = &member.value;
-            self.path
-                .push(Segment::Field(fields::SPLIT_CONFIG[index].proto));
+        self.message(pos, token, &SPLIT_CONFIG, |reader, index| {
             match index {
-                0 => config.dimension = self.int64_or_default(value)?,
-                _ => config.split_indices = self.list(value, Self::int64)?,
+                0 => config.dimension = reader.int64_field()?,
+                _ => config.split_indices = reader.list(Self::int64)?,
             }
-            self.path.pop();
-        }
-        self.leave();
+            Ok(())
+        })?;
         Ok(Some(config))
     }
 
-    pub(crate) fn program_shape(&mut self, node: &Node<'_>) -> Result<ProgramShapeProto> {
+    pub(crate) fn program_shape(
+        &mut self,
+        pos: usize,
+        token: Token<'a>,
+    ) -> Result<ProgramShapeProto> {
         let mut program = ProgramShapeProto::default();
-        for (index, member) in self.enter(node, "xla.ProgramShapeProto", fields::PROGRAM_SHAPE)? {
-            let value = &member.value;
-            self.path
-                .push(Segment::Field(fields::PROGRAM_SHAPE[index].proto));
+        self.message(pos, token, &PROGRAM_SHAPE, |reader, index| {
             match index {
-                0 => program.parameters = self.list(value, Self::shape_element)?,
-                1 => program.result = self.optional(value, Self::shape)?,
-                _ => program.parameter_names = self.list(value, Self::string)?,
+                0 => program.parameters = reader.list(Self::shape_element)?,
+                1 => program.result = reader.optional(Self::shape)?,
+                _ => program.parameter_names = reader.list(Self::string)?,
             }
-            self.path.pop();
-        }
-        self.leave();
+            Ok(())
+        })?;
         Ok(program)
     }
 
     // ---- field shapes ----
 
     /// A singular message field: `null` leaves it unset.
-    fn optional<T>(
-        &mut self,
-        node: &Node<'_>,
-        read: fn(&mut Self, &Node<'_>) -> Result<T>,
-    ) -> Result<Option<T>> {
-        match node.value {
-            Value::Null => Ok(None),
-            _ => read(self, node).map(Some),
+    fn optional<T>(&mut self, read: ReadMessage<'a, T>) -> Result<Option<T>> {
+        match self.lexer.token()? {
+            (_, Token::Null) => Ok(None),
+            (pos, token) => read(self, pos, token).map(Some),
         }
     }
 
     /// A repeated field: an array (or `null`, the empty list) of non-null elements.
     /// `read` returns `None` for an element to drop (an unknown enum name when unknown
     /// fields are ignored).
-    fn list<T>(
-        &mut self,
-        node: &Node<'_>,
-        read: fn(&mut Self, &Node<'_>) -> Result<Option<T>>,
-    ) -> Result<Vec<T>> {
-        let items = match &node.value {
-            Value::Null => return Ok(Vec::new()),
-            Value::Array(items) => items,
-            _ => return Err(self.wrong_type(node, "an array")),
-        };
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            self.path.push(Segment::Index(i));
-            if let Value::Null = item.value {
-                return Err(self.error(item.pos, JsonErrorKind::NullInList));
-            }
-            out.extend(read(self, item)?);
-            self.path.pop();
+    fn list<T>(&mut self, read: ReadMessage<'a, Option<T>>) -> Result<Vec<T>> {
+        let (pos, token) = self.lexer.token()?;
+        match token {
+            Token::Null => return Ok(Vec::new()),
+            Token::Array => {}
+            _ => return Err(self.wrong_type(pos, token, "an array")),
         }
-        Ok(out)
+        let mut items = Vec::new();
+        let mut more = self.open()?;
+        let mut index = 0;
+        while more {
+            let item = match self.lexer.token()? {
+                (pos, Token::Null) => Err(Stop::invalid(pos, JsonErrorKind::NullInList)),
+                (pos, token) => read(self, pos, token),
+            };
+            match item {
+                Ok(item) => items.extend(item),
+                Err(stop) => return Err(self.skip_rest_of_list(stop.within(Segment::Index(index)))),
+            }
+            index += 1;
+            more = self.lexer.next_in_array()?;
+        }
+        self.nesting -= 1;
+        Ok(items)
+    }
+
+    /// After an error in an element of a list: the rest of the array stepped over.
+    #[cold]
+    fn skip_rest_of_list(&mut self, stop: Stop) -> Stop {
+        if let Stop::Syntax(_) = stop {
+            return stop;
+        }
+        while match self.lexer.next_in_array() {
+            Ok(more) => more,
+            Err(error) => return error.into(),
+        } {
+            if let Err(stop) = self.skip_value() {
+                return stop;
+            }
+        }
+        self.nesting -= 1;
+        stop
     }
 
     // ---- scalars ----
 
-    fn int64_or_default(&mut self, node: &Node<'_>) -> Result<i64> {
-        match node.value {
-            Value::Null => Ok(0),
-            _ => self.integer(node, "int64").map(|v| v.unwrap_or(0)),
+    /// A singular int64 field: `null` is 0.
+    fn int64_field(&mut self) -> Result<i64> {
+        match self.lexer.token()? {
+            (_, Token::Null) => Ok(0),
+            (pos, token) => self.integer(pos, token),
         }
     }
 
-    fn int64(&mut self, node: &Node<'_>) -> Result<Option<i64>> {
-        self.integer(node, "int64")
+    fn int64(&mut self, pos: usize, token: Token<'a>) -> Result<Option<i64>> {
+        self.integer(pos, token).map(Some)
     }
 
     /// An int64: a JSON integer, an integral JSON number, or a string Python's
     /// `json_format` reads as an integer (see [`super::number`]).
-    fn integer(&mut self, node: &Node<'_>, ty: &'static str) -> Result<Option<i64>> {
-        let wide = match &node.value {
-            Value::Number(raw) => number::json_number_as_integer(raw),
-            Value::String(bytes) => std::str::from_utf8(bytes)
+    fn integer(&mut self, pos: usize, token: Token<'a>) -> Result<i64> {
+        // Most integers are plain digits, as a number or a string.
+        let plain = match &token {
+            Token::Number(raw) => number::plain_int(raw.as_bytes()),
+            Token::String(bytes) => number::plain_int(bytes),
+            _ => None,
+        };
+        if let Some(value) = plain {
+            return Ok(value);
+        }
+        let wide = match &token {
+            Token::Number(raw) => number::json_number_as_integer(raw),
+            Token::String(bytes) => std::str::from_utf8(bytes)
                 .map_err(|_| ())
                 .and_then(number::string_as_integer),
-            _ => return Err(self.wrong_type(node, "an integer (a number or a string)")),
+            _ => return Err(self.wrong_type(pos, token, "an integer (a number or a string)")),
         };
-        let wide = wide.map_err(|()| {
-            self.error(
-                node.pos,
-                JsonErrorKind::NotAnInteger {
-                    text: as_written(node),
-                },
-            )
-        })?;
-        self.fit(node, wide, ty).map(Some)
+        let Ok(wide) = wide else {
+            return Err(not_an_integer(pos, &token));
+        };
+        i64::try_from(wide).map_err(|_| out_of_range(pos, &token, "int64"))
     }
 
-    fn fit(&self, node: &Node<'_>, wide: Wide, ty: &'static str) -> Result<i64> {
-        let fits = match ty {
-            "int32" => i32::try_from(wide).map(i64::from).ok(),
-            _ => i64::try_from(wide).ok(),
-        };
-        fits.ok_or_else(|| {
-            self.error(
-                node.pos,
-                JsonErrorKind::OutOfRange {
-                    text: as_written(node),
-                    ty,
-                },
-            )
-        })
+    /// A singular enum field: `null` is 0, and so is an unknown name when unknown
+    /// fields are ignored.
+    fn enum_field(&mut self, ty: &EnumType) -> Result<i32> {
+        let (pos, token) = self.lexer.token()?;
+        Ok(self.enum_value(pos, token, ty)?.unwrap_or(0))
     }
 
     /// An enum value: its name, or its number as a JSON integer, an integral JSON
     /// number or a string Python's `int()` reads. Numbers the enum does not name are
     /// kept (proto3 enums are open). `None` for an unknown name when unknown fields
     /// are ignored, as Google's parsers do.
-    fn enum_value(&mut self, node: &Node<'_>, ty: &EnumType) -> Result<Option<i32>> {
-        let wide = match &node.value {
-            Value::Null => return Ok(Some(0)),
-            Value::String(bytes) => {
+    fn enum_value(&mut self, pos: usize, token: Token<'a>, ty: &EnumType) -> Result<Option<i32>> {
+        let wide = match &token {
+            Token::Null => return Ok(Some(0)),
+            Token::String(bytes) => {
                 let name = std::str::from_utf8(bytes).ok();
                 if let Some(number) = name.and_then(ty.from_name) {
                     return Ok(Some(number));
@@ -370,50 +557,81 @@ impl<'t> Reader<'t> {
                     Some(wide) => wide,
                     None if self.ignore_unknown_fields => return Ok(None),
                     None => {
-                        return Err(self.error(
-                            node.pos,
-                            JsonErrorKind::UnknownEnumName {
-                                enum_name: ty.name,
-                                name: lossy(bytes),
-                            },
-                        ))
+                        let kind = JsonErrorKind::UnknownEnumName {
+                            enum_name: ty.name,
+                            name: lossy(bytes),
+                        };
+                        return Err(Stop::invalid(pos, kind));
                     }
                 }
             }
-            Value::Number(raw) => match number::json_number_as_integer(raw) {
+            Token::Number(raw) => match number::json_number_as_integer(raw) {
                 Ok(wide) => wide,
-                Err(()) => {
-                    return Err(self.error(
-                        node.pos,
-                        JsonErrorKind::NotAnInteger {
-                            text: (*raw).to_owned(),
-                        },
-                    ))
-                }
+                Err(()) => return Err(not_an_integer(pos, &token)),
             },
-            _ => return Err(self.wrong_type(node, "an enum name or number")),
+            _ => return Err(self.wrong_type(pos, token, "an enum name or number")),
         };
-        let number = self.fit(node, wide, "int32")?;
-        // `fit` checked the int32 range.
-        Ok(i32::try_from(number).ok())
-    }
-
-    fn bool(&mut self, node: &Node<'_>) -> Result<Option<bool>> {
-        match node.value {
-            Value::Bool(b) => Ok(Some(b)),
-            _ => Err(self.wrong_type(node, "true or false")),
+        match i32::try_from(wide) {
+            Ok(number) => Ok(Some(number)),
+            Err(_) => Err(out_of_range(pos, &token, "int32")),
         }
     }
 
-    fn string(&mut self, node: &Node<'_>) -> Result<Option<String>> {
-        match &node.value {
-            Value::String(bytes) => match std::str::from_utf8(bytes) {
+    fn bool(&mut self, pos: usize, token: Token<'a>) -> Result<Option<bool>> {
+        match token {
+            Token::Bool(b) => Ok(Some(b)),
+            _ => Err(self.wrong_type(pos, token, "true or false")),
+        }
+    }
+
+    fn string(&mut self, pos: usize, token: Token<'a>) -> Result<Option<String>> {
+        match &token {
+            Token::String(bytes) => match std::str::from_utf8(bytes) {
                 Ok(text) => Ok(Some(text.to_owned())),
-                Err(_) => Err(self.error(node.pos, JsonErrorKind::UnpairedSurrogate)),
+                Err(_) => Err(Stop::invalid(pos, JsonErrorKind::UnpairedSurrogate)),
             },
-            _ => Err(self.wrong_type(node, "a string")),
+            _ => Err(self.wrong_type(pos, token, "a string")),
         }
     }
+}
+
+/// A message of the schema: its proto name and its fields.
+struct MessageType {
+    name: &'static str,
+    fields: &'static [Field],
+}
+
+const SHAPE: MessageType = MessageType {
+    name: "xla.ShapeProto",
+    fields: fields::SHAPE,
+};
+const LAYOUT: MessageType = MessageType {
+    name: "xla.LayoutProto",
+    fields: fields::LAYOUT,
+};
+const TILE: MessageType = MessageType {
+    name: "xla.TileProto",
+    fields: fields::TILE,
+};
+const SPLIT_CONFIG: MessageType = MessageType {
+    name: "xla.SplitConfigProto",
+    fields: fields::SPLIT_CONFIG,
+};
+const PROGRAM_SHAPE: MessageType = MessageType {
+    name: "xla.ProgramShapeProto",
+    fields: fields::PROGRAM_SHAPE,
+};
+
+#[cold]
+fn not_an_integer(pos: usize, token: &Token<'_>) -> Stop {
+    let text = as_written(token);
+    Stop::invalid(pos, JsonErrorKind::NotAnInteger { text })
+}
+
+#[cold]
+fn out_of_range(pos: usize, token: &Token<'_>, ty: &'static str) -> Stop {
+    let text = as_written(token);
+    Stop::invalid(pos, JsonErrorKind::OutOfRange { text, ty })
 }
 
 /// A WTF-8 string for a message, unpaired surrogates shown as U+FFFD.
@@ -423,11 +641,80 @@ fn lossy(bytes: &[u8]) -> String {
 
 /// A number or string value as written, for a message: strings in double quotes,
 /// escaped.
-#[cold]
-fn as_written(node: &Node<'_>) -> String {
-    match &node.value {
-        Value::Number(raw) => (*raw).to_owned(),
-        Value::String(bytes) => format!("{:?}", lossy(bytes)),
+fn as_written(token: &Token<'_>) -> String {
+    match token {
+        Token::Number(raw) => (*raw).to_owned(),
+        Token::String(bytes) => format!("{:?}", lossy(bytes)),
         other => other.type_name().to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str, ignore_unknown_fields: bool) -> String {
+        let options = ParseOptions::new().ignore_unknown_fields(ignore_unknown_fields);
+        read(text, &options, Reader::shape).unwrap_err().to_string()
+    }
+
+    /// Errors kept while the rest of the text is read: a later syntax error, or a bad
+    /// key of a message still open, is reported instead, as when the whole text is
+    /// parsed first and the keys of a message are checked before its values.
+    #[test]
+    fn the_first_error_in_googles_order_is_reported() {
+        for (text, message) in [
+            (
+                r#"{"dimensions":[true],"foo":1}"#,
+                r#"xla.ShapeProto has no field named "foo" at line 1 column 22"#,
+            ),
+            (
+                r#"{"layout":{"foo":1},"bar":2}"#,
+                r#"xla.ShapeProto has no field named "bar" at line 1 column 21"#,
+            ),
+            (
+                r#"{"layout":{"minorToMajor":["x"]},"element_type":"F32","elementType":"S32"}"#,
+                r#"element_type: "elementType" sets the same field as "element_type" again at line 1 column 55"#,
+            ),
+            (
+                r#"{"tupleShapes":[{"dimensions":[null]},{"foo":1}]}"#,
+                "tuple_shapes[0].dimensions[0]: null is not allowed in a list at line 1 column 32",
+            ),
+            (
+                r#"{"dimensions":[true] x"#,
+                "expected ',' or '}' at line 1 column 22",
+            ),
+            (
+                r#"{"dimensions":[true],"elementType":"F32","elementType":"S32"}"#,
+                r#"duplicate key "elementType" at line 1 column 42"#,
+            ),
+            (
+                r#"{"layout":5,"layout":6}"#,
+                r#"duplicate key "layout" at line 1 column 13"#,
+            ),
+            (
+                r#"{"foo":[[1]],"foo":2}"#,
+                r#"duplicate key "foo" at line 1 column 14"#,
+            ),
+        ] {
+            assert_eq!(error(text, false), message, "{text}");
+        }
+        // Nesting too deep inside an ignored value, after a bad value.
+        let text = format!(
+            "{{\"dimensions\":[true],\"foo\":{}}}",
+            "[".repeat(600) + &"]".repeat(600)
+        );
+        assert_eq!(
+            error(&text, true),
+            "arrays and objects nest deeper than 512 levels at line 1 column 539"
+        );
+        // Trailing characters after messages nested too deep.
+        let deep = "{\"tupleShapes\":[".repeat(100) + "{}" + &"]}".repeat(100);
+        assert!(error(&deep, false)
+            .ends_with("messages nest deeper than 100 levels at line 1 column 1601"));
+        assert_eq!(
+            error(&(deep + "x"), false),
+            "trailing characters after the value at line 1 column 1803"
+        );
     }
 }

@@ -566,8 +566,8 @@ impl Checker {
         let rank = p.dimensions.len();
         let flags_ok = p.is_dynamic_dimension.is_empty() || p.is_dynamic_dimension.len() == rank;
         // Field 3: dimensions.
-        let mut dims: smallvec::SmallVec<[Option<DimSize>; 6]> =
-            smallvec::SmallVec::with_capacity(rank);
+        // Inline storage: no reservation (a call) for the ranks that fit.
+        let mut dims: smallvec::SmallVec<[Option<DimSize>; 6]> = smallvec::SmallVec::new();
         for (i, &d) in p.dimensions.iter().enumerate() {
             let dynamic = flags_ok && p.is_dynamic_dimension.get(i).copied().unwrap_or(false);
             let size = if d == i64::MIN {
@@ -726,7 +726,7 @@ impl Checker {
             );
         }
         let mut seen = Seen::new(rank);
-        let mut minor_to_major = DimList::with_capacity(rank);
+        let mut minor_to_major = DimList::new();
         for (i, &d) in l.minor_to_major.iter().enumerate() {
             match usize::try_from(d).ok().filter(|&u| u < rank) {
                 None => self.issue_at_index(
@@ -833,7 +833,7 @@ impl Checker {
             );
         }
         // Field 6: tiles.
-        let mut tiles = Tiles::with_capacity(l.tiles.len());
+        let mut tiles = Tiles::new();
         let options = self.options;
         for (i, tile) in l.tiles.iter().enumerate() {
             self.at(Segment::Field("tiles"), |c| {
@@ -841,7 +841,7 @@ impl Checker {
                     if tile.dimensions.is_empty() {
                         c.issue_at("dimensions", IssueKind::EmptyTile);
                     }
-                    let mut dimensions = TileDims::with_capacity(tile.dimensions.len());
+                    let mut dimensions = TileDims::new();
                     for (j, &d) in tile.dimensions.iter().enumerate() {
                         let dim = if d == i64::MIN {
                             if !options.accept_combine_tiles {

@@ -37,8 +37,9 @@ fn every_committed_fuzz_input_keeps_its_properties() {
     eprintln!("replayed {total} fuzz inputs");
 }
 
-/// The committed `relayout` seeds are pairs that move bytes, not inputs the property
-/// skips (too large, or not two layouts of one array).
+/// The committed `relayout` corpus holds many pairs that move bytes, not only inputs
+/// the property skips (too large, or not two layouts of one array: the minimised corpus
+/// keeps those too, for the parsers' coverage).
 #[test]
 fn relayout_corpus_moves_bytes() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/relayout");

@@ -536,8 +536,8 @@ fn plane_bytes<const W: usize, const T: usize>(
         let mut im = 0;
         while im < ti {
             let ie = (im + MACRO).min(ti);
-            for jt in jm..je {
-                for it in im..ie {
+            for it in im..ie {
+                for jt in jm..je {
                     let s0 = s + jt * t + it * t * i.ss;
                     let d0 = d + jt * t * j.ds + it * t;
                     // The T rows first (independent loads that overlap), then the

@@ -60,6 +60,8 @@ pub(super) struct Lexer<R> {
     /// The current line, or several lines joined (with their breaks) while a shape
     /// that spans lines is read.
     line: String,
+    /// Whether `line` is all ASCII (then a column is a byte count).
+    ascii: bool,
     /// The number of the first line in `line`.
     first_line_no: usize,
     /// The number of the last line read.
@@ -96,6 +98,7 @@ impl<R: BufRead> Lexer<R> {
             reader,
             raw: Vec::new(),
             line: String::new(),
+            ascii: true,
             first_line_no: 0,
             line_no: 0,
             pos: 0,
@@ -140,7 +143,16 @@ impl<R: BufRead> Lexer<R> {
     /// start of its own line).
     pub fn column(&self, pos: usize) -> usize {
         let pos = pos.min(self.line.len());
-        let line_start = memchr::memrchr(b'\n', &self.line.as_bytes()[..pos]).map_or(0, |i| i + 1);
+        let before = &self.line.as_bytes()[..pos];
+        // A single line holds a line break only at its end.
+        let line_start = if self.first_line_no == self.line_no && !before.ends_with(b"\n") {
+            0
+        } else {
+            memchr::memrchr(b'\n', before).map_or(0, |i| i + 1)
+        };
+        if self.ascii {
+            return pos - line_start + 1;
+        }
         self.line
             .get(line_start..pos)
             .map_or(pos - line_start, |s| s.chars().count())
@@ -156,12 +168,14 @@ impl<R: BufRead> Lexer<R> {
         let pos = self.pos;
         let mut kept = std::mem::take(&mut self.line);
         let first = self.first_line_no;
+        let was_ascii = self.ascii;
         if !self.read_line()? {
             self.line = kept;
             return Ok(false);
         }
         kept.push_str(&self.line);
         self.line = kept;
+        self.ascii &= was_ascii;
         self.first_line_no = first;
         self.pos = pos;
         self.line_has_token = true;
@@ -197,6 +211,59 @@ impl<R: BufRead> Lexer<R> {
         let token = self.peek()?;
         self.peeked = None;
         Ok(token)
+    }
+
+    /// Consumes the token `Punct(byte)` if it is the next one on this line, read at
+    /// byte level (spaces and tabs skipped); false, with nothing consumed, when the
+    /// next byte is anything else (which may still lex as that token after a line
+    /// break or comment: the caller then reads tokens). A peeked token is used as is.
+    pub fn eat(&mut self, byte: u8) -> bool {
+        if let Some(token) = self.peeked {
+            let hit = token.kind == Kind::Punct(byte);
+            if hit {
+                self.peeked = None;
+            }
+            return hit;
+        }
+        if self.open.is_some() {
+            return false;
+        }
+        let bytes = self.line.as_bytes();
+        let mut pos = self.pos;
+        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+            pos += 1;
+        }
+        if bytes.get(pos) != Some(&byte) {
+            return false;
+        }
+        self.pos = pos + 1;
+        self.line_has_token = true;
+        true
+    }
+
+    /// Skips a `{...}` group that opens at the next byte (after spaces and tabs) and
+    /// closes on this line with its brackets paired; false, with nothing consumed,
+    /// otherwise.
+    pub fn skip_group(&mut self) -> bool {
+        if self.peeked.is_some() || self.open.is_some() {
+            return false;
+        }
+        let bytes = self.line.as_bytes();
+        let mut pos = self.pos;
+        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+            pos += 1;
+        }
+        if bytes.get(pos) != Some(&b'{') {
+            return false;
+        }
+        match balanced_group_end(bytes, pos) {
+            Some(end) => {
+                self.pos = end;
+                self.line_has_token = true;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Skips an attribute value that is plainly well formed, at byte level: one
@@ -267,15 +334,24 @@ impl<R: BufRead> Lexer<R> {
         }
         self.line_no += 1;
         self.first_line_no = self.line_no;
-        self.line.clear();
-        match std::str::from_utf8(&self.raw) {
-            Ok(text) => self.line.push_str(text),
+        // The bytes become the line without a copy; the old line's buffer is reused
+        // for the next read.
+        let mut spare = std::mem::take(&mut self.line).into_bytes();
+        spare.clear();
+        match String::from_utf8(std::mem::replace(&mut self.raw, spare)) {
+            Ok(text) => {
+                self.ascii = text.is_ascii();
+                self.line = text;
+            }
             Err(e) => {
-                let valid = std::str::from_utf8(&self.raw[..e.valid_up_to()]).unwrap_or("");
+                let valid_up_to = e.utf8_error().valid_up_to();
+                self.raw = e.into_bytes();
+                let valid = std::str::from_utf8(&self.raw[..valid_up_to]).unwrap_or("");
                 self.bad_lines.push(BadLine {
                     line: self.line_no,
                     column: valid.chars().count() + 1,
                 });
+                self.ascii = true;
             }
         }
         self.pos = 0;

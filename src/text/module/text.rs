@@ -48,6 +48,8 @@ pub(super) struct Scanner<'v, R> {
     in_computation: bool,
     /// Whether the current computation is the entry (`ENTRY`).
     in_entry: bool,
+    /// The buffer of the last instruction name, reused for the next one.
+    name_buffer: String,
     /// The operand names of the current instruction (only with `on_instruction`).
     operand_names: Vec<String>,
     /// How deep in nested instructions the operands being read are.
@@ -135,6 +137,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             instruction: None,
             in_computation: false,
             in_entry: false,
+            name_buffer: String::new(),
             operand_names: Vec::new(),
             nesting: 0,
             options: ParseOptions {
@@ -259,6 +262,12 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// After a list item: consumes `,` (true: another item follows) or `close` (false:
     /// the list ended); anything else is reported as `expects` (then `, saw X`).
     fn list_separator(&mut self, close: u8, expects: &str) -> Result<bool, Reported> {
+        if self.lexer.eat(b',') {
+            return Ok(true);
+        }
+        if self.lexer.eat(close) {
+            return Ok(false);
+        }
         let sep = self.next_tok()?;
         match sep.kind {
             Kind::Punct(b',') => Ok(true),
@@ -272,6 +281,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// Consumes `byte` or reports `message` at the token there.
     fn expect(&mut self, byte: u8, message: &str) -> Step {
+        if self.lexer.eat(byte) {
+            return Ok(());
+        }
         let token = self.peek_tok()?;
         if Self::is_punct(&token, byte) {
             self.next_tok()?;
@@ -400,6 +412,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 }
                 _ => return Ok(()),
             }
+            // A frame's `{...}` after its number, at byte level when it closes on its
+            // line.
+            while self.lexer.skip_group() {}
         }
     }
 
@@ -475,7 +490,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// `['ROOT'] name '=' [shape] opcode '(' operands ')' (',' attribute)*`.
     fn instruction(&mut self) -> Step {
-        self.instruction = None;
+        if let Some(name) = self.instruction.take() {
+            self.name_buffer = name;
+        }
         let mut token = self.next_tok()?;
         if token.kind == Kind::Word && self.lexer.text(&token) == "ROOT" {
             token = self.next_tok()?;
@@ -489,11 +506,14 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             return Err(self.error(&token, "module_syntax", message));
         }
-        self.instruction = Some(self.text(&token).trim_start_matches('%').to_string());
+        let mut name = std::mem::take(&mut self.name_buffer);
+        name.clear();
+        name.push_str(self.lexer.text(&token).trim_start_matches('%'));
+        self.instruction = Some(name);
         self.expect(b'=', "expects '=' in instruction")?;
         let next = self.peek_tok()?;
         if self.can_be_shape(&next) {
-            self.shape(Role::Result)?;
+            self.read_shape(next, Role::Result)?;
         } else if next.kind == Kind::Word {
             match self.lexer.next_byte_after(next.end) {
                 Some(b'(') => {} // an opcode: the shape is left out, XLA infers it
@@ -526,11 +546,16 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         }
         self.next_tok()?;
         let line = opcode.line;
-        let opcode = self.text(&opcode);
+        let literal = is_literal_opcode(self.lexer.text(&opcode));
+        let opcode = if self.on_instruction.is_some() {
+            self.text(&opcode)
+        } else {
+            String::new()
+        };
         self.expect(b'(', "expects '(' at the beginning of operands")?;
         self.operand_names.clear();
         self.nesting = 0;
-        self.operands(&opcode)?;
+        self.operands(literal)?;
         if let Some(on_instruction) = self.on_instruction.as_mut() {
             let site = InstructionSite {
                 line,
@@ -545,9 +570,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         self.attributes()
     }
 
-    /// The operands after `(`, through the closing `)`.
-    fn operands(&mut self, opcode: &str) -> Step {
-        if matches!(opcode, "constant" | "parameter") {
+    /// The operands after `(`, through the closing `)` (a `constant` or `parameter`
+    /// opcode's `literal` is skipped).
+    fn operands(&mut self, literal: bool) -> Step {
+        if literal {
             let open = Token {
                 kind: Kind::Punct(b'('),
                 line: self.lexer.line_no(),
@@ -576,7 +602,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         let token = self.peek_tok()?;
         let mut had_shape = false;
         if self.can_be_shape(&token) {
-            self.shape(Role::Operand { index })?;
+            self.read_shape(token, Role::Operand { index })?;
             had_shape = true;
         } else if token.kind == Kind::Word && self.lexer.next_byte_after(token.end) == Some(b'[') {
             return Err(self.unknown_type_word(&token, Xla::Operand));
@@ -601,10 +627,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         match after.kind {
             Kind::Punct(b'(') => {
                 // A nested instruction: the word was its opcode.
-                let opcode = self.text(&name);
+                let literal = is_literal_opcode(self.lexer.text(&name));
                 self.next_tok()?;
                 self.nesting += 1;
-                let step = self.operands(&opcode);
+                let step = self.operands(literal);
                 self.nesting -= 1;
                 step
             }
@@ -623,11 +649,19 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// `(',' attribute)*`.
     fn attributes(&mut self) -> Step {
-        while Self::is_punct(&self.peek_tok()?, b',') {
-            self.next_tok()?;
+        while self.lexer.eat(b',') || self.eat_token(b',')? {
             self.attribute()?;
         }
         Ok(())
+    }
+
+    /// Consumes the next token if it is `Punct(byte)`.
+    fn eat_token(&mut self, byte: u8) -> Result<bool, Reported> {
+        if Self::is_punct(&self.peek_tok()?, byte) {
+            self.next_tok()?;
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// `attr_name=value`; shape-bearing attributes are read as shapes.
@@ -640,6 +674,17 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 "module_syntax",
                 format!("expects an attribute (name=value), saw {saw}"),
             ));
+        }
+        let shaped = matches!(
+            self.lexer.text(&token),
+            "entry_computation_layout" | "outfeed_shape" | "literal" | "operand_layout_constraints"
+        );
+        if !shaped {
+            return if self.lexer.skip_plain_value() {
+                Ok(())
+            } else {
+                self.skip_value()
+            };
         }
         let name = self.text(&token);
         match name.as_str() {
@@ -847,6 +892,12 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 format!("expects a shape, saw {saw}{xla}"),
             ));
         }
+        self.read_shape(token, role)
+    }
+
+    /// Reads the shape that starts at `token`, which [`Self::can_be_shape`], and hands
+    /// it to `on_shape`.
+    fn read_shape(&mut self, token: Token, role: Role) -> Step {
         let extent = shape_extent(self.lexer.line(), token.start);
         if let Some(end) = extent {
             let text = &self.lexer.line()[token.start..end];
@@ -907,6 +958,12 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             }
         }
     }
+}
+
+/// Whether an instruction's operands are a literal (`constant(...)`, `parameter(N)`)
+/// rather than operands.
+fn is_literal_opcode(opcode: &str) -> bool {
+    matches!(opcode, "constant" | "parameter")
 }
 
 /// What XLA's parser says where a shape was expected and something else stands:

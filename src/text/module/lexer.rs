@@ -241,6 +241,77 @@ impl<R: BufRead> Lexer<R> {
         true
     }
 
+    /// The next token, as [`Self::peek`] would read it, when it is a `%name` or a
+    /// [`Kind::Word`] on this line after spaces and tabs; `None` (nothing read) for
+    /// anything else, or when a token is already peeked. It is not taken: see
+    /// [`Self::take`].
+    pub fn peek_plain(&self) -> Option<Token> {
+        if self.peeked.is_some() || self.open.is_some() {
+            return None;
+        }
+        let bytes = self.line.as_bytes();
+        let mut start = self.pos;
+        while matches!(bytes.get(start), Some(b' ' | b'\t')) {
+            start += 1;
+        }
+        let b = *bytes.get(start)?;
+        let (kind, end) = if b == b'%' {
+            if !bytes.get(start + 1).is_some_and(|&c| is_ident_start(c)) {
+                return None;
+            }
+            (Kind::Name, ident_end(bytes, start + 1))
+        } else if is_ident_start(b) && dim_labels_end(bytes, start).is_none() {
+            let end = ident_end(bytes, start);
+            if matches!(bytes.get(end), Some(b':' | b'=')) {
+                return None;
+            }
+            (Kind::Word, end)
+        } else {
+            return None;
+        };
+        Some(Token {
+            kind,
+            line: self.line_of(start),
+            start,
+            end,
+            first_on_line: !self.line_has_token,
+        })
+    }
+
+    /// [`Self::peek_plain`] at the start of the next line when the rest of this one is
+    /// blank (which [`Self::peek`] would skip the same way).
+    pub fn peek_plain_line(&mut self) -> std::io::Result<Option<Token>> {
+        if self.peeked.is_none() && self.open.is_none() {
+            let rest = &self.line.as_bytes()[self.pos.min(self.line.len())..];
+            if rest
+                .iter()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            {
+                self.read_line()?;
+            }
+        }
+        Ok(self.peek_plain())
+    }
+
+    /// Takes `token`: the peeked token, or one [`Self::peek_plain`] read.
+    pub fn take(&mut self, token: &Token) {
+        if self.peeked.take().is_none() {
+            self.pos = token.end;
+            self.line_has_token = true;
+        }
+    }
+
+    /// Whether the next token is certainly `Punct(b)` with `b` in `bytes`: nothing is
+    /// peeked and the next byte on this line after spaces and tabs is `b`. Nothing is
+    /// consumed.
+    pub fn next_is_punct(&self, bytes: &[u8]) -> bool {
+        self.peeked.is_none()
+            && self.open.is_none()
+            && self
+                .next_byte_after(self.pos)
+                .is_some_and(|b| bytes.contains(&b))
+    }
+
     /// Skips a `{...}` group that opens at the next byte (after spaces and tabs) and
     /// closes on this line with its brackets paired; false, with nothing consumed,
     /// otherwise.
@@ -326,7 +397,7 @@ impl<R: BufRead> Lexer<R> {
             return Ok(false);
         }
         self.raw.clear();
-        if self.reader.read_until(b'\n', &mut self.raw)? == 0 {
+        if read_line_into(&mut self.reader, &mut self.raw)? == 0 {
             self.eof = true;
             self.line.clear();
             self.pos = 0;
@@ -415,10 +486,18 @@ impl<R: BufRead> Lexer<R> {
                 }
                 None => {}
             }
+            // Blanks and line breaks, in one step.
+            let blanks = bytes[self.pos..]
+                .iter()
+                .take_while(|&&c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+                .count();
+            if blanks > 0 {
+                self.pos += blanks;
+                continue;
+            }
             let start = self.pos;
             let b = bytes[start];
             match b {
-                b' ' | b'\t' | b'\r' | b'\n' => self.pos += 1,
                 b'/' if bytes.get(start + 1) == Some(&b'*') => {
                     match memchr::memmem::find(&bytes[start + 2..], b"*/") {
                         Some(i) => self.pos = start + 2 + i + 2,
@@ -451,13 +530,11 @@ impl<R: BufRead> Lexer<R> {
                     return Ok(self.token(Kind::Str, start));
                 }
                 b'%' => {
-                    self.pos += 1;
-                    if bytes.get(self.pos).is_some_and(|&c| is_ident_start(c)) {
-                        while bytes.get(self.pos).is_some_and(|&c| is_ident_byte(c)) {
-                            self.pos += 1;
-                        }
+                    if bytes.get(start + 1).is_some_and(|&c| is_ident_start(c)) {
+                        self.pos = ident_end(bytes, start + 1);
                         return Ok(self.token(Kind::Name, start));
                     }
+                    self.pos += 1;
                     return Ok(self.token(Kind::Punct(b'%'), start));
                 }
                 b'-' if bytes.get(start + 1) == Some(&b'>') => {
@@ -474,10 +551,7 @@ impl<R: BufRead> Lexer<R> {
                         return Ok(self.token(Kind::Number, start));
                     }
                     if is_ident_start(b) {
-                        self.pos += 1;
-                        while bytes.get(self.pos).is_some_and(|&c| is_ident_byte(c)) {
-                            self.pos += 1;
-                        }
+                        self.pos = ident_end(bytes, start);
                         let kind = match bytes.get(self.pos) {
                             Some(b':') => Kind::Label,
                             Some(b'=') => Kind::Attr,
@@ -502,6 +576,50 @@ impl<R: BufRead> Lexer<R> {
             }
         }
     }
+}
+
+/// `BufRead::read_until(b'\n')`, with the `memchr` crate's search (faster than the
+/// standard library's on the short lines of a module).
+fn read_line_into<R: BufRead>(reader: &mut R, out: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut read = 0;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let (done, used) = match memchr::memchr(b'\n', available) {
+            Some(i) => (true, i + 1),
+            None => (available.is_empty(), available.len()),
+        };
+        out.extend_from_slice(&available[..used]);
+        reader.consume(used);
+        read += used;
+        if done {
+            return Ok(read);
+        }
+    }
+}
+
+/// [`is_ident_byte`] as a table, for the lexer's hottest loop.
+const IDENT_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        table[i] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+        i += 1;
+    }
+    table
+};
+
+/// The end of the identifier whose first byte is at `start`.
+fn ident_end(bytes: &[u8], start: usize) -> usize {
+    let mut end = start + 1;
+    while end < bytes.len() && IDENT_BYTE[usize::from(bytes[end])] {
+        end += 1;
+    }
+    end
 }
 
 /// Bytes of a plain attribute value: identifier and number bytes, `%` of a name, and
@@ -598,4 +716,16 @@ fn dim_labels_end(bytes: &[u8], start: usize) -> Option<usize> {
     let c_start = b_start + b + 2;
     let c = run(c_start, bf);
     (c >= 2).then_some(c_start + c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_identifier_table_is_is_ident_byte() {
+        for b in 0..=255u8 {
+            assert_eq!(IDENT_BYTE[usize::from(b)], is_ident_byte(b), "byte {b}");
+        }
+    }
 }

@@ -159,7 +159,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     pub fn run(mut self) -> Result<Summary, ScanError> {
         let mut first = true;
         loop {
-            let token = self.peek()?;
+            // Most statements start with a name: read at byte level.
+            let token = match self.lexer.peek_plain_line().map_err(ScanError::Io)? {
+                Some(token) => token,
+                None => self.peek()?,
+            };
             if token.kind == Kind::Eof {
                 break;
             }
@@ -238,6 +242,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     fn next_tok(&mut self) -> Result<Token, Reported> {
         let result = self.lexer.next();
         self.io(result)
+    }
+
+    /// The next token, read at byte level when it is a name or a word on this line
+    /// (most are), else by [`Self::peek_tok`]. Taken with [`Lexer::take`].
+    fn peek_plain(&mut self) -> Result<Token, Reported> {
+        match self.lexer.peek_plain() {
+            Some(token) => Ok(token),
+            None => self.peek_tok(),
+        }
     }
 
     fn text(&self, token: &Token) -> String {
@@ -493,9 +506,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         if let Some(name) = self.instruction.take() {
             self.name_buffer = name;
         }
-        let mut token = self.next_tok()?;
+        let mut token = self.peek_plain()?;
+        self.lexer.take(&token);
         if token.kind == Kind::Word && self.lexer.text(&token) == "ROOT" {
-            token = self.next_tok()?;
+            token = self.peek_plain()?;
+            self.lexer.take(&token);
         }
         if !matches!(token.kind, Kind::Word | Kind::Name) {
             let saw = self.quoted(&token);
@@ -511,7 +526,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         name.push_str(self.lexer.text(&token).trim_start_matches('%'));
         self.instruction = Some(name);
         self.expect(b'=', "expects '=' in instruction")?;
-        let next = self.peek_tok()?;
+        let next = self.peek_plain()?;
         if self.can_be_shape(&next) {
             self.read_shape(next, Role::Result)?;
         } else if next.kind == Kind::Word {
@@ -532,7 +547,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             let saw = self.quoted(&next);
             return Err(self.error(&next, "not_a_shape", format!("expects a shape, saw {saw}")));
         }
-        let opcode = self.peek_tok()?;
+        let opcode = self.peek_plain()?;
         if opcode.kind != Kind::Word {
             let saw = self.quoted(&opcode);
             return Err(self.error(
@@ -544,7 +559,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         if self.lexer.next_byte_after(opcode.end) == Some(b'[') {
             return Err(self.unknown_type_word(&opcode, Xla::Opcode));
         }
-        self.next_tok()?;
+        self.lexer.take(&opcode);
         let line = opcode.line;
         let literal = is_literal_opcode(self.lexer.text(&opcode));
         let opcode = if self.on_instruction.is_some() {
@@ -599,7 +614,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// `[shape] name` or a nested instruction `[shape] opcode(...)`.
     fn operand(&mut self, index: usize) -> Step {
-        let token = self.peek_tok()?;
+        let token = self.peek_plain()?;
         let mut had_shape = false;
         if self.can_be_shape(&token) {
             self.read_shape(token, Role::Operand { index })?;
@@ -607,7 +622,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         } else if token.kind == Kind::Word && self.lexer.next_byte_after(token.end) == Some(b'[') {
             return Err(self.unknown_type_word(&token, Xla::Operand));
         }
-        let name = self.peek_tok()?;
+        let name = if had_shape { self.peek_plain()? } else { token };
         if !matches!(name.kind, Kind::Word | Kind::Name) {
             let saw = self.quoted(&name);
             let (code, what) = if had_shape {
@@ -617,11 +632,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             return Err(self.error(&name, code, format!("expects {what}, saw {saw}")));
         }
-        self.next_tok()?;
+        self.lexer.take(&name);
         if self.nesting == 0 && self.on_instruction.is_some() {
             let text = self.lexer.text(&name);
             self.operand_names
                 .push(text.trim_start_matches('%').to_string());
+        }
+        // Most operands end here, at a ',' or ')' the caller reads.
+        if self.lexer.next_is_punct(b",)") {
+            return Ok(());
         }
         let after = self.peek_tok()?;
         match after.kind {

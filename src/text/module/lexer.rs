@@ -241,8 +241,8 @@ impl<R: BufRead> Lexer<R> {
         true
     }
 
-    /// The next token, as [`Self::peek`] would read it, when it is a `%name` or a
-    /// [`Kind::Word`] on this line after spaces and tabs; `None` (nothing read) for
+    /// The next token, as [`Self::peek`] would read it, when it is a `%name`, a word,
+    /// a `label:` or an `attr=` on this line after spaces and tabs; `None` (nothing read) for
     /// anything else, or when a token is already peeked. It is not taken: see
     /// [`Self::take`].
     pub fn peek_plain(&self) -> Option<Token> {
@@ -262,10 +262,12 @@ impl<R: BufRead> Lexer<R> {
             (Kind::Name, ident_end(bytes, start + 1))
         } else if is_ident_start(b) && dim_labels_end(bytes, start).is_none() {
             let end = ident_end(bytes, start);
-            if matches!(bytes.get(end), Some(b':' | b'=')) {
-                return None;
-            }
-            (Kind::Word, end)
+            let kind = match bytes.get(end) {
+                Some(b':') => Kind::Label,
+                Some(b'=') => Kind::Attr,
+                _ => Kind::Word,
+            };
+            (kind, end)
         } else {
             return None;
         };
@@ -296,7 +298,9 @@ impl<R: BufRead> Lexer<R> {
     /// Takes `token`: the peeked token, or one [`Self::peek_plain`] read.
     pub fn take(&mut self, token: &Token) {
         if self.peeked.take().is_none() {
-            self.pos = token.end;
+            // The ':' or '=' after a label or an attribute name is part of its token.
+            let glued = matches!(token.kind, Kind::Label | Kind::Attr);
+            self.pos = token.end + usize::from(glued);
             self.line_has_token = true;
         }
     }
@@ -669,11 +673,11 @@ fn balanced_group_end(bytes: &[u8], open: usize) -> Option<usize> {
 /// The index just after the closing `quote` of a string whose body starts at `from`.
 fn string_end(bytes: &[u8], mut from: usize, quote: u8) -> Option<usize> {
     while from < bytes.len() {
-        match bytes[from] {
-            b'\\' => from += 2,
-            c if c == quote => return Some(from + 1),
-            _ => from += 1,
+        let i = from + memchr::memchr2(quote, b'\\', &bytes[from..])?;
+        if bytes[i] == quote {
+            return Some(i + 1);
         }
+        from = i + 2;
     }
     None
 }

@@ -668,10 +668,16 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// `(',' attribute)*`.
     fn attributes(&mut self) -> Step {
-        while self.lexer.eat(b',') || self.eat_token(b',')? {
+        loop {
+            if !self.lexer.eat(b',') {
+                // Usually the next statement's name, on the next line.
+                let plain = self.lexer.peek_plain_line();
+                if self.io(plain)?.is_some() || !self.eat_token(b',')? {
+                    return Ok(());
+                }
+            }
             self.attribute()?;
         }
-        Ok(())
     }
 
     /// Consumes the next token if it is `Punct(byte)`.
@@ -685,7 +691,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// `attr_name=value`; shape-bearing attributes are read as shapes.
     fn attribute(&mut self) -> Step {
-        let token = self.next_tok()?;
+        let token = self.peek_plain()?;
+        self.lexer.take(&token);
         if token.kind != Kind::Attr {
             let saw = self.quoted(&token);
             return Err(self.error(

@@ -646,6 +646,13 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         match after.kind {
             Kind::Punct(b'(') => {
                 // A nested instruction: the word was its opcode.
+                if self.nesting >= MAX_NESTING {
+                    return Err(self.error(
+                        &name,
+                        "module_syntax",
+                        format!("instructions nested deeper than {MAX_NESTING} levels"),
+                    ));
+                }
                 let literal = is_literal_opcode(self.lexer.text(&name));
                 self.next_tok()?;
                 self.nesting += 1;
@@ -1016,6 +1023,10 @@ impl Xla {
     }
 }
 
+/// How deep nested instructions (`add(multiply(...), ...)`) may go: each level is a
+/// call of [`Scanner::operands`], so hostile input must not nest without bound.
+const MAX_NESTING: usize = 256;
+
 /// How far a shape may run over following lines (bytes of text read for it).
 const MAX_SHAPE_BYTES: usize = 1 << 20;
 
@@ -1078,4 +1089,26 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::text::module;
+
+    #[test]
+    fn deeply_nested_instructions_are_an_error_not_a_stack_overflow() {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  ROOT x = f32[] a({}%p)\n}}\n",
+            "op(".repeat(100_000)
+        );
+        let mut findings = Vec::new();
+        let mut check = module::validate_text;
+        let summary =
+            module::scan_text(text.as_bytes(), &mut check, &mut |f| findings.push(f)).unwrap();
+        assert_eq!(summary.errors, 1);
+        assert_eq!(
+            findings[0].message,
+            "instructions nested deeper than 256 levels"
+        );
+    }
 }

@@ -1,10 +1,15 @@
-//! HLO text speed: scanning and validating a ~50 MB module dump built from the real
-//! modules in `fixtures/modules`, and parsing/printing single shapes.
+//! HLO text speed: scanning and validating a ~100 MB module dump built from the real
+//! modules in `fixtures/modules`, each of the largest real module texts in
+//! `fixtures/dumps` and `fixtures/modules` on its own, and parsing/printing single
+//! shapes.
 //!
 //! XLA's own parser on the same bytes: `python3 benches/xla_parse_time.py`.
+//!
+//! `XLA_SHAPE_BENCH_HLO=PATH[:PATH...]` adds a scan of each of those module texts
+//! (say XLA's own large benchmark modules), for dumps too big to keep in the repository.
 
 use std::hint::black_box;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use xla_shape::text::{self, module};
@@ -34,21 +39,84 @@ fn dump(target: usize) -> String {
     out
 }
 
+/// The `count` largest real module texts: `fixtures/modules/*.hlo.txt` and the module
+/// texts XLA dumped into `fixtures/dumps` (`*optimizations.txt`; the buffer
+/// assignment and memory reports beside them are not modules).
+fn largest_real(count: usize) -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut files = Vec::new();
+    let mut dirs = vec![root.join("modules"), root.join("dumps")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("fixtures").flatten() {
+            let path = entry.path();
+            let name = path.to_string_lossy();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if name.ends_with(".hlo.txt") || name.ends_with("optimizations.txt") {
+                let size = entry.metadata().map_or(0, |m| m.len());
+                files.push((size, path));
+            }
+        }
+    }
+    // Largest first; equal sizes by path, so the choice does not change between runs.
+    files.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    files.into_iter().take(count).map(|(_, p)| p).collect()
+}
+
+/// Scans and validates `text`, returning the findings' count with the summary.
+fn scan_once(text: &str) -> (usize, module::Summary) {
+    let mut findings = 0usize;
+    let mut check = module::validate_text;
+    let summary = module::scan_text(text.as_bytes(), &mut check, &mut |_| findings += 1).unwrap();
+    (findings, summary)
+}
+
 fn scan(c: &mut Criterion) {
-    let dump = dump(50 << 20);
+    let dump = dump(100 << 20);
     let mut group = c.benchmark_group("module_text");
     group.throughput(Throughput::Bytes(dump.len() as u64));
     group.sample_size(10);
-    group.bench_function("scan_and_validate_50MB", |b| {
+    group.bench_function("scan_and_validate_100MB", |b| {
         b.iter(|| {
-            let mut errors = 0usize;
-            let mut check = module::validate_text;
-            let summary =
-                module::scan_text(dump.as_bytes(), &mut check, &mut |_| errors += 1).unwrap();
-            assert_eq!(errors, 0);
+            let (findings, summary) = scan_once(&dump);
+            assert_eq!(findings, 0);
             black_box(summary)
         })
     });
+    group.finish();
+
+    let mut real: Vec<(String, String)> = largest_real(3)
+        .into_iter()
+        .map(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            let parent = path.parent().and_then(Path::file_name).unwrap_or_default();
+            (
+                format!("{}/{name}", parent.to_string_lossy()),
+                std::fs::read_to_string(&path).unwrap(),
+            )
+        })
+        .collect();
+    if let Some(paths) = std::env::var_os("XLA_SHAPE_BENCH_HLO") {
+        for path in std::env::split_paths(&paths) {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            let text = std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("XLA_SHAPE_BENCH_HLO: {}: {e}", path.display()));
+            real.push((name.into_owned(), text));
+        }
+    }
+    let mut group = c.benchmark_group("module_text_real");
+    for (name, text) in &real {
+        let (expected, _) = scan_once(text);
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.sample_size(if text.len() > 1 << 20 { 10 } else { 100 });
+        group.bench_function(name.as_str(), |b| {
+            b.iter(|| {
+                let (findings, summary) = scan_once(text);
+                assert_eq!(findings, expected);
+                black_box(summary)
+            })
+        });
+    }
     group.finish();
 }
 

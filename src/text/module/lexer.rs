@@ -60,6 +60,8 @@ pub(super) struct Lexer<R> {
     /// The current line, or several lines joined (with their breaks) while a shape
     /// that spans lines is read.
     line: String,
+    /// Whether `line` is all ASCII (then a column is a byte count).
+    ascii: bool,
     /// The number of the first line in `line`.
     first_line_no: usize,
     /// The number of the last line read.
@@ -96,6 +98,7 @@ impl<R: BufRead> Lexer<R> {
             reader,
             raw: Vec::new(),
             line: String::new(),
+            ascii: true,
             first_line_no: 0,
             line_no: 0,
             pos: 0,
@@ -140,7 +143,16 @@ impl<R: BufRead> Lexer<R> {
     /// start of its own line).
     pub fn column(&self, pos: usize) -> usize {
         let pos = pos.min(self.line.len());
-        let line_start = memchr::memrchr(b'\n', &self.line.as_bytes()[..pos]).map_or(0, |i| i + 1);
+        let before = &self.line.as_bytes()[..pos];
+        // A single line holds a line break only at its end.
+        let line_start = if self.first_line_no == self.line_no && !before.ends_with(b"\n") {
+            0
+        } else {
+            memchr::memrchr(b'\n', before).map_or(0, |i| i + 1)
+        };
+        if self.ascii {
+            return pos - line_start + 1;
+        }
         self.line
             .get(line_start..pos)
             .map_or(pos - line_start, |s| s.chars().count())
@@ -156,12 +168,14 @@ impl<R: BufRead> Lexer<R> {
         let pos = self.pos;
         let mut kept = std::mem::take(&mut self.line);
         let first = self.first_line_no;
+        let was_ascii = self.ascii;
         if !self.read_line()? {
             self.line = kept;
             return Ok(false);
         }
         kept.push_str(&self.line);
         self.line = kept;
+        self.ascii &= was_ascii;
         self.first_line_no = first;
         self.pos = pos;
         self.line_has_token = true;
@@ -197,6 +211,134 @@ impl<R: BufRead> Lexer<R> {
         let token = self.peek()?;
         self.peeked = None;
         Ok(token)
+    }
+
+    /// Consumes the token `Punct(byte)` if it is the next one on this line, read at
+    /// byte level (spaces and tabs skipped); false, with nothing consumed, when the
+    /// next byte is anything else (which may still lex as that token after a line
+    /// break or comment: the caller then reads tokens). A peeked token is used as is.
+    pub fn eat(&mut self, byte: u8) -> bool {
+        if let Some(token) = self.peeked {
+            let hit = token.kind == Kind::Punct(byte);
+            if hit {
+                self.peeked = None;
+            }
+            return hit;
+        }
+        if self.open.is_some() {
+            return false;
+        }
+        let bytes = self.line.as_bytes();
+        let mut pos = self.pos;
+        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+            pos += 1;
+        }
+        if bytes.get(pos) != Some(&byte) {
+            return false;
+        }
+        self.pos = pos + 1;
+        self.line_has_token = true;
+        true
+    }
+
+    /// The next token, as [`Self::peek`] would read it, when it is a `%name`, a word,
+    /// a `label:` or an `attr=` on this line after spaces and tabs; `None` (nothing read) for
+    /// anything else, or when a token is already peeked. It is not taken: see
+    /// [`Self::take`].
+    pub fn peek_plain(&self) -> Option<Token> {
+        if self.peeked.is_some() || self.open.is_some() {
+            return None;
+        }
+        let bytes = self.line.as_bytes();
+        let mut start = self.pos;
+        while matches!(bytes.get(start), Some(b' ' | b'\t')) {
+            start += 1;
+        }
+        let b = *bytes.get(start)?;
+        let (kind, end) = if b == b'%' {
+            if !bytes.get(start + 1).is_some_and(|&c| is_ident_start(c)) {
+                return None;
+            }
+            (Kind::Name, ident_end(bytes, start + 1))
+        } else if is_ident_start(b) && dim_labels_end(bytes, start).is_none() {
+            let end = ident_end(bytes, start);
+            let kind = match bytes.get(end) {
+                Some(b':') => Kind::Label,
+                Some(b'=') => Kind::Attr,
+                _ => Kind::Word,
+            };
+            (kind, end)
+        } else {
+            return None;
+        };
+        Some(Token {
+            kind,
+            line: self.line_of(start),
+            start,
+            end,
+            first_on_line: !self.line_has_token,
+        })
+    }
+
+    /// [`Self::peek_plain`] at the start of the next line when the rest of this one is
+    /// blank (which [`Self::peek`] would skip the same way).
+    pub fn peek_plain_line(&mut self) -> std::io::Result<Option<Token>> {
+        if self.peeked.is_none() && self.open.is_none() {
+            let rest = &self.line.as_bytes()[self.pos.min(self.line.len())..];
+            if rest
+                .iter()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            {
+                self.read_line()?;
+            }
+        }
+        Ok(self.peek_plain())
+    }
+
+    /// Takes `token`: the peeked token, or one [`Self::peek_plain`] read.
+    pub fn take(&mut self, token: &Token) {
+        if self.peeked.take().is_none() {
+            // The ':' or '=' after a label or an attribute name is part of its token.
+            let glued = matches!(token.kind, Kind::Label | Kind::Attr);
+            self.pos = token.end + usize::from(glued);
+            self.line_has_token = true;
+        }
+    }
+
+    /// Whether the next token is certainly `Punct(b)` with `b` in `bytes`: nothing is
+    /// peeked and the next byte on this line after spaces and tabs is `b`. Nothing is
+    /// consumed.
+    pub fn next_is_punct(&self, bytes: &[u8]) -> bool {
+        self.peeked.is_none()
+            && self.open.is_none()
+            && self
+                .next_byte_after(self.pos)
+                .is_some_and(|b| bytes.contains(&b))
+    }
+
+    /// Skips a `{...}` group that opens at the next byte (after spaces and tabs) and
+    /// closes on this line with its brackets paired; false, with nothing consumed,
+    /// otherwise.
+    pub fn skip_group(&mut self) -> bool {
+        if self.peeked.is_some() || self.open.is_some() {
+            return false;
+        }
+        let bytes = self.line.as_bytes();
+        let mut pos = self.pos;
+        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+            pos += 1;
+        }
+        if bytes.get(pos) != Some(&b'{') {
+            return false;
+        }
+        match balanced_group_end(bytes, pos) {
+            Some(end) => {
+                self.pos = end;
+                self.line_has_token = true;
+                true
+            }
+            None => false,
+        }
     }
 
     /// Skips an attribute value that is plainly well formed, at byte level: one
@@ -259,7 +401,7 @@ impl<R: BufRead> Lexer<R> {
             return Ok(false);
         }
         self.raw.clear();
-        if self.reader.read_until(b'\n', &mut self.raw)? == 0 {
+        if read_line_into(&mut self.reader, &mut self.raw)? == 0 {
             self.eof = true;
             self.line.clear();
             self.pos = 0;
@@ -267,15 +409,24 @@ impl<R: BufRead> Lexer<R> {
         }
         self.line_no += 1;
         self.first_line_no = self.line_no;
-        self.line.clear();
-        match std::str::from_utf8(&self.raw) {
-            Ok(text) => self.line.push_str(text),
+        // The bytes become the line without a copy; the old line's buffer is reused
+        // for the next read.
+        let mut spare = std::mem::take(&mut self.line).into_bytes();
+        spare.clear();
+        match String::from_utf8(std::mem::replace(&mut self.raw, spare)) {
+            Ok(text) => {
+                self.ascii = text.is_ascii();
+                self.line = text;
+            }
             Err(e) => {
-                let valid = std::str::from_utf8(&self.raw[..e.valid_up_to()]).unwrap_or("");
+                let valid_up_to = e.utf8_error().valid_up_to();
+                self.raw = e.into_bytes();
+                let valid = std::str::from_utf8(&self.raw[..valid_up_to]).unwrap_or("");
                 self.bad_lines.push(BadLine {
                     line: self.line_no,
                     column: valid.chars().count() + 1,
                 });
+                self.ascii = true;
             }
         }
         self.pos = 0;
@@ -339,10 +490,18 @@ impl<R: BufRead> Lexer<R> {
                 }
                 None => {}
             }
+            // Blanks and line breaks, in one step.
+            let blanks = bytes[self.pos..]
+                .iter()
+                .take_while(|&&c| matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+                .count();
+            if blanks > 0 {
+                self.pos += blanks;
+                continue;
+            }
             let start = self.pos;
             let b = bytes[start];
             match b {
-                b' ' | b'\t' | b'\r' | b'\n' => self.pos += 1,
                 b'/' if bytes.get(start + 1) == Some(&b'*') => {
                     match memchr::memmem::find(&bytes[start + 2..], b"*/") {
                         Some(i) => self.pos = start + 2 + i + 2,
@@ -375,13 +534,11 @@ impl<R: BufRead> Lexer<R> {
                     return Ok(self.token(Kind::Str, start));
                 }
                 b'%' => {
-                    self.pos += 1;
-                    if bytes.get(self.pos).is_some_and(|&c| is_ident_start(c)) {
-                        while bytes.get(self.pos).is_some_and(|&c| is_ident_byte(c)) {
-                            self.pos += 1;
-                        }
+                    if bytes.get(start + 1).is_some_and(|&c| is_ident_start(c)) {
+                        self.pos = ident_end(bytes, start + 1);
                         return Ok(self.token(Kind::Name, start));
                     }
+                    self.pos += 1;
                     return Ok(self.token(Kind::Punct(b'%'), start));
                 }
                 b'-' if bytes.get(start + 1) == Some(&b'>') => {
@@ -398,10 +555,7 @@ impl<R: BufRead> Lexer<R> {
                         return Ok(self.token(Kind::Number, start));
                     }
                     if is_ident_start(b) {
-                        self.pos += 1;
-                        while bytes.get(self.pos).is_some_and(|&c| is_ident_byte(c)) {
-                            self.pos += 1;
-                        }
+                        self.pos = ident_end(bytes, start);
                         let kind = match bytes.get(self.pos) {
                             Some(b':') => Kind::Label,
                             Some(b'=') => Kind::Attr,
@@ -426,6 +580,50 @@ impl<R: BufRead> Lexer<R> {
             }
         }
     }
+}
+
+/// `BufRead::read_until(b'\n')`, with the `memchr` crate's search (faster than the
+/// standard library's on the short lines of a module).
+fn read_line_into<R: BufRead>(reader: &mut R, out: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut read = 0;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let (done, used) = match memchr::memchr(b'\n', available) {
+            Some(i) => (true, i + 1),
+            None => (available.is_empty(), available.len()),
+        };
+        out.extend_from_slice(&available[..used]);
+        reader.consume(used);
+        read += used;
+        if done {
+            return Ok(read);
+        }
+    }
+}
+
+/// [`is_ident_byte`] as a table, for the lexer's hottest loop.
+const IDENT_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        table[i] = b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-');
+        i += 1;
+    }
+    table
+};
+
+/// The end of the identifier whose first byte is at `start`.
+fn ident_end(bytes: &[u8], start: usize) -> usize {
+    let mut end = start + 1;
+    while end < bytes.len() && IDENT_BYTE[usize::from(bytes[end])] {
+        end += 1;
+    }
+    end
 }
 
 /// Bytes of a plain attribute value: identifier and number bytes, `%` of a name, and
@@ -475,11 +673,11 @@ fn balanced_group_end(bytes: &[u8], open: usize) -> Option<usize> {
 /// The index just after the closing `quote` of a string whose body starts at `from`.
 fn string_end(bytes: &[u8], mut from: usize, quote: u8) -> Option<usize> {
     while from < bytes.len() {
-        match bytes[from] {
-            b'\\' => from += 2,
-            c if c == quote => return Some(from + 1),
-            _ => from += 1,
+        let i = from + memchr::memchr2(quote, b'\\', &bytes[from..])?;
+        if bytes[i] == quote {
+            return Some(i + 1);
         }
+        from = i + 2;
     }
     None
 }
@@ -522,4 +720,16 @@ fn dim_labels_end(bytes: &[u8], start: usize) -> Option<usize> {
     let c_start = b_start + b + 2;
     let c = run(c_start, bf);
     (c >= 2).then_some(c_start + c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_identifier_table_is_is_ident_byte() {
+        for b in 0..=255u8 {
+            assert_eq!(IDENT_BYTE[usize::from(b)], is_ident_byte(b), "byte {b}");
+        }
+    }
 }

@@ -48,6 +48,8 @@ pub(super) struct Scanner<'v, R> {
     in_computation: bool,
     /// Whether the current computation is the entry (`ENTRY`).
     in_entry: bool,
+    /// The buffer of the last instruction name, reused for the next one.
+    name_buffer: String,
     /// The operand names of the current instruction (only with `on_instruction`).
     operand_names: Vec<String>,
     /// How deep in nested instructions the operands being read are.
@@ -135,6 +137,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             instruction: None,
             in_computation: false,
             in_entry: false,
+            name_buffer: String::new(),
             operand_names: Vec::new(),
             nesting: 0,
             options: ParseOptions {
@@ -156,7 +159,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     pub fn run(mut self) -> Result<Summary, ScanError> {
         let mut first = true;
         loop {
-            let token = self.peek()?;
+            // Most statements start with a name: read at byte level.
+            let token = match self.lexer.peek_plain_line().map_err(ScanError::Io)? {
+                Some(token) => token,
+                None => self.peek()?,
+            };
             if token.kind == Kind::Eof {
                 break;
             }
@@ -237,6 +244,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         self.io(result)
     }
 
+    /// The next token, read at byte level when it is a name or a word on this line
+    /// (most are), else by [`Self::peek_tok`]. Taken with [`Lexer::take`].
+    fn peek_plain(&mut self) -> Result<Token, Reported> {
+        match self.lexer.peek_plain() {
+            Some(token) => Ok(token),
+            None => self.peek_tok(),
+        }
+    }
+
     fn text(&self, token: &Token) -> String {
         match token.kind {
             Kind::Eof => "the end of the input".to_string(),
@@ -259,6 +275,12 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// After a list item: consumes `,` (true: another item follows) or `close` (false:
     /// the list ended); anything else is reported as `expects` (then `, saw X`).
     fn list_separator(&mut self, close: u8, expects: &str) -> Result<bool, Reported> {
+        if self.lexer.eat(b',') {
+            return Ok(true);
+        }
+        if self.lexer.eat(close) {
+            return Ok(false);
+        }
         let sep = self.next_tok()?;
         match sep.kind {
             Kind::Punct(b',') => Ok(true),
@@ -272,6 +294,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// Consumes `byte` or reports `message` at the token there.
     fn expect(&mut self, byte: u8, message: &str) -> Step {
+        if self.lexer.eat(byte) {
+            return Ok(());
+        }
         let token = self.peek_tok()?;
         if Self::is_punct(&token, byte) {
             self.next_tok()?;
@@ -400,6 +425,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 }
                 _ => return Ok(()),
             }
+            // A frame's `{...}` after its number, at byte level when it closes on its
+            // line.
+            while self.lexer.skip_group() {}
         }
     }
 
@@ -475,10 +503,14 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// `['ROOT'] name '=' [shape] opcode '(' operands ')' (',' attribute)*`.
     fn instruction(&mut self) -> Step {
-        self.instruction = None;
-        let mut token = self.next_tok()?;
+        if let Some(name) = self.instruction.take() {
+            self.name_buffer = name;
+        }
+        let mut token = self.peek_plain()?;
+        self.lexer.take(&token);
         if token.kind == Kind::Word && self.lexer.text(&token) == "ROOT" {
-            token = self.next_tok()?;
+            token = self.peek_plain()?;
+            self.lexer.take(&token);
         }
         if !matches!(token.kind, Kind::Word | Kind::Name) {
             let saw = self.quoted(&token);
@@ -489,11 +521,14 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             return Err(self.error(&token, "module_syntax", message));
         }
-        self.instruction = Some(self.text(&token).trim_start_matches('%').to_string());
+        let mut name = std::mem::take(&mut self.name_buffer);
+        name.clear();
+        name.push_str(self.lexer.text(&token).trim_start_matches('%'));
+        self.instruction = Some(name);
         self.expect(b'=', "expects '=' in instruction")?;
-        let next = self.peek_tok()?;
+        let next = self.peek_plain()?;
         if self.can_be_shape(&next) {
-            self.shape(Role::Result)?;
+            self.read_shape(next, Role::Result)?;
         } else if next.kind == Kind::Word {
             match self.lexer.next_byte_after(next.end) {
                 Some(b'(') => {} // an opcode: the shape is left out, XLA infers it
@@ -512,7 +547,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             let saw = self.quoted(&next);
             return Err(self.error(&next, "not_a_shape", format!("expects a shape, saw {saw}")));
         }
-        let opcode = self.peek_tok()?;
+        let opcode = self.peek_plain()?;
         if opcode.kind != Kind::Word {
             let saw = self.quoted(&opcode);
             return Err(self.error(
@@ -524,13 +559,18 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         if self.lexer.next_byte_after(opcode.end) == Some(b'[') {
             return Err(self.unknown_type_word(&opcode, Xla::Opcode));
         }
-        self.next_tok()?;
+        self.lexer.take(&opcode);
         let line = opcode.line;
-        let opcode = self.text(&opcode);
+        let literal = is_literal_opcode(self.lexer.text(&opcode));
+        let opcode = if self.on_instruction.is_some() {
+            self.text(&opcode)
+        } else {
+            String::new()
+        };
         self.expect(b'(', "expects '(' at the beginning of operands")?;
         self.operand_names.clear();
         self.nesting = 0;
-        self.operands(&opcode)?;
+        self.operands(literal)?;
         if let Some(on_instruction) = self.on_instruction.as_mut() {
             let site = InstructionSite {
                 line,
@@ -545,9 +585,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         self.attributes()
     }
 
-    /// The operands after `(`, through the closing `)`.
-    fn operands(&mut self, opcode: &str) -> Step {
-        if matches!(opcode, "constant" | "parameter") {
+    /// The operands after `(`, through the closing `)` (a `constant` or `parameter`
+    /// opcode's `literal` is skipped).
+    fn operands(&mut self, literal: bool) -> Step {
+        if literal {
             let open = Token {
                 kind: Kind::Punct(b'('),
                 line: self.lexer.line_no(),
@@ -573,15 +614,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// `[shape] name` or a nested instruction `[shape] opcode(...)`.
     fn operand(&mut self, index: usize) -> Step {
-        let token = self.peek_tok()?;
+        let token = self.peek_plain()?;
         let mut had_shape = false;
         if self.can_be_shape(&token) {
-            self.shape(Role::Operand { index })?;
+            self.read_shape(token, Role::Operand { index })?;
             had_shape = true;
         } else if token.kind == Kind::Word && self.lexer.next_byte_after(token.end) == Some(b'[') {
             return Err(self.unknown_type_word(&token, Xla::Operand));
         }
-        let name = self.peek_tok()?;
+        let name = if had_shape { self.peek_plain()? } else { token };
         if !matches!(name.kind, Kind::Word | Kind::Name) {
             let saw = self.quoted(&name);
             let (code, what) = if had_shape {
@@ -591,20 +632,31 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             return Err(self.error(&name, code, format!("expects {what}, saw {saw}")));
         }
-        self.next_tok()?;
+        self.lexer.take(&name);
         if self.nesting == 0 && self.on_instruction.is_some() {
             let text = self.lexer.text(&name);
             self.operand_names
                 .push(text.trim_start_matches('%').to_string());
         }
+        // Most operands end here, at a ',' or ')' the caller reads.
+        if self.lexer.next_is_punct(b",)") {
+            return Ok(());
+        }
         let after = self.peek_tok()?;
         match after.kind {
             Kind::Punct(b'(') => {
                 // A nested instruction: the word was its opcode.
-                let opcode = self.text(&name);
+                if self.nesting >= MAX_NESTING {
+                    return Err(self.error(
+                        &name,
+                        "module_syntax",
+                        format!("instructions nested deeper than {MAX_NESTING} levels"),
+                    ));
+                }
+                let literal = is_literal_opcode(self.lexer.text(&name));
                 self.next_tok()?;
                 self.nesting += 1;
-                let step = self.operands(&opcode);
+                let step = self.operands(literal);
                 self.nesting -= 1;
                 step
             }
@@ -623,16 +675,31 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// `(',' attribute)*`.
     fn attributes(&mut self) -> Step {
-        while Self::is_punct(&self.peek_tok()?, b',') {
-            self.next_tok()?;
+        loop {
+            if !self.lexer.eat(b',') {
+                // Usually the next statement's name, on the next line.
+                let plain = self.lexer.peek_plain_line();
+                if self.io(plain)?.is_some() || !self.eat_token(b',')? {
+                    return Ok(());
+                }
+            }
             self.attribute()?;
         }
-        Ok(())
+    }
+
+    /// Consumes the next token if it is `Punct(byte)`.
+    fn eat_token(&mut self, byte: u8) -> Result<bool, Reported> {
+        if Self::is_punct(&self.peek_tok()?, byte) {
+            self.next_tok()?;
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// `attr_name=value`; shape-bearing attributes are read as shapes.
     fn attribute(&mut self) -> Step {
-        let token = self.next_tok()?;
+        let token = self.peek_plain()?;
+        self.lexer.take(&token);
         if token.kind != Kind::Attr {
             let saw = self.quoted(&token);
             return Err(self.error(
@@ -640,6 +707,17 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 "module_syntax",
                 format!("expects an attribute (name=value), saw {saw}"),
             ));
+        }
+        let shaped = matches!(
+            self.lexer.text(&token),
+            "entry_computation_layout" | "outfeed_shape" | "literal" | "operand_layout_constraints"
+        );
+        if !shaped {
+            return if self.lexer.skip_plain_value() {
+                Ok(())
+            } else {
+                self.skip_value()
+            };
         }
         let name = self.text(&token);
         match name.as_str() {
@@ -847,6 +925,12 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 format!("expects a shape, saw {saw}{xla}"),
             ));
         }
+        self.read_shape(token, role)
+    }
+
+    /// Reads the shape that starts at `token`, which [`Self::can_be_shape`], and hands
+    /// it to `on_shape`.
+    fn read_shape(&mut self, token: Token, role: Role) -> Step {
         let extent = shape_extent(self.lexer.line(), token.start);
         if let Some(end) = extent {
             let text = &self.lexer.line()[token.start..end];
@@ -909,6 +993,12 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     }
 }
 
+/// Whether an instruction's operands are a literal (`constant(...)`, `parameter(N)`)
+/// rather than operands.
+fn is_literal_opcode(opcode: &str) -> bool {
+    matches!(opcode, "constant" | "parameter")
+}
+
 /// What XLA's parser says where a shape was expected and something else stands:
 /// appended to our message, so users who search for XLA's error find ours.
 #[derive(Clone, Copy)]
@@ -932,6 +1022,10 @@ impl Xla {
         }
     }
 }
+
+/// How deep nested instructions (`add(multiply(...), ...)`) may go: each level is a
+/// call of [`Scanner::operands`], so hostile input must not nest without bound.
+const MAX_NESTING: usize = 256;
 
 /// How far a shape may run over following lines (bytes of text read for it).
 const MAX_SHAPE_BYTES: usize = 1 << 20;
@@ -995,4 +1089,26 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::text::module;
+
+    #[test]
+    fn deeply_nested_instructions_are_an_error_not_a_stack_overflow() {
+        let text = format!(
+            "HloModule m\nENTRY e {{\n  ROOT x = f32[] a({}%p)\n}}\n",
+            "op(".repeat(100_000)
+        );
+        let mut findings = Vec::new();
+        let mut check = module::validate_text;
+        let summary =
+            module::scan_text(text.as_bytes(), &mut check, &mut |f| findings.push(f)).unwrap();
+        assert_eq!(summary.errors, 1);
+        assert_eq!(
+            findings[0].message,
+            "instructions nested deeper than 256 levels"
+        );
+    }
 }

@@ -38,7 +38,17 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips whitespace, `/* ... */` and `// ...` comments.
+    #[inline]
     pub(crate) fn skip_trivia(&mut self) -> Result<(), ParseError> {
+        // Most tokens follow the last one directly: one byte tells.
+        match self.peek_raw() {
+            Some(b) if b > b' ' && b != b'/' => Ok(()),
+            None => Ok(()),
+            Some(_) => self.skip_trivia_slow(),
+        }
+    }
+
+    fn skip_trivia_slow(&mut self) -> Result<(), ParseError> {
         let bytes = self.bytes();
         loop {
             match bytes.get(self.pos) {
@@ -67,12 +77,14 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next byte after trivia, without consuming it.
+    #[inline]
     pub(crate) fn peek(&mut self) -> Result<Option<u8>, ParseError> {
         self.skip_trivia()?;
         Ok(self.bytes().get(self.pos).copied())
     }
 
     /// The byte at the cursor, with no trivia skipped.
+    #[inline]
     pub(crate) fn peek_raw(&self) -> Option<u8> {
         self.bytes().get(self.pos).copied()
     }
@@ -82,6 +94,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes `byte` if it comes next (after trivia).
+    #[inline]
     pub(crate) fn eat(&mut self, byte: u8) -> Result<bool, ParseError> {
         if self.peek()? == Some(byte) {
             self.pos += 1;
@@ -176,24 +189,34 @@ impl<'a> Cursor<'a> {
         if !self.at_int()? {
             return Err(self.error_here(format!("expected {what}")));
         }
-        let start = self.pos;
         let bytes = self.bytes();
-        let mut end = start;
-        if bytes[end] == b'-' {
+        let start = self.pos;
+        let negative = bytes[start] == b'-';
+        let mut end = start + usize::from(negative);
+        // Accumulated toward its sign, so that i64::MIN fits.
+        let mut value = Some(0i64);
+        while let Some(&b) = bytes.get(end).filter(|b| b.is_ascii_digit()) {
+            let digit = i64::from(b - b'0');
+            value = value.and_then(|v| v.checked_mul(10)).and_then(|v| {
+                if negative {
+                    v.checked_sub(digit)
+                } else {
+                    v.checked_add(digit)
+                }
+            });
             end += 1;
         }
-        end += bytes[end..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
         // Like XLA's lexer, `2S` is the integer 2, then the identifier `S`.
         self.pos = end;
-        let text = &self.input[start..end];
-        text.parse::<i64>().map(|v| (v, start)).map_err(|_| {
-            ParseError::new(
+        match value {
+            Some(value) => Ok((value, start)),
+            None => Err(ParseError::new(
                 start..end,
-                format!("integer {text} does not fit in 64 bits"),
-            )
-        })
+                format!(
+                    "integer {} does not fit in 64 bits",
+                    &self.input[start..end]
+                ),
+            )),
+        }
     }
 }

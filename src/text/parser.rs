@@ -5,8 +5,6 @@
 //! never by recursion, so any input depth is safe; like XLA, nesting deeper than
 //! [`MAX_NESTING`] levels is an error.
 
-use std::ops::Range;
-
 use super::cursor::Cursor;
 use super::error::ParseError;
 use super::types;
@@ -61,10 +59,11 @@ enum Attr {
 
 /// An unfinished shape on the explicit stack.
 enum Frame {
-    /// A tuple's elements so far, with the byte span of each, and where it starts.
+    /// A tuple's elements so far, where it starts, and the first element XLA's parser
+    /// would reject (reported once the tuple closes).
     Tuple {
         elements: Vec<ShapeProto>,
-        spans: Vec<Range<usize>>,
+        problem: Option<ParseError>,
         start: usize,
     },
     Buffer {
@@ -136,7 +135,7 @@ impl<'a> Parser<'a> {
                 Begun::Done(shape) => shape,
                 Begun::Open(Frame::Tuple {
                     elements,
-                    spans,
+                    problem,
                     start,
                 }) => {
                     if self.cursor.eat(b')')? {
@@ -144,7 +143,7 @@ impl<'a> Parser<'a> {
                     } else {
                         stack.push(Frame::Tuple {
                             elements,
-                            spans,
+                            problem,
                             start,
                         });
                         continue 'begin;
@@ -160,22 +159,28 @@ impl<'a> Parser<'a> {
                     None => return Ok(done),
                     Some(Frame::Tuple {
                         mut elements,
-                        mut spans,
+                        mut problem,
                         start,
                     }) => {
+                        if problem.is_none() {
+                            problem = tuple_element_problem(&done).map(|message| {
+                                ParseError::new(done_start..self.cursor.pos(), message)
+                            });
+                        }
                         elements.push(done);
-                        spans.push(done_start..self.cursor.pos());
                         if self.cursor.eat(b',')? {
                             stack.push(Frame::Tuple {
                                 elements,
-                                spans,
+                                problem,
                                 start,
                             });
                             continue 'begin;
                         }
                         self.cursor
                             .expect(b')', "expects ')' at the end of tuple shape")?;
-                        check_tuple_elements(&elements, &spans)?;
+                        if let Some(problem) = problem {
+                            return Err(problem);
+                        }
                         done = tuple(elements);
                         done_start = start;
                     }
@@ -227,7 +232,7 @@ impl<'a> Parser<'a> {
                 self.cursor.eat(b'(')?;
                 return Ok(Begun::Open(Frame::Tuple {
                     elements: Vec::new(),
-                    spans: Vec::new(),
+                    problem: None,
                     start,
                 }));
             }
@@ -835,26 +840,22 @@ fn tuple(elements: Vec<ShapeProto>) -> ShapeProto {
     }
 }
 
+/// Why XLA's parser would reject `element` as a tuple element (its arrays are
+/// validated with XLA's rules), or `None`.
+///
 /// XLA builds a parsed tuple with `ShapeUtil::MakeValidatedTupleShape`, so every
 /// element must be valid (missing layouts allowed); a top-level array or a buffer is
-/// not validated. Each array is checked once, when its innermost tuple closes.
-fn check_tuple_elements(elements: &[ShapeProto], spans: &[Range<usize>]) -> Result<(), ParseError> {
-    for (element, span) in elements.iter().zip(spans) {
-        if let Some(message) = tuple_element_problem(element) {
-            return Err(ParseError::new(span.clone(), message));
-        }
-    }
-    Ok(())
-}
-
-/// Why XLA's parser would reject `element` as a tuple element (its arrays are
-/// validated with XLA's rules), or `None`. Nested tuples are checked when they close.
+/// not validated. Each array is checked once, when its innermost tuple reads it, and
+/// the first problem is reported when the tuple closes.
 pub(crate) fn tuple_element_problem(element: &ShapeProto) -> Option<String> {
     let array = match PrimitiveType::try_from(element.element_type) {
         Ok(PrimitiveType::Buffer) => element.tuple_shapes.first()?,
         Ok(PrimitiveType::Tuple | PrimitiveType::Token | PrimitiveType::OpaqueType) => return None,
         _ => element,
     };
+    if plainly_valid_array(array) {
+        return None;
+    }
     let options = crate::validate::Options::hlo_text();
     let report = crate::validate::validate_shape_with(array, options)
         .into_parts()
@@ -869,6 +870,70 @@ pub(crate) fn tuple_element_problem(element: &ShapeProto) -> Option<String> {
                 && !matches!(issue.kind(), crate::IssueKind::AllocatedSizeOverflow { .. })
         })
         .map(|issue| format!("invalid tuple element: {issue}"))
+}
+
+/// Whether `array` passes every rule of the validator, known without running it: a
+/// quick sufficient condition that covers most tuple elements (dimensions with a
+/// small element count, and no layout or a plain `{...}` one). Anything else goes
+/// through the validator; a unit test checks this against it.
+fn plainly_valid_array(array: &ShapeProto) -> bool {
+    // Far below every size limit (i64::MAX bytes or bits), at each partial product.
+    const SMALL: u64 = 1 << 48;
+    let rank = array.dimensions.len();
+    let mut count = 1u64;
+    for &size in &array.dimensions {
+        // Negative or unbounded sizes are left to the validator.
+        let Ok(size) = u64::try_from(size) else {
+            return false;
+        };
+        match count.checked_mul(size) {
+            Some(product) if product <= SMALL => count = product,
+            _ => return false,
+        }
+    }
+    let flags = array.is_dynamic_dimension.len();
+    if !types::is_array_type(array.element_type)
+        || !array.tuple_shapes.is_empty()
+        || (flags != 0 && flags != rank)
+    {
+        return false;
+    }
+    let Some(layout) = array.layout.as_deref() else {
+        return true;
+    };
+    let plain = layout.tiles.is_empty()
+        && matches!(layout.tail_padding_alignment_in_elements, 0 | 1)
+        && layout.index_primitive_type == 0
+        && layout.pointer_primitive_type == 0
+        && layout.element_size_in_bits == 0
+        && i8::try_from(layout.memory_space).is_ok()
+        && layout.split_configs.is_empty()
+        && layout.physical_shape.is_none()
+        && layout.dynamic_shape_metadata_prefix_bytes >= 0
+        && layout.padded_dimensions.is_empty()
+        && layout.padding_value == 0
+        && layout.format == 0
+        && layout.max_sparse_elements == 0
+        && layout.dim_level_types.is_empty()
+        && layout.dim_unique.is_empty()
+        && layout.dim_ordered.is_empty();
+    plain && is_permutation(&layout.minor_to_major, rank)
+}
+
+/// Whether `dims` holds each of `0..rank` once (ranks up to 64; larger ones are left
+/// to the validator).
+fn is_permutation(dims: &[i64], rank: usize) -> bool {
+    if dims.len() != rank || rank > 64 {
+        return false;
+    }
+    let mut seen = 0u64;
+    for &dim in dims {
+        match u32::try_from(dim) {
+            Ok(dim) if (dim as usize) < rank && seen & (1 << dim) == 0 => seen |= 1 << dim,
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// An old (2018-2020) sparse layout, written with our `F(sparse)` extension: it had no
@@ -901,4 +966,108 @@ fn check_array_layout(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every edit the test makes to a real shape, to reach both sides of each rule.
+    fn variants(shape: &ShapeProto) -> Vec<ShapeProto> {
+        let mut out = vec![shape.clone()];
+        let mut edit = |f: &dyn Fn(&mut ShapeProto)| {
+            let mut s = shape.clone();
+            f(&mut s);
+            out.push(s);
+        };
+        for size in [0, 1, -1, i64::MIN, 1 << 24, 1 << 47, 1 << 62, i64::MAX] {
+            edit(&|s| s.dimensions.push(size));
+            edit(&|s| {
+                s.dimensions.push(size);
+                s.is_dynamic_dimension.push(true);
+                if let Some(l) = s.layout.as_mut() {
+                    l.minor_to_major.insert(0, s.dimensions.len() as i64 - 1);
+                }
+            });
+            edit(&|s| s.dimensions.iter_mut().for_each(|d| *d = size));
+        }
+        edit(&|s| s.is_dynamic_dimension.push(false));
+        edit(&|s| s.element_type = 0);
+        edit(&|s| s.element_type = PrimitiveType::Tuple as i32);
+        edit(&|s| s.tuple_shapes.push(ShapeProto::default()));
+        edit(&|s| s.layout = None);
+        let layout_edits: [&dyn Fn(&mut LayoutProto); 20] = [
+            &|l| l.minor_to_major.reverse(),
+            &|l| l.minor_to_major.push(0),
+            &|l| {
+                l.minor_to_major.pop();
+            },
+            &|l| l.minor_to_major.iter_mut().for_each(|d| *d = 0),
+            &|l| l.minor_to_major.iter_mut().for_each(|d| *d += 1),
+            &|l| l.tiles.push(TileProto::default()),
+            &|l| l.tail_padding_alignment_in_elements = 0,
+            &|l| l.tail_padding_alignment_in_elements = -1,
+            &|l| l.index_primitive_type = PrimitiveType::S32 as i32,
+            &|l| l.element_size_in_bits = 1,
+            &|l| l.memory_space = 300,
+            &|l| l.memory_space = -1,
+            &|l| l.split_configs.push(SplitConfigProto::default()),
+            &|l| l.physical_shape = Some(Box::default()),
+            &|l| l.dynamic_shape_metadata_prefix_bytes = -1,
+            &|l| l.padded_dimensions.push(1),
+            &|l| l.padding_value = 1,
+            &|l| l.format = 2,
+            &|l| l.max_sparse_elements = 1,
+            &|l| l.dim_level_types.push(1),
+        ];
+        for f in layout_edits {
+            edit(&|s| f(s.layout.get_or_insert_with(Default::default)));
+        }
+        out
+    }
+
+    /// The quick check never passes a shape the validator would reject.
+    #[test]
+    fn plainly_valid_arrays_are_valid() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
+        let text = std::fs::read_to_string(path).expect("fixtures/messages.jsonl");
+        let (mut plain, mut checked) = (0, 0);
+        for line in text.lines() {
+            let Ok(row) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let Some(text) = row["xla"]["text"].as_str() else {
+                continue;
+            };
+            let Ok(parsed) = super::super::parse_shape(text) else {
+                continue;
+            };
+            let mut shapes = vec![&parsed];
+            while let Some(shape) = shapes.pop() {
+                shapes.extend(&shape.tuple_shapes);
+                for variant in variants(shape) {
+                    checked += 1;
+                    if !plainly_valid_array(&variant) {
+                        continue;
+                    }
+                    plain += 1;
+                    let report = crate::validate::validate_shape_with(
+                        &variant,
+                        crate::validate::Options::hlo_text(),
+                    )
+                    .into_parts()
+                    .1;
+                    assert!(
+                        report
+                            .issues()
+                            .iter()
+                            .all(|i| i.severity() != crate::Severity::Error),
+                        "{variant:?}: {:?}",
+                        report.issues()
+                    );
+                }
+            }
+        }
+        assert!(plain > 1000 && checked > 2 * plain, "{plain} of {checked}");
+    }
 }

@@ -75,14 +75,9 @@ enum Frame {
 
 struct PendingArray {
     array: ShapeProto,
-    layout: LayoutProto,
+    layout: Box<LayoutProto>,
     layout_start: usize,
     start: usize,
-}
-
-enum Begun {
-    Done(ShapeProto),
-    Open(Frame),
 }
 
 pub(crate) struct Parser<'a> {
@@ -122,18 +117,34 @@ impl<'a> Parser<'a> {
 
     /// Parses one shape.
     pub(crate) fn shape(&mut self) -> Result<ShapeProto, ParseError> {
-        self.shape_nested(0)
+        let mut shape = ShapeProto::default();
+        self.shape_into(0, &mut shape)?;
+        Ok(shape)
     }
 
-    /// Parses one shape nested `base` levels deep (for the nesting limit).
-    pub(crate) fn shape_nested(&mut self, base: usize) -> Result<ShapeProto, ParseError> {
+    /// Parses one shape nested `base` levels deep (for the nesting limit) into `out`,
+    /// which must be a default shape.
+    pub(crate) fn shape_into(
+        &mut self,
+        base: usize,
+        out: &mut ShapeProto,
+    ) -> Result<(), ParseError> {
         let mut stack: Vec<Frame> = Vec::new();
         'begin: loop {
             self.cursor.skip_trivia()?;
             let mut done_start = self.cursor.pos();
-            let mut done = match self.begin(base + stack.len())? {
-                Begun::Done(shape) => shape,
-                Begun::Open(Frame::Tuple {
+            // The outermost shape is read straight into `out`: most are one array,
+            // and the large struct is then not moved.
+            let mut inner = ShapeProto::default();
+            let slot = if stack.is_empty() {
+                &mut *out
+            } else {
+                &mut inner
+            };
+            let mut done = match self.begin(base + stack.len(), slot)? {
+                None if stack.is_empty() => return Ok(()),
+                None => inner,
+                Some(Frame::Tuple {
                     elements,
                     problem,
                     start,
@@ -149,14 +160,17 @@ impl<'a> Parser<'a> {
                         continue 'begin;
                     }
                 }
-                Begun::Open(frame) => {
+                Some(frame) => {
                     stack.push(frame);
                     continue 'begin;
                 }
             };
             loop {
                 match stack.pop() {
-                    None => return Ok(done),
+                    None => {
+                        *out = done;
+                        return Ok(());
+                    }
                     Some(Frame::Tuple {
                         mut elements,
                         mut problem,
@@ -214,7 +228,7 @@ impl<'a> Parser<'a> {
                         self.layout_end()?;
                         let layout_span = layout_start..self.cursor.pos();
                         check_array_layout(&array, &layout, layout_span, start)?;
-                        array.layout = Some(Box::new(layout));
+                        array.layout = Some(layout);
                         done = array;
                         done_start = start;
                     }
@@ -223,14 +237,15 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Reads the start of a shape: a whole array, or the opening of a nested shape.
-    fn begin(&mut self, depth: usize) -> Result<Begun, ParseError> {
+    /// Reads the start of a shape: a whole array into `array` (a default shape), or
+    /// the opening of a nested shape, returned.
+    fn begin(&mut self, depth: usize, array: &mut ShapeProto) -> Result<Option<Frame>, ParseError> {
         let start = match self.cursor.peek()? {
             Some(b'(') => {
                 self.nest(depth)?;
                 let start = self.cursor.pos();
                 self.cursor.eat(b'(')?;
-                return Ok(Begun::Open(Frame::Tuple {
+                return Ok(Some(Frame::Tuple {
                     elements: Vec::new(),
                     problem: None,
                     start,
@@ -245,7 +260,7 @@ impl<'a> Parser<'a> {
         if word == "b" && self.cursor.peek()? == Some(b'(') {
             self.nest(depth)?;
             self.cursor.eat(b'(')?;
-            return Ok(Begun::Open(Frame::Buffer { start }));
+            return Ok(Some(Frame::Buffer { start }));
         }
         let Some(element_type) = types::type_from_name(word) else {
             return Err(ParseError::new(
@@ -253,11 +268,8 @@ impl<'a> Parser<'a> {
                 format!("expected primitive type, saw '{word}'"),
             ));
         };
-        let mut array = ShapeProto {
-            element_type,
-            ..ShapeProto::default()
-        };
-        self.dimensions(&mut array)?;
+        array.element_type = element_type;
+        self.dimensions(array)?;
         if element_type == PrimitiveType::Token as i32
             || element_type == PrimitiveType::OpaqueType as i32
         {
@@ -268,40 +280,34 @@ impl<'a> Parser<'a> {
                     format!("{word} shapes have no dimensions"),
                 ));
             }
-            return Ok(Begun::Done(ShapeProto {
-                element_type,
-                ..ShapeProto::default()
-            }));
+            return Ok(None);
         }
         if !self.layout_follows()? {
             // As XLA's parser: a scalar always gets the (empty) default layout, an
             // array only when filling. (A scalar's empty layout prints as nothing,
             // so a scalar without one could not read back.)
             if self.options.fill_missing_layouts || array.dimensions.is_empty() {
-                let rank = array.dimensions.len();
-                array.layout = Some(Box::new(LayoutProto {
-                    minor_to_major: (0..rank as i64).rev().collect(),
-                    tail_padding_alignment_in_elements: 1,
-                    ..LayoutProto::default()
-                }));
+                let mut layout = new_layout();
+                layout.minor_to_major = (0..array.dimensions.len() as i64).rev().collect();
+                array.layout = Some(layout);
             }
-            return Ok(Begun::Done(array));
+            return Ok(None);
         }
         let layout_start = self.cursor.pos();
         let mut layout = self.layout_head()?;
         if self.layout_attributes(&mut layout, None)? {
             self.nest(depth)?;
-            return Ok(Begun::Open(Frame::Physical(Box::new(PendingArray {
-                array,
+            return Ok(Some(Frame::Physical(Box::new(PendingArray {
+                array: std::mem::take(array),
                 layout,
                 layout_start,
                 start,
             }))));
         }
         self.layout_end()?;
-        check_array_layout(&array, &layout, layout_start..self.cursor.pos(), start)?;
-        array.layout = Some(Box::new(layout));
-        Ok(Begun::Done(array))
+        check_array_layout(array, &layout, layout_start..self.cursor.pos(), start)?;
+        array.layout = Some(layout);
+        Ok(None)
     }
 
     fn nest(&self, depth: usize) -> Result<(), ParseError> {
@@ -358,12 +364,9 @@ impl<'a> Parser<'a> {
     }
 
     /// `{` and the minor_to_major list.
-    fn layout_head(&mut self) -> Result<LayoutProto, ParseError> {
+    fn layout_head(&mut self) -> Result<Box<LayoutProto>, ParseError> {
         self.cursor.expect(b'{', "expects '{' to start a layout")?;
-        let mut layout = LayoutProto {
-            tail_padding_alignment_in_elements: 1,
-            ..LayoutProto::default()
-        };
+        let mut layout = new_layout();
         if self.cursor.at_int()? {
             loop {
                 let (dim, _) = self.cursor.int("an integer")?;
@@ -744,7 +747,7 @@ impl<'a> Parser<'a> {
             self.layout_attributes(&mut layout, Some(Attr::P))?;
         }
         self.layout_end()?;
-        Ok(layout)
+        Ok(*layout)
     }
 
     /// `(p0, p1, ...)->result`; each parameter may carry a name (`name: shape`), and the
@@ -809,6 +812,14 @@ impl<'a> Parser<'a> {
         }
         Ok(None)
     }
+}
+
+/// An empty layout as XLA's `ToProto` writes one (tail padding 1), made on the heap
+/// where the shape keeps it, so that the large struct is not moved there afterwards.
+fn new_layout() -> Box<LayoutProto> {
+    let mut layout = Box::<LayoutProto>::default();
+    layout.tail_padding_alignment_in_elements = 1;
+    layout
 }
 
 fn attr_of(word: &str) -> Option<Attr> {

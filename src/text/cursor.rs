@@ -105,9 +105,10 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes `text` if it comes next (after trivia).
+    #[inline]
     pub(crate) fn eat_str(&mut self, text: &str) -> Result<bool, ParseError> {
         self.skip_trivia()?;
-        if self.input[self.pos..].starts_with(text) {
+        if self.bytes()[self.pos..].starts_with(text.as_bytes()) {
             self.pos += text.len();
             Ok(true)
         } else {
@@ -175,6 +176,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Whether an integer (optionally negative) comes next, after trivia.
+    #[inline]
     pub(crate) fn at_int(&mut self) -> Result<bool, ParseError> {
         self.skip_trivia()?;
         Ok(match self.peek_raw() {
@@ -185,6 +187,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads a signed 64-bit integer; `what` names it in errors.
+    #[inline]
     pub(crate) fn int(&mut self, what: &str) -> Result<(i64, usize), ParseError> {
         if !self.at_int()? {
             return Err(self.error_here(format!("expected {what}")));
@@ -192,31 +195,41 @@ impl<'a> Cursor<'a> {
         let bytes = self.bytes();
         let start = self.pos;
         let negative = bytes[start] == b'-';
-        let mut end = start + usize::from(negative);
-        // Accumulated toward its sign, so that i64::MIN fits.
-        let mut value = Some(0i64);
+        let digits = start + usize::from(negative);
+        let mut end = digits;
+        let mut magnitude = 0u64;
         while let Some(&b) = bytes.get(end).filter(|b| b.is_ascii_digit()) {
-            let digit = i64::from(b - b'0');
-            value = value.and_then(|v| v.checked_mul(10)).and_then(|v| {
-                if negative {
-                    v.checked_sub(digit)
-                } else {
-                    v.checked_add(digit)
-                }
-            });
+            magnitude = magnitude.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
             end += 1;
         }
         // Like XLA's lexer, `2S` is the integer 2, then the identifier `S`.
         self.pos = end;
-        match value {
-            Some(value) => Ok((value, start)),
-            None => Err(ParseError::new(
+        // Up to 18 digits always fit; longer numbers are left to the standard parser.
+        if end - digits <= 18 {
+            let value = magnitude as i64;
+            return Ok((if negative { -value } else { value }, start));
+        }
+        let text = &self.input[start..end];
+        match text.parse::<i64>() {
+            Ok(value) => Ok((value, start)),
+            Err(_) => Err(ParseError::new(
                 start..end,
-                format!(
-                    "integer {} does not fit in 64 bits",
-                    &self.input[start..end]
-                ),
+                format!("integer {text} does not fit in 64 bits"),
             )),
         }
+    }
+
+    /// A capacity hint for the comma-separated list at the cursor: one more than the
+    /// commas before the next `]`, `}`, `:` or `)` within 256 bytes (comments are not
+    /// skipped; a longer list just grows).
+    pub(crate) fn list_len_hint(&self) -> usize {
+        let rest = &self.bytes()[self.pos..];
+        let commas = rest
+            .iter()
+            .take(256)
+            .take_while(|&&b| !matches!(b, b']' | b'}' | b':' | b')'))
+            .filter(|&&b| b == b',')
+            .count();
+        commas + 1
     }
 }

@@ -327,6 +327,9 @@ impl<'a> Parser<'a> {
         if self.cursor.eat(b']')? {
             return Ok(());
         }
+        let rank = self.cursor.list_len_hint();
+        array.dimensions.reserve_exact(rank);
+        array.is_dynamic_dimension.reserve_exact(rank);
         loop {
             self.cursor.skip_trivia()?;
             let (size, dynamic) = if self.cursor.eat(b'?')? {
@@ -368,6 +371,8 @@ impl<'a> Parser<'a> {
         self.cursor.expect(b'{', "expects '{' to start a layout")?;
         let mut layout = new_layout();
         if self.cursor.at_int()? {
+            let rank = self.cursor.list_len_hint();
+            layout.minor_to_major.reserve_exact(rank);
             loop {
                 let (dim, _) = self.cursor.int("an integer")?;
                 layout.minor_to_major.push(dim);

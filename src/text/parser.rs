@@ -57,27 +57,99 @@ enum Attr {
     Do,
 }
 
-/// An unfinished shape on the explicit stack.
+/// An unfinished shape on the explicit stack. Each gives a place to the shape inside
+/// it being read ([`Frame::place`]), so that the large struct is read where it stays.
 enum Frame {
-    /// A tuple's elements so far, where it starts, and the first element XLA's parser
-    /// would reject (reported once the tuple closes).
+    /// A tuple: its elements so far (the last one may be being read), where it starts,
+    /// and the first element XLA's parser would reject (reported once the tuple closes).
     Tuple {
         elements: Vec<ShapeProto>,
         problem: Option<ParseError>,
         start: usize,
     },
-    Buffer {
-        start: usize,
-    },
-    /// An array whose layout is waiting for its `P(...)` shape.
+    /// A buffer `b(...)`.
+    Buffer(Box<PendingBuffer>),
+    /// An array whose layout is waiting for the end of its `P(...)` shape.
     Physical(Box<PendingArray>),
+}
+
+/// The open shapes, innermost last. The innermost is kept out of the vector, so that
+/// a tuple of arrays (one level) allocates nothing for it.
+#[derive(Default)]
+struct Stack {
+    below: Vec<Frame>,
+    top: Option<Frame>,
+}
+
+impl Stack {
+    fn len(&self) -> usize {
+        self.below.len() + usize::from(self.top.is_some())
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Frame> {
+        self.top.as_mut()
+    }
+
+    fn push(&mut self, frame: Frame) {
+        if let Some(below) = self.top.replace(frame) {
+            self.below.push(below);
+        }
+    }
+
+    fn pop(&mut self) -> Option<Frame> {
+        let top = self.top.take();
+        self.top = self.below.pop();
+        top
+    }
+}
+
+struct PendingBuffer {
+    inner: ShapeProto,
+    start: usize,
 }
 
 struct PendingArray {
     array: ShapeProto,
     layout: Box<LayoutProto>,
+    physical: ShapeProto,
     layout_start: usize,
     start: usize,
+}
+
+impl Frame {
+    /// A place for the next shape inside this one: a new last element of a tuple.
+    fn place(&mut self) -> &mut ShapeProto {
+        match self {
+            Frame::Tuple { elements, .. } => {
+                elements.push(ShapeProto::default());
+                let last = elements.len() - 1;
+                &mut elements[last]
+            }
+            Frame::Buffer(pending) => &mut pending.inner,
+            Frame::Physical(pending) => &mut pending.physical,
+        }
+    }
+
+    /// Takes back the place given for a shape that turned out to nest others: it is
+    /// built on its own frame and [put](Frame::put) here once complete.
+    fn unplace(&mut self) {
+        if let Frame::Tuple { elements, .. } = self {
+            elements.pop();
+            if elements.is_empty() {
+                // No memory held for a tuple that only opens another (deep nesting).
+                *elements = Vec::new();
+            }
+        }
+    }
+
+    /// Puts a complete shape built on its own frame in its place.
+    fn put(&mut self, shape: ShapeProto) {
+        match self {
+            Frame::Tuple { elements, .. } => elements.push(shape),
+            Frame::Buffer(pending) => pending.inner = shape,
+            Frame::Physical(pending) => pending.physical = shape,
+        }
+    }
 }
 
 pub(crate) struct Parser<'a> {
@@ -129,110 +201,102 @@ impl<'a> Parser<'a> {
         base: usize,
         out: &mut ShapeProto,
     ) -> Result<(), ParseError> {
-        let mut stack: Vec<Frame> = Vec::new();
+        let mut stack = Stack::default();
         'begin: loop {
             self.cursor.skip_trivia()?;
             let mut done_start = self.cursor.pos();
-            // The outermost shape is read straight into `out`: most are one array,
-            // and the large struct is then not moved.
-            let mut inner = ShapeProto::default();
-            let slot = if stack.is_empty() {
-                &mut *out
-            } else {
-                &mut inner
+            let depth = base + stack.len();
+            let place = match stack.last_mut() {
+                Some(frame) => frame.place(),
+                None => &mut *out,
             };
-            let mut done = match self.begin(base + stack.len(), slot)? {
-                None if stack.is_empty() => return Ok(()),
-                None => inner,
-                Some(Frame::Tuple {
-                    elements,
-                    problem,
-                    start,
-                }) => {
-                    if self.cursor.eat(b')')? {
-                        tuple(elements)
-                    } else {
-                        stack.push(Frame::Tuple {
-                            elements,
-                            problem,
-                            start,
-                        });
+            if let Some(opened) = self.begin(depth, place)? {
+                if let Some(parent) = stack.last_mut() {
+                    parent.unplace();
+                }
+                stack.push(opened);
+                continue 'begin;
+            }
+            // The shape just read is complete in its place: close the shapes it ends.
+            loop {
+                if let Some(Frame::Tuple {
+                    elements, problem, ..
+                }) = stack.last_mut()
+                {
+                    if let (None, Some(element)) = (&problem, elements.last()) {
+                        *problem = tuple_element_problem(element)
+                            .map(|message| ParseError::new(done_start..self.cursor.pos(), message));
+                    }
+                    if self.cursor.eat(b',')? {
                         continue 'begin;
                     }
                 }
-                Some(frame) => {
-                    stack.push(frame);
-                    continue 'begin;
-                }
-            };
-            loop {
-                match stack.pop() {
+                let Some(frame) = stack.pop() else {
+                    return Ok(());
+                };
+                let (shape, start) = self.close_frame(frame)?;
+                done_start = start;
+                match stack.last_mut() {
+                    Some(parent) => parent.put(shape),
                     None => {
-                        *out = done;
+                        *out = shape;
                         return Ok(());
                     }
-                    Some(Frame::Tuple {
-                        mut elements,
-                        mut problem,
-                        start,
-                    }) => {
-                        if problem.is_none() {
-                            problem = tuple_element_problem(&done).map(|message| {
-                                ParseError::new(done_start..self.cursor.pos(), message)
-                            });
-                        }
-                        elements.push(done);
-                        if self.cursor.eat(b',')? {
-                            stack.push(Frame::Tuple {
-                                elements,
-                                problem,
-                                start,
-                            });
-                            continue 'begin;
-                        }
-                        self.cursor
-                            .expect(b')', "expects ')' at the end of tuple shape")?;
-                        if let Some(problem) = problem {
-                            return Err(problem);
-                        }
-                        done = tuple(elements);
-                        done_start = start;
-                    }
-                    Some(Frame::Buffer { start }) => {
-                        self.cursor
-                            .expect(b')', "expects ')' at the end of buffer shape")?;
-                        if !types::is_array_type(done.element_type) {
-                            return Err(ParseError::new(
-                                start..self.cursor.pos(),
-                                "a buffer shape must hold an array shape",
-                            ));
-                        }
-                        done = ShapeProto {
-                            element_type: PrimitiveType::Buffer as i32,
-                            tuple_shapes: vec![done],
-                            ..ShapeProto::default()
-                        };
-                        done_start = start;
-                    }
-                    Some(Frame::Physical(pending)) => {
-                        let PendingArray {
-                            mut array,
-                            mut layout,
-                            layout_start,
-                            start,
-                        } = *pending;
-                        self.cursor
-                            .expect(b')', "expects physical shape to end with ')'")?;
-                        layout.physical_shape = Some(Box::new(done));
-                        self.layout_attributes(&mut layout, Some(Attr::P))?;
-                        self.layout_end()?;
-                        let layout_span = layout_start..self.cursor.pos();
-                        check_array_layout(&array, &layout, layout_span, start)?;
-                        array.layout = Some(layout);
-                        done = array;
-                        done_start = start;
-                    }
                 }
+            }
+        }
+    }
+
+    /// Closes a nested shape whose last inner shape is complete, with the checks XLA
+    /// makes there; returns the whole shape and where it starts.
+    fn close_frame(&mut self, frame: Frame) -> Result<(ShapeProto, usize), ParseError> {
+        match frame {
+            Frame::Tuple {
+                elements,
+                problem,
+                start,
+            } => {
+                self.cursor
+                    .expect(b')', "expects ')' at the end of tuple shape")?;
+                match problem {
+                    Some(problem) => Err(problem),
+                    None => Ok((tuple(elements), start)),
+                }
+            }
+            Frame::Buffer(pending) => {
+                let PendingBuffer { inner, start } = *pending;
+                self.cursor
+                    .expect(b')', "expects ')' at the end of buffer shape")?;
+                if !types::is_array_type(inner.element_type) {
+                    return Err(ParseError::new(
+                        start..self.cursor.pos(),
+                        "a buffer shape must hold an array shape",
+                    ));
+                }
+                let buffer = ShapeProto {
+                    element_type: PrimitiveType::Buffer as i32,
+                    tuple_shapes: vec![inner],
+                    ..ShapeProto::default()
+                };
+                Ok((buffer, start))
+            }
+            Frame::Physical(pending) => {
+                let PendingArray {
+                    mut array,
+                    mut layout,
+                    physical,
+                    layout_start,
+                    start,
+                } = *pending;
+                self.cursor
+                    .expect(b')', "expects physical shape to end with ')'")?;
+                layout.physical_shape = Some(Box::new(physical));
+                self.layout_attributes(&mut layout, Some(Attr::P))?;
+                self.layout_end()?;
+                let layout_span = layout_start..self.cursor.pos();
+                check_array_layout(&array, &layout, layout_span, start)?;
+                array.layout = Some(layout);
+                Ok((array, start))
             }
         }
     }
@@ -245,6 +309,10 @@ impl<'a> Parser<'a> {
                 self.nest(depth)?;
                 let start = self.cursor.pos();
                 self.cursor.eat(b'(')?;
+                if self.cursor.eat(b')')? {
+                    array.element_type = PrimitiveType::Tuple as i32;
+                    return Ok(None);
+                }
                 return Ok(Some(Frame::Tuple {
                     elements: Vec::new(),
                     problem: None,
@@ -260,7 +328,10 @@ impl<'a> Parser<'a> {
         if word == "b" && self.cursor.peek()? == Some(b'(') {
             self.nest(depth)?;
             self.cursor.eat(b'(')?;
-            return Ok(Some(Frame::Buffer { start }));
+            return Ok(Some(Frame::Buffer(Box::new(PendingBuffer {
+                inner: ShapeProto::default(),
+                start,
+            }))));
         }
         let Some(element_type) = types::type_from_name(word) else {
             return Err(ParseError::new(
@@ -300,6 +371,7 @@ impl<'a> Parser<'a> {
             return Ok(Some(Frame::Physical(Box::new(PendingArray {
                 array: std::mem::take(array),
                 layout,
+                physical: ShapeProto::default(),
                 layout_start,
                 start,
             }))));
@@ -328,8 +400,8 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         let rank = self.cursor.list_len_hint();
-        array.dimensions.reserve_exact(rank);
-        array.is_dynamic_dimension.reserve_exact(rank);
+        array.dimensions.reserve(rank);
+        array.is_dynamic_dimension.reserve(rank);
         loop {
             self.cursor.skip_trivia()?;
             let (size, dynamic) = if self.cursor.eat(b'?')? {
@@ -372,7 +444,7 @@ impl<'a> Parser<'a> {
         let mut layout = new_layout();
         if self.cursor.at_int()? {
             let rank = self.cursor.list_len_hint();
-            layout.minor_to_major.reserve_exact(rank);
+            layout.minor_to_major.reserve(rank);
             loop {
                 let (dim, _) = self.cursor.int("an integer")?;
                 layout.minor_to_major.push(dim);

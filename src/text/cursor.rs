@@ -219,17 +219,24 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// A capacity hint for the comma-separated list at the cursor: one more than the
-    /// commas before the next `]`, `}`, `:` or `)` within 256 bytes (comments are not
-    /// skipped; a longer list just grows).
-    pub(crate) fn list_len_hint(&self) -> usize {
+    /// Reads an integer of 1 to 18 plain digits right at the cursor (no trivia, no
+    /// sign): most sizes and dimensions, read without the general path's checks.
+    /// Anything else is `None`, with the cursor left where it was.
+    #[inline]
+    pub(crate) fn digits(&mut self) -> Option<i64> {
         let rest = &self.bytes()[self.pos..];
-        let commas = rest
+        let len = rest
             .iter()
-            .take(256)
-            .take_while(|&&b| !matches!(b, b']' | b'}' | b':' | b')'))
-            .filter(|&&b| b == b',')
+            .take(19)
+            .take_while(|b| b.is_ascii_digit())
             .count();
-        commas + 1
+        if len == 0 || len > 18 {
+            return None;
+        }
+        let value = rest[..len]
+            .iter()
+            .fold(0i64, |value, &b| value * 10 + i64::from(b - b'0'));
+        self.pos += len;
+        Some(value)
     }
 }

@@ -97,9 +97,9 @@ impl Stack {
     }
 
     fn pop(&mut self) -> Option<Frame> {
-        let top = self.top.take();
+        let top = self.top.take()?;
         self.top = self.below.pop();
-        top
+        Some(top)
     }
 }
 
@@ -399,23 +399,10 @@ impl<'a> Parser<'a> {
         if self.cursor.eat(b']')? {
             return Ok(());
         }
-        let rank = self.cursor.list_len_hint();
-        array.dimensions.reserve(rank);
-        array.is_dynamic_dimension.reserve(rank);
         loop {
-            self.cursor.skip_trivia()?;
-            let (size, dynamic) = if self.cursor.eat(b'?')? {
-                (i64::MIN, true)
-            } else {
-                let bounded = self.cursor.eat_str("<=")?;
-                let (size, at) = self.cursor.int("a dimension size")?;
-                if size < 0 {
-                    return Err(ParseError::new(
-                        at..self.cursor.pos(),
-                        format!("invalid dimension size {size}"),
-                    ));
-                }
-                (size, bounded)
+            let (size, dynamic) = match self.cursor.digits() {
+                Some(size) => (size, false),
+                None => self.dimension_size()?,
             };
             array.dimensions.push(size);
             array.is_dynamic_dimension.push(dynamic);
@@ -426,6 +413,23 @@ impl<'a> Parser<'a> {
                 .expect(b']', "expects ']' at the end of the dimensions")?;
             return Ok(());
         }
+    }
+
+    /// One dimension size in full (after trivia): `?`, `<=N` or `N`, and whether it
+    /// is dynamic.
+    fn dimension_size(&mut self) -> Result<(i64, bool), ParseError> {
+        if self.cursor.eat(b'?')? {
+            return Ok((i64::MIN, true));
+        }
+        let bounded = self.cursor.eat_str("<=")?;
+        let (size, at) = self.cursor.int("a dimension size")?;
+        if size < 0 {
+            return Err(ParseError::new(
+                at..self.cursor.pos(),
+                format!("invalid dimension size {size}"),
+            ));
+        }
+        Ok((size, bounded))
     }
 
     /// XLA reads `{` after a shape as a layout only if an integer or `:` follows it.
@@ -443,10 +447,11 @@ impl<'a> Parser<'a> {
         self.cursor.expect(b'{', "expects '{' to start a layout")?;
         let mut layout = new_layout();
         if self.cursor.at_int()? {
-            let rank = self.cursor.list_len_hint();
-            layout.minor_to_major.reserve(rank);
             loop {
-                let (dim, _) = self.cursor.int("an integer")?;
+                let dim = match self.cursor.digits() {
+                    Some(dim) => dim,
+                    None => self.cursor.int("an integer")?.0,
+                };
                 layout.minor_to_major.push(dim);
                 if !self.cursor.eat(b',')? {
                     break;

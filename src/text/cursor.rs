@@ -144,20 +144,24 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads an identifier (`[A-Za-z_][A-Za-z0-9_.-]*`) after trivia, if one comes next.
-    pub(crate) fn ident(&mut self) -> Result<Option<(&'a str, usize)>, ParseError> {
+    pub(crate) fn ident(&mut self) -> Result<Option<&'a str>, ParseError> {
         self.skip_trivia()?;
-        let bytes = self.bytes();
+        let word = self.word();
+        Ok((!word.is_empty()).then_some(word))
+    }
+
+    /// Reads an identifier right at the cursor (no trivia skipped); empty if none
+    /// starts there.
+    #[inline]
+    pub(crate) fn word(&mut self) -> &'a str {
+        let rest = &self.bytes()[self.pos..];
+        let len = match rest.first() {
+            Some(&b) if is_ident_start(b) => rest.iter().take_while(|&&b| is_ident_byte(b)).count(),
+            _ => 0,
+        };
         let start = self.pos;
-        match bytes.get(start) {
-            Some(&b) if is_ident_start(b) => {}
-            _ => return Ok(None),
-        }
-        let len = bytes[start..]
-            .iter()
-            .take_while(|&&b| is_ident_byte(b))
-            .count();
         self.pos += len;
-        Ok(Some((&self.input[start..start + len], start)))
+        &self.input[start..start + len]
     }
 
     /// Reads a word of letters only (attribute names such as `T`, `SC`, `PD`).

@@ -201,19 +201,33 @@ impl<'a> Parser<'a> {
         base: usize,
         out: &mut ShapeProto,
     ) -> Result<(), ParseError> {
+        self.cursor.skip_trivia()?;
+        match self.begin(base, out)? {
+            // Most shapes are one array, read in place.
+            None => Ok(()),
+            Some(opened) => self.nested_shape_into(base, opened, out),
+        }
+    }
+
+    /// Reads the rest of a shape that nests others, `opened` at its start, into `out`.
+    fn nested_shape_into(
+        &mut self,
+        base: usize,
+        opened: Frame,
+        out: &mut ShapeProto,
+    ) -> Result<(), ParseError> {
         let mut stack = Stack::default();
+        stack.push(opened);
         'begin: loop {
             self.cursor.skip_trivia()?;
             let mut done_start = self.cursor.pos();
             let depth = base + stack.len();
-            let place = match stack.last_mut() {
-                Some(frame) => frame.place(),
-                None => &mut *out,
+            let Some(parent) = stack.last_mut() else {
+                return Ok(());
             };
+            let place = parent.place();
             if let Some(opened) = self.begin(depth, place)? {
-                if let Some(parent) = stack.last_mut() {
-                    parent.unplace();
-                }
+                parent.unplace();
                 stack.push(opened);
                 continue 'begin;
             }
@@ -322,9 +336,11 @@ impl<'a> Parser<'a> {
             Some(_) => self.cursor.pos(),
             None => return Err(self.cursor.error_here("expected a shape, saw the end")),
         };
-        let Some((word, _)) = self.cursor.ident()? else {
+        // Trivia is skipped: the word is right at the cursor.
+        let word = self.cursor.word();
+        if word.is_empty() {
             return Err(self.cursor.error_here("expected primitive type"));
-        };
+        }
         if word == "b" && self.cursor.peek()? == Some(b'(') {
             self.nest(depth)?;
             self.cursor.eat(b'(')?;
@@ -359,7 +375,10 @@ impl<'a> Parser<'a> {
             // so a scalar without one could not read back.)
             if self.options.fill_missing_layouts || array.dimensions.is_empty() {
                 let mut layout = new_layout();
-                layout.minor_to_major = (0..array.dimensions.len() as i64).rev().collect();
+                let rank = array.dimensions.len() as i64;
+                if rank > 0 {
+                    layout.minor_to_major = (0..rank).rev().collect();
+                }
                 array.layout = Some(layout);
             }
             return Ok(None);
@@ -533,9 +552,7 @@ impl<'a> Parser<'a> {
         }
         self.cursor.skip_trivia()?;
         let mut ahead = self.cursor.clone();
-        let ty = ahead
-            .ident()?
-            .and_then(|(word, _)| types::type_from_name(word));
+        let ty = ahead.ident()?.and_then(types::type_from_name);
         match ty {
             Some(_) => self.cursor = ahead,
             None => {
@@ -573,7 +590,7 @@ impl<'a> Parser<'a> {
                 }
                 // A whole identifier, as XLA's lexer reads it: `S1` is not `S`.
                 _ => match ahead.ident()? {
-                    Some((word, _)) => match attr_of(word) {
+                    Some(word) => match attr_of(word) {
                         Some(attr) => attr,
                         None => return Ok(false),
                     },
@@ -768,6 +785,10 @@ impl<'a> Parser<'a> {
 
     /// One tile dimension: an integer or `*`.
     fn tile_dimension(&mut self, tile: &mut TileProto) -> Result<bool, ParseError> {
+        if let Some(n) = self.cursor.digits() {
+            tile.dimensions.push(n);
+            return Ok(true);
+        }
         if self.cursor.eat(b'*')? {
             tile.dimensions.push(i64::MIN);
             return Ok(true);
@@ -884,7 +905,7 @@ impl<'a> Parser<'a> {
             return Ok(Some(String::new()));
         }
         let mut ahead = self.cursor.clone();
-        if let Some((word, _)) = ahead.ident()? {
+        if let Some(word) = ahead.ident()? {
             // A name is an identifier glued to ':' (XLA's lexer makes it one token).
             if ahead.peek_raw() == Some(b':') {
                 ahead.eat(b':')?;

@@ -229,18 +229,67 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub(crate) fn digits(&mut self) -> Option<i64> {
         let rest = &self.bytes()[self.pos..];
-        let len = rest
-            .iter()
-            .take(19)
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        if len == 0 || len > 18 {
+        let mut value = 0i64;
+        let mut len = 0;
+        while let Some(digit) = rest
+            .get(len)
+            .map(|b| b.wrapping_sub(b'0'))
+            .filter(|&d| d < 10)
+        {
+            if len == 18 {
+                return None;
+            }
+            value = value * 10 + i64::from(digit);
+            len += 1;
+        }
+        if len == 0 {
             return None;
         }
-        let value = rest[..len]
-            .iter()
-            .fold(0i64, |value, &b| value * 10 + i64::from(b - b'0'));
         self.pos += len;
         Some(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cursor;
+
+    /// The fast path reads every integer of up to 18 digits whole, with any byte after
+    /// it, and nothing else.
+    #[test]
+    fn digits_read_as_a_byte_loop() {
+        let mut numbers: Vec<String> = (0..2000).map(|n| n.to_string()).collect();
+        let mut power = 1u64;
+        for _ in 0..19 {
+            numbers.extend([power - 1, power, power + 7].map(|n| n.to_string()));
+            power *= 10;
+        }
+        numbers.extend(["007", "0000000000", "99999999", "123456789012345678"].map(String::from));
+        for number in &numbers {
+            for after in [
+                "",
+                "]",
+                ",",
+                "}",
+                ":9",
+                " 1",
+                "/",
+                "é",
+                "\u{10FFFF}",
+                ".........",
+            ] {
+                for before in ["", "xxxxxxxxxxxx"] {
+                    let text = format!("{before}{number}{after}");
+                    let mut cursor = Cursor::at(&text, before.len());
+                    let expected = (number.len() <= 18).then(|| number.parse::<i64>().unwrap());
+                    assert_eq!(cursor.digits(), expected, "{text:?}");
+                    let end = before.len() + if expected.is_some() { number.len() } else { 0 };
+                    assert_eq!(cursor.pos(), end, "{text:?}");
+                }
+            }
+        }
+        for text in ["", "x", "-1", " 1", "]", "/*1*/"] {
+            assert_eq!(Cursor::new(text).digits(), None, "{text:?}");
+        }
     }
 }

@@ -385,7 +385,7 @@ impl<'a> Parser<'a> {
         }
         let layout_start = self.cursor.pos();
         let mut layout = self.layout_head()?;
-        if self.layout_attributes(&mut layout, None)? {
+        if self.cursor.eat(b':')? && self.layout_attributes(&mut layout, None)? {
             self.nest(depth)?;
             return Ok(Some(Frame::Physical(Box::new(PendingArray {
                 array: std::mem::take(array),
@@ -565,17 +565,15 @@ impl<'a> Parser<'a> {
         Ok(ty)
     }
 
-    /// Reads attributes after `:` (or resumes after `P(...)` when `after` is set).
-    /// Returns true when it stopped at `P(`, whose shape the caller must parse.
+    /// Reads attributes after the `:` the caller read (or resumes after `P(...)` when
+    /// `after` is set). Returns true when it stopped at `P(`, whose shape the caller
+    /// must parse.
     fn layout_attributes(
         &mut self,
         layout: &mut LayoutProto,
         after: Option<Attr>,
     ) -> Result<bool, ParseError> {
         let mut last = after;
-        if after.is_none() && !self.cursor.eat(b':')? {
-            return Ok(false);
-        }
         loop {
             self.cursor.skip_trivia()?;
             let mut ahead = self.cursor.clone();
@@ -842,7 +840,7 @@ impl<'a> Parser<'a> {
     /// A standalone layout `{...}` (XLA's `ParseLayout`).
     pub(crate) fn layout(&mut self) -> Result<LayoutProto, ParseError> {
         let mut layout = self.layout_head()?;
-        if self.layout_attributes(&mut layout, None)? {
+        if self.cursor.eat(b':')? && self.layout_attributes(&mut layout, None)? {
             let shape = self.shape()?;
             self.cursor
                 .expect(b')', "expects physical shape to end with ')'")?;

@@ -986,8 +986,8 @@ pub(crate) fn tuple_element_problem(element: &ShapeProto) -> Option<String> {
 
 /// Whether `array` passes every rule of the validator, known without running it: a
 /// quick sufficient condition that covers most tuple elements (dimensions with a
-/// small element count, and no layout or a plain `{...}` one). Anything else goes
-/// through the validator; a unit test checks this against it.
+/// small element count, and no layout or one with at most `E(n)` and `S(n)`).
+/// Anything else goes through the validator; a unit test checks this against it.
 fn plainly_valid_array(array: &ShapeProto) -> bool {
     // Far below every size limit (i64::MAX bytes or bits), at each partial product.
     const SMALL: u64 = 1 << 48;
@@ -1003,11 +1003,14 @@ fn plainly_valid_array(array: &ShapeProto) -> bool {
             _ => return false,
         }
     }
+    // Only array types have a bit width.
+    let Some(type_bits) =
+        crate::PrimitiveType::from_i32(array.element_type).and_then(|ty| ty.bit_width())
+    else {
+        return false;
+    };
     let flags = array.is_dynamic_dimension.len();
-    if !types::is_array_type(array.element_type)
-        || !array.tuple_shapes.is_empty()
-        || (flags != 0 && flags != rank)
-    {
+    if !array.tuple_shapes.is_empty() || (flags != 0 && flags != rank) {
         return false;
     }
     let Some(layout) = array.layout.as_deref() else {
@@ -1017,7 +1020,9 @@ fn plainly_valid_array(array: &ShapeProto) -> bool {
         && matches!(layout.tail_padding_alignment_in_elements, 0 | 1)
         && layout.index_primitive_type == 0
         && layout.pointer_primitive_type == 0
-        && layout.element_size_in_bits == 0
+        // No element narrower than its type, and few enough bits in all.
+        && (layout.element_size_in_bits == 0
+            || (i64::from(type_bits)..=1024).contains(&layout.element_size_in_bits))
         && i8::try_from(layout.memory_space).is_ok()
         && layout.split_configs.is_empty()
         && layout.physical_shape.is_none()
@@ -1108,7 +1113,7 @@ mod tests {
         edit(&|s| s.element_type = PrimitiveType::Tuple as i32);
         edit(&|s| s.tuple_shapes.push(ShapeProto::default()));
         edit(&|s| s.layout = None);
-        let layout_edits: [&dyn Fn(&mut LayoutProto); 20] = [
+        let layout_edits: [&dyn Fn(&mut LayoutProto); 25] = [
             &|l| l.minor_to_major.reverse(),
             &|l| l.minor_to_major.push(0),
             &|l| {
@@ -1121,6 +1126,11 @@ mod tests {
             &|l| l.tail_padding_alignment_in_elements = -1,
             &|l| l.index_primitive_type = PrimitiveType::S32 as i32,
             &|l| l.element_size_in_bits = 1,
+            &|l| l.element_size_in_bits = 4,
+            &|l| l.element_size_in_bits = 16,
+            &|l| l.element_size_in_bits = 64,
+            &|l| l.element_size_in_bits = 1 << 40,
+            &|l| l.element_size_in_bits = -4,
             &|l| l.memory_space = 300,
             &|l| l.memory_space = -1,
             &|l| l.split_configs.push(SplitConfigProto::default()),

@@ -40,10 +40,16 @@ impl<'a> Cursor<'a> {
     /// Skips whitespace, `/* ... */` and `// ...` comments.
     #[inline]
     pub(crate) fn skip_trivia(&mut self) -> Result<(), ParseError> {
-        // Most tokens follow the last one directly: one byte tells.
+        // Most tokens follow the last one directly, or after one space (`, `): one
+        // or two bytes tell.
+        let is_token = |b: u8| b > b' ' && b != b'/';
         match self.peek_raw() {
-            Some(b) if b > b' ' && b != b'/' => Ok(()),
+            Some(b) if is_token(b) => Ok(()),
             None => Ok(()),
+            Some(b' ') if self.peek_raw_at(1).is_some_and(is_token) => {
+                self.pos += 1;
+                Ok(())
+            }
             Some(_) => self.skip_trivia_slow(),
         }
     }

@@ -38,7 +38,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips whitespace, `/* ... */` and `// ...` comments.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn skip_trivia(&mut self) -> Result<(), ParseError> {
         // Most tokens follow the last one directly, or after one space (`, `): one
         // or two bytes tell.
@@ -83,7 +83,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next byte after trivia, without consuming it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn peek(&mut self) -> Result<Option<u8>, ParseError> {
         self.skip_trivia()?;
         Ok(self.bytes().get(self.pos).copied())
@@ -100,7 +100,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes `byte` if it comes next (after trivia).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn eat(&mut self, byte: u8) -> Result<bool, ParseError> {
         if self.peek()? == Some(byte) {
             self.pos += 1;
@@ -232,7 +232,7 @@ impl<'a> Cursor<'a> {
     /// Reads an integer of 1 to 18 plain digits right at the cursor (no trivia, no
     /// sign): most sizes and dimensions, read without the general path's checks.
     /// Anything else is `None`, with the cursor left where it was.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn digits(&mut self) -> Option<i64> {
         let rest = &self.bytes()[self.pos..];
         let mut value = 0i64;

@@ -38,7 +38,23 @@ impl<'a> Cursor<'a> {
     }
 
     /// Skips whitespace, `/* ... */` and `// ...` comments.
+    #[inline(always)]
     pub(crate) fn skip_trivia(&mut self) -> Result<(), ParseError> {
+        // Most tokens follow the last one directly, or after one space (`, `): one
+        // or two bytes tell.
+        let is_token = |b: u8| b > b' ' && b != b'/';
+        match self.peek_raw() {
+            Some(b) if is_token(b) => Ok(()),
+            None => Ok(()),
+            Some(b' ') if self.peek_raw_at(1).is_some_and(is_token) => {
+                self.pos += 1;
+                Ok(())
+            }
+            Some(_) => self.skip_trivia_slow(),
+        }
+    }
+
+    fn skip_trivia_slow(&mut self) -> Result<(), ParseError> {
         let bytes = self.bytes();
         loop {
             match bytes.get(self.pos) {
@@ -67,12 +83,14 @@ impl<'a> Cursor<'a> {
     }
 
     /// The next byte after trivia, without consuming it.
+    #[inline(always)]
     pub(crate) fn peek(&mut self) -> Result<Option<u8>, ParseError> {
         self.skip_trivia()?;
         Ok(self.bytes().get(self.pos).copied())
     }
 
     /// The byte at the cursor, with no trivia skipped.
+    #[inline]
     pub(crate) fn peek_raw(&self) -> Option<u8> {
         self.bytes().get(self.pos).copied()
     }
@@ -82,6 +100,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes `byte` if it comes next (after trivia).
+    #[inline(always)]
     pub(crate) fn eat(&mut self, byte: u8) -> Result<bool, ParseError> {
         if self.peek()? == Some(byte) {
             self.pos += 1;
@@ -92,9 +111,10 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consumes `text` if it comes next (after trivia).
+    #[inline]
     pub(crate) fn eat_str(&mut self, text: &str) -> Result<bool, ParseError> {
         self.skip_trivia()?;
-        if self.input[self.pos..].starts_with(text) {
+        if self.bytes()[self.pos..].starts_with(text.as_bytes()) {
             self.pos += text.len();
             Ok(true)
         } else {
@@ -130,20 +150,24 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads an identifier (`[A-Za-z_][A-Za-z0-9_.-]*`) after trivia, if one comes next.
-    pub(crate) fn ident(&mut self) -> Result<Option<(&'a str, usize)>, ParseError> {
+    pub(crate) fn ident(&mut self) -> Result<Option<&'a str>, ParseError> {
         self.skip_trivia()?;
-        let bytes = self.bytes();
+        let word = self.word();
+        Ok((!word.is_empty()).then_some(word))
+    }
+
+    /// Reads an identifier right at the cursor (no trivia skipped); empty if none
+    /// starts there.
+    #[inline]
+    pub(crate) fn word(&mut self) -> &'a str {
+        let rest = &self.bytes()[self.pos..];
+        let len = match rest.first() {
+            Some(&b) if is_ident_start(b) => rest.iter().take_while(|&&b| is_ident_byte(b)).count(),
+            _ => 0,
+        };
         let start = self.pos;
-        match bytes.get(start) {
-            Some(&b) if is_ident_start(b) => {}
-            _ => return Ok(None),
-        }
-        let len = bytes[start..]
-            .iter()
-            .take_while(|&&b| is_ident_byte(b))
-            .count();
         self.pos += len;
-        Ok(Some((&self.input[start..start + len], start)))
+        &self.input[start..start + len]
     }
 
     /// Reads a word of letters only (attribute names such as `T`, `SC`, `PD`).
@@ -162,6 +186,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Whether an integer (optionally negative) comes next, after trivia.
+    #[inline]
     pub(crate) fn at_int(&mut self) -> Result<bool, ParseError> {
         self.skip_trivia()?;
         Ok(match self.peek_raw() {
@@ -172,28 +197,105 @@ impl<'a> Cursor<'a> {
     }
 
     /// Reads a signed 64-bit integer; `what` names it in errors.
+    #[inline]
     pub(crate) fn int(&mut self, what: &str) -> Result<(i64, usize), ParseError> {
         if !self.at_int()? {
             return Err(self.error_here(format!("expected {what}")));
         }
-        let start = self.pos;
         let bytes = self.bytes();
-        let mut end = start;
-        if bytes[end] == b'-' {
+        let start = self.pos;
+        let negative = bytes[start] == b'-';
+        let digits = start + usize::from(negative);
+        let mut end = digits;
+        let mut magnitude = 0u64;
+        while let Some(&b) = bytes.get(end).filter(|b| b.is_ascii_digit()) {
+            magnitude = magnitude.wrapping_mul(10).wrapping_add(u64::from(b - b'0'));
             end += 1;
         }
-        end += bytes[end..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
         // Like XLA's lexer, `2S` is the integer 2, then the identifier `S`.
         self.pos = end;
+        // Up to 18 digits always fit; longer numbers are left to the standard parser.
+        if end - digits <= 18 {
+            let value = magnitude as i64;
+            return Ok((if negative { -value } else { value }, start));
+        }
         let text = &self.input[start..end];
-        text.parse::<i64>().map(|v| (v, start)).map_err(|_| {
-            ParseError::new(
+        match text.parse::<i64>() {
+            Ok(value) => Ok((value, start)),
+            Err(_) => Err(ParseError::new(
                 start..end,
                 format!("integer {text} does not fit in 64 bits"),
-            )
-        })
+            )),
+        }
+    }
+
+    /// Reads an integer of 1 to 18 plain digits right at the cursor (no trivia, no
+    /// sign): most sizes and dimensions, read without the general path's checks.
+    /// Anything else is `None`, with the cursor left where it was.
+    #[inline(always)]
+    pub(crate) fn digits(&mut self) -> Option<i64> {
+        let rest = &self.bytes()[self.pos..];
+        let mut value = 0i64;
+        let mut len = 0;
+        while let Some(digit) = rest
+            .get(len)
+            .map(|b| b.wrapping_sub(b'0'))
+            .filter(|&d| d < 10)
+        {
+            if len == 18 {
+                return None;
+            }
+            value = value * 10 + i64::from(digit);
+            len += 1;
+        }
+        if len == 0 {
+            return None;
+        }
+        self.pos += len;
+        Some(value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cursor;
+
+    /// The fast path reads every integer of up to 18 digits whole, with any byte after
+    /// it, and nothing else.
+    #[test]
+    fn digits_read_as_a_byte_loop() {
+        let mut numbers: Vec<String> = (0..2000).map(|n| n.to_string()).collect();
+        let mut power = 1u64;
+        for _ in 0..19 {
+            numbers.extend([power - 1, power, power + 7].map(|n| n.to_string()));
+            power *= 10;
+        }
+        numbers.extend(["007", "0000000000", "99999999", "123456789012345678"].map(String::from));
+        for number in &numbers {
+            for after in [
+                "",
+                "]",
+                ",",
+                "}",
+                ":9",
+                " 1",
+                "/",
+                "é",
+                "\u{10FFFF}",
+                ".........",
+            ] {
+                for before in ["", "xxxxxxxxxxxx"] {
+                    let text = format!("{before}{number}{after}");
+                    let mut cursor = Cursor::at(&text, before.len());
+                    let expected = (number.len() <= 18).then(|| number.parse::<i64>().unwrap());
+                    assert_eq!(cursor.digits(), expected, "{text:?}");
+                    let end = before.len() + if expected.is_some() { number.len() } else { 0 };
+                    assert_eq!(cursor.pos(), end, "{text:?}");
+                }
+            }
+        }
+        for text in ["", "x", "-1", " 1", "]", "/*1*/"] {
+            assert_eq!(Cursor::new(text).digits(), None, "{text:?}");
+        }
     }
 }

@@ -8,7 +8,14 @@ use std::ops::Range;
 /// `Display` gives the message alone; [`ParseError::render`] adds the input line with a
 /// caret under the span, for people.
 #[derive(Clone, PartialEq, Eq)]
-pub struct ParseError {
+pub struct ParseError(
+    // Boxed: one pointer, so that the parser's many small `Result`s stay small enough
+    // to be returned in registers.
+    Box<Details>,
+);
+
+#[derive(Clone, PartialEq, Eq)]
+struct Details {
     span: Range<usize>,
     message: String,
 }
@@ -16,26 +23,27 @@ pub struct ParseError {
 impl ParseError {
     #[cold]
     pub(crate) fn new(span: Range<usize>, message: impl Into<String>) -> Self {
-        Self {
+        Self(Box::new(Details {
             span,
             message: message.into(),
-        }
+        }))
     }
 
     /// The byte range of the input the error is about (empty at the end of input).
     pub fn span(&self) -> Range<usize> {
-        self.span.clone()
+        self.0.span.clone()
     }
 
     /// The message, lowercase, without the location.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// Moves the span by `offset` bytes, for text parsed out of a larger input.
     #[must_use]
     pub fn shifted(mut self, offset: usize) -> Self {
-        self.span = self.span.start.saturating_add(offset)..self.span.end.saturating_add(offset);
+        let span = &mut self.0.span;
+        *span = span.start.saturating_add(offset)..span.end.saturating_add(offset);
         self
     }
 
@@ -50,12 +58,12 @@ impl ParseError {
     ///
     /// `input` must be the text that was parsed; other text renders the message alone.
     pub fn render(&self, input: &str) -> String {
-        let start = self.span.start.min(input.len());
+        let start = self.0.span.start.min(input.len());
         let Some(line_start) = input
             .get(..start)
             .map(|s| s.rfind('\n').map_or(0, |i| i + 1))
         else {
-            return self.message.clone();
+            return self.0.message.clone();
         };
         let line_end = input[start..].find('\n').map_or(input.len(), |i| start + i);
         // Show at most about 60 characters either side of the error.
@@ -73,10 +81,10 @@ impl ParseError {
         }
         let line = &input[line_start..line_end];
         let column = input[line_start..start].chars().count() + shown_start.len();
-        let end = self.span.end.clamp(start, line_end);
+        let end = self.0.span.end.clamp(start, line_end);
         let width = input[start..end].chars().count().max(1);
         let line_number = input[..line_start].matches('\n').count() + 1;
-        let mut out = self.message.clone();
+        let mut out = self.0.message.clone();
         if line_number > 1 {
             out.push_str(&format!(" (line {line_number})"));
         }
@@ -101,13 +109,13 @@ fn floor_char_boundary(input: &str, mut index: usize) -> usize {
 
 impl fmt::Display for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        f.write_str(&self.0.message)
     }
 }
 
 impl fmt::Debug for ParseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} at {:?}", self.message, self.span)
+        write!(f, "{} at {:?}", self.0.message, self.0.span)
     }
 }
 

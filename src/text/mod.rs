@@ -61,7 +61,8 @@ pub fn parse_shape(input: &str) -> Result<ShapeProto, ParseError> {
 /// [`parse_shape`] with options.
 pub fn parse_shape_with(input: &str, options: ParseOptions) -> Result<ShapeProto, ParseError> {
     let mut parser = Parser::new(input, options);
-    let shape = parser.shape()?;
+    let mut shape = ShapeProto::default();
+    parser.shape_into(0, &mut shape)?;
     parser.finish("shape")?;
     Ok(shape)
 }
@@ -102,7 +103,8 @@ pub fn parse_shape_streaming(
         loop {
             parser.cursor.skip_trivia()?;
             let start = parser.cursor.pos();
-            let shape = parser.shape_nested(1)?;
+            let mut shape = ShapeProto::default();
+            parser.shape_into(1, &mut shape)?;
             let span = start..parser.cursor.pos();
             if problem.is_none() {
                 if let Some(message) = parser::tuple_element_problem(&shape) {

@@ -5,8 +5,6 @@
 //! never by recursion, so any input depth is safe; like XLA, nesting deeper than
 //! [`MAX_NESTING`] levels is an error.
 
-use std::ops::Range;
-
 use super::cursor::Cursor;
 use super::error::ParseError;
 use super::types;
@@ -59,31 +57,99 @@ enum Attr {
     Do,
 }
 
-/// An unfinished shape on the explicit stack.
+/// An unfinished shape on the explicit stack. Each gives a place to the shape inside
+/// it being read ([`Frame::place`]), so that the large struct is read where it stays.
 enum Frame {
-    /// A tuple's elements so far, with the byte span of each, and where it starts.
+    /// A tuple: its elements so far (the last one may be being read), where it starts,
+    /// and the first element XLA's parser would reject (reported once the tuple closes).
     Tuple {
         elements: Vec<ShapeProto>,
-        spans: Vec<Range<usize>>,
+        problem: Option<ParseError>,
         start: usize,
     },
-    Buffer {
-        start: usize,
-    },
-    /// An array whose layout is waiting for its `P(...)` shape.
+    /// A buffer `b(...)`.
+    Buffer(Box<PendingBuffer>),
+    /// An array whose layout is waiting for the end of its `P(...)` shape.
     Physical(Box<PendingArray>),
+}
+
+/// The open shapes, innermost last. The innermost is kept out of the vector, so that
+/// a tuple of arrays (one level) allocates nothing for it.
+#[derive(Default)]
+struct Stack {
+    below: Vec<Frame>,
+    top: Option<Frame>,
+}
+
+impl Stack {
+    fn len(&self) -> usize {
+        self.below.len() + usize::from(self.top.is_some())
+    }
+
+    fn last_mut(&mut self) -> Option<&mut Frame> {
+        self.top.as_mut()
+    }
+
+    fn push(&mut self, frame: Frame) {
+        if let Some(below) = self.top.replace(frame) {
+            self.below.push(below);
+        }
+    }
+
+    fn pop(&mut self) -> Option<Frame> {
+        let top = self.top.take()?;
+        self.top = self.below.pop();
+        Some(top)
+    }
+}
+
+struct PendingBuffer {
+    inner: ShapeProto,
+    start: usize,
 }
 
 struct PendingArray {
     array: ShapeProto,
-    layout: LayoutProto,
+    layout: Box<LayoutProto>,
+    physical: ShapeProto,
     layout_start: usize,
     start: usize,
 }
 
-enum Begun {
-    Done(ShapeProto),
-    Open(Frame),
+impl Frame {
+    /// A place for the next shape inside this one: a new last element of a tuple.
+    fn place(&mut self) -> &mut ShapeProto {
+        match self {
+            Frame::Tuple { elements, .. } => {
+                elements.push(ShapeProto::default());
+                let last = elements.len() - 1;
+                &mut elements[last]
+            }
+            Frame::Buffer(pending) => &mut pending.inner,
+            Frame::Physical(pending) => &mut pending.physical,
+        }
+    }
+
+    /// Takes back the place given for a shape that turned out to nest others: it is
+    /// built on its own frame and [put](Frame::put) here once complete.
+    fn unplace(&mut self) {
+        if let Frame::Tuple { elements, .. } = self {
+            elements.pop();
+            if elements.is_empty() {
+                // No memory held for a tuple that only opens another (deep nesting).
+                *elements = Vec::new();
+            }
+        }
+    }
+
+    /// Puts a complete shape built on its own frame in its place.
+    fn put(&mut self, shape: ShapeProto) {
+        match self {
+            Frame::Tuple { elements, .. } => elements.push(shape),
+            Frame::Buffer(pending) => pending.inner = shape,
+            Frame::Physical(pending) => pending.physical = shape,
+        }
+    }
 }
 
 pub(crate) struct Parser<'a> {
@@ -123,124 +189,165 @@ impl<'a> Parser<'a> {
 
     /// Parses one shape.
     pub(crate) fn shape(&mut self) -> Result<ShapeProto, ParseError> {
-        self.shape_nested(0)
+        let mut shape = ShapeProto::default();
+        self.shape_into(0, &mut shape)?;
+        Ok(shape)
     }
 
-    /// Parses one shape nested `base` levels deep (for the nesting limit).
-    pub(crate) fn shape_nested(&mut self, base: usize) -> Result<ShapeProto, ParseError> {
-        let mut stack: Vec<Frame> = Vec::new();
+    /// Parses one shape nested `base` levels deep (for the nesting limit) into `out`,
+    /// which must be a default shape.
+    pub(crate) fn shape_into(
+        &mut self,
+        base: usize,
+        out: &mut ShapeProto,
+    ) -> Result<(), ParseError> {
+        self.cursor.skip_trivia()?;
+        match self.begin(base, out)? {
+            // Most shapes are one array, read in place.
+            None => Ok(()),
+            Some(opened) => self.nested_shape_into(base, opened, out),
+        }
+    }
+
+    /// Reads the rest of a shape that nests others, `opened` at its start, into `out`.
+    fn nested_shape_into(
+        &mut self,
+        base: usize,
+        opened: Frame,
+        out: &mut ShapeProto,
+    ) -> Result<(), ParseError> {
+        let mut stack = Stack::default();
+        stack.push(opened);
         'begin: loop {
             self.cursor.skip_trivia()?;
             let mut done_start = self.cursor.pos();
-            let mut done = match self.begin(base + stack.len())? {
-                Begun::Done(shape) => shape,
-                Begun::Open(Frame::Tuple {
-                    elements,
-                    spans,
-                    start,
-                }) => {
-                    if self.cursor.eat(b')')? {
-                        tuple(elements)
-                    } else {
-                        stack.push(Frame::Tuple {
-                            elements,
-                            spans,
-                            start,
-                        });
+            let depth = base + stack.len();
+            let Some(parent) = stack.last_mut() else {
+                return Ok(());
+            };
+            let place = parent.place();
+            if let Some(opened) = self.begin(depth, place)? {
+                parent.unplace();
+                stack.push(opened);
+                continue 'begin;
+            }
+            // The shape just read is complete in its place: close the shapes it ends.
+            loop {
+                if let Some(Frame::Tuple {
+                    elements, problem, ..
+                }) = stack.last_mut()
+                {
+                    if let (None, Some(element)) = (&problem, elements.last()) {
+                        *problem = tuple_element_problem(element)
+                            .map(|message| ParseError::new(done_start..self.cursor.pos(), message));
+                    }
+                    if self.cursor.eat(b',')? {
                         continue 'begin;
                     }
                 }
-                Begun::Open(frame) => {
-                    stack.push(frame);
-                    continue 'begin;
-                }
-            };
-            loop {
-                match stack.pop() {
-                    None => return Ok(done),
-                    Some(Frame::Tuple {
-                        mut elements,
-                        mut spans,
-                        start,
-                    }) => {
-                        elements.push(done);
-                        spans.push(done_start..self.cursor.pos());
-                        if self.cursor.eat(b',')? {
-                            stack.push(Frame::Tuple {
-                                elements,
-                                spans,
-                                start,
-                            });
-                            continue 'begin;
-                        }
-                        self.cursor
-                            .expect(b')', "expects ')' at the end of tuple shape")?;
-                        check_tuple_elements(&elements, &spans)?;
-                        done = tuple(elements);
-                        done_start = start;
-                    }
-                    Some(Frame::Buffer { start }) => {
-                        self.cursor
-                            .expect(b')', "expects ')' at the end of buffer shape")?;
-                        if !types::is_array_type(done.element_type) {
-                            return Err(ParseError::new(
-                                start..self.cursor.pos(),
-                                "a buffer shape must hold an array shape",
-                            ));
-                        }
-                        done = ShapeProto {
-                            element_type: PrimitiveType::Buffer as i32,
-                            tuple_shapes: vec![done],
-                            ..ShapeProto::default()
-                        };
-                        done_start = start;
-                    }
-                    Some(Frame::Physical(pending)) => {
-                        let PendingArray {
-                            mut array,
-                            mut layout,
-                            layout_start,
-                            start,
-                        } = *pending;
-                        self.cursor
-                            .expect(b')', "expects physical shape to end with ')'")?;
-                        layout.physical_shape = Some(Box::new(done));
-                        self.layout_attributes(&mut layout, Some(Attr::P))?;
-                        self.layout_end()?;
-                        let layout_span = layout_start..self.cursor.pos();
-                        check_array_layout(&array, &layout, layout_span, start)?;
-                        array.layout = Some(Box::new(layout));
-                        done = array;
-                        done_start = start;
+                let Some(frame) = stack.pop() else {
+                    return Ok(());
+                };
+                let (shape, start) = self.close_frame(frame)?;
+                done_start = start;
+                match stack.last_mut() {
+                    Some(parent) => parent.put(shape),
+                    None => {
+                        *out = shape;
+                        return Ok(());
                     }
                 }
             }
         }
     }
 
-    /// Reads the start of a shape: a whole array, or the opening of a nested shape.
-    fn begin(&mut self, depth: usize) -> Result<Begun, ParseError> {
+    /// Closes a nested shape whose last inner shape is complete, with the checks XLA
+    /// makes there; returns the whole shape and where it starts.
+    fn close_frame(&mut self, frame: Frame) -> Result<(ShapeProto, usize), ParseError> {
+        match frame {
+            Frame::Tuple {
+                elements,
+                problem,
+                start,
+            } => {
+                self.cursor
+                    .expect(b')', "expects ')' at the end of tuple shape")?;
+                match problem {
+                    Some(problem) => Err(problem),
+                    None => Ok((tuple(elements), start)),
+                }
+            }
+            Frame::Buffer(pending) => {
+                let PendingBuffer { inner, start } = *pending;
+                self.cursor
+                    .expect(b')', "expects ')' at the end of buffer shape")?;
+                if !types::is_array_type(inner.element_type) {
+                    return Err(ParseError::new(
+                        start..self.cursor.pos(),
+                        "a buffer shape must hold an array shape",
+                    ));
+                }
+                let buffer = ShapeProto {
+                    element_type: PrimitiveType::Buffer as i32,
+                    tuple_shapes: vec![inner],
+                    ..ShapeProto::default()
+                };
+                Ok((buffer, start))
+            }
+            Frame::Physical(pending) => {
+                let PendingArray {
+                    mut array,
+                    mut layout,
+                    physical,
+                    layout_start,
+                    start,
+                } = *pending;
+                self.cursor
+                    .expect(b')', "expects physical shape to end with ')'")?;
+                layout.physical_shape = Some(Box::new(physical));
+                self.layout_attributes(&mut layout, Some(Attr::P))?;
+                self.layout_end()?;
+                let layout_span = layout_start..self.cursor.pos();
+                check_array_layout(&array, &layout, layout_span, start)?;
+                array.layout = Some(layout);
+                Ok((array, start))
+            }
+        }
+    }
+
+    /// Reads the start of a shape: a whole array into `array` (a default shape), or
+    /// the opening of a nested shape, returned.
+    fn begin(&mut self, depth: usize, array: &mut ShapeProto) -> Result<Option<Frame>, ParseError> {
         let start = match self.cursor.peek()? {
             Some(b'(') => {
                 self.nest(depth)?;
                 let start = self.cursor.pos();
                 self.cursor.eat(b'(')?;
-                return Ok(Begun::Open(Frame::Tuple {
+                if self.cursor.eat(b')')? {
+                    array.element_type = PrimitiveType::Tuple as i32;
+                    return Ok(None);
+                }
+                return Ok(Some(Frame::Tuple {
                     elements: Vec::new(),
-                    spans: Vec::new(),
+                    problem: None,
                     start,
                 }));
             }
             Some(_) => self.cursor.pos(),
             None => return Err(self.cursor.error_here("expected a shape, saw the end")),
         };
-        let Some((word, _)) = self.cursor.ident()? else {
+        // Trivia is skipped: the word is right at the cursor.
+        let word = self.cursor.word();
+        if word.is_empty() {
             return Err(self.cursor.error_here("expected primitive type"));
-        };
+        }
         if word == "b" && self.cursor.peek()? == Some(b'(') {
             self.nest(depth)?;
             self.cursor.eat(b'(')?;
-            return Ok(Begun::Open(Frame::Buffer { start }));
+            return Ok(Some(Frame::Buffer(Box::new(PendingBuffer {
+                inner: ShapeProto::default(),
+                start,
+            }))));
         }
         let Some(element_type) = types::type_from_name(word) else {
             return Err(ParseError::new(
@@ -248,11 +355,8 @@ impl<'a> Parser<'a> {
                 format!("expected primitive type, saw '{word}'"),
             ));
         };
-        let mut array = ShapeProto {
-            element_type,
-            ..ShapeProto::default()
-        };
-        self.dimensions(&mut array)?;
+        array.element_type = element_type;
+        self.dimensions(array)?;
         if element_type == PrimitiveType::Token as i32
             || element_type == PrimitiveType::OpaqueType as i32
         {
@@ -263,40 +367,38 @@ impl<'a> Parser<'a> {
                     format!("{word} shapes have no dimensions"),
                 ));
             }
-            return Ok(Begun::Done(ShapeProto {
-                element_type,
-                ..ShapeProto::default()
-            }));
+            return Ok(None);
         }
         if !self.layout_follows()? {
             // As XLA's parser: a scalar always gets the (empty) default layout, an
             // array only when filling. (A scalar's empty layout prints as nothing,
             // so a scalar without one could not read back.)
             if self.options.fill_missing_layouts || array.dimensions.is_empty() {
-                let rank = array.dimensions.len();
-                array.layout = Some(Box::new(LayoutProto {
-                    minor_to_major: (0..rank as i64).rev().collect(),
-                    tail_padding_alignment_in_elements: 1,
-                    ..LayoutProto::default()
-                }));
+                let mut layout = new_layout();
+                let rank = array.dimensions.len() as i64;
+                if rank > 0 {
+                    layout.minor_to_major = (0..rank).rev().collect();
+                }
+                array.layout = Some(layout);
             }
-            return Ok(Begun::Done(array));
+            return Ok(None);
         }
         let layout_start = self.cursor.pos();
         let mut layout = self.layout_head()?;
-        if self.layout_attributes(&mut layout, None)? {
+        if self.cursor.eat(b':')? && self.layout_attributes(&mut layout, None)? {
             self.nest(depth)?;
-            return Ok(Begun::Open(Frame::Physical(Box::new(PendingArray {
-                array,
+            return Ok(Some(Frame::Physical(Box::new(PendingArray {
+                array: std::mem::take(array),
                 layout,
+                physical: ShapeProto::default(),
                 layout_start,
                 start,
             }))));
         }
         self.layout_end()?;
-        check_array_layout(&array, &layout, layout_start..self.cursor.pos(), start)?;
-        array.layout = Some(Box::new(layout));
-        Ok(Begun::Done(array))
+        check_array_layout(array, &layout, layout_start..self.cursor.pos(), start)?;
+        array.layout = Some(layout);
+        Ok(None)
     }
 
     fn nest(&self, depth: usize) -> Result<(), ParseError> {
@@ -317,19 +419,9 @@ impl<'a> Parser<'a> {
             return Ok(());
         }
         loop {
-            self.cursor.skip_trivia()?;
-            let (size, dynamic) = if self.cursor.eat(b'?')? {
-                (i64::MIN, true)
-            } else {
-                let bounded = self.cursor.eat_str("<=")?;
-                let (size, at) = self.cursor.int("a dimension size")?;
-                if size < 0 {
-                    return Err(ParseError::new(
-                        at..self.cursor.pos(),
-                        format!("invalid dimension size {size}"),
-                    ));
-                }
-                (size, bounded)
+            let (size, dynamic) = match self.cursor.digits() {
+                Some(size) => (size, false),
+                None => self.dimension_size()?,
             };
             array.dimensions.push(size);
             array.is_dynamic_dimension.push(dynamic);
@@ -340,6 +432,23 @@ impl<'a> Parser<'a> {
                 .expect(b']', "expects ']' at the end of the dimensions")?;
             return Ok(());
         }
+    }
+
+    /// One dimension size in full (after trivia): `?`, `<=N` or `N`, and whether it
+    /// is dynamic.
+    fn dimension_size(&mut self) -> Result<(i64, bool), ParseError> {
+        if self.cursor.eat(b'?')? {
+            return Ok((i64::MIN, true));
+        }
+        let bounded = self.cursor.eat_str("<=")?;
+        let (size, at) = self.cursor.int("a dimension size")?;
+        if size < 0 {
+            return Err(ParseError::new(
+                at..self.cursor.pos(),
+                format!("invalid dimension size {size}"),
+            ));
+        }
+        Ok((size, bounded))
     }
 
     /// XLA reads `{` after a shape as a layout only if an integer or `:` follows it.
@@ -353,15 +462,15 @@ impl<'a> Parser<'a> {
     }
 
     /// `{` and the minor_to_major list.
-    fn layout_head(&mut self) -> Result<LayoutProto, ParseError> {
+    fn layout_head(&mut self) -> Result<Box<LayoutProto>, ParseError> {
         self.cursor.expect(b'{', "expects '{' to start a layout")?;
-        let mut layout = LayoutProto {
-            tail_padding_alignment_in_elements: 1,
-            ..LayoutProto::default()
-        };
+        let mut layout = new_layout();
         if self.cursor.at_int()? {
             loop {
-                let (dim, _) = self.cursor.int("an integer")?;
+                let dim = match self.cursor.digits() {
+                    Some(dim) => dim,
+                    None => self.cursor.int("an integer")?.0,
+                };
                 layout.minor_to_major.push(dim);
                 if !self.cursor.eat(b',')? {
                     break;
@@ -443,9 +552,7 @@ impl<'a> Parser<'a> {
         }
         self.cursor.skip_trivia()?;
         let mut ahead = self.cursor.clone();
-        let ty = ahead
-            .ident()?
-            .and_then(|(word, _)| types::type_from_name(word));
+        let ty = ahead.ident()?.and_then(types::type_from_name);
         match ty {
             Some(_) => self.cursor = ahead,
             None => {
@@ -458,17 +565,15 @@ impl<'a> Parser<'a> {
         Ok(ty)
     }
 
-    /// Reads attributes after `:` (or resumes after `P(...)` when `after` is set).
-    /// Returns true when it stopped at `P(`, whose shape the caller must parse.
+    /// Reads attributes after the `:` the caller read (or resumes after `P(...)` when
+    /// `after` is set). Returns true when it stopped at `P(`, whose shape the caller
+    /// must parse.
     fn layout_attributes(
         &mut self,
         layout: &mut LayoutProto,
         after: Option<Attr>,
     ) -> Result<bool, ParseError> {
         let mut last = after;
-        if after.is_none() && !self.cursor.eat(b':')? {
-            return Ok(false);
-        }
         loop {
             self.cursor.skip_trivia()?;
             let mut ahead = self.cursor.clone();
@@ -483,7 +588,7 @@ impl<'a> Parser<'a> {
                 }
                 // A whole identifier, as XLA's lexer reads it: `S1` is not `S`.
                 _ => match ahead.ident()? {
-                    Some((word, _)) => match attr_of(word) {
+                    Some(word) => match attr_of(word) {
                         Some(attr) => attr,
                         None => return Ok(false),
                     },
@@ -678,6 +783,10 @@ impl<'a> Parser<'a> {
 
     /// One tile dimension: an integer or `*`.
     fn tile_dimension(&mut self, tile: &mut TileProto) -> Result<bool, ParseError> {
+        if let Some(n) = self.cursor.digits() {
+            tile.dimensions.push(n);
+            return Ok(true);
+        }
         if self.cursor.eat(b'*')? {
             tile.dimensions.push(i64::MIN);
             return Ok(true);
@@ -731,7 +840,7 @@ impl<'a> Parser<'a> {
     /// A standalone layout `{...}` (XLA's `ParseLayout`).
     pub(crate) fn layout(&mut self) -> Result<LayoutProto, ParseError> {
         let mut layout = self.layout_head()?;
-        if self.layout_attributes(&mut layout, None)? {
+        if self.cursor.eat(b':')? && self.layout_attributes(&mut layout, None)? {
             let shape = self.shape()?;
             self.cursor
                 .expect(b')', "expects physical shape to end with ')'")?;
@@ -739,7 +848,7 @@ impl<'a> Parser<'a> {
             self.layout_attributes(&mut layout, Some(Attr::P))?;
         }
         self.layout_end()?;
-        Ok(layout)
+        Ok(*layout)
     }
 
     /// `(p0, p1, ...)->result`; each parameter may carry a name (`name: shape`), and the
@@ -794,7 +903,7 @@ impl<'a> Parser<'a> {
             return Ok(Some(String::new()));
         }
         let mut ahead = self.cursor.clone();
-        if let Some((word, _)) = ahead.ident()? {
+        if let Some(word) = ahead.ident()? {
             // A name is an identifier glued to ':' (XLA's lexer makes it one token).
             if ahead.peek_raw() == Some(b':') {
                 ahead.eat(b':')?;
@@ -804,6 +913,14 @@ impl<'a> Parser<'a> {
         }
         Ok(None)
     }
+}
+
+/// An empty layout as XLA's `ToProto` writes one (tail padding 1), made on the heap
+/// where the shape keeps it, so that the large struct is not moved there afterwards.
+fn new_layout() -> Box<LayoutProto> {
+    let mut layout = Box::<LayoutProto>::default();
+    layout.tail_padding_alignment_in_elements = 1;
+    layout
 }
 
 fn attr_of(word: &str) -> Option<Attr> {
@@ -835,26 +952,22 @@ fn tuple(elements: Vec<ShapeProto>) -> ShapeProto {
     }
 }
 
+/// Why XLA's parser would reject `element` as a tuple element (its arrays are
+/// validated with XLA's rules), or `None`.
+///
 /// XLA builds a parsed tuple with `ShapeUtil::MakeValidatedTupleShape`, so every
 /// element must be valid (missing layouts allowed); a top-level array or a buffer is
-/// not validated. Each array is checked once, when its innermost tuple closes.
-fn check_tuple_elements(elements: &[ShapeProto], spans: &[Range<usize>]) -> Result<(), ParseError> {
-    for (element, span) in elements.iter().zip(spans) {
-        if let Some(message) = tuple_element_problem(element) {
-            return Err(ParseError::new(span.clone(), message));
-        }
-    }
-    Ok(())
-}
-
-/// Why XLA's parser would reject `element` as a tuple element (its arrays are
-/// validated with XLA's rules), or `None`. Nested tuples are checked when they close.
+/// not validated. Each array is checked once, when its innermost tuple reads it, and
+/// the first problem is reported when the tuple closes.
 pub(crate) fn tuple_element_problem(element: &ShapeProto) -> Option<String> {
     let array = match PrimitiveType::try_from(element.element_type) {
         Ok(PrimitiveType::Buffer) => element.tuple_shapes.first()?,
         Ok(PrimitiveType::Tuple | PrimitiveType::Token | PrimitiveType::OpaqueType) => return None,
         _ => element,
     };
+    if plainly_valid_array(array) {
+        return None;
+    }
     let options = crate::validate::Options::hlo_text();
     let report = crate::validate::validate_shape_with(array, options)
         .into_parts()
@@ -869,6 +982,75 @@ pub(crate) fn tuple_element_problem(element: &ShapeProto) -> Option<String> {
                 && !matches!(issue.kind(), crate::IssueKind::AllocatedSizeOverflow { .. })
         })
         .map(|issue| format!("invalid tuple element: {issue}"))
+}
+
+/// Whether `array` passes every rule of the validator, known without running it: a
+/// quick sufficient condition that covers most tuple elements (dimensions with a
+/// small element count, and no layout or one with at most `E(n)` and `S(n)`).
+/// Anything else goes through the validator; a unit test checks this against it.
+fn plainly_valid_array(array: &ShapeProto) -> bool {
+    // Far below every size limit (i64::MAX bytes or bits), at each partial product.
+    const SMALL: u64 = 1 << 48;
+    let rank = array.dimensions.len();
+    let mut count = 1u64;
+    for &size in &array.dimensions {
+        // Negative or unbounded sizes are left to the validator.
+        let Ok(size) = u64::try_from(size) else {
+            return false;
+        };
+        match count.checked_mul(size) {
+            Some(product) if product <= SMALL => count = product,
+            _ => return false,
+        }
+    }
+    // Only array types have a bit width.
+    let Some(type_bits) =
+        crate::PrimitiveType::from_i32(array.element_type).and_then(|ty| ty.bit_width())
+    else {
+        return false;
+    };
+    let flags = array.is_dynamic_dimension.len();
+    if !array.tuple_shapes.is_empty() || (flags != 0 && flags != rank) {
+        return false;
+    }
+    let Some(layout) = array.layout.as_deref() else {
+        return true;
+    };
+    let plain = layout.tiles.is_empty()
+        && matches!(layout.tail_padding_alignment_in_elements, 0 | 1)
+        && layout.index_primitive_type == 0
+        && layout.pointer_primitive_type == 0
+        // No element narrower than its type, and few enough bits in all.
+        && (layout.element_size_in_bits == 0
+            || (i64::from(type_bits)..=1024).contains(&layout.element_size_in_bits))
+        && i8::try_from(layout.memory_space).is_ok()
+        && layout.split_configs.is_empty()
+        && layout.physical_shape.is_none()
+        && layout.dynamic_shape_metadata_prefix_bytes >= 0
+        && layout.padded_dimensions.is_empty()
+        && layout.padding_value == 0
+        && layout.format == 0
+        && layout.max_sparse_elements == 0
+        && layout.dim_level_types.is_empty()
+        && layout.dim_unique.is_empty()
+        && layout.dim_ordered.is_empty();
+    plain && is_permutation(&layout.minor_to_major, rank)
+}
+
+/// Whether `dims` holds each of `0..rank` once (ranks up to 64; larger ones are left
+/// to the validator).
+fn is_permutation(dims: &[i64], rank: usize) -> bool {
+    if dims.len() != rank || rank > 64 {
+        return false;
+    }
+    let mut seen = 0u64;
+    for &dim in dims {
+        match u32::try_from(dim) {
+            Ok(dim) if (dim as usize) < rank && seen & (1 << dim) == 0 => seen |= 1 << dim,
+            _ => return false,
+        }
+    }
+    true
 }
 
 /// An old (2018-2020) sparse layout, written with our `F(sparse)` extension: it had no
@@ -901,4 +1083,113 @@ fn check_array_layout(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every edit the test makes to a real shape, to reach both sides of each rule.
+    fn variants(shape: &ShapeProto) -> Vec<ShapeProto> {
+        let mut out = vec![shape.clone()];
+        let mut edit = |f: &dyn Fn(&mut ShapeProto)| {
+            let mut s = shape.clone();
+            f(&mut s);
+            out.push(s);
+        };
+        for size in [0, 1, -1, i64::MIN, 1 << 24, 1 << 47, 1 << 62, i64::MAX] {
+            edit(&|s| s.dimensions.push(size));
+            edit(&|s| {
+                s.dimensions.push(size);
+                s.is_dynamic_dimension.push(true);
+                if let Some(l) = s.layout.as_mut() {
+                    l.minor_to_major.insert(0, s.dimensions.len() as i64 - 1);
+                }
+            });
+            edit(&|s| s.dimensions.iter_mut().for_each(|d| *d = size));
+        }
+        edit(&|s| s.is_dynamic_dimension.push(false));
+        edit(&|s| s.element_type = 0);
+        edit(&|s| s.element_type = PrimitiveType::Tuple as i32);
+        edit(&|s| s.tuple_shapes.push(ShapeProto::default()));
+        edit(&|s| s.layout = None);
+        let layout_edits: [&dyn Fn(&mut LayoutProto); 25] = [
+            &|l| l.minor_to_major.reverse(),
+            &|l| l.minor_to_major.push(0),
+            &|l| {
+                l.minor_to_major.pop();
+            },
+            &|l| l.minor_to_major.iter_mut().for_each(|d| *d = 0),
+            &|l| l.minor_to_major.iter_mut().for_each(|d| *d += 1),
+            &|l| l.tiles.push(TileProto::default()),
+            &|l| l.tail_padding_alignment_in_elements = 0,
+            &|l| l.tail_padding_alignment_in_elements = -1,
+            &|l| l.index_primitive_type = PrimitiveType::S32 as i32,
+            &|l| l.element_size_in_bits = 1,
+            &|l| l.element_size_in_bits = 4,
+            &|l| l.element_size_in_bits = 16,
+            &|l| l.element_size_in_bits = 64,
+            &|l| l.element_size_in_bits = 1 << 40,
+            &|l| l.element_size_in_bits = -4,
+            &|l| l.memory_space = 300,
+            &|l| l.memory_space = -1,
+            &|l| l.split_configs.push(SplitConfigProto::default()),
+            &|l| l.physical_shape = Some(Box::default()),
+            &|l| l.dynamic_shape_metadata_prefix_bytes = -1,
+            &|l| l.padded_dimensions.push(1),
+            &|l| l.padding_value = 1,
+            &|l| l.format = 2,
+            &|l| l.max_sparse_elements = 1,
+            &|l| l.dim_level_types.push(1),
+        ];
+        for f in layout_edits {
+            edit(&|s| f(s.layout.get_or_insert_with(Default::default)));
+        }
+        out
+    }
+
+    /// The quick check never passes a shape the validator would reject.
+    #[test]
+    fn plainly_valid_arrays_are_valid() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/messages.jsonl");
+        let text = std::fs::read_to_string(path).expect("fixtures/messages.jsonl");
+        let (mut plain, mut checked) = (0, 0);
+        for line in text.lines() {
+            let Ok(row) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            let Some(text) = row["xla"]["text"].as_str() else {
+                continue;
+            };
+            let Ok(parsed) = super::super::parse_shape(text) else {
+                continue;
+            };
+            let mut shapes = vec![&parsed];
+            while let Some(shape) = shapes.pop() {
+                shapes.extend(&shape.tuple_shapes);
+                for variant in variants(shape) {
+                    checked += 1;
+                    if !plainly_valid_array(&variant) {
+                        continue;
+                    }
+                    plain += 1;
+                    let report = crate::validate::validate_shape_with(
+                        &variant,
+                        crate::validate::Options::hlo_text(),
+                    )
+                    .into_parts()
+                    .1;
+                    assert!(
+                        report
+                            .issues()
+                            .iter()
+                            .all(|i| i.severity() != crate::Severity::Error),
+                        "{variant:?}: {:?}",
+                        report.issues()
+                    );
+                }
+            }
+        }
+        assert!(plain > 1000 && checked > 2 * plain, "{plain} of {checked}");
+    }
 }

@@ -7,9 +7,12 @@
 //!   `Shape::FromProto` does (memory space narrowed to 8 bits, retired fields and dim
 //!   level types ignored, `#(invalid)` for a non-integral index type, `M(n)` only for
 //!   n > 0) and fails only where XLA's `FromProto` fails.
+//!
+//! The text is written straight into one `String`, in a single walk. Where a value sits
+//! in the message is kept as the stack of open tuples and physical shapes, and turned
+//! into a [`Path`] only when a value is refused.
 
 use crate::digits::push_int;
-use std::fmt::Write as _;
 
 use super::error::PrintError;
 use super::types;
@@ -26,38 +29,50 @@ pub(crate) enum Mode {
     Display,
 }
 
-enum Job<'a> {
-    Shape(&'a ShapeProto, usize),
-    Text(&'static str),
-    Owned(String),
+/// A shape whose text is begun but not finished, on the walk's explicit stack.
+enum Open<'a> {
+    /// A tuple or buffer: `shape.tuple_shapes[..next]` are begun, the last of them is
+    /// the one being printed; `)` closes it.
+    Elements { shape: &'a ShapeProto, next: usize },
+    /// An array whose layout waits for its physical shape (being printed) before the
+    /// rest of the layout: `)`, `M(...)`, our legacy attributes, `}`.
+    Physical(&'a LayoutProto),
 }
 
-/// Paths of the shapes being printed, as a parent-linked arena (cheap at any depth).
-struct Paths {
-    nodes: Vec<(usize, Segment)>,
-}
-
-const ROOT: usize = usize::MAX;
-
-impl Paths {
-    fn child(&mut self, parent: usize, segment: Segment) -> usize {
-        self.nodes.push((parent, segment));
-        self.nodes.len() - 1
-    }
-
-    fn child2(&mut self, parent: usize, field: &'static str, index: usize) -> usize {
-        let field = self.child(parent, Segment::Field(field));
-        self.child(field, Segment::Index(index))
-    }
-
-    fn path(&self, mut node: usize, prefix: &Path) -> Path {
-        let mut segments = Vec::new();
-        while let Some((parent, segment)) = self.nodes.get(node) {
-            segments.push(segment.clone());
-            node = *parent;
+impl Open<'_> {
+    /// The path segments from this open shape to the shape inside it being printed.
+    fn segments(&self) -> [Segment; 2] {
+        match self {
+            Open::Elements { next, .. } => [
+                Segment::Field("tuple_shapes"),
+                Segment::Index(next.saturating_sub(1)),
+            ],
+            Open::Physical(_) => [Segment::Field("layout"), Segment::Field("physical_shape")],
         }
-        segments.reverse();
-        Path::from(segments).prefixed(prefix)
+    }
+}
+
+/// A value the text cannot carry: where, below the shape or layout being printed, and
+/// why. Built only on the failure path; the printer adds the path above it.
+struct Refusal {
+    at: Vec<Segment>,
+    message: String,
+}
+
+impl Refusal {
+    #[cold]
+    fn new(at: &[Segment], message: impl Into<String>) -> Self {
+        Self {
+            at: at.to_vec(),
+            message: message.into(),
+        }
+    }
+
+    /// The same refusal one field further out (`layout` for a layout's refusal).
+    #[cold]
+    fn under(mut self, field: &'static str) -> Self {
+        self.at.insert(0, Segment::Field(field));
+        self
     }
 }
 
@@ -76,118 +91,152 @@ impl<'p> Printer<'p> {
         }
     }
 
+    /// Whether values the text cannot carry back are refused (every mode but XLA's).
+    fn exact(&self) -> bool {
+        self.mode != Mode::Xla
+    }
+
     pub(crate) fn shape(&self, shape: &ShapeProto, out: &mut String) -> Result<(), PrintError> {
-        let mut paths = Paths { nodes: Vec::new() };
-        let mut jobs = vec![Job::Shape(shape, ROOT)];
-        while let Some(job) = jobs.pop() {
-            match job {
-                Job::Text(text) => out.push_str(text),
-                Job::Owned(text) => out.push_str(&text),
-                Job::Shape(shape, node) => {
-                    self.one_shape(shape, node, &mut paths, &mut jobs, out)?
+        self.shape_under(shape, &[], out)
+    }
+
+    /// Prints `shape`, which sits at `base` below the printer's prefix (for errors).
+    fn shape_under(
+        &self,
+        shape: &ShapeProto,
+        base: &[Segment],
+        out: &mut String,
+    ) -> Result<(), PrintError> {
+        // Allocates only for nested shapes.
+        let mut open: Vec<Open<'_>> = Vec::new();
+        let mut next = Some(shape);
+        loop {
+            while let Some(shape) = next {
+                next = self
+                    .begin_shape(shape, &mut open, out)
+                    .map_err(|refusal| self.fail(base, &open, refusal))?;
+            }
+            match open.last_mut() {
+                None => return Ok(()),
+                Some(Open::Elements { shape, next: i }) => {
+                    if let Some(element) = shape.tuple_shapes.get(*i) {
+                        if *i > 0 {
+                            separator(*i, out);
+                        }
+                        *i += 1;
+                        next = Some(element);
+                    } else {
+                        out.push(')');
+                        open.pop();
+                    }
+                }
+                Some(Open::Physical(layout)) => {
+                    self.close_physical(layout, out);
+                    open.pop();
                 }
             }
         }
-        Ok(())
     }
 
-    fn fail(&self, paths: &Paths, node: usize, message: impl Into<String>) -> PrintError {
-        PrintError::new(paths.path(node, self.prefix), message)
+    /// The refusal as an error with its whole path: prefix, `base`, the open shapes.
+    #[cold]
+    fn fail(&self, base: &[Segment], open: &[Open<'_>], refusal: Refusal) -> PrintError {
+        let mut segments = self.prefix.segments().to_vec();
+        segments.extend_from_slice(base);
+        for shape in open {
+            segments.extend(shape.segments());
+        }
+        segments.extend(refusal.at);
+        PrintError::new(Path::from(segments), refusal.message)
     }
 
-    fn one_shape<'a>(
+    /// Prints a shape, or as much of it as comes before its nested shapes: a tuple or
+    /// buffer is pushed on `open` (the walk prints its elements), and a physical shape
+    /// is pushed and returned, to be printed next.
+    fn begin_shape<'a>(
         &self,
         shape: &'a ShapeProto,
-        node: usize,
-        paths: &mut Paths,
-        jobs: &mut Vec<Job<'a>>,
+        open: &mut Vec<Open<'a>>,
         out: &mut String,
-    ) -> Result<(), PrintError> {
+    ) -> Result<Option<&'a ShapeProto>, Refusal> {
         let ty = shape.element_type;
-        let exact = self.mode != Mode::Xla;
+        let exact = self.exact();
         let is_array = types::is_array_type(ty);
         if !is_array {
             if shape.layout.is_some() {
-                let at = paths.child(node, Segment::Field("layout"));
                 let name = types::type_name(ty).map_or_else(|| ty.to_string(), str::to_string);
-                return Err(self.fail(
-                    paths,
-                    at,
+                return Err(Refusal::new(
+                    &[Segment::Field("layout")],
                     format!("a shape of element type {name} has no layout in text"),
                 ));
             }
             if exact && (!shape.dimensions.is_empty() || !shape.is_dynamic_dimension.is_empty()) {
-                let at = paths.child(node, Segment::Field("dimensions"));
-                return Err(self.fail(paths, at, "only array shapes have dimensions in text"));
+                return Err(Refusal::new(
+                    &[Segment::Field("dimensions")],
+                    "only array shapes have dimensions in text",
+                ));
             }
         }
         match PrimitiveType::try_from(ty) {
             Ok(PrimitiveType::Tuple) => {
-                out.push('(');
-                jobs.push(Job::Text(")"));
-                for (i, element) in shape.tuple_shapes.iter().enumerate().rev() {
-                    let at = paths.child2(node, "tuple_shapes", i);
-                    if self.mode == Mode::Exact {
+                if self.mode == Mode::Exact {
+                    // The last element XLA's parser would reject is the one reported.
+                    for (i, element) in shape.tuple_shapes.iter().enumerate().rev() {
                         if let Some(problem) = super::parser::tuple_element_problem(element) {
-                            return Err(self.fail(
-                                paths,
-                                at,
+                            return Err(Refusal::new(
+                                &[Segment::Field("tuple_shapes"), Segment::Index(i)],
                                 format!(
                                     "{problem}; XLA's parser rejects it, so text cannot carry it"
                                 ),
                             ));
                         }
                     }
-                    jobs.push(Job::Shape(element, at));
-                    if i > 0 {
-                        jobs.push(separator(i));
-                    }
                 }
-                return Ok(());
+                out.push('(');
+                open.push(Open::Elements { shape, next: 0 });
+                return Ok(None);
             }
             Ok(PrimitiveType::Buffer) => {
-                let inner = match shape.tuple_shapes.as_slice() {
-                    [inner] if types::is_array_type(inner.element_type) => inner,
-                    _ => {
-                        let at = paths.child(node, Segment::Field("tuple_shapes"));
-                        return Err(self.fail(
-                            paths,
-                            at,
-                            "a buffer shape must hold exactly one array shape",
-                        ));
-                    }
-                };
+                if !matches!(shape.tuple_shapes.as_slice(), [inner] if types::is_array_type(inner.element_type))
+                {
+                    return Err(Refusal::new(
+                        &[Segment::Field("tuple_shapes")],
+                        "a buffer shape must hold exactly one array shape",
+                    ));
+                }
                 out.push_str("b(");
-                jobs.push(Job::Text(")"));
-                let at = paths.child2(node, "tuple_shapes", 0);
-                jobs.push(Job::Shape(inner, at));
-                return Ok(());
+                open.push(Open::Elements { shape, next: 0 });
+                return Ok(None);
             }
             Ok(PrimitiveType::Token | PrimitiveType::OpaqueType) => {
                 if exact && !shape.tuple_shapes.is_empty() {
-                    let at = paths.child(node, Segment::Field("tuple_shapes"));
-                    return Err(self.fail(paths, at, "only tuples and buffers hold shapes"));
+                    return Err(Refusal::new(
+                        &[Segment::Field("tuple_shapes")],
+                        "only tuples and buffers hold shapes",
+                    ));
                 }
                 out.push_str(types::type_name(ty).unwrap_or_default());
                 out.push_str("[]");
-                return Ok(());
+                return Ok(None);
             }
             _ => {}
         }
         let Some(name) = types::type_name(ty).filter(|_| is_array) else {
-            let at = paths.child(node, Segment::Field("element_type"));
-            return Err(self.fail(paths, at, format!("element type {ty} has no text name")));
+            return Err(Refusal::new(
+                &[Segment::Field("element_type")],
+                format!("element type {ty} has no text name"),
+            ));
         };
         if exact && !shape.tuple_shapes.is_empty() {
-            let at = paths.child(node, Segment::Field("tuple_shapes"));
-            return Err(self.fail(paths, at, "only tuples and buffers hold shapes"));
+            return Err(Refusal::new(
+                &[Segment::Field("tuple_shapes")],
+                "only tuples and buffers hold shapes",
+            ));
         }
         let dynamic = &shape.is_dynamic_dimension;
         if !dynamic.is_empty() && dynamic.len() != shape.dimensions.len() {
-            let at = paths.child(node, Segment::Field("is_dynamic_dimension"));
-            return Err(self.fail(
-                paths,
-                at,
+            return Err(Refusal::new(
+                &[Segment::Field("is_dynamic_dimension")],
                 format!(
                     "{} is_dynamic_dimension entries for {} dimensions",
                     dynamic.len(),
@@ -203,119 +252,121 @@ impl<'p> Printer<'p> {
             }
             let is_dynamic = dynamic.get(i).copied().unwrap_or(false);
             if exact && size < 0 && !(is_dynamic && size == i64::MIN) {
-                let dims = paths.child(node, Segment::Field("dimensions"));
-                let at = paths.child(dims, Segment::Index(i));
-                return Err(self.fail(paths, at, format!("dimension {size} has no text form")));
+                return Err(Refusal::new(
+                    &[Segment::Field("dimensions"), Segment::Index(i)],
+                    format!("dimension {size} has no text form"),
+                ));
             }
             if is_dynamic && size == i64::MIN {
                 out.push('?');
-            } else if is_dynamic {
-                out.push_str("<=");
-                push_int(out, size);
             } else {
+                if is_dynamic {
+                    out.push_str("<=");
+                }
                 push_int(out, size);
             }
         }
         out.push(']');
-        if let (true, Some(layout)) = (self.with_layout, shape.layout.as_deref()) {
-            let at = paths.child(node, Segment::Field("layout"));
-            if self.mode == Mode::Exact {
-                // What XLA's parser refuses after reading an array's layout.
-                if layout.minor_to_major.len() != shape.dimensions.len()
-                    && !super::parser::is_legacy_sparse(layout)
-                {
-                    let at = paths.child(at, Segment::Field("minor_to_major"));
-                    return Err(self.fail(
-                        paths,
-                        at,
-                        format!(
-                            "{} entries for {} dimensions; XLA's parser rejects that, so text cannot carry it",
-                            layout.minor_to_major.len(),
-                            shape.dimensions.len()
-                        ),
-                    ));
-                }
-                if layout.physical_shape.is_some() {
-                    let at = paths.child(at, Segment::Field("physical_shape"));
-                    return Err(self.fail(
-                        paths,
-                        at,
-                        "XLA's parser rejects a physical shape on an array, so text cannot carry it",
-                    ));
-                }
+        let Some(layout) = shape.layout.as_deref().filter(|_| self.with_layout) else {
+            return Ok(None);
+        };
+        if self.mode == Mode::Exact {
+            // What XLA's parser refuses after reading an array's layout.
+            if layout.minor_to_major.len() != shape.dimensions.len()
+                && !super::parser::is_legacy_sparse(layout)
+            {
+                return Err(Refusal::new(
+                    &[Segment::Field("layout"), Segment::Field("minor_to_major")],
+                    format!(
+                        "{} entries for {} dimensions; XLA's parser rejects that, so text cannot carry it",
+                        layout.minor_to_major.len(),
+                        shape.dimensions.len()
+                    ),
+                ));
             }
-            let text = self.layout_parts(layout, at, paths)?;
-            // A scalar's empty layout is not printed: `f32[]`, but `f32[]{:T(256)}`.
-            if !(shape.dimensions.is_empty() && text.head == "{}") {
-                out.push_str(&text.head);
-                if let Some(physical) = layout.physical_shape.as_deref() {
-                    jobs.push(Job::Owned(text.tail));
-                    let at = paths.child(at, Segment::Field("physical_shape"));
-                    jobs.push(Job::Shape(physical, at));
-                }
+            if layout.physical_shape.is_some() {
+                return Err(Refusal::new(
+                    &[Segment::Field("layout"), Segment::Field("physical_shape")],
+                    "XLA's parser rejects a physical shape on an array, so text cannot carry it",
+                ));
             }
         }
-        Ok(())
+        let start = out.len();
+        let physical = self
+            .layout_head(layout, out)
+            .map_err(|refusal| refusal.under("layout"))?;
+        if physical.is_some() {
+            open.push(Open::Physical(layout));
+        } else if shape.dimensions.is_empty() && &out[start..] == "{}" {
+            // A scalar's empty layout is not printed: `f32[]`, but `f32[]{:T(256)}`.
+            out.truncate(start);
+        }
+        Ok(physical)
     }
 
-    /// A layout whose physical shape is printed by the caller: `head` ends with `P(` if
-    /// there is one, and `tail` is what follows the physical shape.
-    fn layout_parts(
+    /// Writes a layout up to its physical shape: `{`, minor_to_major, and after `:` the
+    /// attributes that come before `P(`. With a physical shape, ends with `P(` and
+    /// returns it, for the caller to print before [`Printer::close_physical`]; without
+    /// one, writes the whole layout.
+    fn layout_head<'a>(
         &self,
-        layout: &LayoutProto,
-        node: usize,
-        paths: &mut Paths,
-    ) -> Result<LayoutText, PrintError> {
-        let exact = self.mode != Mode::Xla;
-        let mut head = String::from("{");
-        for (i, dim) in layout.minor_to_major.iter().enumerate() {
+        layout: &'a LayoutProto,
+        out: &mut String,
+    ) -> Result<Option<&'a ShapeProto>, Refusal> {
+        out.push('{');
+        for (i, &dim) in layout.minor_to_major.iter().enumerate() {
             if i > 0 {
-                head.push(',');
+                out.push(',');
             }
-            push_int(&mut head, *dim);
+            push_int(out, dim);
         }
-        let mut attrs = String::new();
+        // The `:` is taken back below if no attribute follows it.
+        out.push(':');
+        let attributes_start = out.len();
         for (i, tile) in layout.tiles.iter().enumerate() {
             if i == 0 {
-                attrs.push('T');
+                out.push('T');
             }
-            attrs.push('(');
+            out.push('(');
             for (j, &dim) in tile.dimensions.iter().enumerate() {
                 if j > 0 {
-                    attrs.push(',');
+                    out.push(',');
                 }
                 if dim == i64::MIN {
-                    attrs.push('*');
+                    out.push('*');
                 } else if dim < 0 {
-                    let tiles = paths.child2(node, "tiles", i);
-                    let dims = paths.child(tiles, Segment::Field("dimensions"));
-                    let at = paths.child(dims, Segment::Index(j));
-                    return Err(self.fail(
-                        paths,
-                        at,
+                    return Err(Refusal::new(
+                        &[
+                            Segment::Field("tiles"),
+                            Segment::Index(i),
+                            Segment::Field("dimensions"),
+                            Segment::Index(j),
+                        ],
                         format!("tile dimension {dim} has no text form"),
                     ));
                 } else {
-                    push_int(&mut attrs, dim);
+                    push_int(out, dim);
                 }
             }
-            attrs.push(')');
+            out.push(')');
         }
         let tail_padding = layout.tail_padding_alignment_in_elements;
         if tail_padding < 0 {
-            let at = paths.child(node, Segment::Field("tail_padding_alignment_in_elements"));
-            return Err(self.fail(
-                paths,
-                at,
+            return Err(Refusal::new(
+                &[Segment::Field("tail_padding_alignment_in_elements")],
                 format!("tail padding {tail_padding} has no text form"),
             ));
         }
         if tail_padding > 1 {
-            let _ = write!(attrs, "L({tail_padding})");
+            push_call(out, "L(", tail_padding);
         }
-        for (letter, field, ty) in [
-            ('#', "index_primitive_type", layout.index_primitive_type),
-            ('*', "pointer_primitive_type", layout.pointer_primitive_type),
+        for (open, field, ty) in [
+            ("#(", "index_primitive_type", layout.index_primitive_type),
+            (
+                "*(",
+                "pointer_primitive_type",
+                layout.pointer_primitive_type,
+            ),
         ] {
             if ty == 0 {
                 continue;
@@ -327,23 +378,25 @@ impl<'p> Printer<'p> {
                 }),
             };
             let Some(name) = name else {
-                let at = paths.child(node, Segment::Field(field));
-                return Err(self.fail(paths, at, format!("element type {ty} has no text name")));
+                return Err(Refusal::new(
+                    &[Segment::Field(field)],
+                    format!("element type {ty} has no text name"),
+                ));
             };
-            let _ = write!(attrs, "{letter}({name})");
+            out.push_str(open);
+            out.push_str(name);
+            out.push(')');
         }
         if layout.element_size_in_bits != 0 {
-            let _ = write!(attrs, "E({})", layout.element_size_in_bits);
+            push_call(out, "E(", layout.element_size_in_bits);
         }
         let memory_space = match self.mode {
             Mode::Xla => i64::from(layout.memory_space as i8),
             Mode::Display => layout.memory_space,
             Mode::Exact => {
                 if i8::try_from(layout.memory_space).is_err() {
-                    let at = paths.child(node, Segment::Field("memory_space"));
-                    return Err(self.fail(
-                        paths,
-                        at,
+                    return Err(Refusal::new(
+                        &[Segment::Field("memory_space")],
                         format!(
                             "memory space {} does not fit XLA's 8 bits; text would read back as {}",
                             layout.memory_space, layout.memory_space as i8
@@ -354,54 +407,61 @@ impl<'p> Printer<'p> {
             }
         };
         if memory_space != 0 {
-            let _ = write!(attrs, "S({memory_space})");
+            push_call(out, "S(", memory_space);
         }
         for (i, split) in layout.split_configs.iter().enumerate() {
             if i == 0 {
-                attrs.push_str("SC");
+                out.push_str("SC");
             }
-            let _ = write!(attrs, "({}:", split.dimension);
-            for (j, index) in split.split_indices.iter().enumerate() {
-                if j > 0 {
-                    attrs.push(',');
-                }
-                push_int(&mut attrs, *index);
-            }
-            attrs.push(')');
+            out.push('(');
+            push_int(out, split.dimension);
+            out.push(':');
+            push_list(out, &split.split_indices);
+            out.push(')');
         }
-        let mut tail = String::new();
+        if let Some(physical) = layout.physical_shape.as_deref() {
+            out.push_str("P(");
+            return Ok(Some(physical));
+        }
+        self.late_attributes(layout, out);
+        if out.len() == attributes_start {
+            out.pop();
+        }
+        out.push('}');
+        Ok(None)
+    }
+
+    /// The rest of a layout after its physical shape: `)`, the late attributes, `}`.
+    fn close_physical(&self, layout: &LayoutProto, out: &mut String) {
+        out.push(')');
+        self.late_attributes(layout, out);
+        out.push('}');
+    }
+
+    /// The attributes after `P(...)`: `M(n)`, then in the exact modes our extension for
+    /// the retired fields.
+    fn late_attributes(&self, layout: &LayoutProto, out: &mut String) {
+        let exact = self.exact();
         let prefix_bytes = layout.dynamic_shape_metadata_prefix_bytes;
         if prefix_bytes > 0 || (exact && prefix_bytes != 0) {
-            let _ = write!(tail, "M({prefix_bytes})");
+            push_call(out, "M(", prefix_bytes);
         }
         if exact {
-            legacy_attributes(layout, &mut tail);
+            legacy_attributes(layout, out);
         }
-        let physical = layout.physical_shape.is_some();
-        if !attrs.is_empty() || !tail.is_empty() || physical {
-            head.push(':');
-            head.push_str(&attrs);
-        }
-        if physical {
-            head.push_str("P(");
-            tail.insert(0, ')');
-        }
-        tail.push('}');
-        if !physical {
-            head.push_str(&tail);
-            tail.clear();
-        }
-        Ok(LayoutText { head, tail })
     }
 
     pub(crate) fn layout(&self, layout: &LayoutProto, out: &mut String) -> Result<(), PrintError> {
-        let mut paths = Paths { nodes: Vec::new() };
-        let parts = self.layout_parts(layout, ROOT, &mut paths)?;
-        out.push_str(&parts.head);
-        if let Some(physical) = layout.physical_shape.as_deref() {
-            let prefix = self.prefix.field("physical_shape");
-            Printer::new(self.mode, true, &prefix).shape(physical, out)?;
-            out.push_str(&parts.tail);
+        let physical = self
+            .layout_head(layout, out)
+            .map_err(|refusal| self.fail(&[], &[], refusal))?;
+        if let Some(physical) = physical {
+            let printer = Printer {
+                with_layout: true,
+                ..*self
+            };
+            printer.shape_under(physical, &[Segment::Field("physical_shape")], out)?;
+            self.close_physical(layout, out);
         }
         Ok(())
     }
@@ -426,11 +486,7 @@ impl<'p> Printer<'p> {
         out.push('(');
         for (i, parameter) in program.parameters.iter().enumerate() {
             if i > 0 {
-                match separator(i) {
-                    Job::Owned(text) => out.push_str(&text),
-                    Job::Text(text) => out.push_str(text),
-                    Job::Shape(..) => {}
-                }
+                separator(i, out);
             }
             if named {
                 let name = names.get(i).map(String::as_str).unwrap_or_default();
@@ -446,15 +502,12 @@ impl<'p> Printer<'p> {
                 }
                 out.push_str(": ");
             }
-            let prefix = self.prefix.field("parameters").index(i);
-            Printer::new(self.mode, self.with_layout, &prefix).shape(parameter, out)?;
+            let at = [Segment::Field("parameters"), Segment::Index(i)];
+            self.shape_under(parameter, &at, out)?;
         }
         out.push_str(")->");
         match &program.result {
-            Some(result) => {
-                let prefix = self.prefix.field("result");
-                Printer::new(self.mode, self.with_layout, &prefix).shape(result, out)?;
-            }
+            Some(result) => self.shape_under(result, &[Segment::Field("result")], out)?,
             None if self.mode != Mode::Xla => {
                 return Err(PrintError::new(
                     self.prefix.field("result"),
@@ -468,17 +521,30 @@ impl<'p> Printer<'p> {
     }
 }
 
-struct LayoutText {
-    head: String,
-    tail: String,
+/// `, ` between tuple elements, with `/*index=i*/` before every fifth.
+fn separator(i: usize, out: &mut String) {
+    out.push_str(", ");
+    if i % 5 == 0 {
+        out.push_str("/*index=");
+        push_int(out, i64::try_from(i).unwrap_or(i64::MAX));
+        out.push_str("*/");
+    }
 }
 
-/// `, ` between tuple elements, with `/*index=i*/` before every fifth.
-fn separator<'a>(i: usize) -> Job<'a> {
-    if i % 5 == 0 {
-        Job::Owned(format!(", /*index={i}*/"))
-    } else {
-        Job::Text(", ")
+/// `open`, the value, `)`: `S(1)`.
+fn push_call(out: &mut String, open: &str, value: i64) {
+    out.push_str(open);
+    push_int(out, value);
+    out.push(')');
+}
+
+/// Comma-separated integers.
+fn push_list(out: &mut String, values: &[i64]) {
+    for (i, &value) in values.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        push_int(out, value);
     }
 }
 
@@ -495,55 +561,60 @@ const LEVEL_TYPES: [&str; 4] = ["D", "C", "S", "H"];
 const PADDING_VALUES: [&str; 6] = ["invalid", "zero", "one", "lowest", "highest", "unknown"];
 const FORMATS: [&str; 3] = ["invalid", "dense", "sparse"];
 
-fn enum_text(names: &[&str], value: i32) -> String {
-    usize::try_from(value)
-        .ok()
-        .and_then(|i| names.get(i))
-        .map_or_else(|| value.to_string(), |name| (*name).to_string())
+/// An enum value by its name in `names` (indexed by number), else as a number.
+fn push_enum(out: &mut String, names: &[&str], value: i32) {
+    match usize::try_from(value).ok().and_then(|i| names.get(i)) {
+        Some(name) => out.push_str(name),
+        None => push_int(out, i64::from(value)),
+    }
 }
 
-fn join<T>(out: &mut String, items: &[T], mut each: impl FnMut(&T) -> String) {
-    for (i, item) in items.iter().enumerate() {
+/// `name(`, the items separated by commas, `)`.
+fn push_group<T: Copy>(
+    out: &mut String,
+    name: &str,
+    items: &[T],
+    mut each: impl FnMut(&mut String, T),
+) {
+    out.push_str(name);
+    out.push('(');
+    for (i, &item) in items.iter().enumerate() {
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&each(item));
+        each(out, item);
     }
+    out.push(')');
 }
 
 /// Our extension for the retired fields: `PD(...)PV(...)F(...)MS(n)DL(...)DU(...)DO(...)`.
 fn legacy_attributes(layout: &LayoutProto, out: &mut String) {
     if !layout.padded_dimensions.is_empty() {
-        out.push_str("PD(");
-        join(out, &layout.padded_dimensions, i64::to_string);
-        out.push(')');
+        push_group(out, "PD", &layout.padded_dimensions, push_int);
     }
     if layout.padding_value != 0 {
-        let _ = write!(
-            out,
-            "PV({})",
-            enum_text(&PADDING_VALUES, layout.padding_value)
-        );
+        push_group(out, "PV", &[layout.padding_value], |out, value| {
+            push_enum(out, &PADDING_VALUES, value)
+        });
     }
     if layout.format != 0 {
-        let _ = write!(out, "F({})", enum_text(&FORMATS, layout.format));
+        push_group(out, "F", &[layout.format], |out, value| {
+            push_enum(out, &FORMATS, value)
+        });
     }
     if layout.max_sparse_elements != 0 {
-        let _ = write!(out, "MS({})", layout.max_sparse_elements);
+        push_call(out, "MS(", layout.max_sparse_elements);
     }
     if !layout.dim_level_types.is_empty() {
-        out.push_str("DL(");
-        join(out, &layout.dim_level_types, |&v| {
-            enum_text(&LEVEL_TYPES, v)
+        push_group(out, "DL", &layout.dim_level_types, |out, value| {
+            push_enum(out, &LEVEL_TYPES, value)
         });
-        out.push(')');
     }
     for (name, values) in [("DU", &layout.dim_unique), ("DO", &layout.dim_ordered)] {
         if !values.is_empty() {
-            out.push_str(name);
-            out.push('(');
-            join(out, values, |&v| if v { "1" } else { "0" }.to_string());
-            out.push(')');
+            push_group(out, name, values, |out, value| {
+                out.push(if value { '1' } else { '0' })
+            });
         }
     }
 }

@@ -1,6 +1,6 @@
 """Time XLA's own HLO module parser (jaxlib._hlo.hlo_module_from_text) on the same
-~50 MB of module text that benches/text.rs scans: the real modules in fixtures/modules,
-repeated in file-name order until 50 MiB. A concatenation is not one module, so each
+~100 MB of module text that benches/text.rs scans: the real modules in fixtures/modules,
+repeated in file-name order until 100 MiB. A concatenation is not one module, so each
 module text is parsed on its own; the time is the sum over the whole dump.
 
     python3 benches/xla_parse_time.py
@@ -10,7 +10,7 @@ import time
 
 import jaxlib._hlo as hlo
 
-TARGET = 50 << 20
+TARGET = 100 << 20
 root = pathlib.Path(__file__).resolve().parent.parent
 texts = [p.read_text() for p in sorted((root / "fixtures" / "modules").glob("*.hlo.txt"))]
 assert texts, "no modules in fixtures/modules"

@@ -283,6 +283,16 @@ impl Staged {
     }
 }
 
+/// A search's step budget ran out ([`Staged::next_element_within`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exhausted;
+
+/// Takes one step from `budget`, or fails when none is left.
+fn spend(budget: &mut u64) -> Result<(), Exhausted> {
+    *budget = budget.checked_sub(1).ok_or(Exhausted)?;
+    Ok(())
+}
+
 /// An inclusive range of values a coordinate may take, for [`Staged::next_element`].
 type Span = (u64, u64);
 
@@ -298,15 +308,29 @@ impl Staged {
     /// costs a number of steps bounded by the bits of the grid, never the padding
     /// between elements (which nested tiles can make billions of slots long).
     pub fn next_element(&self, from: u64, out: &mut [u64]) -> Option<u64> {
+        let mut unlimited = u64::MAX;
+        self.next_element_within(from, out, &mut unlimited)
+            .unwrap_or(None)
+    }
+
+    /// [`Staged::next_element`] that gives up (`Err(Exhausted)`) once it has taken
+    /// `budget` steps (slots tried and blocks tested), deducting the steps it takes.
+    pub fn next_element_within(
+        &self,
+        from: u64,
+        out: &mut [u64],
+        budget: &mut u64,
+    ) -> Result<Option<u64>, Exhausted> {
         const DIRECT: u64 = 16;
         let end = self.grid.min(from.saturating_add(DIRECT));
         for slot in from..end {
+            spend(budget)?;
             if self.delinear(slot, out).is_some() {
-                return Some(slot);
+                return Ok(Some(slot));
             }
         }
         if end >= self.grid {
-            return None;
+            return Ok(None);
         }
         let shape = &self.final_shape;
         let n = shape.len();
@@ -329,12 +353,12 @@ impl Staged {
             }
             let lo = if j + 1 == n { coords[j] } else { coords[j] + 1 };
             if lo < shape[j] {
-                if let Some(slot) = self.first_in(&mut spans, j, lo, shape[j], out) {
-                    return Some(slot);
+                if let Some(slot) = self.first_in(&mut spans, j, lo, shape[j], out, budget)? {
+                    return Ok(Some(slot));
                 }
             }
         }
-        None
+        Ok(None)
     }
 
     /// The first element in the block where final coordinate `j` is in `lo..hi`, the
@@ -347,17 +371,21 @@ impl Staged {
         lo: u64,
         hi: u64,
         out: &mut [u64],
-    ) -> Option<u64> {
+        budget: &mut u64,
+    ) -> Result<Option<u64>, Exhausted> {
+        spend(budget)?;
         let full = (0, self.final_shape[j].saturating_sub(1));
         spans[j] = (lo, hi - 1);
         let found = if !self.may_hold(spans) {
             None
         } else if hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            self.first_in(spans, j, lo, mid, out)
-                .or_else(|| self.first_in(spans, j, mid, hi, out))
+            match self.first_in(spans, j, lo, mid, out, budget)? {
+                Some(slot) => Some(slot),
+                None => self.first_in(spans, j, mid, hi, out, budget)?,
+            }
         } else if j + 1 < spans.len() {
-            self.first_in(spans, j + 1, 0, self.final_shape[j + 1], out)
+            self.first_in(spans, j + 1, 0, self.final_shape[j + 1], out, budget)?
         } else {
             let slot: u64 = spans
                 .iter()
@@ -369,7 +397,7 @@ impl Staged {
         if found.is_none() {
             spans[j] = full;
         }
-        found
+        Ok(found)
     }
 
     /// Whether the block of slots whose final coordinates lie in `spans` may hold an

@@ -9,6 +9,7 @@ use std::any::Any;
 use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 
+use super::compile::Exhausted;
 use super::digits::{AxisKind, Digits, Part};
 use super::LayoutPlan;
 
@@ -163,6 +164,9 @@ struct Walker<'a> {
     /// Staged plans with few elements: every element's (slot, logical position),
     /// sorted by slot, and the next one to yield (see [`SORTED_LIMIT`]).
     sorted: Option<(Vec<(u64, u64)>, usize)>,
+    /// Steps the block search may still take on a staged plan of at most
+    /// [`SORTED_LIMIT`] elements before the plan is sorted instead.
+    budget: u64,
     /// A panic caught in [`PhysicalOrder::next_run`], to re-raise in the caller.
     panic: Caught,
 }
@@ -242,6 +246,7 @@ impl<'a> Walker<'a> {
             inner_base: 0,
             fast,
             sorted: None,
+            budget: SEARCH_BUDGET,
             panic: Caught::default(),
         }
     }
@@ -433,10 +438,6 @@ impl<'a> Walker<'a> {
                     self.state = State::Done;
                     return Some((0, 0));
                 }
-                if self.plan.element_count() <= SORTED_LIMIT {
-                    self.sorted = Some((self.sorted_elements(), 0));
-                    return self.next_sorted();
-                }
                 return self.scan_from(0);
             }
             if let Some(first) = self.start_run() {
@@ -490,8 +491,26 @@ impl<'a> Walker<'a> {
 
     /// The general path: the first slot at or after `from` that holds an element,
     /// found by the staged description, which skips padding by whole blocks.
+    ///
+    /// On plans of at most [`SORTED_LIMIT`] elements the search has a budget of
+    /// [`SEARCH_BUDGET`] steps in all; once it is spent, every element is sorted by slot
+    /// once and the order goes on from there.
     fn scan_from(&mut self, from: u64) -> Option<(u64, u64)> {
-        match self.plan.staged().next_element(from, &mut self.index) {
+        let found = if self.plan.element_count() <= SORTED_LIMIT {
+            let staged = self.plan.staged();
+            match staged.next_element_within(from, &mut self.index, &mut self.budget) {
+                Ok(found) => found,
+                Err(Exhausted) => {
+                    let all = self.sorted_elements();
+                    let next = all.partition_point(|&(slot, _)| slot < from);
+                    self.sorted = Some((all, next));
+                    return self.next_sorted();
+                }
+            }
+        } else {
+            self.plan.staged().next_element(from, &mut self.index)
+        };
+        match found {
             Some(slot) => {
                 self.slot = slot;
                 self.logical = self.logical_of_index();
@@ -506,10 +525,16 @@ impl<'a> Walker<'a> {
 }
 
 /// Staged plans (tile stages that do not compose into digits) with at most this many
-/// elements are put in memory order by sorting their slots once, a few milliseconds at
-/// most, whatever the padding: searching the slots for elements, even block by block,
-/// can take seconds when a few elements are spread over 10^17 slots.
+/// elements whose block search runs past [`SEARCH_BUDGET`] steps are put in memory
+/// order by sorting their slots once (a linear walk, then a sort: a fraction of a
+/// second at most): searching the slots for elements, even block by block, can take
+/// seconds when a few elements are spread over 10^17 slots, while sorting costs about a
+/// microsecond an element on deep staged plans, too much to pay before the first one.
 const SORTED_LIMIT: u64 = 1 << 18;
+
+/// Steps (slots tried, blocks tested) the block search may take on a staged plan of at
+/// most [`SORTED_LIMIT`] elements before it gives way to sorting.
+const SEARCH_BUDGET: u64 = 1 << 14;
 
 /// Every element in memory order; see [`LayoutPlan::physical_order`].
 ///
@@ -670,6 +695,7 @@ mod sorted_tests {
     /// ones use must give the same elements in the same order.
     #[test]
     fn block_search_and_sorting_agree_on_staged_plans() {
+        let mut staged = 0;
         for text in [
             "f32[64,1]{1,0:T(1,1000)(3)}",
             "f32[1]{0:T(1000)(3)}",
@@ -690,6 +716,19 @@ mod sorted_tests {
             assert_eq!(searched, walker.sorted_elements(), "{text}");
             let walked: Vec<(u64, u64)> = plan.physical_order().collect();
             assert_eq!(walked, searched, "{text}");
+            // On a staged plan, a search whose budget runs out part way goes on by
+            // sorting: the same elements, in the same order, none twice.
+            for budget in [0, 1, 5, 40, 300] {
+                let mut walker = Walker::new(&plan);
+                if walker.fast.is_some() {
+                    break;
+                }
+                staged += 1;
+                walker.budget = budget;
+                let walked: Vec<(u64, u64)> = std::iter::from_fn(|| walker.next_slow()).collect();
+                assert_eq!(walked, searched, "{text} with a budget of {budget}");
+            }
         }
+        assert!(staged >= 10, "only {staged} staged runs");
     }
 }

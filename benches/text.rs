@@ -66,8 +66,8 @@ fn largest_real(count: usize) -> Vec<PathBuf> {
 /// Scans and validates `text`, returning the findings' count with the summary.
 fn scan_once(text: &str) -> (usize, module::Summary) {
     let mut findings = 0usize;
-    let mut check = module::validate_text;
-    let summary = module::scan_text(text.as_bytes(), &mut check, &mut |_| findings += 1).unwrap();
+    // What `xla-shape validate` runs: every shape validated, each distinct text once.
+    let summary = module::scan_text_validated(text.as_bytes(), &mut |_| findings += 1).unwrap();
     (findings, summary)
 }
 

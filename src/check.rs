@@ -632,9 +632,8 @@ fn check_module_text(name: &str, bytes: &[u8], _options: &Options) -> FileReport
 fn scan_text_report<R: BufRead>(name: &str, reader: R) -> FileReport {
     let form = Some(Form::HloModule);
     let mut report = FileReport::new(name, form);
-    let mut check = module::validate_text;
     let mut findings = Vec::new();
-    let result = module::scan_text(reader, &mut check, &mut |f| findings.push(f));
+    let result = module::scan_text_validated(reader, &mut |f| findings.push(f));
     match result {
         Err(e) => FileReport::unreadable(name, form, "io_error", e.to_string()),
         Ok(summary) if summary.structures == 0 => FileReport::unreadable(

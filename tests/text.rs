@@ -1217,3 +1217,33 @@ fn exact_printer_refuses_what_does_not_parse_back() {
     assert_eq!(text::print_shape(&alone).unwrap(), "f32[2]{0:T(0)}");
     assert_eq!(text::parse_shape("f32[2]{0:T(0)}").unwrap(), alone);
 }
+
+/// `scan_text_validated` (what `validate` runs: each distinct shape text validated
+/// once) reports exactly what `scan_text` with `validate_text` reports, shape by shape:
+/// over every real module, and over a module whose bad shapes repeat on other lines.
+#[test]
+fn cached_validation_reports_what_validating_every_shape_reports() {
+    let repeated = "HloModule m, entry_computation_layout={(f32[2,3]{0,0})->f32[2,3]{1,0}}\n\
+        ENTRY e {\n  p = f32[2,3]{0,0} parameter(0)\n  q = f32[2,3]{0,0} negate(f32[2,3]{0,0} p)\n  \
+        r = s4[4]{0:E(2)} constant({1,2,3,4})\n  s = s4[4]{0:E(2)} negate(s4[4]{0:E(2)} r)\n  \
+        ROOT t = f32[2,3]{1,0} copy(f32[2,3]{0,0} q)\n}\n"
+        .to_string();
+    let mut inputs = vec![repeated];
+    for path in module_files(".hlo.txt") {
+        inputs.push(std::fs::read_to_string(path).unwrap());
+    }
+    let mut compared = 0;
+    for input in &inputs {
+        let (summary, findings) = scan_text(input);
+        let mut cached = Vec::new();
+        let cached_summary =
+            module::scan_text_validated(input.as_bytes(), &mut |f| cached.push(f)).unwrap();
+        assert_eq!(cached_summary, summary);
+        assert_eq!(cached, findings);
+        compared += findings.len();
+    }
+    assert!(
+        compared >= 6,
+        "the repeated bad shapes are reported each time"
+    );
+}

@@ -195,11 +195,48 @@ pub fn scan_text<R: BufRead>(
     check: &mut Check<'_>,
     report: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
+    scan_checked(reader, &mut |_, shape| check(shape), report)
+}
+
+/// [`scan_text`] with [`validate_text`] as the check, run once per distinct shape text:
+/// the same findings, and a module that repeats its shapes (most do) validates each only
+/// once. The cache holds at most 4,096 texts of at most 256 bytes, and is emptied when
+/// full.
+pub fn scan_text_validated<R: BufRead>(
+    reader: R,
+    report: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    const MAX_ENTRIES: usize = 4096;
+    const MAX_TEXT: usize = 256;
+    let mut cache: std::collections::HashMap<Box<str>, Report> = Default::default();
+    let mut check = |site: &Site<'_>, shape: &ShapeProto| -> Report {
+        if site.text.len() > MAX_TEXT {
+            return validate_text(shape);
+        }
+        if let Some(known) = cache.get(site.text) {
+            return known.clone();
+        }
+        let fresh = validate_text(shape);
+        if cache.len() >= MAX_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(site.text.into(), fresh.clone());
+        fresh
+    };
+    scan_checked(reader, &mut check, report)
+}
+
+/// [`scan_text`] with a check that also sees where the shape stands.
+fn scan_checked<R: BufRead>(
+    reader: R,
+    check: &mut dyn FnMut(&Site<'_>, &ShapeProto) -> Report,
+    report: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
     let mut warnings = 0;
     let mut extra_errors = 0;
     let report = std::cell::RefCell::new(report);
     let mut on_shape = |site: &Site<'_>, shape: &ShapeProto| {
-        for issue in check(shape) {
+        for issue in check(site, shape) {
             let mut finding = Finding::from_issue(&issue);
             if finding.code == "sparse_only_field"
                 && (finding.path.ends_with("index_primitive_type")

@@ -31,12 +31,12 @@ fn diff(old: &Path, new: &Path, entry_only: bool) -> DiffReport {
     diff::diff_paths(old, new, &ReadOptions::default(), &walk(), &options)
 }
 
-/// A fresh temporary directory for one test.
-fn temp(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("xla-shape-guard-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh temporary directory for one test, removed when the test ends.
+fn temp(test: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("xla-shape-guard-{test}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// The four module files of every dump (text and proto, before and after optimizations).
@@ -194,7 +194,8 @@ fn ignoring_a_kind_leaves_it_out() {
 
 #[test]
 fn a_module_against_its_own_listing_gives_no_difference() {
-    let dir = temp("own-listing");
+    let tmp = temp("own-listing");
+    let dir = tmp.path();
     let mut modules: Vec<PathBuf> = MODULE_FILES.iter().map(|f| dumps("base").join(f)).collect();
     for entry in std::fs::read_dir(root().join("fixtures/modules")).unwrap() {
         modules.push(entry.unwrap().path());
@@ -232,7 +233,8 @@ fn a_directory_against_a_directory_and_its_listing() {
             l.write_text(&mut text);
         }
     }
-    let dir = temp("dir-listing");
+    let tmp = temp("dir-listing");
+    let dir = tmp.path();
     let lock = dir.join("layouts.lock");
     std::fs::write(&lock, &text).unwrap();
     let report = diff(&lock, &dumps("base_again"), false);
@@ -240,7 +242,8 @@ fn a_directory_against_a_directory_and_its_listing() {
     assert_eq!(report.exit_code(), 0, "{report:#?}");
     assert_eq!(diff(&lock, &dumps("transposed"), true).exit_code(), 1);
     // Files on one side only are reported, and differ.
-    let copy = temp("dir-copy");
+    let copy_dir = temp("dir-copy");
+    let copy = copy_dir.path().to_path_buf();
     for file in &MODULE_FILES[..3] {
         std::fs::copy(dumps("base").join(file), copy.join(file)).unwrap();
     }

@@ -213,6 +213,21 @@ impl<R: BufRead> Lexer<R> {
         Ok(token)
     }
 
+    /// Where the byte-level paths start reading: the current position after spaces and
+    /// tabs, or `None` when a token is peeked or a comment or string from an earlier
+    /// line is still open (then only the token-by-token path knows what comes next).
+    fn plain_start(&self) -> Option<usize> {
+        if self.peeked.is_some() || self.open.is_some() {
+            return None;
+        }
+        let bytes = self.line.as_bytes();
+        let mut pos = self.pos;
+        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+            pos += 1;
+        }
+        Some(pos)
+    }
+
     /// Consumes the token `Punct(byte)` if it is the next one on this line, read at
     /// byte level (spaces and tabs skipped); false, with nothing consumed, when the
     /// next byte is anything else (which may still lex as that token after a line
@@ -225,15 +240,10 @@ impl<R: BufRead> Lexer<R> {
             }
             return hit;
         }
-        if self.open.is_some() {
+        let Some(pos) = self.plain_start() else {
             return false;
-        }
-        let bytes = self.line.as_bytes();
-        let mut pos = self.pos;
-        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-            pos += 1;
-        }
-        if bytes.get(pos) != Some(&byte) {
+        };
+        if self.line.as_bytes().get(pos) != Some(&byte) {
             return false;
         }
         self.pos = pos + 1;
@@ -246,14 +256,8 @@ impl<R: BufRead> Lexer<R> {
     /// anything else, or when a token is already peeked. It is not taken: see
     /// [`Self::take`].
     pub fn peek_plain(&self) -> Option<Token> {
-        if self.peeked.is_some() || self.open.is_some() {
-            return None;
-        }
+        let start = self.plain_start()?;
         let bytes = self.line.as_bytes();
-        let mut start = self.pos;
-        while matches!(bytes.get(start), Some(b' ' | b'\t')) {
-            start += 1;
-        }
         let b = *bytes.get(start)?;
         let (kind, end) = if b == b'%' {
             if !bytes.get(start + 1).is_some_and(|&c| is_ident_start(c)) {
@@ -309,25 +313,19 @@ impl<R: BufRead> Lexer<R> {
     /// peeked and the next byte on this line after spaces and tabs is `b`. Nothing is
     /// consumed.
     pub fn next_is_punct(&self, bytes: &[u8]) -> bool {
-        self.peeked.is_none()
-            && self.open.is_none()
-            && self
-                .next_byte_after(self.pos)
-                .is_some_and(|b| bytes.contains(&b))
+        self.plain_start()
+            .and_then(|pos| self.line.as_bytes().get(pos))
+            .is_some_and(|b| bytes.contains(b))
     }
 
     /// Skips a `{...}` group that opens at the next byte (after spaces and tabs) and
     /// closes on this line with its brackets paired; false, with nothing consumed,
     /// otherwise.
     pub fn skip_group(&mut self) -> bool {
-        if self.peeked.is_some() || self.open.is_some() {
+        let Some(pos) = self.plain_start() else {
             return false;
-        }
+        };
         let bytes = self.line.as_bytes();
-        let mut pos = self.pos;
-        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-            pos += 1;
-        }
         if bytes.get(pos) != Some(&b'{') {
             return false;
         }
@@ -351,14 +349,10 @@ impl<R: BufRead> Lexer<R> {
     /// same values; this one is the fast path for metadata, shardings and the like,
     /// most of the bytes of a real dump.
     pub fn skip_plain_value(&mut self) -> bool {
-        if self.peeked.is_some() || self.open.is_some() {
+        let Some(pos) = self.plain_start() else {
             return false;
-        }
+        };
         let bytes = self.line.as_bytes();
-        let mut pos = self.pos;
-        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-            pos += 1;
-        }
         let end = match bytes.get(pos) {
             Some(b'{') => balanced_group_end(bytes, pos),
             Some(&quote @ (b'"' | b'\'')) => string_end(bytes, pos + 1, quote),

@@ -200,27 +200,19 @@ pub fn scan_text<R: BufRead>(
 
 /// [`scan_text`] with [`validate_text`] as the check, run once per distinct shape text:
 /// the same findings, and a module that repeats its shapes (most do) validates each only
-/// once. The cache holds at most 4,096 texts of at most 256 bytes, and is emptied when
-/// full.
+/// once. The reports are kept as the scanner keeps parsed shapes (at most 4,096 texts of
+/// at most 256 bytes, emptied when full).
 pub fn scan_text_validated<R: BufRead>(
     reader: R,
     report: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    const MAX_ENTRIES: usize = 4096;
-    const MAX_TEXT: usize = 256;
-    let mut cache: std::collections::HashMap<Box<str>, Report> = Default::default();
+    let mut known: text::Memo<Report> = text::Memo::new();
     let mut check = |site: &Site<'_>, shape: &ShapeProto| -> Report {
-        if site.text.len() > MAX_TEXT {
-            return validate_text(shape);
-        }
-        if let Some(known) = cache.get(site.text) {
-            return known.clone();
+        if let Some(report) = known.get(site.text) {
+            return report.clone();
         }
         let fresh = validate_text(shape);
-        if cache.len() >= MAX_ENTRIES {
-            cache.clear();
-        }
-        cache.insert(site.text.into(), fresh.clone());
+        known.put(site.text, &fresh);
         fresh
     };
     scan_checked(reader, &mut check, report)

@@ -56,35 +56,42 @@ pub(super) struct Scanner<'v, R> {
     nesting: usize,
     options: ParseOptions,
     /// Shapes already parsed, by their text: real dumps write the same few shapes
-    /// over and over (see [`Memo`]).
-    memo: Memo,
+    /// over and over (see [`Memo`]). Only texts the parser read completely and exactly
+    /// (see [`shape_extent`]) are kept.
+    memo: Memo<ShapeProto>,
 }
 
-/// Parsed shapes by their exact text, so that a dump's thousandth `f32[1024]{0}` costs
-/// a hash lookup instead of a parse. Only texts the parser read completely and
-/// exactly (see [`shape_extent`]) are kept; the memo is bounded in entries and in
-/// text length and starts afresh when full, so memory stays flat.
-#[derive(Default)]
-struct Memo {
-    shapes: std::collections::HashMap<Box<str>, ShapeProto>,
+/// Values by the exact text of a shape, so that a dump's thousandth `f32[1024]{0}` costs
+/// a hash lookup instead of a parse (the scanner keeps parsed shapes) or a validation
+/// ([`super::scan_text_validated`] keeps reports). The memo is bounded in entries and
+/// in text length and starts afresh when full, so memory stays flat.
+pub(super) struct Memo<V> {
+    values: std::collections::HashMap<Box<str>, V>,
 }
 
-impl Memo {
+impl<V: Clone> Memo<V> {
     const MAX_ENTRIES: usize = 4096;
     const MAX_TEXT: usize = 256;
 
-    fn get(&self, text: &str) -> Option<&ShapeProto> {
-        self.shapes.get(text)
+    pub(super) fn new() -> Self {
+        Memo {
+            values: std::collections::HashMap::new(),
+        }
     }
 
-    fn put(&mut self, text: &str, shape: &ShapeProto) {
+    pub(super) fn get(&self, text: &str) -> Option<&V> {
+        self.values.get(text)
+    }
+
+    /// Keeps `value` for `text`, unless the text is too long to keep.
+    pub(super) fn put(&mut self, text: &str, value: &V) {
         if text.len() > Self::MAX_TEXT {
             return;
         }
-        if self.shapes.len() >= Self::MAX_ENTRIES {
-            self.shapes.clear();
+        if self.values.len() >= Self::MAX_ENTRIES {
+            self.values.clear();
         }
-        self.shapes.insert(text.into(), shape.clone());
+        self.values.insert(text.into(), value.clone());
     }
 }
 
@@ -143,7 +150,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             options: ParseOptions {
                 fill_missing_layouts: false,
             },
-            memo: Memo::default(),
+            memo: Memo::new(),
         }
     }
 

@@ -472,9 +472,7 @@ impl LayoutPlan {
         if outside {
             return Err(self.out_of_bounds(index));
         }
-        if let Some(strides) = &self.strided {
-            return Ok(index.iter().zip(strides).map(|(&i, &s)| i * s).sum());
-        }
+        // In bounds: a strided plan never gets here (the inline case took it).
         Ok(self.linear_checked(index))
     }
 

@@ -31,6 +31,8 @@
 //! the digit it cuts (e.g. `T(4)(3)`), or a `*` over a dimension that was already cut.
 //! Those layouts run on the staged description instead.
 
+use smallvec::SmallVec;
+
 use super::spec::{Spec, TileEntry};
 use super::PlanError;
 
@@ -168,48 +170,56 @@ pub(crate) fn compile_staged(spec: &Spec) -> Result<Staged, PlanError> {
     })
 }
 
+/// Coordinates of one stage's shape, inline for the usual depths (a stage adds at most
+/// its tile's length; deeper plans spill to the heap).
+type Coords = SmallVec<[u64; 24]>;
+
 impl Staged {
     /// The position of an in-bounds logical index in the final shape's row-major
-    /// order. `scratch` is reused between calls.
-    pub fn linear(&self, index: &[u64], scratch: &mut Vec<u64>) -> u64 {
-        let mut current: Vec<u64> = self
+    /// order.
+    pub fn linear(&self, index: &[u64]) -> u64 {
+        let mut current: Coords = self
             .major_to_minor
             .iter()
             .map(|&k| index.get(k).copied().unwrap_or(0))
             .collect();
+        let mut next = Coords::new();
         for stage in &self.stages {
-            scratch.clear();
-            scratch.resize(stage.prepend, 0);
-            scratch.extend_from_slice(&current);
-            let suffix = scratch.split_off(stage.start);
-            let mut values = Vec::with_capacity(stage.merged.len());
-            let mut carry: Option<u64> = None;
+            // The shape before the tile: `prepend` zeros, then the current one.
+            let before = |k: usize| {
+                k.checked_sub(stage.prepend)
+                    .map_or(0, |k| current.get(k).copied().unwrap_or(0))
+            };
+            next.clear();
+            next.extend((0..stage.start).map(before));
+            let outer = next.len();
             let last = stage.entries.len() - 1;
-            for (i, ((entry, &e), &d)) in stage
+            let mut carry: Option<u64> = None;
+            for (i, (entry, &d)) in stage
                 .entries
                 .iter()
-                .zip(&suffix)
                 .zip(&stage.before[stage.start..])
                 .enumerate()
             {
+                let e = before(stage.start + i);
                 let e = match carry.take() {
                     Some(major) => major * d + e,
                     None => e,
                 };
                 match entry {
                     TileEntry::Combine if i < last => carry = Some(e),
-                    _ => values.push(e),
+                    _ => next.push(e),
                 }
             }
-            for (&e, &(_, t)) in values.iter().zip(&stage.merged) {
-                scratch.push(t.map_or(e, |t| e / t));
-            }
-            for (&e, &(_, t)) in values.iter().zip(&stage.merged) {
+            // The merged values become their outer parts, then their inner parts.
+            for (k, &(_, t)) in stage.merged.iter().enumerate() {
                 if let Some(t) = t {
-                    scratch.push(e % t);
+                    let e = next[outer + k];
+                    next[outer + k] = e / t;
+                    next.push(e % t);
                 }
             }
-            std::mem::swap(&mut current, scratch);
+            std::mem::swap(&mut current, &mut next);
         }
         current
             .iter()
@@ -220,58 +230,16 @@ impl Staged {
 
     /// The logical index stored at `slot < grid`, or `None` for padding.
     pub fn delinear(&self, slot: u64, out: &mut [u64]) -> Option<()> {
-        let mut current: Vec<u64> = self
+        let mut current: Coords = self
             .final_shape
             .iter()
             .zip(&self.final_strides)
             .map(|(&size, &stride)| (slot / stride) % size.max(1))
             .collect();
+        let mut next = Coords::new();
         for stage in self.stages.iter().rev() {
-            let m = stage.merged.len();
-            let mut previous = current[..stage.start].to_vec();
-            let mut values = Vec::with_capacity(m);
-            let mut inner = stage.start + m;
-            for (i, &(d, t)) in stage.merged.iter().enumerate() {
-                let q = current[stage.start + i];
-                let e = match t {
-                    Some(t) => {
-                        let r = current[inner];
-                        inner += 1;
-                        q * t + r
-                    }
-                    None => q,
-                };
-                if e >= d {
-                    return None;
-                }
-                values.push(e);
-            }
-            // Undo the merges: each group is a run of `*` entries closed by a size (or
-            // by the end of the tile).
-            let sizes = &stage.before[stage.start..];
-            let mut suffix = Vec::with_capacity(sizes.len());
-            let mut group_start = 0;
-            let mut groups = values.iter();
-            let last = stage.entries.len() - 1;
-            for (j, entry) in stage.entries.iter().enumerate() {
-                if matches!(entry, TileEntry::Size(_)) || j == last {
-                    let mut v = groups.next().copied().unwrap_or(0);
-                    let at = suffix.len();
-                    for &size in sizes[group_start + 1..=j].iter().rev() {
-                        // `size` is not 0: the group's value is below their product.
-                        suffix.insert(at, v % size);
-                        v /= size;
-                    }
-                    suffix.insert(at, v);
-                    group_start = j + 1;
-                }
-            }
-            previous.extend_from_slice(&suffix);
-            // Prepended dimensions must hold 0.
-            if previous[..stage.prepend].iter().any(|&e| e != 0) {
-                return None;
-            }
-            current = previous.split_off(stage.prepend);
+            unstage(stage, &current, &mut next, &Exact)?;
+            std::mem::swap(&mut current, &mut next);
         }
         for (&k, &e) in self.major_to_minor.iter().zip(&current) {
             if e >= self.dims[k] {
@@ -281,6 +249,124 @@ impl Staged {
         }
         Some(())
     }
+}
+
+/// The arithmetic [`unstage`] runs on: exact values ([`Staged::delinear`]) or ranges of
+/// them ([`Staged::may_hold`]).
+trait Domain {
+    /// A coordinate: a value, or a range of values.
+    type V: Copy + Default;
+    /// `q · t + r`, the value a tiled dimension held.
+    fn join(&self, q: Self::V, t: u64, r: Self::V) -> Self::V;
+    /// `Some(v)` clipped below `d` when `v` may lie below `d`; `None` when it cannot.
+    fn below(&self, v: Self::V, d: u64) -> Option<Self::V>;
+    /// `(v / size, v mod size)`, `size` not 0.
+    fn split(&self, v: Self::V, size: u64) -> (Self::V, Self::V);
+    /// Whether `v` may be 0.
+    fn may_be_zero(&self, v: Self::V) -> bool;
+}
+
+/// Exact values.
+struct Exact;
+
+impl Domain for Exact {
+    type V = u64;
+    fn join(&self, q: u64, t: u64, r: u64) -> u64 {
+        q * t + r
+    }
+    fn below(&self, v: u64, d: u64) -> Option<u64> {
+        (v < d).then_some(v)
+    }
+    fn split(&self, v: u64, size: u64) -> (u64, u64) {
+        (v / size, v % size)
+    }
+    fn may_be_zero(&self, v: u64) -> bool {
+        v == 0
+    }
+}
+
+/// Inclusive ranges, over-approximated: a range that may hold a value of the exact
+/// computation always does.
+struct Ranges;
+
+impl Domain for Ranges {
+    type V = Span;
+    fn join(&self, q: Span, t: u64, r: Span) -> Span {
+        (
+            q.0.saturating_mul(t).saturating_add(r.0),
+            q.1.saturating_mul(t).saturating_add(r.1),
+        )
+    }
+    fn below(&self, v: Span, d: u64) -> Option<Span> {
+        (v.0 < d).then(|| (v.0, v.1.min(d - 1)))
+    }
+    fn split(&self, v: Span, size: u64) -> (Span, Span) {
+        let minor = if v.0 / size == v.1 / size {
+            (v.0 % size, v.1 % size)
+        } else {
+            (0, size - 1)
+        };
+        ((v.0 / size, v.1 / size), minor)
+    }
+    fn may_be_zero(&self, v: Span) -> bool {
+        v.0 == 0
+    }
+}
+
+/// One stage undone: the coordinates after the tile (`current`: outer parts, then inner
+/// parts) back to the shape before it (into `next`, prepended dimensions removed).
+/// `None` where the coordinates hold no element (a partial tile's padding, or a
+/// prepended dimension that is not 0).
+fn unstage<D: Domain>(
+    stage: &Stage,
+    current: &[D::V],
+    next: &mut SmallVec<[D::V; 24]>,
+    domain: &D,
+) -> Option<()> {
+    next.clear();
+    next.extend_from_slice(current.get(..stage.start)?);
+    let sizes = &stage.before[stage.start..];
+    let last = stage.entries.len() - 1;
+    let mut inner = stage.start + stage.merged.len();
+    let mut group_start = 0;
+    let mut group = 0;
+    // Each group is a run of `*` entries closed by a size (or by the end of the tile):
+    // its value is read back from the outer and inner parts, then split into the
+    // dimensions the `*` merged.
+    for (j, entry) in stage.entries.iter().enumerate() {
+        if !(matches!(entry, TileEntry::Size(_)) || j == last) {
+            continue;
+        }
+        let &(d, t) = stage.merged.get(group)?;
+        let q = *current.get(stage.start + group)?;
+        let value = match t {
+            Some(t) => {
+                let r = *current.get(inner)?;
+                inner += 1;
+                domain.join(q, t, r)
+            }
+            None => q,
+        };
+        let mut value = domain.below(value, d)?;
+        group += 1;
+        let at = next.len();
+        next.resize(at + j + 1 - group_start, D::V::default());
+        for k in (group_start + 1..=j).rev() {
+            // `size` is not 0: the group's value is below the product of its sizes.
+            let (major, minor) = domain.split(value, sizes[k].max(1));
+            next[at + k - group_start] = minor;
+            value = major;
+        }
+        next[at] = value;
+        group_start = j + 1;
+    }
+    if stage.prepend > 0 {
+        if !next[..stage.prepend].iter().all(|&v| domain.may_be_zero(v)) {
+            return None;
+        }
+        next.drain(..stage.prepend);
+    }
+    Some(())
 }
 
 /// A search's step budget ran out ([`Staged::next_element_within`]).
@@ -293,7 +379,7 @@ fn spend(budget: &mut u64) -> Result<(), Exhausted> {
     Ok(())
 }
 
-/// An inclusive range of values a coordinate may take, for [`Staged::next_element`].
+/// An inclusive range of values a coordinate may take, for [`Staged::next_element_within`].
 type Span = (u64, u64);
 
 impl Staged {
@@ -304,17 +390,14 @@ impl Staged {
     /// past them, the search skips padding by whole blocks: a block of slots is a range
     /// of one final coordinate with the more major ones fixed and the more minor ones
     /// free, and [`Staged::may_hold`] rules out blocks that hold no element, so that a
-    /// block found empty is skipped at once and a non-empty one is halved. Each element
-    /// costs a number of steps bounded by the bits of the grid, never the padding
-    /// between elements (which nested tiles can make billions of slots long).
-    pub fn next_element(&self, from: u64, out: &mut [u64]) -> Option<u64> {
-        let mut unlimited = u64::MAX;
-        self.next_element_within(from, out, &mut unlimited)
-            .unwrap_or(None)
-    }
-
-    /// [`Staged::next_element`] that gives up (`Err(Exhausted)`) once it has taken
-    /// `budget` steps (slots tried and blocks tested), deducting the steps it takes.
+    /// block found empty is skipped at once and a non-empty one is halved: the padding
+    /// between elements (which nested tiles can make billions of slots long) is never
+    /// walked slot by slot. The test is exact for single slots but only approximate
+    /// for blocks, and on deep plans of tiles that do not nest it can pass many empty
+    /// blocks, so that one element costs up to millions of steps: hence the budget.
+    ///
+    /// The search gives up (`Err(Exhausted)`) once it has taken `budget` steps (slots
+    /// tried and blocks tested), deducting the steps it takes.
     pub fn next_element_within(
         &self,
         from: u64,
@@ -404,58 +487,13 @@ impl Staged {
     /// element: [`Staged::delinear`] run on ranges instead of values. `false` is
     /// certain; `true` may be wrong for a block (never for a single slot).
     fn may_hold(&self, spans: &[Span]) -> bool {
-        let mut current: Vec<Span> = spans.to_vec();
+        let mut current: SmallVec<[Span; 24]> = SmallVec::from_slice(spans);
+        let mut next = SmallVec::new();
         for stage in self.stages.iter().rev() {
-            let m = stage.merged.len();
-            let mut previous = current[..stage.start].to_vec();
-            let mut values = Vec::with_capacity(m);
-            let mut inner = stage.start + m;
-            for (i, &(d, t)) in stage.merged.iter().enumerate() {
-                let q = current[stage.start + i];
-                let e = match t {
-                    Some(t) => {
-                        let r = current[inner];
-                        inner += 1;
-                        (
-                            q.0.saturating_mul(t).saturating_add(r.0),
-                            q.1.saturating_mul(t).saturating_add(r.1),
-                        )
-                    }
-                    None => q,
-                };
-                if e.0 >= d {
-                    return false;
-                }
-                values.push((e.0, e.1.min(d - 1)));
-            }
-            let sizes = &stage.before[stage.start..];
-            let mut suffix = Vec::with_capacity(sizes.len());
-            let mut group_start = 0;
-            let mut groups = values.iter();
-            let last = stage.entries.len() - 1;
-            for (j, entry) in stage.entries.iter().enumerate() {
-                if matches!(entry, TileEntry::Size(_)) || j == last {
-                    let mut v = groups.next().copied().unwrap_or((0, 0));
-                    let at = suffix.len();
-                    for &size in sizes[group_start + 1..=j].iter().rev() {
-                        let size = size.max(1);
-                        let minor = if v.0 / size == v.1 / size {
-                            (v.0 % size, v.1 % size)
-                        } else {
-                            (0, size - 1)
-                        };
-                        suffix.insert(at, minor);
-                        v = (v.0 / size, v.1 / size);
-                    }
-                    suffix.insert(at, v);
-                    group_start = j + 1;
-                }
-            }
-            previous.extend_from_slice(&suffix);
-            if previous[..stage.prepend].iter().any(|e| e.0 != 0) {
+            if unstage(stage, &current, &mut next, &Ranges).is_none() {
                 return false;
             }
-            current = previous.split_off(stage.prepend);
+            std::mem::swap(&mut current, &mut next);
         }
         self.major_to_minor
             .iter()

@@ -161,11 +161,14 @@ struct Walker<'a> {
     inner_base: u64,
     /// Incremental state for digit plans.
     fast: Option<PhysicalFast<'a>>,
-    /// Staged plans with few elements: every element's (slot, logical position),
-    /// sorted by slot, and the next one to yield (see [`SORTED_LIMIT`]).
-    sorted: Option<(Vec<(u64, u64)>, usize)>,
-    /// Steps the block search may still take on a staged plan of at most
-    /// [`SORTED_LIMIT`] elements before the plan is sorted instead.
+    /// Staged plans whose block search ran out of budget: a window of the next
+    /// elements' (slot, logical position) sorted by slot, the next one to yield, and
+    /// whether the window reaches the last element (see [`WINDOW`]).
+    sorted: Option<Window>,
+    /// Elements a window holds ([`WINDOW`]; smaller in tests).
+    window_cap: usize,
+    /// Steps the block search may still take on a staged plan before it gives way to
+    /// sorted windows.
     budget: u64,
     /// A panic caught in [`PhysicalOrder::next_run`], to re-raise in the caller.
     panic: Caught,
@@ -202,6 +205,17 @@ struct PhysicalFast<'a> {
     /// A checked run (the inner axis reads a combined source): its next and end
     /// positions along the inner axis, its source and divisor.
     checked: Option<CheckedRun>,
+}
+
+/// The next elements of a staged plan in memory order, found by sorting.
+#[derive(Clone, Debug)]
+struct Window {
+    /// (slot, logical position), sorted by slot.
+    elements: Vec<(u64, u64)>,
+    /// The next one to yield.
+    next: usize,
+    /// Whether no element lies past the window's last.
+    complete: bool,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -246,6 +260,7 @@ impl<'a> Walker<'a> {
             inner_base: 0,
             fast,
             sorted: None,
+            window_cap: WINDOW,
             budget: SEARCH_BUDGET,
             panic: Caught::default(),
         }
@@ -463,22 +478,56 @@ impl<'a> Walker<'a> {
         }
     }
 
-    /// Every element's slot and logical position, sorted by slot: the logical order
-    /// walked once (microseconds per thousand elements), then sorted.
-    fn sorted_elements(&self) -> Vec<(u64, u64)> {
-        let mut all: Vec<(u64, u64)> = self.plan.logical_order().zip(0u64..).collect();
-        all.sort_unstable();
-        all
+    /// The (at most) `cap` elements with the smallest slots at or after `from`, sorted
+    /// by slot: the logical order walked once, keeping the smallest candidates (at most
+    /// `2 · cap` of them in memory at a time).
+    fn window(&self, from: u64, cap: usize) -> Window {
+        let cap = cap.max(1);
+        let mut elements: Vec<(u64, u64)> = Vec::new();
+        // Slots at or past `bound` are known to lie beyond the `cap` smallest.
+        let mut bound = u64::MAX;
+        let mut complete = true;
+        let keep_smallest = |elements: &mut Vec<(u64, u64)>, bound: &mut u64| {
+            elements.select_nth_unstable(cap);
+            *bound = elements[cap].0;
+            elements.truncate(cap);
+        };
+        for (slot, logical) in self.plan.logical_order().zip(0u64..) {
+            if slot < from || slot >= bound {
+                continue;
+            }
+            elements.push((slot, logical));
+            if elements.len() == 2 * cap {
+                keep_smallest(&mut elements, &mut bound);
+                complete = false;
+            }
+        }
+        if elements.len() > cap {
+            keep_smallest(&mut elements, &mut bound);
+            complete = false;
+        }
+        elements.sort_unstable();
+        Window {
+            elements,
+            next: 0,
+            complete,
+        }
     }
 
-    /// The next element of a sorted plan, its index rebuilt from its logical position.
+    /// The next element of a sorted window, its index rebuilt from its logical
+    /// position; the next window once this one is used up.
     fn next_sorted(&mut self) -> Option<(u64, u64)> {
-        let (all, next) = self.sorted.as_mut()?;
-        let Some(&(slot, logical)) = all.get(*next) else {
+        let window = self.sorted.as_ref()?;
+        if window.next == window.elements.len() && !window.complete {
+            let from = window.elements.last().map_or(0, |&(slot, _)| slot + 1);
+            self.sorted = Some(self.window(from, self.window_cap));
+        }
+        let window = self.sorted.as_mut()?;
+        let Some(&(slot, logical)) = window.elements.get(window.next) else {
             self.state = State::Done;
             return None;
         };
-        *next += 1;
+        window.next += 1;
         let mut rest = logical;
         for (e, &w) in self.index.iter_mut().zip(&self.row_major) {
             *e = rest / w.max(1);
@@ -492,23 +541,20 @@ impl<'a> Walker<'a> {
     /// The general path: the first slot at or after `from` that holds an element,
     /// found by the staged description, which skips padding by whole blocks.
     ///
-    /// On plans of at most [`SORTED_LIMIT`] elements the search has a budget of
-    /// [`SEARCH_BUDGET`] steps in all; once it is spent, every element is sorted by slot
-    /// once and the order goes on from there.
+    /// The search has a budget of [`SEARCH_BUDGET`] steps, and [`REFILL`] more for
+    /// each element it finds; once it is spent, the order goes on from sorted windows
+    /// of [`WINDOW`] elements.
     fn scan_from(&mut self, from: u64) -> Option<(u64, u64)> {
-        let found = if self.plan.element_count() <= SORTED_LIMIT {
-            let staged = self.plan.staged();
-            match staged.next_element_within(from, &mut self.index, &mut self.budget) {
-                Ok(found) => found,
-                Err(Exhausted) => {
-                    let all = self.sorted_elements();
-                    let next = all.partition_point(|&(slot, _)| slot < from);
-                    self.sorted = Some((all, next));
-                    return self.next_sorted();
-                }
+        let staged = self.plan.staged();
+        let found = match staged.next_element_within(from, &mut self.index, &mut self.budget) {
+            Ok(found) => {
+                self.budget = (self.budget + REFILL).min(SEARCH_BUDGET);
+                found
             }
-        } else {
-            self.plan.staged().next_element(from, &mut self.index)
+            Err(Exhausted) => {
+                self.sorted = Some(self.window(from, self.window_cap));
+                return self.next_sorted();
+            }
         };
         match found {
             Some(slot) => {
@@ -524,17 +570,25 @@ impl<'a> Walker<'a> {
     }
 }
 
-/// Staged plans (tile stages that do not compose into digits) with at most this many
-/// elements whose block search runs past [`SEARCH_BUDGET`] steps are put in memory
-/// order by sorting their slots once (a linear walk, then a sort: a fraction of a
-/// second at most): searching the slots for elements, even block by block, can take
-/// seconds when a few elements are spread over 10^17 slots, while sorting costs about a
-/// microsecond an element on deep staged plans, too much to pay before the first one.
-const SORTED_LIMIT: u64 = 1 << 18;
+/// Elements a sorted window of a staged plan holds (tile stages that do not compose into
+/// digits). The block search that finds a staged plan's next element skips padding by
+/// whole blocks, but its test of a block is approximate, and on deep plans of tiles
+/// that do not nest it can spend seconds on one element. After [`SEARCH_BUDGET`] steps
+/// the walk gives way to windows: the logical order walked once (about 100 ns an
+/// element on deep plans), keeping the `WINDOW` smallest slots at or after the last one
+/// yielded, then sorted. A plan of up to `WINDOW` elements is sorted once; a larger one
+/// costs one walk per `WINDOW` elements yielded, in at most `2 · WINDOW` pairs of
+/// memory (8 MiB).
+const WINDOW: usize = 1 << 18;
 
-/// Steps (slots tried, blocks tested) the block search may take on a staged plan of at
-/// most [`SORTED_LIMIT`] elements before it gives way to sorting.
+/// Steps (slots tried, blocks tested) the block search may take on a staged plan
+/// before it gives way to sorted windows: at most this many at a time (about 1 µs a
+/// step on deep plans), and [`REFILL`] more for each element found, so that a search
+/// that finds its elements in a few steps each (most staged plans) goes on for ever.
 const SEARCH_BUDGET: u64 = 1 << 14;
+
+/// Steps added to the block search's budget for each element it finds.
+const REFILL: u64 = 256;
 
 /// Every element in memory order; see [`LayoutPlan::physical_order`].
 ///
@@ -713,7 +767,7 @@ mod sorted_tests {
                 from = slot + 1;
             }
             assert_eq!(searched.len() as u64, plan.element_count(), "{text}");
-            assert_eq!(searched, walker.sorted_elements(), "{text}");
+            assert_eq!(searched, walker.window(0, 1 << 20).elements, "{text}");
             let walked: Vec<(u64, u64)> = plan.physical_order().collect();
             assert_eq!(walked, searched, "{text}");
             // On a staged plan, a search whose budget runs out part way goes on by
@@ -727,6 +781,18 @@ mod sorted_tests {
                 walker.budget = budget;
                 let walked: Vec<(u64, u64)> = std::iter::from_fn(|| walker.next_slow()).collect();
                 assert_eq!(walked, searched, "{text} with a budget of {budget}");
+                // Windows smaller than the plan: one walk per window, the same order.
+                for cap in [1, 2, 7] {
+                    let mut walker = Walker::new(&plan);
+                    walker.budget = budget;
+                    walker.window_cap = cap;
+                    let walked: Vec<(u64, u64)> =
+                        std::iter::from_fn(|| walker.next_slow()).collect();
+                    assert_eq!(
+                        walked, searched,
+                        "{text}, budget {budget}, windows of {cap}"
+                    );
+                }
             }
         }
         assert!(staged >= 10, "only {staged} staged runs");

@@ -544,7 +544,7 @@ impl LayoutPlan {
                     .map(|digit| digit.eval(values.get(digit.source).copied().unwrap_or(0)))
                     .sum()
             }
-            None => self.staged.linear(index, &mut Vec::new()),
+            None => self.staged.linear(index),
         }
     }
 
@@ -759,7 +759,7 @@ impl LayoutPlan {
                 let mut spec = self.spec.clone();
                 spec.tiles.truncate(1);
                 match compile_staged(&spec) {
-                    Ok(staged) => staged.linear(&last, &mut Vec::new()),
+                    Ok(staged) => staged.linear(&last),
                     Err(_) => self.linear_checked(&last),
                 }
             }

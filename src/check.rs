@@ -293,13 +293,46 @@ fn with_policy(
     report
 }
 
-/// Checks one file, streaming module text (memory stays flat for any size).
+/// Checks one file, streaming module text and shape lines (memory stays flat for any
+/// number of lines).
 pub fn check_path(path: &Path, name: &str, options: &Options) -> FileReport {
     let file = match std::fs::File::open(path) {
         Ok(file) => file,
         Err(e) => return FileReport::unreadable(name, options.from, "io_error", e.to_string()),
     };
-    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let reader = BufReader::with_capacity(1 << 20, file);
+    check_reader(name, reader, options, &|source| {
+        crate::guard::listing::read_path(path, name, source)
+    })
+}
+
+/// Checks a stream that cannot be read twice (standard input): module text and shape
+/// lines are checked as they are read, as in [`check_path`], unless a policy needs
+/// the input listed as well; then it is read whole first.
+pub fn check_stream<R: Read>(name: &str, reader: R, options: &Options) -> FileReport {
+    let mut reader = BufReader::with_capacity(1 << 20, reader);
+    if options.policy.is_some() {
+        let mut bytes = Vec::new();
+        if let Err(e) = reader.read_to_end(&mut bytes) {
+            return FileReport::unreadable(name, options.from, "io_error", e.to_string());
+        }
+        return check_bytes(name, &bytes, options);
+    }
+    check_reader(name, reader, options, &|_| Ok(Vec::new()))
+}
+
+/// The listing of an input for its policy, read again by itself.
+type Relist<'a> = dyn Fn(
+        &crate::guard::ReadOptions,
+    ) -> Result<Vec<crate::guard::Listing>, crate::guard::listing::ReadError>
+    + 'a;
+
+fn check_reader<R: BufRead>(
+    name: &str,
+    mut reader: R,
+    options: &Options,
+    relist: &Relist<'_>,
+) -> FileReport {
     let head = match reader.fill_buf() {
         Ok(head) => head.to_vec(),
         Err(e) => return FileReport::unreadable(name, options.from, "io_error", e.to_string()),
@@ -307,9 +340,12 @@ pub fn check_path(path: &Path, name: &str, options: &Options) -> FileReport {
     let form = options.from.or_else(|| detect(&head).ok());
     if form == Some(Form::HloModule) && !head.is_empty() && is_text(&head) {
         let report = scan_text_report(name, reader);
-        let report = with_policy(report, Form::HloModule, options, |source| {
-            crate::guard::listing::read_path(path, name, source)
-        });
+        let report = with_policy(report, Form::HloModule, options, relist);
+        return finish(report, options);
+    }
+    if form == Some(Form::Hlo) && !head.is_empty() {
+        let report = check_hlo_lines_from(name, reader, options);
+        let report = with_policy(report, Form::Hlo, options, relist);
         return finish(report, options);
     }
     let mut bytes = Vec::new();
@@ -474,16 +510,34 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
 /// One message per line: every bad line is a finding at `LINE:COLUMN`; blank lines
 /// and `//` comment lines are skipped.
 fn check_hlo_lines(name: &str, bytes: &[u8], options: &Options) -> FileReport {
+    check_hlo_lines_from(name, bytes, options)
+}
+
+/// [`check_hlo_lines`] on a reader, a line at a time: memory holds one line (and the
+/// findings), whatever the number of lines.
+fn check_hlo_lines_from<R: BufRead>(name: &str, mut reader: R, options: &Options) -> FileReport {
     let form = Some(Form::Hlo);
-    let Ok(source) = std::str::from_utf8(bytes) else {
-        return FileReport::unreadable(
+    let not_utf8 = |bytes: &[u8]| {
+        FileReport::unreadable(
             name,
             form,
             "wrong_form",
             format!("not UTF-8 text; it looks like {}", describe(bytes)),
-        );
+        )
     };
-    if options.from.is_some() && looks_like_module_text(source) {
+    let head = match reader.fill_buf() {
+        Ok(head) => head,
+        Err(e) => return FileReport::unreadable(name, form, "io_error", e.to_string()),
+    };
+    // A whole module given as shape lines is told by its first lines.
+    let head_text = match std::str::from_utf8(head) {
+        Ok(text) => text,
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default()
+        }
+        Err(_) => return not_utf8(head),
+    };
+    if options.from.is_some() && looks_like_module_text(head_text) {
         return FileReport::unreadable(
             name,
             form,
@@ -494,7 +548,21 @@ fn check_hlo_lines(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     let mut report = FileReport::new(name, form);
     let mut messages = 0;
     let mut kinds = Vec::new();
-    for (index, line) in source.lines().enumerate() {
+    let mut buffer = Vec::new();
+    for index in 0.. {
+        buffer.clear();
+        match reader.read_until(b'\n', &mut buffer) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) => return FileReport::unreadable(name, form, "io_error", e.to_string()),
+        }
+        let mut bytes = &buffer[..];
+        if let Some(rest) = bytes.strip_suffix(b"\n") {
+            bytes = rest.strip_suffix(b"\r").unwrap_or(rest);
+        }
+        let Ok(line) = std::str::from_utf8(bytes) else {
+            return not_utf8(&buffer);
+        };
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with("//") {
             continue;
@@ -787,8 +855,10 @@ impl Walk {
 pub enum Input {
     /// A file, with the name to report it under.
     File(PathBuf),
-    /// Bytes already read (standard input), with their name.
+    /// Bytes already read, with their name.
     Bytes(String, Vec<u8>),
+    /// Standard input (`<stdin>`), read as it is checked ([`check_stream`]).
+    Stdin,
     /// A path that could not be walked or does not exist, with the reason.
     Missing(String, String),
 }
@@ -819,6 +889,7 @@ pub fn check_all(inputs: &[Input], options: &Options, jobs: usize) -> Document {
             .map(|input| match input {
                 Input::File(path) => check_path(path, &path.display().to_string(), options),
                 Input::Bytes(name, bytes) => check_bytes(name, bytes, options),
+                Input::Stdin => check_stream("<stdin>", std::io::stdin().lock(), options),
                 Input::Missing(name, reason) => {
                     FileReport::unreadable(name.clone(), options.from, "io_error", reason.clone())
                 }

@@ -296,3 +296,72 @@ fn one_line_tuple_is_converted_and_validated_in_bounded_memory() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(stdout.contains("tuple_shapes[1]"), "{stdout}");
 }
+
+/// Shape lines are checked a line at a time, from a file or from standard input: 200
+/// MB of lines pass in a 150 MB address space (read whole, the input alone would not
+/// fit), and a finding on the last line is still found, at its line.
+#[test]
+fn many_shape_lines_are_validated_in_bounded_memory() {
+    use std::io::Write;
+    let comment = format!("// {}\n", "x".repeat(1000));
+    let lines = 200_000;
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 150000 && exec \"$0\" validate --from hlo --format json")
+        .arg(env!("CARGO_BIN_EXE_xla-shape"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(b"f32[8,128]{1,0:T(8,128)}\r\n").unwrap();
+        for _ in 0..lines {
+            stdin.write_all(comment.as_bytes()).unwrap();
+        }
+        stdin.write_all(b"f32[2,3]{0,0}\n").unwrap();
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let findings = &report["files"][0]["findings"];
+    assert_eq!(findings.as_array().map(Vec::len), Some(1), "{report}");
+    assert_eq!(findings[0]["line"], lines + 2, "{report}");
+    assert!(stderr.contains("2 shapes"), "{stderr}");
+}
+
+/// The streamed shape lines give the report the whole input gives: CRLF line ends,
+/// comments, a bad line, and text that is not UTF-8 (the whole file unreadable).
+#[test]
+fn shape_lines_from_a_file_and_from_standard_input_agree() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    for input in [
+        &b"f32[2]{0}\r\n// c\r\n\r\nbf16[3,4]{0,0}\r\n  s4[8]{0:E(4)}  "[..],
+        b"f32[2]{0}\nf32[2]{0} \xff\n",
+        b"\n// only a comment\n",
+    ] {
+        let path = dir.path().join("lines.txt");
+        std::fs::write(&path, input).unwrap();
+        let from_file = cli()
+            .args(["validate", "--from", "hlo", "--format", "json"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let mut child = cli()
+            .args(["validate", "--from", "hlo", "--format", "json", "-"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let from_stdin = child.wait_with_output().unwrap();
+        assert_eq!(from_file.status.code(), from_stdin.status.code());
+        let name = path.display().to_string();
+        let a = String::from_utf8_lossy(&from_file.stdout).replace(&name, "<stdin>");
+        assert_eq!(a, String::from_utf8_lossy(&from_stdin.stdout));
+    }
+}

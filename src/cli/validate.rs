@@ -4,7 +4,7 @@
 //! Argument parsing and wiring only: deciding forms, checking and the report formats
 //! are the library's (`xla_shape::check`, `xla_shape::report`).
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -146,11 +146,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     let stdin_only = args.paths.is_empty() || args.paths.iter().all(|p| p.as_os_str() == "-");
     let mut inputs = Vec::new();
     if stdin_only {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .map_err(|e| Failure::unreadable(format!("<stdin>: {e}")))?;
-        inputs.push(Input::Bytes("<stdin>".to_string(), bytes));
+        inputs.push(Input::Stdin);
     } else {
         if args.paths.iter().any(|p| p.as_os_str() == "-") {
             return Err(Failure::unreadable(

@@ -228,6 +228,66 @@ impl Staged {
             .sum()
     }
 
+    /// Bounds on the slots of the logical indices in the box `lo[k] ..= hi[k]`:
+    /// [`Staged::linear`] run on ranges. Exact for a single index (`lo == hi`).
+    pub fn slot_bounds(&self, lo: &[u64], hi: &[u64]) -> (u64, u64) {
+        let mut current: SmallVec<[Span; 24]> = self
+            .major_to_minor
+            .iter()
+            .map(|&k| {
+                (
+                    lo.get(k).copied().unwrap_or(0),
+                    hi.get(k).copied().unwrap_or(0),
+                )
+            })
+            .collect();
+        let mut next: SmallVec<[Span; 24]> = SmallVec::new();
+        for stage in &self.stages {
+            let before = |k: usize| {
+                k.checked_sub(stage.prepend)
+                    .map_or((0, 0), |k| current.get(k).copied().unwrap_or((0, 0)))
+            };
+            next.clear();
+            next.extend((0..stage.start).map(before));
+            let outer = next.len();
+            let last = stage.entries.len() - 1;
+            let mut carry: Option<Span> = None;
+            for (i, (entry, &d)) in stage
+                .entries
+                .iter()
+                .zip(&stage.before[stage.start..])
+                .enumerate()
+            {
+                let e = before(stage.start + i);
+                let e = match carry.take() {
+                    Some(major) => Ranges.join(major, d, e),
+                    None => e,
+                };
+                match entry {
+                    TileEntry::Combine if i < last => carry = Some(e),
+                    _ => next.push(e),
+                }
+            }
+            for (k, &(_, t)) in stage.merged.iter().enumerate() {
+                if let Some(t) = t {
+                    let (q, r) = Ranges.split(next[outer + k], t);
+                    next[outer + k] = q;
+                    next.push(r);
+                }
+            }
+            std::mem::swap(&mut current, &mut next);
+        }
+        current
+            .iter()
+            .zip(&self.final_strides)
+            .fold((0, 0), |(a, b), (e, s)| {
+                (
+                    a.saturating_add(e.0.saturating_mul(*s)),
+                    b.saturating_add(e.1.saturating_mul(*s)),
+                )
+            })
+    }
+
     /// The logical index stored at `slot < grid`, or `None` for padding.
     pub fn delinear(&self, slot: u64, out: &mut [u64]) -> Option<()> {
         let mut current: Coords = self

@@ -165,8 +165,11 @@ struct Walker<'a> {
     /// elements' (slot, logical position) sorted by slot, the next one to yield, and
     /// whether the window reaches the last element (see [`WINDOW`]).
     sorted: Option<Window>,
-    /// Elements a window holds ([`WINDOW`]; smaller in tests).
+    /// Elements a window holds at most ([`WINDOW`]; smaller in tests).
     window_cap: usize,
+    /// Windows made so far: the first holds [`FIRST_WINDOW`] elements, and each next
+    /// one twice as many as the one before, up to `window_cap`.
+    windows: u32,
     /// Steps the block search may still take on a staged plan before it gives way to
     /// sorted windows.
     budget: u64,
@@ -205,6 +208,65 @@ struct PhysicalFast<'a> {
     /// A checked run (the inner axis reads a combined source): its next and end
     /// positions along the inner axis, its source and divisor.
     checked: Option<CheckedRun>,
+}
+
+/// The search of one [`Window`]: boxes of logical indices ruled out or halved.
+struct Boxes<'p> {
+    staged: &'p super::compile::Staged,
+    row_major: &'p [u64],
+    from: u64,
+    cap: usize,
+    /// Slots at or past `bound` are known to lie beyond the `cap` smallest.
+    bound: u64,
+    elements: Vec<(u64, u64)>,
+    complete: bool,
+}
+
+impl Boxes<'_> {
+    /// One element: kept if it is at or after `from` and among the `cap` smallest.
+    fn offer(&mut self, slot: u64, logical: u64) {
+        if slot < self.from || slot >= self.bound {
+            return;
+        }
+        self.elements.push((slot, logical));
+        if self.elements.len() == 2 * self.cap {
+            self.elements.select_nth_unstable(self.cap);
+            self.bound = self.elements[self.cap].0;
+            self.elements.truncate(self.cap);
+            self.complete = false;
+        }
+    }
+
+    /// The box `lo ..= hi`, whose slots lie in `bounds`.
+    fn visit(&mut self, lo: &mut [u64], hi: &mut [u64], bounds: (u64, u64)) {
+        if bounds.1 < self.from || bounds.0 >= self.bound {
+            return;
+        }
+        let widest = (0..lo.len()).max_by_key(|&k| hi[k] - lo[k]);
+        let Some(k) = widest.filter(|&k| hi[k] > lo[k]) else {
+            // One element: its bounds are its slot.
+            let logical = lo.iter().zip(self.row_major).map(|(e, w)| e * w).sum();
+            self.offer(bounds.0, logical);
+            return;
+        };
+        let (low, high) = (lo[k], hi[k]);
+        let mid = low + (high - low) / 2;
+        hi[k] = mid;
+        let first = self.staged.slot_bounds(lo, hi);
+        hi[k] = high;
+        lo[k] = mid + 1;
+        let second = self.staged.slot_bounds(lo, hi);
+        lo[k] = low;
+        let halves = [((low, mid), first), ((mid + 1, high), second)];
+        let order = if second.0 < first.0 { [1, 0] } else { [0, 1] };
+        for i in order {
+            let ((a, b), bounds) = halves[i];
+            let saved = (lo[k], hi[k]);
+            (lo[k], hi[k]) = (a, b);
+            self.visit(lo, hi, bounds);
+            (lo[k], hi[k]) = saved;
+        }
+    }
 }
 
 /// The next elements of a staged plan in memory order, found by sorting.
@@ -261,6 +323,7 @@ impl<'a> Walker<'a> {
             fast,
             sorted: None,
             window_cap: WINDOW,
+            windows: 0,
             budget: SEARCH_BUDGET,
             panic: Caught::default(),
         }
@@ -479,31 +542,44 @@ impl<'a> Walker<'a> {
     }
 
     /// The (at most) `cap` elements with the smallest slots at or after `from`, sorted
-    /// by slot: the logical order walked once, keeping the smallest candidates (at most
-    /// `2 · cap` of them in memory at a time).
+    /// by slot, keeping the smallest candidates (at most `2 · cap` of them in memory at
+    /// a time). The logical indices are visited as boxes, halved until single
+    /// elements, the half with the lower slot bound first
+    /// ([`Staged::slot_bounds`](super::compile::Staged::slot_bounds)): a box whose
+    /// slots all lie before `from` or past the smallest `cap` found so far is skipped
+    /// whole, so that a small window costs much less than a walk of every element.
     fn window(&self, from: u64, cap: usize) -> Window {
-        let cap = cap.max(1);
-        let mut elements: Vec<(u64, u64)> = Vec::new();
-        // Slots at or past `bound` are known to lie beyond the `cap` smallest.
-        let mut bound = u64::MAX;
-        let mut complete = true;
-        let keep_smallest = |elements: &mut Vec<(u64, u64)>, bound: &mut u64| {
-            elements.select_nth_unstable(cap);
-            *bound = elements[cap].0;
-            elements.truncate(cap);
+        let dims = self.plan.dimensions();
+        let mut boxes = Boxes {
+            staged: self.plan.staged(),
+            row_major: &self.row_major,
+            from,
+            cap: cap.max(1),
+            bound: u64::MAX,
+            elements: Vec::new(),
+            complete: true,
         };
-        for (slot, logical) in self.plan.logical_order().zip(0u64..) {
-            if slot < from || slot >= bound {
-                continue;
+        if (boxes.cap as u64).saturating_mul(4) >= self.plan.element_count() {
+            // A window of a good part of the plan rules out few boxes: every element
+            // in logical order is cheaper.
+            for (slot, logical) in self.plan.logical_order().zip(0u64..) {
+                boxes.offer(slot, logical);
             }
-            elements.push((slot, logical));
-            if elements.len() == 2 * cap {
-                keep_smallest(&mut elements, &mut bound);
-                complete = false;
-            }
+        } else {
+            let mut lo = vec![0; dims.len()];
+            let mut hi: Vec<u64> = dims.iter().map(|&d| d.saturating_sub(1)).collect();
+            let bounds = boxes.staged.slot_bounds(&lo, &hi);
+            boxes.visit(&mut lo, &mut hi, bounds);
         }
+        let Boxes {
+            mut elements,
+            mut complete,
+            cap,
+            ..
+        } = boxes;
         if elements.len() > cap {
-            keep_smallest(&mut elements, &mut bound);
+            elements.select_nth_unstable(cap);
+            elements.truncate(cap);
             complete = false;
         }
         elements.sort_unstable();
@@ -514,13 +590,23 @@ impl<'a> Walker<'a> {
         }
     }
 
+    /// The next window, at or after `from`.
+    fn next_window(&mut self, from: u64) -> Window {
+        let cap = FIRST_WINDOW
+            .checked_shl(self.windows)
+            .unwrap_or(usize::MAX)
+            .min(self.window_cap);
+        self.windows = self.windows.saturating_add(1);
+        self.window(from, cap)
+    }
+
     /// The next element of a sorted window, its index rebuilt from its logical
     /// position; the next window once this one is used up.
     fn next_sorted(&mut self) -> Option<(u64, u64)> {
         let window = self.sorted.as_ref()?;
         if window.next == window.elements.len() && !window.complete {
             let from = window.elements.last().map_or(0, |&(slot, _)| slot + 1);
-            self.sorted = Some(self.window(from, self.window_cap));
+            self.sorted = Some(self.next_window(from));
         }
         let window = self.sorted.as_mut()?;
         let Some(&(slot, logical)) = window.elements.get(window.next) else {
@@ -552,7 +638,7 @@ impl<'a> Walker<'a> {
                 found
             }
             Err(Exhausted) => {
-                self.sorted = Some(self.window(from, self.window_cap));
+                self.sorted = Some(self.next_window(from));
                 return self.next_sorted();
             }
         };
@@ -580,6 +666,9 @@ impl<'a> Walker<'a> {
 /// costs one walk per `WINDOW` elements yielded, in at most `2 · WINDOW` pairs of
 /// memory (8 MiB).
 const WINDOW: usize = 1 << 18;
+
+/// Elements of the first sorted window of a staged plan (see [`WINDOW`]).
+const FIRST_WINDOW: usize = 64;
 
 /// Steps (slots tried, blocks tested) the block search may take on a staged plan
 /// before it gives way to sorted windows: at most this many at a time (about 1 µs a

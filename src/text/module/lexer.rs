@@ -643,15 +643,10 @@ fn balanced_group_end(bytes: &[u8], open: usize) -> Option<usize> {
     let mut pos = open;
     loop {
         // Most of a group (metadata, shardings) is bytes that change nothing here.
-        while bytes
-            .get(pos)
-            .is_some_and(|&b| !GROUP_BYTE[usize::from(b)])
-        {
+        while bytes.get(pos).is_some_and(|&b| !GROUP_BYTE[usize::from(b)]) {
             pos += 1;
         }
-        let Some(&b) = bytes.get(pos) else {
-            return None;
-        };
+        let &b = bytes.get(pos)?;
         match b {
             b'{' | b'(' | b'[' => {
                 *want.get_mut(depth)? = match b {

@@ -665,22 +665,23 @@ impl LayoutPlan {
     /// is the largest linear index of any element, plus one.
     ///
     /// Cost: one pass over the digits for plans of plain logical indices (every untiled
-    /// layout and the usual tiled ones); otherwise a walk over the elements in memory
-    /// order (over every slot for plans that run the tile stages one by one).
+    /// layout and the usual tiled ones). Otherwise a search over boxes of logical
+    /// indices by their slot bounds, which takes a few hundred steps on real layouts;
+    /// past [`LARGEST_SLOT_BUDGET`] steps, a walk over the elements in memory order.
     pub fn data_elements(&self) -> u64 {
         if self.element_count == 0 {
             return 0;
         }
-        match &self.digits {
-            Some(d) if d.trivial => largest_slot_digits(d, &self.dims) + 1,
-            _ => {
+        let largest = match &self.digits {
+            Some(d) if d.trivial => largest_slot_digits(d, &self.dims),
+            _ => largest_slot_searched(&self.staged, &self.dims).unwrap_or_else(|| {
                 self.physical_order()
                     .map(|(slot, _)| slot)
                     .max()
                     .unwrap_or(0)
-                    + 1
-            }
-        }
+            }),
+        };
+        largest + 1
     }
 
     /// Bytes up to the end of the last element in memory:
@@ -966,6 +967,64 @@ fn delinearize_digits(d: &Digits, dims: &[u64], slot: u64, out: &mut [u64]) -> b
         .iter()
         .zip(&values)
         .all(|(source, &value)| source.decompose(value, dims, out))
+}
+
+/// Steps (boxes bounded) [`largest_slot_searched`] may take before it gives up.
+const LARGEST_SLOT_BUDGET: u64 = 1 << 16;
+
+/// The largest slot of any element of a plan without elements-free dimensions, by
+/// branch and bound: the box of every logical index is halved along its widest
+/// dimension, the half with the higher slot bound first, until single indices (whose
+/// bounds are their slot); a box whose upper bound is at most the largest slot found
+/// so far is skipped. `None` when the budget runs out (bounds too loose to prune, as on
+/// deep plans of tiles that do not nest).
+fn largest_slot_searched(staged: &Staged, dims: &[u64]) -> Option<u64> {
+    fn visit(
+        staged: &Staged,
+        lo: &mut [u64],
+        hi: &mut [u64],
+        upper: u64,
+        best: &mut Option<u64>,
+        budget: &mut u64,
+    ) -> Option<()> {
+        if best.is_some_and(|b| upper <= b) {
+            return Some(());
+        }
+        let widest = (0..lo.len()).max_by_key(|&k| hi[k] - lo[k]);
+        let Some(k) = widest.filter(|&k| hi[k] > lo[k]) else {
+            *best = Some(upper);
+            return Some(());
+        };
+        *budget = budget.checked_sub(2)?;
+        let (low, high) = (lo[k], hi[k]);
+        let mid = low + (high - low) / 2;
+        hi[k] = mid;
+        let first = staged.slot_bounds(lo, hi).1;
+        hi[k] = high;
+        lo[k] = mid + 1;
+        let second = staged.slot_bounds(lo, hi).1;
+        lo[k] = low;
+        let halves = [((low, mid), first), ((mid + 1, high), second)];
+        let order = if second > first { [1, 0] } else { [0, 1] };
+        for i in order {
+            let ((a, b), upper) = halves[i];
+            (lo[k], hi[k]) = (a, b);
+            let done = visit(staged, lo, hi, upper, best, budget);
+            (lo[k], hi[k]) = (low, high);
+            done?;
+        }
+        Some(())
+    }
+    if dims.contains(&0) {
+        return None;
+    }
+    let mut lo = vec![0; dims.len()];
+    let mut hi: Vec<u64> = dims.iter().map(|&d| d - 1).collect();
+    let upper = staged.slot_bounds(&lo, &hi).1;
+    let mut best = None;
+    let mut budget = LARGEST_SLOT_BUDGET;
+    visit(staged, &mut lo, &mut hi, upper, &mut best, &mut budget)?;
+    best
 }
 
 /// The largest slot of any element, for a plan of plain sources: greedy over the axes,

@@ -184,6 +184,10 @@ pub fn layout_plan(data: &[u8]) {
         plan.xla_array_size(),
     );
     let _ = (plan.element_strides(), plan.byte_strides());
+    // Up to the last element in memory: at least every element's slot below, at most
+    // the buffer.
+    let data = plan.data_elements();
+    assert!(data <= plan.allocated_elements());
     if count == 0 {
         assert_eq!(plan.physical_order().next(), None);
         assert_eq!(plan.logical_order().next(), None);
@@ -219,6 +223,7 @@ pub fn layout_plan(data: &[u8]) {
         };
         let index = physical.index().to_vec();
         assert_eq!(plan.linear_index(&index).unwrap(), slot);
+        assert!(slot < data, "data_elements covers every element");
         assert_eq!(row_major(&index), position);
         assert!(
             previous.is_none_or(|p| p < slot),

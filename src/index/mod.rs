@@ -667,7 +667,7 @@ impl LayoutPlan {
     /// Cost: one pass over the digits for plans of plain logical indices (every untiled
     /// layout and the usual tiled ones). Otherwise a search over boxes of logical
     /// indices by their slot bounds, which takes a few hundred steps on real layouts;
-    /// past [`LARGEST_SLOT_BUDGET`] steps, a walk over the elements in memory order.
+    /// past 2^16 steps, a walk over the elements in memory order.
     pub fn data_elements(&self) -> u64 {
         if self.element_count == 0 {
             return 0;

@@ -224,6 +224,23 @@ impl Staged {
             })
     }
 
+    /// The box `lo ..= hi` halved along its widest dimension: that dimension, and each
+    /// half's range in it with the half's [`slot_bounds`](Self::slot_bounds); `None`
+    /// for a single index. `lo` and `hi` are as they were on return.
+    pub fn halve(&self, lo: &mut [u64], hi: &mut [u64]) -> Option<(usize, [Half; 2])> {
+        let widest = (0..lo.len()).max_by_key(|&k| hi[k] - lo[k]);
+        let k = widest.filter(|&k| hi[k] > lo[k])?;
+        let (low, high) = (lo[k], hi[k]);
+        let mid = low + (high - low) / 2;
+        hi[k] = mid;
+        let first = self.slot_bounds(lo, hi);
+        hi[k] = high;
+        lo[k] = mid + 1;
+        let second = self.slot_bounds(lo, hi);
+        lo[k] = low;
+        Some((k, [((low, mid), first), ((mid + 1, high), second)]))
+    }
+
     /// The logical index stored at `slot < grid`, or `None` for padding.
     pub fn delinear(&self, slot: u64, out: &mut [u64]) -> Option<()> {
         let mut current: Coords = self
@@ -424,6 +441,10 @@ pub(super) fn spend(budget: &mut u64) -> Result<(), Exhausted> {
 
 /// An inclusive range of values a coordinate may take, for [`Staged::next_element_within`].
 type Span = (u64, u64);
+
+/// Half of a box ([`Staged::halve`]): its range in the halved dimension and the bounds
+/// of its slots.
+pub type Half = (Span, (u64, u64));
 
 impl Staged {
     /// The first slot at or after `from` that holds an element, with its logical index

@@ -242,30 +242,22 @@ impl Boxes<'_> {
         if bounds.1 < self.from || bounds.0 >= self.bound {
             return;
         }
-        let widest = (0..lo.len()).max_by_key(|&k| hi[k] - lo[k]);
-        let Some(k) = widest.filter(|&k| hi[k] > lo[k]) else {
+        let Some((k, halves)) = self.staged.halve(lo, hi) else {
             // One element: its bounds are its slot.
             let logical = lo.iter().zip(self.row_major).map(|(e, w)| e * w).sum();
             self.offer(bounds.0, logical);
             return;
         };
-        let (low, high) = (lo[k], hi[k]);
-        let mid = low + (high - low) / 2;
-        hi[k] = mid;
-        let first = self.staged.slot_bounds(lo, hi);
-        hi[k] = high;
-        lo[k] = mid + 1;
-        let second = self.staged.slot_bounds(lo, hi);
-        lo[k] = low;
-        let halves = [((low, mid), first), ((mid + 1, high), second)];
+        // The half with the lower slot bound first.
+        let [(_, first), (_, second)] = halves;
         let order = if second.0 < first.0 { [1, 0] } else { [0, 1] };
+        let saved = (lo[k], hi[k]);
         for i in order {
             let ((a, b), bounds) = halves[i];
-            let saved = (lo[k], hi[k]);
             (lo[k], hi[k]) = (a, b);
             self.visit(lo, hi, bounds);
-            (lo[k], hi[k]) = saved;
         }
+        (lo[k], hi[k]) = saved;
     }
 }
 

@@ -990,27 +990,21 @@ fn largest_slot_searched(staged: &Staged, dims: &[u64]) -> Option<u64> {
         if best.is_some_and(|b| upper <= b) {
             return Some(());
         }
-        let widest = (0..lo.len()).max_by_key(|&k| hi[k] - lo[k]);
-        let Some(k) = widest.filter(|&k| hi[k] > lo[k]) else {
+        let Some((k, halves)) = staged.halve(lo, hi) else {
+            // One index: its upper bound is its slot.
             *best = Some(upper);
             return Some(());
         };
         *budget = budget.checked_sub(2)?;
-        let (low, high) = (lo[k], hi[k]);
-        let mid = low + (high - low) / 2;
-        hi[k] = mid;
-        let first = staged.slot_bounds(lo, hi).1;
-        hi[k] = high;
-        lo[k] = mid + 1;
-        let second = staged.slot_bounds(lo, hi).1;
-        lo[k] = low;
-        let halves = [((low, mid), first), ((mid + 1, high), second)];
-        let order = if second > first { [1, 0] } else { [0, 1] };
+        // The half with the higher slot bound first.
+        let [(_, first), (_, second)] = halves;
+        let order = if second.1 > first.1 { [1, 0] } else { [0, 1] };
+        let saved = (lo[k], hi[k]);
         for i in order {
-            let ((a, b), upper) = halves[i];
+            let ((a, b), (_, upper)) = halves[i];
             (lo[k], hi[k]) = (a, b);
             let done = visit(staged, lo, hi, upper, best, budget);
-            (lo[k], hi[k]) = (low, high);
+            (lo[k], hi[k]) = saved;
             done?;
         }
         Some(())

@@ -675,10 +675,9 @@ impl LayoutPlan {
         let largest = match &self.digits {
             Some(d) if d.trivial => largest_slot_digits(d, &self.dims),
             _ => largest_slot_searched(&self.staged, &self.dims).unwrap_or_else(|| {
-                self.physical_order()
-                    .map(|(slot, _)| slot)
-                    .max()
-                    .unwrap_or(0)
+                // Every element's slot, in logical order: one pass, where the
+                // physical order would sort window after window.
+                self.logical_order().max().unwrap_or(0)
             }),
         };
         largest + 1
@@ -973,8 +972,8 @@ fn delinearize_digits(d: &Digits, dims: &[u64], slot: u64, out: &mut [u64]) -> b
 const LARGEST_SLOT_BUDGET: u64 = 1 << 16;
 
 /// The largest slot of any element of a plan without elements-free dimensions, by
-/// branch and bound: the box of every logical index is halved along its widest
-/// dimension, the half with the higher slot bound first, until single indices (whose
+/// branch and bound: the box of every logical index is halved
+/// ([`Staged::halve`]), the half with the higher slot bound first, until single indices (whose
 /// bounds are their slot); a box whose upper bound is at most the largest slot found
 /// so far is skipped. `None` when the budget runs out (bounds too loose to prune, as on
 /// deep plans of tiles that do not nest).

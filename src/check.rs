@@ -159,13 +159,14 @@ pub fn detect(head: &[u8]) -> Result<Form, String> {
 
 /// The message kind binary bytes decode as with no unknown field: shape, program
 /// shape or layout, in that order.
-fn clean_kind(bytes: &[u8]) -> Option<MessageKind> {
+fn clean_kind(bytes: &[u8], try_shape: bool) -> Option<MessageKind> {
     [
         MessageKind::Shape,
         MessageKind::ProgramShape,
         MessageKind::Layout,
     ]
     .into_iter()
+    .filter(|&kind| try_shape || kind != MessageKind::Shape)
     .find(|&kind| {
         codec::decode_any(kind, bytes)
             .is_ok_and(|d| d.unknown_fields_any().is_empty() && plausible(&d.message))
@@ -195,7 +196,7 @@ fn plausible(message: &crate::AnyMessage) -> bool {
 fn describe(bytes: &[u8]) -> &'static str {
     match detect(bytes) {
         Ok(Form::HloModuleProto) => "an HloModuleProto (give --from hlo-module-proto)",
-        Ok(Form::Binary) => match clean_kind(bytes) {
+        Ok(Form::Binary) => match clean_kind(bytes, true) {
             Some(MessageKind::Shape) => "a ShapeProto (give --from binary)",
             Some(MessageKind::ProgramShape) => {
                 "a ProgramShapeProto (give --from binary --message program-shape)"
@@ -386,16 +387,30 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             format!("this is not a binary message but {}", describe(bytes)),
         );
     }
+    // The error of decoding the bytes as a shape, when a streamed decode found one.
+    let mut no_shape = None;
+    if bytes.len() >= STREAMED_MESSAGE && matches!(options.message, None | Some(MessageKind::Shape))
+    {
+        match check_binary_tuple(name, bytes, options) {
+            Streamed::Tuple(report) => return report,
+            Streamed::NoShape(e) => no_shape = Some(e),
+            Streamed::Whole => {}
+        }
+    }
     let clean = |kind| {
         codec::decode_any(kind, bytes)
             .ok()
             .filter(|d| d.unknown_fields_any().is_empty())
     };
-    let kind = match options.message.or_else(|| clean_kind(bytes)) {
+    let shape = || match &no_shape {
+        Some(e) => Err(e.clone()),
+        None => codec::decode_shape(bytes),
+    };
+    let kind = match options.message.or_else(|| clean_kind(bytes, no_shape.is_none())) {
         Some(kind) => kind,
         // Auto: a shape with fields this schema does not know (a newer XLA) is still a
         // shape; bytes that are no shape at all are not checked as one.
-        None => match codec::decode_shape(bytes) {
+        None => match shape() {
             Ok(d) if d.message.element_type != 0
                 && !d.unknown_fields().iter().any(|f| f.known_field.is_some()) =>
             {
@@ -412,7 +427,11 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             _ => MessageKind::Shape,
         },
     };
-    match codec::decode_any(kind, bytes) {
+    let decoded = match (&no_shape, kind) {
+        (Some(e), MessageKind::Shape) => Err(e.clone()),
+        _ => codec::decode_any(kind, bytes),
+    };
+    match decoded {
         Ok(decoded) => {
             report.message = Some(kind.proto_name());
             report.shapes = count_shapes(&decoded.message);
@@ -448,6 +467,101 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             format!("cannot decode {}: {e}", kind.proto_name()),
         ),
     }
+}
+
+/// Binary messages at least this long are checked a top-level tuple element at a time
+/// when they can be ([`check_binary_tuple`]).
+const STREAMED_MESSAGE: usize = 1 << 20;
+
+/// Checks a binary `ShapeProto` that is a plain tuple (its element type and its
+/// elements, nothing else, and no unknown field anywhere) in the memory of one
+/// element: decoding a 220 MB tuple whole, then validating it, took 30 times its size.
+/// Each element is validated inside a one-element tuple, so that its findings are
+/// those of the whole tuple, at `tuple_shapes[i]`, each with its element's text (the
+/// whole tuple's text would be as large as the input). The findings are those
+/// [`check_binary`] gives, and so is a decode error (the same decoder reads the same
+/// bytes). [`Streamed::Whole`] for anything else, which the caller checks whole: a
+/// shell with other fields or unknown fields, an element with unknown fields (whose
+/// warnings name other messages), or no elements.
+fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
+    let mut findings = Vec::new();
+    let mut plain = true;
+    let mut root_seen = false;
+    let result = codec::decode_shape_streaming(bytes, &mut |i, _, element| {
+        if !plain || !element.holds_no_unknown() {
+            plain = false;
+            return;
+        }
+        let wrapper = crate::proto::ShapeProto {
+            element_type: crate::proto::PrimitiveType::Tuple as i32,
+            tuple_shapes: vec![element.message],
+            ..Default::default()
+        };
+        let report = crate::validate::validate_shape_with(&wrapper, GateOptions::proto())
+            .into_parts()
+            .1;
+        if report.issues().is_empty() {
+            root_seen = true;
+            return;
+        }
+        let text = wrapper.tuple_shapes.into_iter().next().and_then(|element| {
+            options
+                .hlo_style
+                .print_message(&crate::AnyMessage::Shape(element))
+                .ok()
+        });
+        for issue in report.issues() {
+            let path = match issue.path().segments() {
+                [Segment::Field("tuple_shapes"), Segment::Index(0), rest @ ..] => {
+                    let mut path = ProtoPath::root().field("tuple_shapes").index(i);
+                    rest.iter().for_each(|s| path.push(s.clone()));
+                    path
+                }
+                // The tuple's own findings, once.
+                _ if root_seen => continue,
+                _ => issue.path().clone(),
+            };
+            let mut finding = Finding::from_issue(&crate::Issue::new(path, issue.kind().clone()));
+            finding.shape.clone_from(&text);
+            findings.push(finding);
+        }
+        root_seen = true;
+    });
+    let kind = MessageKind::Shape;
+    match result {
+        Ok(streamed) => {
+            let shell = &streamed.shell;
+            let tuple_only = crate::proto::ShapeProto {
+                element_type: crate::proto::PrimitiveType::Tuple as i32,
+                ..Default::default()
+            };
+            if !plain
+                || streamed.elements == 0
+                || shell.message != tuple_only
+                || !shell.holds_no_unknown()
+            {
+                return Streamed::Whole;
+            }
+            let mut report = FileReport::new(name, Some(Form::Binary));
+            report.message = Some(kind.proto_name());
+            report.shapes = 1;
+            report.findings = findings;
+            Streamed::Tuple(report)
+        }
+        // What is said of bytes that are no shape depends on whether they are some
+        // other message: the caller decides, without decoding them as a shape again.
+        Err(e) => Streamed::NoShape(e),
+    }
+}
+
+/// What [`check_binary_tuple`] made of the bytes.
+enum Streamed {
+    /// A plain tuple, checked.
+    Tuple(FileReport),
+    /// Not a shape: the error of decoding it as one.
+    NoShape(codec::DecodeError),
+    /// Something to check whole.
+    Whole,
 }
 
 /// The findings of one message read from bytes or JSON, each with the message's text

@@ -250,6 +250,45 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
     })
 }
 
+/// A binary `ShapeProto` re-encoded, a top-level tuple one element at a time: the same
+/// bytes as [`read()`] then [`write()`] give, in the memory of the input, the output
+/// and one element (a 220 MB tuple decoded whole took 22 times its size). `None` when
+/// the message is not a plain tuple (its element type and at least one element,
+/// nothing else, no unknown field anywhere), which [`read()`] and [`write()`] then
+/// convert whole.
+///
+/// # Errors
+/// As [`read`] of a binary shape.
+pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertError>> {
+    use codec::wire::{put_tag, put_varint, WireType};
+    let mut out = Vec::new();
+    put_tag(&mut out, 2, WireType::Varint);
+    put_varint(&mut out, crate::proto::PrimitiveType::Tuple as u64);
+    let mut plain = true;
+    let streamed = codec::decode_shape_streaming(bytes, &mut |_, _, element| {
+        plain &= element.holds_no_unknown();
+        if plain {
+            let body = codec::encode(&element.message);
+            put_tag(&mut out, 4, WireType::LengthDelimited);
+            put_varint(&mut out, body.len() as u64);
+            out.extend_from_slice(&body);
+        }
+    });
+    let streamed = match streamed {
+        Ok(streamed) => streamed,
+        Err(e) => return Some(Err(ConvertError::Decode(e))),
+    };
+    let tuple_only = crate::proto::ShapeProto {
+        element_type: crate::proto::PrimitiveType::Tuple as i32,
+        ..Default::default()
+    };
+    let plain = plain
+        && streamed.elements > 0
+        && streamed.shell.message == tuple_only
+        && streamed.shell.holds_no_unknown();
+    plain.then_some(Ok(out))
+}
+
 /// HLO text in: the whole input is one message (surrounding whitespace allowed).
 fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, ConvertError> {
     let input = std::str::from_utf8(bytes).map_err(|e| ConvertError::NotUtf8(e.to_string()))?;

@@ -365,3 +365,87 @@ fn shape_lines_from_a_file_and_from_standard_input_agree() {
         assert_eq!(a, String::from_utf8_lossy(&from_stdin.stdout));
     }
 }
+
+/// A binary tuple of more than 1 MiB is checked and re-encoded a top-level element at
+/// a time: the same findings (paths and messages) as the whole message's, the same
+/// bytes out, and the same decode error for broken bytes; in a bounded address space
+/// (decoded whole, 220 MB took 6.6 GB to validate and 4.9 GB to convert).
+#[test]
+fn binary_tuple_is_checked_and_converted_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 240_000;
+    let line = one_line_tuple("f32[8,128]{1,0:T(8,128)}", n);
+    let mut whole = text::parse_shape(&line).unwrap();
+    // Two broken elements, at 1 and at the end.
+    for (i, m2m) in [(1, vec![0, 0]), (n - 1, vec![1, 1])] {
+        whole.tuple_shapes[i]
+            .layout
+            .as_mut()
+            .unwrap()
+            .minor_to_major = m2m;
+    }
+    let bytes = xla_shape::codec::encode(&whole);
+    assert!(bytes.len() > 6_000_000);
+    let input = dir.path().join("tuple.pb");
+    std::fs::write(&input, &bytes).unwrap();
+    let expected: Vec<String> = xla_shape::validate::validate_shape(&whole)
+        .report()
+        .issues()
+        .iter()
+        .map(|i| i.path().to_string())
+        .collect();
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    let limited = |args: &str| {
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ulimit -v 200000 && exec \"$0\" {args}",))
+            .arg(env!("CARGO_BIN_EXE_xla-shape"))
+            .output()
+            .unwrap()
+    };
+    let validate = limited(&format!("validate --format json {}", input.display()));
+    assert_eq!(validate.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&validate.stdout).unwrap();
+    let findings = report["files"][0]["findings"].as_array().unwrap();
+    let paths: Vec<&str> = findings
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, expected);
+    let out = dir.path().join("out.pb");
+    let convert = limited(&format!(
+        "convert --from binary --to binary {} -o {}",
+        input.display(),
+        out.display()
+    ));
+    assert!(
+        convert.status.success(),
+        "{}",
+        String::from_utf8_lossy(&convert.stderr)
+    );
+    assert!(std::fs::read(&out).unwrap() == bytes);
+
+    // Broken bytes: the error of the whole decode, and no output.
+    std::fs::write(&input, &bytes[..bytes.len() - 3]).unwrap();
+    let whole_error = xla_shape::codec::decode_shape(&bytes[..bytes.len() - 3]).unwrap_err();
+    std::fs::remove_file(&out).unwrap();
+    let convert = limited(&format!(
+        "convert --from binary --to binary {} -o {}",
+        input.display(),
+        out.display()
+    ));
+    assert_eq!(convert.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&convert.stderr).contains(&whole_error.to_string()));
+    assert!(!out.exists());
+    let validate = limited(&format!(
+        "validate --from binary --message shape {}",
+        input.display()
+    ));
+    assert_eq!(validate.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&validate.stdout).to_string()
+        + &String::from_utf8_lossy(&validate.stderr);
+    assert!(
+        said.contains(&whole_error.to_string()),
+        "{said}\n{whole_error}"
+    );
+}

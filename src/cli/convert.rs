@@ -75,6 +75,10 @@ pub enum JsonNames {
     Proto,
 }
 
+/// Binary shapes at least this long are re-encoded a tuple element at a time when they
+/// can be ([`convert::binary_shape_to_binary`]).
+const STREAMED_MESSAGE: usize = 1 << 20;
+
 pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     if args.to == Form::Binary && args.output.file().is_none() && std::io::stdout().is_terminal() {
         return Err(Failure::unreadable(
@@ -109,6 +113,17 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         let output = convert::hlo_shape_to_binary(&input.bytes)
             .map_err(|e| named(Failure::unreadable(e)))?;
         return args.output.write(&output);
+    }
+    if args.from == Form::Binary
+        && args.to == Form::Binary
+        && args.message == MessageArg::Shape
+        && input.bytes.len() >= STREAMED_MESSAGE
+    {
+        // A plain top-level tuple is re-encoded element by element, never held whole.
+        if let Some(output) = convert::binary_shape_to_binary(&input.bytes) {
+            let output = output.map_err(|e| named(Failure::unreadable(e)))?;
+            return args.output.write(&output);
+        }
     }
     let decoded = convert::read(
         args.from.into(),

@@ -166,6 +166,20 @@ fn merge_fields<M: Codec>(
     message: &mut M,
     unknown: &mut UnknownFields,
 ) -> Result<(), DecodeError> {
+    merge_fields_with(decoder, message, unknown, &mut |_, _, _| Ok(false))
+}
+
+/// A hook that may take a field before the message does: `true` when it read the
+/// field's value (see [`merge_shape_streaming`]).
+type Hook<'h> = dyn FnMut(u32, WireType, &mut Decoder<'_>) -> Result<bool, DecodeError> + 'h;
+
+/// [`merge_fields`], offering each field to `hook` first.
+fn merge_fields_with<M: Codec>(
+    decoder: &mut Decoder<'_>,
+    message: &mut M,
+    unknown: &mut UnknownFields,
+    hook: &mut Hook<'_>,
+) -> Result<(), DecodeError> {
     while !decoder.reader.is_at_end() {
         let start = decoder.reader.position();
         let (number, wire_type) = decoder.reader.read_tag()?;
@@ -176,7 +190,9 @@ fn merge_fields<M: Codec>(
             ));
         }
         decoder.tag_start = start;
-        if !message.merge_field(number, wire_type, decoder, unknown)? {
+        if hook(number, wire_type, decoder)? {
+            // Taken by the hook.
+        } else if !message.merge_field(number, wire_type, decoder, unknown)? {
             let field = match M::KIND.field_name(number) {
                 Some(name) => Segment::Field(name),
                 None => Segment::Number(number),
@@ -194,6 +210,39 @@ fn merge_fields<M: Codec>(
         decoder.highest_seen = decoder.highest_seen.max(number);
     }
     Ok(())
+}
+
+/// Decodes a top-level `ShapeProto` into `shell` and `unknown` as [`merge_message`]
+/// does, except that each element of `tuple_shapes` goes to `element` (its index, the
+/// span of its field in the input, and the element with its unknown fields) instead of
+/// into `shell`. The same code reads the same bytes in the same order, so the errors
+/// are those of [`merge_message`]. Returns the number of elements.
+pub(crate) fn merge_shape_streaming(
+    decoder: &mut Decoder<'_>,
+    shell: &mut crate::proto::ShapeProto,
+    unknown: &mut UnknownFields,
+    element: &mut dyn FnMut(usize, std::ops::Range<usize>, crate::proto::ShapeProto, UnknownFields),
+) -> Result<usize, DecodeError> {
+    let mut count = 0;
+    let mut hook = |number: u32, wire_type: WireType, decoder: &mut Decoder<'_>| {
+        if number != 4 || wire_type != WireType::LengthDelimited {
+            return Ok(false);
+        }
+        // As `repeated_message` and `ShapeProto::merge_field` read field 4.
+        let start = decoder.tag_start;
+        let mut message = crate::proto::ShapeProto::default();
+        let mut node = UnknownFields::new();
+        merge_submessage(decoder, &mut message, &mut node)
+            .map_err(|e| e.within(Segment::Index(count)))
+            .map_err(within("tuple_shapes"))?;
+        element(count, start..decoder.reader.position(), message, node);
+        count += 1;
+        Ok(true)
+    };
+    let outer_highest = std::mem::replace(&mut decoder.highest_seen, 0);
+    let result = merge_fields_with(decoder, shell, unknown, &mut hook);
+    decoder.highest_seen = outer_highest;
+    result.map(|()| count)
 }
 
 /// Decodes a length-delimited submessage into `message` (merging).

@@ -137,6 +137,52 @@ fn merge_top<M: Codec>(
     messages::merge_message(&mut decoder, message, unknown)
 }
 
+/// What [`decode_shape_streaming`] read: the top-level message without its tuple
+/// elements, and how many elements went to the callback.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StreamedShape {
+    /// The message with its `tuple_shapes` left out, with its own unknown fields.
+    pub shell: Decoded<ShapeProto>,
+    /// The number of `tuple_shapes` elements handed to the callback.
+    pub elements: usize,
+}
+
+/// [`decode_shape`], handing each element of the top-level `tuple_shapes` to `element`
+/// as soon as it is decoded (its index, the byte span of its field, and the element
+/// with its unknown fields) instead of keeping it, so that a huge tuple costs the
+/// memory of one element. The callback sees every element decoded before an error;
+/// the error is the one [`decode_shape`] gives, at the same byte.
+///
+/// # Errors
+/// As [`decode_shape`].
+pub fn decode_shape_streaming(
+    bytes: &[u8],
+    element: &mut dyn FnMut(usize, std::ops::Range<usize>, Decoded<ShapeProto>),
+) -> Result<StreamedShape, DecodeError> {
+    let mut shell = Decoded::<ShapeProto>::default();
+    let mut decoder = Decoder {
+        reader: wire::Reader::new(bytes),
+        depth: 0,
+        tag_start: 0,
+        highest_seen: 0,
+    };
+    let elements = messages::merge_shape_streaming(
+        &mut decoder,
+        &mut shell.message,
+        &mut shell.unknown,
+        &mut |i, span, message, unknown| element(i, span, Decoded { message, unknown }),
+    )?;
+    Ok(StreamedShape { shell, elements })
+}
+
+impl<M> Decoded<M> {
+    /// Whether the message has no unknown fields at all, nor copies of retired layout
+    /// fields kept for re-encoding (then its encoding is that of the message alone).
+    pub fn holds_no_unknown(&self) -> bool {
+        self.unknown.holds_nothing()
+    }
+}
+
 /// Decodes a `ShapeProto`.
 pub fn decode_shape(bytes: &[u8]) -> Result<Decoded<ShapeProto>, DecodeError> {
     decode(bytes)

@@ -8,7 +8,7 @@
 use std::io::Cursor;
 
 use prost::Message;
-use xla_shape::codec::{decode_any, encode_any, Decoded};
+use xla_shape::codec::{self, decode_any, encode_any, Decoded};
 use xla_shape::index::LayoutPlan;
 use xla_shape::json::{self, PrintOptions};
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
@@ -47,6 +47,9 @@ pub fn decode_roundtrip(data: &[u8]) {
         return;
     };
     let kind = kind_of(selector);
+    if kind == MessageKind::Shape {
+        streaming_decode_agrees(bytes);
+    }
     let Ok(decoded) = decode_any(kind, bytes) else {
         return;
     };
@@ -70,6 +73,41 @@ pub fn decode_roundtrip(data: &[u8]) {
         by_prost.expect("prost decodes our encoding"),
         decoded.message
     );
+}
+
+/// Decoding a shape's top-level tuple an element at a time gives what the whole
+/// decode gives: the same error, or the same elements, the rest in the shell, and the
+/// same unknown fields.
+fn streaming_decode_agrees(bytes: &[u8]) {
+    let whole = codec::decode_shape(bytes);
+    let mut elements = Vec::new();
+    let mut spans = Vec::new();
+    let streamed = codec::decode_shape_streaming(bytes, &mut |i, span, element| {
+        assert_eq!(i, elements.len());
+        spans.push(span);
+        elements.push(element);
+    });
+    let (whole, streamed) = match (whole, streamed) {
+        (Err(a), Err(b)) => return assert_eq!(a, b),
+        (Ok(whole), Ok(streamed)) => (whole, streamed),
+        (a, b) => panic!("whole {a:?}, streamed {b:?}"),
+    };
+    assert_eq!(streamed.elements, elements.len());
+    let mut shell = whole.message.clone();
+    let tuple = std::mem::take(&mut shell.tuple_shapes);
+    assert_eq!(shell, streamed.shell.message);
+    assert_eq!(tuple.len(), elements.len());
+    for ((element, decoded), span) in tuple.iter().zip(&elements).zip(&spans) {
+        assert_eq!(element, &decoded.message);
+        // The span is the whole field: its tag (field 4, length-delimited) first.
+        assert_eq!(bytes[span.start], 0x22);
+    }
+    let unknown =
+        streamed.shell.unknown.len() + elements.iter().map(|e| e.unknown.len()).sum::<usize>();
+    assert_eq!(whole.unknown.len(), unknown);
+    if streamed.shell.holds_no_unknown() && elements.iter().all(|e| e.holds_no_unknown()) {
+        assert!(whole.holds_no_unknown());
+    }
 }
 
 /// Proto3 JSON parse -> print -> parse gives the same message, and printing is a

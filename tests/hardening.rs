@@ -449,3 +449,51 @@ fn binary_tuple_is_checked_and_converted_in_bounded_memory() {
         "{said}\n{whole_error}"
     );
 }
+
+/// HLO text to JSON or HLO text, a top-level tuple an element at a time, gives the
+/// bytes (or the error) of the whole message read and written, in every style.
+#[test]
+fn streamed_text_conversions_agree_with_the_whole() {
+    use xla_shape::convert::{self, Form, JsonNames, Options};
+    use xla_shape::text::HloStyle;
+    use xla_shape::MessageKind;
+    let inputs = [
+        "(f32[2]{0}, s8[4,5]{0,1:T(2,3)}, (), (pred[], u4[8]{0:E(4)}))",
+        "(f32[2]{0}, f32[3], bf16[256,512]{1,0:T(8,128)(2,1)S(1)}, f32[4], f32[5], f32[6], f32[7])",
+        "f32[2,3]{1,0}",
+        "()",
+        "((f32[1]))",
+        "(f32[2]{0}, f32[2,3]{0,0})",
+        "(f32[2]{0}, f32[2]{",
+        "(f32[2]{0} f32[3])",
+        "  (token[], opaque[])  \n",
+    ];
+    for input in inputs {
+        for to in [Form::Json, Form::Hlo] {
+            for (pretty, json_names, hlo_style) in [
+                (false, JsonNames::Camel, HloStyle::Xla),
+                (true, JsonNames::Proto, HloStyle::Exact),
+            ] {
+                let options = Options {
+                    json_names,
+                    pretty,
+                    ignore_unknown_fields: false,
+                    hlo_style,
+                };
+                let whole =
+                    convert::read(Form::Hlo, MessageKind::Shape, input.as_bytes(), &options)
+                        .and_then(|decoded| convert::write(to, &decoded, &options));
+                let streamed = convert::hlo_shape_to_text(input.as_bytes(), to, &options);
+                match (&whole, &streamed) {
+                    (Ok(a), Ok(b)) => assert_eq!(
+                        String::from_utf8_lossy(a),
+                        String::from_utf8_lossy(b),
+                        "{input} {to:?} {options:?}"
+                    ),
+                    (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{input}"),
+                    _ => panic!("{input} {to:?}: whole {whole:?}, streamed {streamed:?}"),
+                }
+            }
+        }
+    }
+}

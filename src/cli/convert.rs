@@ -114,6 +114,12 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
             .map_err(|e| named(Failure::unreadable(e)))?;
         return args.output.write(&output);
     }
+    if args.from == Form::Hlo && args.to != Form::Binary && args.message == MessageArg::Shape {
+        // A top-level tuple is printed element by element, never built whole.
+        let output = convert::hlo_shape_to_text(&input.bytes, args.to.into(), &options)
+            .map_err(|e| named(Failure::unreadable(e)))?;
+        return args.output.write(&output);
+    }
     if args.from == Form::Binary
         && args.to == Form::Binary
         && args.message == MessageArg::Shape

@@ -182,6 +182,34 @@ pub trait ProtoJson: Sized + private::Sealed {
     }
 }
 
+/// The proto3 JSON of a plain tuple (element type `TUPLE` and its elements, nothing
+/// else), written an element at a time: what [`to_json`] gives for the whole tuple,
+/// without holding it.
+pub struct TupleJson(print::TuplePrinter);
+
+impl std::fmt::Debug for TupleJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TupleJson")
+    }
+}
+
+impl TupleJson {
+    /// A tuple printed with `options`, with no element yet.
+    pub fn new(options: &PrintOptions) -> Self {
+        TupleJson(print::TuplePrinter::new(options))
+    }
+
+    /// Appends the next element.
+    pub fn element(&mut self, shape: &ShapeProto) {
+        self.0.element(shape);
+    }
+
+    /// The text, closed (no final newline, as [`to_json`]).
+    pub fn finish(self) -> String {
+        self.0.finish()
+    }
+}
+
 mod private {
     pub trait Sealed {}
     impl Sealed for super::ShapeProto {}

@@ -289,3 +289,46 @@ impl Printer {
 fn primitive_type_name(value: i32) -> Option<&'static str> {
     PrimitiveType::try_from(value).ok().map(|v| v.as_str_name())
 }
+
+/// A plain tuple printed an element at a time: [`Printer::shape`] of `element_type:
+/// TUPLE` and the elements, opened by [`TuplePrinter::new`] and closed by
+/// [`TuplePrinter::finish`].
+pub(crate) struct TuplePrinter {
+    printer: Printer,
+    object: Open,
+    array: Open,
+}
+
+impl TuplePrinter {
+    pub(crate) fn new(options: &PrintOptions) -> Self {
+        let mut printer = Printer::new(options);
+        let f = fields::SHAPE;
+        let mut object = printer.open('{');
+        printer.key(&mut object, &f[0]);
+        let tuple = PrimitiveType::Tuple as i32;
+        printer.enum_value(tuple, primitive_type_name(tuple));
+        printer.key(&mut object, &f[2]);
+        let array = printer.open('[');
+        Self {
+            printer,
+            object,
+            array,
+        }
+    }
+
+    pub(crate) fn element(&mut self, shape: &ShapeProto) {
+        self.printer.next(&mut self.array);
+        self.printer.shape(shape);
+    }
+
+    pub(crate) fn finish(self) -> String {
+        let Self {
+            mut printer,
+            object,
+            array,
+        } = self;
+        printer.close(array, ']');
+        printer.close(object, '}');
+        printer.finish()
+    }
+}

@@ -320,6 +320,58 @@ pub enum HloStyle {
     Exact,
 }
 
+/// The HLO text of a plain tuple (element type `TUPLE` and its elements, nothing
+/// else), written an element at a time: what [`HloStyle::print_shape`] gives for the
+/// whole tuple, errors included (their paths start at `tuple_shapes[i]`), without
+/// holding the tuple.
+#[derive(Debug)]
+pub struct TupleText {
+    mode: Mode,
+    out: String,
+    count: usize,
+}
+
+impl TupleText {
+    /// A tuple in `style`, with no element yet.
+    pub fn new(style: HloStyle) -> Self {
+        let mode = match style {
+            HloStyle::Xla => Mode::Xla,
+            HloStyle::Exact => Mode::Exact,
+        };
+        Self {
+            mode,
+            out: String::from("("),
+            count: 0,
+        }
+    }
+
+    /// Appends the next element.
+    ///
+    /// # Errors
+    /// The element has a value the style cannot print ([`PrintError`]); nothing of
+    /// it is kept.
+    pub fn element(&mut self, shape: &ShapeProto) -> Result<(), PrintError> {
+        let mark = self.out.len();
+        if self.count > 0 {
+            printer::separator(self.count, &mut self.out);
+        }
+        let prefix = Path::root().field("tuple_shapes").index(self.count);
+        let printed = Printer::new(self.mode, true, &prefix).shape(shape, &mut self.out);
+        if printed.is_err() {
+            self.out.truncate(mark);
+        } else {
+            self.count += 1;
+        }
+        printed
+    }
+
+    /// The text, closed.
+    pub fn finish(mut self) -> String {
+        self.out.push(')');
+        self.out
+    }
+}
+
 impl HloStyle {
     /// Prints a shape in this style ([`print_shape_as_xla`] or [`print_shape`]).
     pub fn print_shape(self, shape: &ShapeProto) -> Result<String, PrintError> {

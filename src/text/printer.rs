@@ -522,7 +522,7 @@ impl<'p> Printer<'p> {
 }
 
 /// `, ` between tuple elements, with `/*index=i*/` before every fifth.
-fn separator(i: usize, out: &mut String) {
+pub(crate) fn separator(i: usize, out: &mut String) {
     out.push_str(", ");
     if i % 5 == 0 {
         out.push_str("/*index=");

@@ -110,6 +110,26 @@ fn streaming_decode_agrees(bytes: &[u8]) {
     }
 }
 
+/// Shape text to JSON and to HLO text, a top-level tuple an element at a time, gives
+/// the bytes or the error of the whole message read and written.
+fn streamed_conversions_agree(input: &str) {
+    use xla_shape::convert::{self, Form};
+    for to in [Form::Json, Form::Hlo] {
+        let options = convert::Options {
+            pretty: input.len() % 2 == 0,
+            ..Default::default()
+        };
+        let whole = convert::read(Form::Hlo, MessageKind::Shape, input.as_bytes(), &options)
+            .and_then(|decoded| convert::write(to, &decoded, &options));
+        let streamed = convert::hlo_shape_to_text(input.as_bytes(), to, &options);
+        match (whole, streamed) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("whole {a:?}, streamed {b:?}"),
+        }
+    }
+}
+
 /// Proto3 JSON parse -> print -> parse gives the same message, and printing is a
 /// fixed point; the first byte picks the kind and the print options.
 pub fn json_roundtrip(data: &[u8]) {
@@ -134,6 +154,7 @@ pub fn text_roundtrip(data: &[u8]) {
     let Ok(input) = std::str::from_utf8(data) else {
         return;
     };
+    streamed_conversions_agree(input);
     for fill in [true, false] {
         let options = ParseOptions {
             fill_missing_layouts: fill,

@@ -198,6 +198,84 @@ fn json_print_options(options: &Options) -> json::PrintOptions {
         .pretty(options.pretty)
 }
 
+/// A binary `ShapeProto` to JSON or HLO text (`to`), a top-level tuple one element at
+/// a time: the same bytes as [`read()`] then [`write()`] give, in the memory of the
+/// input, the output and one element. `None` when the message is not a plain tuple
+/// (as for [`binary_shape_to_binary`]), which [`read()`] and [`write()`] then convert
+/// whole.
+///
+/// # Errors
+/// As [`read()`] of a binary shape, then [`write()`]: a decode error first.
+pub fn binary_shape_to_text(
+    bytes: &[u8],
+    to: Form,
+    options: &Options,
+) -> Option<Result<Vec<u8>, ConvertError>> {
+    let mut writer = TupleWriter::new(to, options);
+    let mut plain = true;
+    let mut refused = None;
+    let streamed = codec::decode_shape_streaming(bytes, &mut |_, _, element| {
+        plain &= element.holds_no_unknown();
+        if plain && refused.is_none() {
+            refused = writer.element(&element.message).err();
+        }
+    });
+    let streamed = match streamed {
+        Ok(streamed) => streamed,
+        Err(e) => return Some(Err(ConvertError::Decode(e))),
+    };
+    let tuple_only = crate::proto::ShapeProto {
+        element_type: crate::proto::PrimitiveType::Tuple as i32,
+        ..Default::default()
+    };
+    let plain = plain
+        && streamed.elements > 0
+        && streamed.shell.message == tuple_only
+        && streamed.shell.holds_no_unknown();
+    if !plain {
+        return None;
+    }
+    Some(match refused {
+        Some(error) => Err(ConvertError::Print(error)),
+        None => Ok(writer.finish()),
+    })
+}
+
+/// The JSON or HLO text of a plain tuple, an element at a time.
+enum TupleWriter {
+    Json(json::TupleJson),
+    Hlo(text::TupleText),
+}
+
+impl TupleWriter {
+    fn new(to: Form, options: &Options) -> Self {
+        match to {
+            Form::Json => TupleWriter::Json(json::TupleJson::new(&json_print_options(options))),
+            _ => TupleWriter::Hlo(text::TupleText::new(options.hlo_style)),
+        }
+    }
+
+    fn element(&mut self, element: &crate::proto::ShapeProto) -> Result<(), text::PrintError> {
+        match self {
+            TupleWriter::Json(w) => {
+                w.element(element);
+                Ok(())
+            }
+            TupleWriter::Hlo(w) => w.element(element),
+        }
+    }
+
+    /// The text with its final newline.
+    fn finish(self) -> Vec<u8> {
+        let mut out = match self {
+            TupleWriter::Json(w) => w.finish(),
+            TupleWriter::Hlo(w) => w.finish(),
+        };
+        out.push('\n');
+        out.into_bytes()
+    }
+}
+
 /// HLO text of a shape straight to JSON or HLO text (`to`), a top-level tuple one
 /// element at a time: the same bytes as [`read()`] then [`write()`] give, in the memory
 /// of the input, the output and one element (a 200 MB one-line tuple built whole took
@@ -211,14 +289,7 @@ pub fn hlo_shape_to_text(
     options: &Options,
 ) -> Result<Vec<u8>, ConvertError> {
     let input = std::str::from_utf8(bytes).map_err(|e| ConvertError::NotUtf8(e.to_string()))?;
-    enum Writer {
-        Json(json::TupleJson),
-        Hlo(text::TupleText),
-    }
-    let mut writer = match to {
-        Form::Json => Writer::Json(json::TupleJson::new(&json_print_options(options))),
-        _ => Writer::Hlo(text::TupleText::new(options.hlo_style)),
-    };
+    let mut writer = TupleWriter::new(to, options);
     let limit = codec::wire::RECURSION_LIMIT as usize;
     let mut deepest = 0;
     let mut refused = None;
@@ -234,14 +305,7 @@ pub fn hlo_shape_to_text(
             if deepest > limit || refused.is_some() {
                 return;
             }
-            match &mut writer {
-                Writer::Json(w) => w.element(&element),
-                Writer::Hlo(w) => {
-                    if let Err(e) = w.element(&element) {
-                        refused = Some(e);
-                    }
-                }
-            }
+            refused = writer.element(&element).err();
         },
     )
     .map_err(|error| ConvertError::Parse {
@@ -262,12 +326,7 @@ pub fn hlo_shape_to_text(
             if let Some(error) = refused {
                 return Err(ConvertError::Print(error));
             }
-            let mut out = match writer {
-                Writer::Json(w) => w.finish(),
-                Writer::Hlo(w) => w.finish(),
-            };
-            out.push('\n');
-            return Ok(out.into_bytes());
+            return Ok(writer.finish());
         }
     };
     let decoded = read_hlo_shape(shape)?;

@@ -121,12 +121,15 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         return args.output.write(&output);
     }
     if args.from == Form::Binary
-        && args.to == Form::Binary
         && args.message == MessageArg::Shape
         && input.bytes.len() >= STREAMED_MESSAGE
     {
-        // A plain top-level tuple is re-encoded element by element, never held whole.
-        if let Some(output) = convert::binary_shape_to_binary(&input.bytes) {
+        // A plain top-level tuple is converted element by element, never held whole.
+        let streamed = match args.to {
+            Form::Binary => convert::binary_shape_to_binary(&input.bytes),
+            to => convert::binary_shape_to_text(&input.bytes, to.into(), &options),
+        };
+        if let Some(output) = streamed {
             let output = output.map_err(|e| named(Failure::unreadable(e)))?;
             return args.output.write(&output);
         }

@@ -108,6 +108,27 @@ fn streaming_decode_agrees(bytes: &[u8]) {
     if streamed.shell.holds_no_unknown() && elements.iter().all(|e| e.holds_no_unknown()) {
         assert!(whole.holds_no_unknown());
     }
+    // Converted a tuple element at a time, the bytes of the whole conversion.
+    use xla_shape::convert::{self, Form};
+    let options = convert::Options {
+        pretty: bytes.len() % 2 == 0,
+        ..Default::default()
+    };
+    for to in [Form::Binary, Form::Json, Form::Hlo] {
+        let streamed = match to {
+            Form::Binary => convert::binary_shape_to_binary(bytes),
+            to => convert::binary_shape_to_text(bytes, to, &options),
+        };
+        let Some(streamed) = streamed else {
+            continue;
+        };
+        let decoded = convert::read(Form::Binary, MessageKind::Shape, bytes, &options).unwrap();
+        match (convert::write(to, &decoded, &options), streamed) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{to:?}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("whole {a:?}, streamed {b:?}"),
+        }
+    }
 }
 
 /// Shape text to JSON and to HLO text, a top-level tuple an element at a time, gives

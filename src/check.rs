@@ -484,60 +484,22 @@ const STREAMED_MESSAGE: usize = 1 << 20;
 /// shell with other fields or unknown fields, an element with unknown fields (whose
 /// warnings name other messages), or no elements.
 fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
-    let mut findings = Vec::new();
+    let mut tuple = TupleFindings::new(options);
     let mut plain = true;
-    let mut root_seen = false;
     let result = codec::decode_shape_streaming(bytes, &mut |i, _, element| {
-        if !plain || !element.holds_no_unknown() {
-            plain = false;
-            return;
+        plain &= element.holds_no_unknown();
+        if plain {
+            tuple.element(i, element.message);
         }
-        let wrapper = crate::proto::ShapeProto {
-            element_type: crate::proto::PrimitiveType::Tuple as i32,
-            tuple_shapes: vec![element.message],
-            ..Default::default()
-        };
-        let report = crate::validate::validate_shape_with(&wrapper, GateOptions::proto())
-            .into_parts()
-            .1;
-        if report.issues().is_empty() {
-            root_seen = true;
-            return;
-        }
-        let text = wrapper.tuple_shapes.into_iter().next().and_then(|element| {
-            options
-                .hlo_style
-                .print_message(&crate::AnyMessage::Shape(element))
-                .ok()
-        });
-        for issue in report.issues() {
-            let path = match issue.path().segments() {
-                [Segment::Field("tuple_shapes"), Segment::Index(0), rest @ ..] => {
-                    let mut path = ProtoPath::root().field("tuple_shapes").index(i);
-                    rest.iter().for_each(|s| path.push(s.clone()));
-                    path
-                }
-                // The tuple's own findings, once.
-                _ if root_seen => continue,
-                _ => issue.path().clone(),
-            };
-            let mut finding = Finding::from_issue(&crate::Issue::new(path, issue.kind().clone()));
-            finding.shape.clone_from(&text);
-            findings.push(finding);
-        }
-        root_seen = true;
     });
+    let findings = tuple.findings;
     let kind = MessageKind::Shape;
     match result {
         Ok(streamed) => {
             let shell = &streamed.shell;
-            let tuple_only = crate::proto::ShapeProto {
-                element_type: crate::proto::PrimitiveType::Tuple as i32,
-                ..Default::default()
-            };
             if !plain
                 || streamed.elements == 0
-                || shell.message != tuple_only
+                || !is_tuple_shell(&shell.message)
                 || !shell.holds_no_unknown()
             {
                 return Streamed::Whole;
@@ -552,6 +514,73 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
         // other message: the caller decides, without decoding them as a shape again.
         Err(e) => Streamed::NoShape(e),
     }
+}
+
+/// The findings of a top-level tuple checked an element at a time: each element is
+/// validated inside a one-element tuple, so that its findings are those of the whole
+/// tuple, at `tuple_shapes[i]`, each with its element's text (the whole tuple's text
+/// would be as large as the input).
+struct TupleFindings<'o> {
+    options: &'o Options,
+    findings: Vec<Finding>,
+    root_seen: bool,
+}
+
+impl<'o> TupleFindings<'o> {
+    fn new(options: &'o Options) -> Self {
+        Self {
+            options,
+            findings: Vec::new(),
+            root_seen: false,
+        }
+    }
+
+    fn element(&mut self, i: usize, element: crate::proto::ShapeProto) {
+        let wrapper = crate::proto::ShapeProto {
+            element_type: crate::proto::PrimitiveType::Tuple as i32,
+            tuple_shapes: vec![element],
+            ..Default::default()
+        };
+        let report = crate::validate::validate_shape_with(&wrapper, GateOptions::proto())
+            .into_parts()
+            .1;
+        if report.issues().is_empty() {
+            self.root_seen = true;
+            return;
+        }
+        let text = wrapper.tuple_shapes.into_iter().next().and_then(|element| {
+            self.options
+                .hlo_style
+                .print_message(&crate::AnyMessage::Shape(element))
+                .ok()
+        });
+        for issue in report.issues() {
+            let path = match issue.path().segments() {
+                [Segment::Field("tuple_shapes"), Segment::Index(0), rest @ ..] => {
+                    let mut path = ProtoPath::root().field("tuple_shapes").index(i);
+                    rest.iter().for_each(|s| path.push(s.clone()));
+                    path
+                }
+                // The tuple's own findings, once.
+                _ if self.root_seen => continue,
+                _ => issue.path().clone(),
+            };
+            let mut finding = Finding::from_issue(&crate::Issue::new(path, issue.kind().clone()));
+            finding.shape.clone_from(&text);
+            self.findings.push(finding);
+        }
+        self.root_seen = true;
+    }
+}
+
+/// Whether a top-level message without its tuple elements is a plain tuple: its
+/// element type and nothing else.
+fn is_tuple_shell(shell: &crate::proto::ShapeProto) -> bool {
+    *shell
+        == crate::proto::ShapeProto {
+            element_type: crate::proto::PrimitiveType::Tuple as i32,
+            ..Default::default()
+        }
 }
 
 /// What [`check_binary_tuple`] made of the bytes.
@@ -593,7 +622,35 @@ fn count_shapes(message: &crate::AnyMessage) -> usize {
 }
 
 fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
-    let parse = |kind| crate::json::from_json(kind, bytes, &crate::json::ParseOptions::new());
+    // The error of reading the bytes as a shape, when a streamed read found one.
+    let mut no_shape = None;
+    if bytes.len() >= STREAMED_MESSAGE && matches!(options.message, None | Some(MessageKind::Shape))
+    {
+        // A plain top-level tuple is checked an element at a time, never held whole.
+        let mut tuple = TupleFindings::new(options);
+        let mut count = 0;
+        let json_options = crate::json::ParseOptions::new();
+        let read = crate::json::shape_from_json_streaming(bytes, &json_options, &mut |element| {
+            tuple.element(count, element);
+            count += 1;
+        });
+        let findings = tuple.findings;
+        match read {
+            Ok(shell) if count > 0 && is_tuple_shell(&shell) => {
+                let mut report = FileReport::new(name, Some(Form::Json));
+                report.message = Some(MessageKind::Shape.proto_name());
+                report.shapes = 1;
+                report.findings = findings;
+                return report;
+            }
+            Ok(_) => {}
+            Err(e) => no_shape = Some(e),
+        }
+    }
+    let parse = |kind| match (&no_shape, kind) {
+        (Some(e), MessageKind::Shape) => Err(e.clone()),
+        _ => crate::json::from_json(kind, bytes, &crate::json::ParseOptions::new()),
+    };
     // Without --message: the first of shape, program shape, layout that reads (the JSON
     // parser refuses keys a message does not have, so at most one fits a real message);
     // the error is the shape's.

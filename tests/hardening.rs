@@ -497,3 +497,69 @@ fn streamed_text_conversions_agree_with_the_whole() {
         }
     }
 }
+
+/// A JSON tuple of more than 1 MiB is checked a top-level element at a time: the same
+/// findings as the whole message's, and the same error for broken JSON.
+#[test]
+fn json_tuple_is_checked_an_element_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 20_000;
+    let line = one_line_tuple("f32[8,128]{1,0:T(8,128)}", n);
+    let mut whole = text::parse_shape(&line).unwrap();
+    for (i, m2m) in [(1, vec![0, 0]), (n - 1, vec![1, 1])] {
+        whole.tuple_shapes[i]
+            .layout
+            .as_mut()
+            .unwrap()
+            .minor_to_major = m2m;
+    }
+    let json = xla_shape::json::to_json(
+        &xla_shape::AnyMessage::Shape(whole.clone()),
+        &xla_shape::json::PrintOptions::new(),
+    );
+    assert!(json.len() > 2_000_000);
+    let input = dir.path().join("tuple.json");
+    std::fs::write(&input, &json).unwrap();
+    let expected: Vec<String> = xla_shape::validate::validate_shape(&whole)
+        .report()
+        .issues()
+        .iter()
+        .map(|i| i.path().to_string())
+        .collect();
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    let output = cli()
+        .args(["validate", "--format", "json"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let findings = report["files"][0]["findings"].as_array().unwrap();
+    let paths: Vec<&str> = findings
+        .iter()
+        .map(|f| f["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths, expected);
+
+    // Broken JSON near the end: the whole read's error.
+    let broken = json.replacen("\"128\"]", "\"128\",]", n);
+    let whole_error = xla_shape::json::from_json(
+        xla_shape::MessageKind::Shape,
+        broken.as_bytes(),
+        &xla_shape::json::ParseOptions::new(),
+    )
+    .unwrap_err();
+    std::fs::write(&input, &broken).unwrap();
+    let output = cli()
+        .args(["validate", "--from", "json"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains(&whole_error.to_string()),
+        "{said}\n{whole_error}"
+    );
+}

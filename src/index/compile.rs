@@ -253,7 +253,7 @@ impl Staged {
         let (low, high) = (lo[k], hi[k]);
         // A cut is the first index of the second half: low < cut <= high.
         let middle = low + (high - low) / 2 + 1;
-        let mut cuts: SmallVec<[u64; 17]> = SmallVec::new();
+        let mut cuts: SmallVec<[u64; 9]> = SmallVec::new();
         cuts.push(middle);
         for t in self.tile_sizes() {
             let nearest = |base: u64| {
@@ -282,13 +282,13 @@ impl Staged {
         best.map(|(_, halves)| (k, halves))
     }
 
-    /// The distinct sizes above 1 of the tiles' entries, the first eight found.
-    fn tile_sizes(&self) -> SmallVec<[u64; 8]> {
+    /// The distinct sizes above 1 of the tiles' entries, the first four found (each is two more cuts to bound).
+    fn tile_sizes(&self) -> SmallVec<[u64; 4]> {
         let mut sizes = SmallVec::new();
         let entries = self.stages.iter().flat_map(|stage| &stage.entries);
         for entry in entries {
             if let TileEntry::Size(t) = *entry {
-                if t > 1 && !sizes.contains(&t) && sizes.len() < 8 {
+                if t > 1 && !sizes.contains(&t) && sizes.len() < 4 {
                     sizes.push(t);
                 }
             }

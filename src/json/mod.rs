@@ -182,6 +182,22 @@ pub trait ProtoJson: Sized + private::Sealed {
     }
 }
 
+/// [`ProtoJson::from_json_slice`] of a `ShapeProto`, handing each element of the
+/// top-level `tuple_shapes` to `element` as soon as it is read instead of keeping it,
+/// so that a huge tuple costs the memory of one element. Returns the message without
+/// those elements. The callback sees every element read before an error; the error is
+/// the one `from_json_slice` gives.
+///
+/// # Errors
+/// As [`ProtoJson::from_json_slice`].
+pub fn shape_from_json_streaming(
+    json: &[u8],
+    options: &ParseOptions,
+    element: &mut dyn FnMut(ShapeProto),
+) -> Result<ShapeProto, JsonError> {
+    read::read_shape_streaming(utf8(json)?, options, element)
+}
+
 /// The proto3 JSON of a plain tuple (element type `TUPLE` and its elements, nothing
 /// else), written an element at a time: what [`to_json`] gives for the whole tuple,
 /// without holding it.

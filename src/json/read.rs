@@ -122,10 +122,33 @@ pub(crate) fn read<'a, T>(
     read_text(text, options, message).map_err(|stop| stop.into_error(text))
 }
 
+/// Reads a whole JSON text as one `ShapeProto`, the elements of its top-level
+/// `tuple_shapes` handed to `element` ([`Reader::shape_streaming`]).
+pub(crate) fn read_shape_streaming<'a>(
+    text: &'a str,
+    options: &ParseOptions,
+    element: &mut dyn FnMut(ShapeProto),
+) -> std::result::Result<ShapeProto, JsonError> {
+    let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
+        reader.shape_streaming(pos, token, element)
+    };
+    read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
+}
+
 fn read_text<'a, T>(
     text: &'a str,
     options: &ParseOptions,
     message: ReadMessage<'a, T>,
+) -> Result<T> {
+    read_text_with(text, options, &mut |reader, pos, token| {
+        message(reader, pos, token)
+    })
+}
+
+fn read_text_with<'a, T>(
+    text: &'a str,
+    options: &ParseOptions,
+    message: &mut dyn FnMut(&mut Reader<'a>, usize, Token<'a>) -> Result<T>,
 ) -> Result<T> {
     let mut reader = Reader {
         lexer: Lexer::new(text)?,
@@ -325,6 +348,27 @@ impl<'a> Reader<'a> {
         Ok(shape)
     }
 
+    /// [`Self::shape`] of a top-level message, handing the elements of its
+    /// `tuple_shapes` to `element` instead of keeping them: the same code reads the
+    /// same tokens, so the errors are those of [`Self::shape`].
+    fn shape_streaming(
+        &mut self,
+        pos: usize,
+        token: Token<'a>,
+        element: &mut dyn FnMut(ShapeProto),
+    ) -> Result<ShapeProto> {
+        let mut shape = ShapeProto::default();
+        self.message(pos, token, &SHAPE, |reader, index| {
+            match index {
+                2 => reader.list_into(Self::shape_element, element)?,
+                3 => reader.shape_layout(&mut shape)?,
+                _ => reader.shape_scalar(&mut shape, index)?,
+            }
+            Ok(())
+        })?;
+        Ok(shape)
+    }
+
     fn shape_element(&mut self, pos: usize, token: Token<'a>) -> Result<Option<ShapeProto>> {
         self.shape(pos, token).map(Some)
     }
@@ -452,13 +496,23 @@ impl<'a> Reader<'a> {
     /// `read` returns `None` for an element to drop (an unknown enum name when unknown
     /// fields are ignored).
     fn list<T>(&mut self, read: ReadMessage<'a, Option<T>>) -> Result<Vec<T>> {
+        let mut items = Vec::new();
+        self.list_into(read, &mut |item| items.push(item))?;
+        Ok(items)
+    }
+
+    /// [`Self::list`], handing each element to `sink` instead of keeping it.
+    fn list_into<T>(
+        &mut self,
+        read: ReadMessage<'a, Option<T>>,
+        sink: &mut dyn FnMut(T),
+    ) -> Result<()> {
         let (pos, token) = self.lexer.token()?;
         match token {
-            Token::Null => return Ok(Vec::new()),
+            Token::Null => return Ok(()),
             Token::Array => {}
             _ => return Err(self.wrong_type(pos, token, "an array")),
         }
-        let mut items = Vec::new();
         let mut more = self.open()?;
         let mut index = 0;
         while more {
@@ -467,14 +521,14 @@ impl<'a> Reader<'a> {
                 (pos, token) => read(self, pos, token),
             };
             match item {
-                Ok(item) => items.extend(item),
+                Ok(item) => item.into_iter().for_each(&mut *sink),
                 Err(stop) => return Err(self.skip_rest_of_list(stop.within(Segment::Index(index)))),
             }
             index += 1;
             more = self.lexer.next_in_array()?;
         }
         self.nesting -= 1;
-        Ok(items)
+        Ok(())
     }
 
     /// After an error in an element of a list: the rest of the array stepped over.

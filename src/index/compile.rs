@@ -242,32 +242,41 @@ impl Staged {
     /// so that `f16[44432,44445]{1,0:T(34432,4)(920,2)}`, cut only in the middle, never
     /// narrowed its largest slot down (minutes); cut at 34,432 and at multiples of 920
     /// from there, it does at once. The candidates are the multiples of each tile size
-    /// nearest the middle, counted from 0 and from the box's start; the one whose
-    /// halves' bounds are narrowest in sum wins, the middle on a tie.
+    /// nearest the middle, counted from 0 and from the box's start, and the middle of
+    /// the widest dimension (a `*` can make a more minor dimension the major part of a
+    /// merged value); the one whose halves' bounds are narrowest in sum wins, the
+    /// first on a tie.
     pub fn halve(&self, lo: &mut [u64], hi: &mut [u64]) -> Option<(usize, [Half; 2])> {
         let k = self
             .major_to_minor
             .iter()
             .copied()
             .find(|&k| hi[k] > lo[k])?;
-        let (low, high) = (lo[k], hi[k]);
-        // A cut is the first index of the second half: low < cut <= high.
-        let middle = low + (high - low) / 2 + 1;
-        let mut cuts: SmallVec<[u64; 9]> = SmallVec::new();
-        cuts.push(middle);
+        // (dimension, cut): a cut is the first index of the second half, lo < cut <= hi.
+        let mut cuts: SmallVec<[(usize, u64); 10]> = SmallVec::new();
+        let middle = |k: usize| lo[k] + (hi[k] - lo[k]) / 2 + 1;
+        cuts.push((k, middle(k)));
+        let (low, high, mid) = (lo[k], hi[k], middle(k));
         for t in self.tile_sizes() {
             let nearest = |base: u64| {
-                let steps = (middle - base + t / 2) / t;
+                let steps = (mid - base + t / 2) / t;
                 base.checked_add(steps.checked_mul(t)?)
             };
             for cut in [nearest(0), nearest(low)].into_iter().flatten() {
-                if cut > low && cut <= high && !cuts.contains(&cut) {
-                    cuts.push(cut);
+                if cut > low && cut <= high && !cuts.contains(&(k, cut)) {
+                    cuts.push((k, cut));
                 }
             }
         }
-        let mut best: Option<(u64, [Half; 2])> = None;
-        for cut in cuts {
+        // The widest dimension's middle too, where a merge reads a more minor
+        // dimension as the major part of its value.
+        let widest = (0..lo.len()).max_by_key(|&j| hi[j] - lo[j]);
+        if let Some(w) = widest.filter(|&w| w != k) {
+            cuts.push((w, middle(w)));
+        }
+        let mut best: Option<(u64, usize, [Half; 2])> = None;
+        for (k, cut) in cuts {
+            let (low, high) = (lo[k], hi[k]);
             hi[k] = cut - 1;
             let first = self.slot_bounds(lo, hi);
             hi[k] = high;
@@ -275,14 +284,15 @@ impl Staged {
             let second = self.slot_bounds(lo, hi);
             lo[k] = low;
             let width = (first.1 - first.0).saturating_add(second.1 - second.0);
-            if best.as_ref().is_none_or(|(w, _)| width < *w) {
-                best = Some((width, [((low, cut - 1), first), ((cut, high), second)]));
+            if best.as_ref().is_none_or(|(w, _, _)| width < *w) {
+                best = Some((width, k, [((low, cut - 1), first), ((cut, high), second)]));
             }
         }
-        best.map(|(_, halves)| (k, halves))
+        best.map(|(_, k, halves)| (k, halves))
     }
 
-    /// The distinct sizes above 1 of the tiles' entries, the first four found (each is two more cuts to bound).
+    /// The distinct sizes above 1 of the tiles' entries, the first four found (each
+    /// adds two cuts to bound).
     fn tile_sizes(&self) -> SmallVec<[u64; 4]> {
         let mut sizes = SmallVec::new();
         let entries = self.stages.iter().flat_map(|stage| &stage.entries);

@@ -243,8 +243,8 @@ impl Staged {
     /// narrowed its largest slot down (minutes); cut at 34,432 and at multiples of 920
     /// from there, it does at once. The candidates are the multiples of each tile size
     /// nearest the middle, counted from 0 and from the box's start, and the middle of
-    /// the widest dimension (a `*` can make a more minor dimension the major part of a
-    /// merged value); the one whose halves' bounds are narrowest in sum wins, the
+    /// every other dimension (a `*` can make a more minor dimension the major part of
+    /// a merged value); the one whose halves' bounds are narrowest in sum wins, the
     /// first on a tie.
     pub fn halve(&self, lo: &mut [u64], hi: &mut [u64]) -> Option<(usize, [Half; 2])> {
         let k = self
@@ -253,7 +253,7 @@ impl Staged {
             .copied()
             .find(|&k| hi[k] > lo[k])?;
         // (dimension, cut): a cut is the first index of the second half, lo < cut <= hi.
-        let mut cuts: SmallVec<[(usize, u64); 10]> = SmallVec::new();
+        let mut cuts: SmallVec<[(usize, u64); 16]> = SmallVec::new();
         let middle = |k: usize| lo[k] + (hi[k] - lo[k]) / 2 + 1;
         cuts.push((k, middle(k)));
         let (low, high, mid) = (lo[k], hi[k], middle(k));
@@ -268,11 +268,11 @@ impl Staged {
                 }
             }
         }
-        // The widest dimension's middle too, where a merge reads a more minor
-        // dimension as the major part of its value.
-        let widest = (0..lo.len()).max_by_key(|&j| hi[j] - lo[j]);
-        if let Some(w) = widest.filter(|&w| w != k) {
-            cuts.push((w, middle(w)));
+        // The middle of every other dimension too: a merge can read a more minor
+        // dimension as the major part of its value, and a tile can make a minor
+        // dimension's quotient weigh more than a major one.
+        for j in (0..lo.len()).filter(|&j| j != k && hi[j] > lo[j]) {
+            cuts.push((j, middle(j)));
         }
         let mut best: Option<(u64, usize, [Half; 2])> = None;
         for (k, cut) in cuts {

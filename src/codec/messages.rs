@@ -166,19 +166,17 @@ fn merge_fields<M: Codec>(
     message: &mut M,
     unknown: &mut UnknownFields,
 ) -> Result<(), DecodeError> {
-    merge_fields_with(decoder, message, unknown, &mut |_, _, _| Ok(false))
+    // A hook that takes nothing: generic, so that the ordinary decode pays no call.
+    merge_fields_with(decoder, message, unknown, |_, _, _| Ok(false))
 }
 
-/// A hook that may take a field before the message does: `true` when it read the
-/// field's value (see [`merge_shape_streaming`]).
-type Hook<'h> = dyn FnMut(u32, WireType, &mut Decoder<'_>) -> Result<bool, DecodeError> + 'h;
-
-/// [`merge_fields`], offering each field to `hook` first.
+/// [`merge_fields`], offering each field to `hook` first: it returns `true` when it
+/// read the field's value (see [`merge_shape_streaming`]).
 fn merge_fields_with<M: Codec>(
     decoder: &mut Decoder<'_>,
     message: &mut M,
     unknown: &mut UnknownFields,
-    hook: &mut Hook<'_>,
+    mut hook: impl FnMut(u32, WireType, &mut Decoder<'_>) -> Result<bool, DecodeError>,
 ) -> Result<(), DecodeError> {
     while !decoder.reader.is_at_end() {
         let start = decoder.reader.position();
@@ -224,7 +222,7 @@ pub(crate) fn merge_shape_streaming(
     element: &mut dyn FnMut(usize, std::ops::Range<usize>, crate::proto::ShapeProto, UnknownFields),
 ) -> Result<usize, DecodeError> {
     let mut count = 0;
-    let mut hook = |number: u32, wire_type: WireType, decoder: &mut Decoder<'_>| {
+    let hook = |number: u32, wire_type: WireType, decoder: &mut Decoder<'_>| {
         if number != 4 || wire_type != WireType::LengthDelimited {
             return Ok(false);
         }
@@ -240,7 +238,7 @@ pub(crate) fn merge_shape_streaming(
         Ok(true)
     };
     let outer_highest = std::mem::replace(&mut decoder.highest_seen, 0);
-    let result = merge_fields_with(decoder, shell, unknown, &mut hook);
+    let result = merge_fields_with(decoder, shell, unknown, hook);
     decoder.highest_seen = outer_highest;
     result.map(|()| count)
 }

@@ -492,34 +492,20 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
             tuple.element(i, element.message);
         }
     });
-    let findings = tuple.findings;
-    let kind = MessageKind::Shape;
     match result {
-        Ok(streamed) => {
-            let shell = &streamed.shell;
-            if !plain
-                || streamed.elements == 0
-                || !is_tuple_shell(&shell.message)
-                || !shell.holds_no_unknown()
-            {
-                return Streamed::Whole;
-            }
-            let mut report = FileReport::new(name, Some(Form::Binary));
-            report.message = Some(kind.proto_name());
-            report.shapes = 1;
-            report.findings = findings;
-            Streamed::Tuple(report)
+        Ok(streamed) if plain && streamed.is_plain_tuple() => {
+            Streamed::Tuple(tuple.report(name, Form::Binary))
         }
+        Ok(_) => Streamed::Whole,
         // What is said of bytes that are no shape depends on whether they are some
         // other message: the caller decides, without decoding them as a shape again.
         Err(e) => Streamed::NoShape(e),
     }
 }
 
-/// The findings of a top-level tuple checked an element at a time: each element is
-/// validated inside a one-element tuple, so that its findings are those of the whole
-/// tuple, at `tuple_shapes[i]`, each with its element's text (the whole tuple's text
-/// would be as large as the input).
+/// The findings of a top-level tuple read from bytes or JSON and checked an element at
+/// a time ([`tuple_element_issues`]), each with its element's text (the whole tuple's
+/// text would be as large as the input).
 struct TupleFindings<'o> {
     options: &'o Options,
     findings: Vec<Finding>,
@@ -536,51 +522,68 @@ impl<'o> TupleFindings<'o> {
     }
 
     fn element(&mut self, i: usize, element: crate::proto::ShapeProto) {
-        let wrapper = crate::proto::ShapeProto {
-            element_type: crate::proto::PrimitiveType::Tuple as i32,
-            tuple_shapes: vec![element],
-            ..Default::default()
-        };
-        let report = crate::validate::validate_shape_with(&wrapper, GateOptions::proto())
-            .into_parts()
-            .1;
-        if report.issues().is_empty() {
-            self.root_seen = true;
+        let (issues, element) =
+            tuple_element_issues(i, element, GateOptions::proto(), &mut self.root_seen);
+        if issues.is_empty() {
             return;
         }
-        let text = wrapper.tuple_shapes.into_iter().next().and_then(|element| {
-            self.options
-                .hlo_style
-                .print_message(&crate::AnyMessage::Shape(element))
-                .ok()
-        });
-        for issue in report.issues() {
-            let path = match issue.path().segments() {
-                [Segment::Field("tuple_shapes"), Segment::Index(0), rest @ ..] => {
-                    let mut path = ProtoPath::root().field("tuple_shapes").index(i);
-                    rest.iter().for_each(|s| path.push(s.clone()));
-                    path
-                }
-                // The tuple's own findings, once.
-                _ if self.root_seen => continue,
-                _ => issue.path().clone(),
-            };
-            let mut finding = Finding::from_issue(&crate::Issue::new(path, issue.kind().clone()));
+        let text = self
+            .options
+            .hlo_style
+            .print_message(&crate::AnyMessage::Shape(element))
+            .ok();
+        for issue in &issues {
+            let mut finding = Finding::from_issue(issue);
             finding.shape.clone_from(&text);
             self.findings.push(finding);
         }
-        self.root_seen = true;
+    }
+
+    /// The report of the file: one shape, a tuple, with the findings of its elements.
+    fn report(self, name: &str, form: Form) -> FileReport {
+        let mut report = FileReport::new(name, Some(form));
+        report.message = Some(MessageKind::Shape.proto_name());
+        report.shapes = 1;
+        report.findings = self.findings;
+        report
     }
 }
 
-/// Whether a top-level message without its tuple elements is a plain tuple: its
-/// element type and nothing else.
-fn is_tuple_shell(shell: &crate::proto::ShapeProto) -> bool {
-    *shell
-        == crate::proto::ShapeProto {
-            element_type: crate::proto::PrimitiveType::Tuple as i32,
-            ..Default::default()
-        }
+/// The issues of element `i` of a top-level tuple, validated inside a one-element
+/// tuple so that they are those of the whole tuple, at `tuple_shapes[i]`; the tuple's
+/// own issues only while `root_seen` is false (the first element), which it then
+/// becomes. Returns the element back, for its text.
+fn tuple_element_issues(
+    i: usize,
+    element: crate::proto::ShapeProto,
+    gate: GateOptions,
+    root_seen: &mut bool,
+) -> (Vec<crate::Issue>, crate::proto::ShapeProto) {
+    let wrapper = crate::proto::ShapeProto {
+        element_type: crate::proto::PrimitiveType::Tuple as i32,
+        tuple_shapes: vec![element],
+        ..Default::default()
+    };
+    let report = crate::validate::validate_shape_with(&wrapper, gate)
+        .into_parts()
+        .1;
+    let mut issues = Vec::new();
+    for issue in report.issues() {
+        let path = match issue.path().segments() {
+            [Segment::Field("tuple_shapes"), Segment::Index(0), rest @ ..] => {
+                let mut path = ProtoPath::root().field("tuple_shapes").index(i);
+                rest.iter().for_each(|s| path.push(s.clone()));
+                path
+            }
+            // The tuple's own issues, once.
+            _ if *root_seen => continue,
+            _ => issue.path().clone(),
+        };
+        issues.push(crate::Issue::new(path, issue.kind().clone()));
+    }
+    *root_seen = true;
+    let element = wrapper.tuple_shapes.into_iter().next().unwrap_or_default();
+    (issues, element)
 }
 
 /// What [`check_binary_tuple`] made of the bytes.
@@ -634,14 +637,9 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             tuple.element(count, element);
             count += 1;
         });
-        let findings = tuple.findings;
         match read {
-            Ok(shell) if count > 0 && is_tuple_shell(&shell) => {
-                let mut report = FileReport::new(name, Some(Form::Json));
-                report.message = Some(MessageKind::Shape.proto_name());
-                report.shapes = 1;
-                report.findings = findings;
-                return report;
+            Ok(shell) if count > 0 && codec::is_tuple_shell(&shell) => {
+                return tuple.report(name, Form::Json);
             }
             Ok(_) => {}
             Err(e) => no_shape = Some(e),
@@ -795,34 +793,15 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
         line,
         text::ParseOptions::default(),
         &mut |i, span, element| {
-            let wrapper = crate::proto::ShapeProto {
-                element_type: crate::proto::PrimitiveType::Tuple as i32,
-                tuple_shapes: vec![element],
-                ..Default::default()
-            };
-            let report = crate::validate::validate_shape_with(&wrapper, GateOptions::hlo_text())
-                .into_parts()
-                .1;
+            let (issues, _) =
+                tuple_element_issues(i, element, GateOptions::hlo_text(), &mut root_seen);
             let element_text = line.get(span.clone()).unwrap_or_default();
-            for issue in report.issues() {
-                let segments = issue.path().segments();
-                let path = match segments {
-                    [Segment::Field("tuple_shapes"), Segment::Index(0), rest @ ..] => {
-                        let mut path = ProtoPath::root().field("tuple_shapes").index(i);
-                        rest.iter().for_each(|s| path.push(s.clone()));
-                        path
-                    }
-                    // The tuple's own findings, once.
-                    _ if root_seen => continue,
-                    _ => issue.path().clone(),
-                };
-                let issue = crate::Issue::new(path, issue.kind().clone());
-                let mut finding = Finding::from_issue(&issue);
+            for issue in &issues {
+                let mut finding = Finding::from_issue(issue);
                 finding.column = Some(line.len() - line.trim_start().len());
                 finding.shape = Some(element_text.to_string());
                 found(finding);
             }
-            root_seen = true;
         },
     );
     match result {

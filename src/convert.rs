@@ -212,33 +212,37 @@ pub fn binary_shape_to_text(
     options: &Options,
 ) -> Option<Result<Vec<u8>, ConvertError>> {
     let mut writer = TupleWriter::new(to, options);
-    let mut plain = true;
     let mut refused = None;
-    let streamed = codec::decode_shape_streaming(bytes, &mut |_, _, element| {
-        plain &= element.holds_no_unknown();
-        if plain && refused.is_none() {
-            refused = writer.element(&element.message).err();
+    let streamed = stream_binary_tuple(bytes, &mut |element| {
+        if refused.is_none() {
+            refused = writer.element(element).err();
         }
-    });
-    let streamed = match streamed {
-        Ok(streamed) => streamed,
-        Err(e) => return Some(Err(ConvertError::Decode(e))),
-    };
-    let tuple_only = crate::proto::ShapeProto {
-        element_type: crate::proto::PrimitiveType::Tuple as i32,
-        ..Default::default()
-    };
-    let plain = plain
-        && streamed.elements > 0
-        && streamed.shell.message == tuple_only
-        && streamed.shell.holds_no_unknown();
-    if !plain {
-        return None;
-    }
-    Some(match refused {
+    })?;
+    Some(streamed.and_then(|()| match refused {
         Some(error) => Err(ConvertError::Print(error)),
         None => Ok(writer.finish()),
-    })
+    }))
+}
+
+/// Decodes a binary `ShapeProto` a top-level tuple element at a time, handing each
+/// element to `each` while every one so far is free of unknown fields. `None` when the
+/// message is not a plain tuple ([`codec::StreamedShape::is_plain_tuple`], and no
+/// element with unknown fields); the decode error of [`read()`] when there is one.
+fn stream_binary_tuple(
+    bytes: &[u8],
+    each: &mut dyn FnMut(&crate::proto::ShapeProto),
+) -> Option<Result<(), ConvertError>> {
+    let mut plain = true;
+    let streamed = codec::decode_shape_streaming(bytes, &mut |_, _, element| {
+        plain &= element.holds_no_unknown();
+        if plain {
+            each(&element.message);
+        }
+    });
+    match streamed {
+        Ok(streamed) => (plain && streamed.is_plain_tuple()).then_some(Ok(())),
+        Err(e) => Some(Err(ConvertError::Decode(e))),
+    }
 }
 
 /// The JSON or HLO text of a plain tuple, an element at a time.
@@ -402,29 +406,13 @@ pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertErr
     let mut out = Vec::new();
     put_tag(&mut out, 2, WireType::Varint);
     put_varint(&mut out, crate::proto::PrimitiveType::Tuple as u64);
-    let mut plain = true;
-    let streamed = codec::decode_shape_streaming(bytes, &mut |_, _, element| {
-        plain &= element.holds_no_unknown();
-        if plain {
-            let body = codec::encode(&element.message);
-            put_tag(&mut out, 4, WireType::LengthDelimited);
-            put_varint(&mut out, body.len() as u64);
-            out.extend_from_slice(&body);
-        }
-    });
-    let streamed = match streamed {
-        Ok(streamed) => streamed,
-        Err(e) => return Some(Err(ConvertError::Decode(e))),
-    };
-    let tuple_only = crate::proto::ShapeProto {
-        element_type: crate::proto::PrimitiveType::Tuple as i32,
-        ..Default::default()
-    };
-    let plain = plain
-        && streamed.elements > 0
-        && streamed.shell.message == tuple_only
-        && streamed.shell.holds_no_unknown();
-    plain.then_some(Ok(out))
+    let streamed = stream_binary_tuple(bytes, &mut |element| {
+        let body = codec::encode(element);
+        put_tag(&mut out, 4, WireType::LengthDelimited);
+        put_varint(&mut out, body.len() as u64);
+        out.extend_from_slice(&body);
+    })?;
+    Some(streamed.map(|()| out))
 }
 
 /// A shape read from HLO text, refused as [`read_hlo`] refuses it when it nests deeper

@@ -175,6 +175,25 @@ pub fn decode_shape_streaming(
     Ok(StreamedShape { shell, elements })
 }
 
+impl StreamedShape {
+    /// Whether the message was a plain tuple: at least one element, and besides them
+    /// only its element type (see [`is_tuple_shell`]), with no unknown field at the top
+    /// level. Whether the elements hold unknown fields is for the callback to see.
+    pub fn is_plain_tuple(&self) -> bool {
+        self.elements > 0 && is_tuple_shell(&self.shell.message) && self.shell.holds_no_unknown()
+    }
+}
+
+/// Whether a top-level shape without its tuple elements is a plain tuple: the element
+/// type `TUPLE` and nothing else.
+pub fn is_tuple_shell(shell: &ShapeProto) -> bool {
+    *shell
+        == ShapeProto {
+            element_type: crate::proto::PrimitiveType::Tuple as i32,
+            ..Default::default()
+        }
+}
+
 impl<M> Decoded<M> {
     /// Whether the message has no unknown fields at all, nor copies of retired layout
     /// fields kept for re-encoding (then its encoding is that of the message alone).

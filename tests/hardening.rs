@@ -239,6 +239,49 @@ fn streamed_tuple_parse_agrees_with_the_whole_parse() {
     }
 }
 
+/// Runs the command line with `args` (a shell word list) in a 200 MB address space.
+fn limited(args: &str) -> std::process::Output {
+    std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v 200000 && exec \"$0\" {args}",))
+        .arg(env!("CARGO_BIN_EXE_xla-shape"))
+        .output()
+        .unwrap()
+}
+
+/// A tuple of `n` `f32[8,128]{1,0:T(8,128)}` with two broken elements (at 1 and at
+/// the end), and the paths of the two findings of the whole message.
+fn tuple_with_two_broken_elements(n: usize) -> (xla_shape::proto::ShapeProto, Vec<String>) {
+    let line = one_line_tuple("f32[8,128]{1,0:T(8,128)}", n);
+    let mut whole = text::parse_shape(&line).unwrap();
+    for (i, m2m) in [(1, vec![0, 0]), (n - 1, vec![1, 1])] {
+        whole.tuple_shapes[i]
+            .layout
+            .as_mut()
+            .unwrap()
+            .minor_to_major = m2m;
+    }
+    let expected: Vec<String> = xla_shape::validate::validate_shape(&whole)
+        .report()
+        .issues()
+        .iter()
+        .map(|i| i.path().to_string())
+        .collect();
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    (whole, expected)
+}
+
+/// The paths of the findings of the one file of a `validate --format json` report.
+fn finding_paths(stdout: &[u8]) -> Vec<String> {
+    let report: serde_json::Value = serde_json::from_slice(stdout).unwrap();
+    report["files"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
 /// Finding 5: a big one-line tuple through `convert --from hlo --to binary` and
 /// `validate --from hlo` in a bounded address space. Built whole it took about 25
 /// times the line (a 6 MB line aborted under 200 MB; 200 MB took 5.2 and 7.5 GB).
@@ -250,14 +293,6 @@ fn one_line_tuple_is_converted_and_validated_in_bounded_memory() {
     let input = dir.path().join("tuple.txt");
     std::fs::write(&input, &line).unwrap();
     let out = dir.path().join("tuple.bin");
-    let limited = |args: &str| {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("ulimit -v 200000 && exec \"$0\" {args}",))
-            .arg(env!("CARGO_BIN_EXE_xla-shape"))
-            .output()
-            .unwrap()
-    };
     let convert = limited(&format!(
         "convert --from hlo --to binary {} -o {}",
         input.display(),
@@ -374,44 +409,14 @@ fn shape_lines_from_a_file_and_from_standard_input_agree() {
 fn binary_tuple_is_checked_and_converted_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
     let n = 240_000;
-    let line = one_line_tuple("f32[8,128]{1,0:T(8,128)}", n);
-    let mut whole = text::parse_shape(&line).unwrap();
-    // Two broken elements, at 1 and at the end.
-    for (i, m2m) in [(1, vec![0, 0]), (n - 1, vec![1, 1])] {
-        whole.tuple_shapes[i]
-            .layout
-            .as_mut()
-            .unwrap()
-            .minor_to_major = m2m;
-    }
+    let (whole, expected) = tuple_with_two_broken_elements(n);
     let bytes = xla_shape::codec::encode(&whole);
     assert!(bytes.len() > 6_000_000);
     let input = dir.path().join("tuple.pb");
     std::fs::write(&input, &bytes).unwrap();
-    let expected: Vec<String> = xla_shape::validate::validate_shape(&whole)
-        .report()
-        .issues()
-        .iter()
-        .map(|i| i.path().to_string())
-        .collect();
-    assert_eq!(expected.len(), 2, "{expected:?}");
-    let limited = |args: &str| {
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("ulimit -v 200000 && exec \"$0\" {args}",))
-            .arg(env!("CARGO_BIN_EXE_xla-shape"))
-            .output()
-            .unwrap()
-    };
     let validate = limited(&format!("validate --format json {}", input.display()));
     assert_eq!(validate.status.code(), Some(1));
-    let report: serde_json::Value = serde_json::from_slice(&validate.stdout).unwrap();
-    let findings = report["files"][0]["findings"].as_array().unwrap();
-    let paths: Vec<&str> = findings
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, expected);
+    assert_eq!(finding_paths(&validate.stdout), expected);
     let out = dir.path().join("out.pb");
     let convert = limited(&format!(
         "convert --from binary --to binary {} -o {}",
@@ -504,15 +509,7 @@ fn streamed_text_conversions_agree_with_the_whole() {
 fn json_tuple_is_checked_an_element_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let n = 20_000;
-    let line = one_line_tuple("f32[8,128]{1,0:T(8,128)}", n);
-    let mut whole = text::parse_shape(&line).unwrap();
-    for (i, m2m) in [(1, vec![0, 0]), (n - 1, vec![1, 1])] {
-        whole.tuple_shapes[i]
-            .layout
-            .as_mut()
-            .unwrap()
-            .minor_to_major = m2m;
-    }
+    let (whole, expected) = tuple_with_two_broken_elements(n);
     let json = xla_shape::json::to_json(
         &xla_shape::AnyMessage::Shape(whole.clone()),
         &xla_shape::json::PrintOptions::new(),
@@ -520,28 +517,15 @@ fn json_tuple_is_checked_an_element_at_a_time() {
     assert!(json.len() > 2_000_000);
     let input = dir.path().join("tuple.json");
     std::fs::write(&input, &json).unwrap();
-    let expected: Vec<String> = xla_shape::validate::validate_shape(&whole)
-        .report()
-        .issues()
-        .iter()
-        .map(|i| i.path().to_string())
-        .collect();
-    assert_eq!(expected.len(), 2, "{expected:?}");
     let output = cli()
         .args(["validate", "--format", "json"])
         .arg(&input)
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let findings = report["files"][0]["findings"].as_array().unwrap();
-    let paths: Vec<&str> = findings
-        .iter()
-        .map(|f| f["path"].as_str().unwrap())
-        .collect();
-    assert_eq!(paths, expected);
+    assert_eq!(finding_paths(&output.stdout), expected);
 
-    // Broken JSON near the end: the whole read's error.
+    // Broken JSON: the whole read's error.
     let broken = json.replacen("\"128\"]", "\"128\",]", n);
     let whole_error = xla_shape::json::from_json(
         xla_shape::MessageKind::Shape,

@@ -630,3 +630,191 @@ impl Staged {
             .all(|(&k, e)| e.0 < self.dims[k])
     }
 }
+
+/// One step of the forward map, on the coordinates as a list (see [`Staged::steps`]).
+#[derive(Clone, Copy, Debug)]
+enum Step {
+    /// A leading dimension of size 1 (a tile longer than the shape).
+    Prepend,
+    /// `*`: coordinate `at` becomes `c[at] · minor + c[at + 1]`, and `at + 1` goes.
+    Merge { at: usize, minor: u64 },
+    /// A tile entry: coordinate `at` becomes `c[at] / tile`, and `c[at] mod tile` is
+    /// appended (the inner parts follow all the outer ones, in order).
+    Split { at: usize, tile: u64 },
+}
+
+impl Step {
+    /// The step on a box of coordinates, over-approximated as [`restage`] does.
+    fn bound(self, c: &mut SpanBox) {
+        match self {
+            Step::Prepend => c.insert(0, (0, 0)),
+            Step::Merge { at, minor } => {
+                let y = c.remove(at + 1);
+                c[at] = Ranges.join(c[at], minor, y);
+            }
+            Step::Split { at, tile } => {
+                let (q, r) = Ranges.split(c[at], tile);
+                c[at] = q;
+                c.push(r);
+            }
+        }
+    }
+
+    /// The step on a box of coordinates that holds exactly the values of its ranges'
+    /// product: `true` when the image is again such a box (applied in place), else
+    /// `false` with `pieces` set to a split of the box into up to three boxes that
+    /// cover it, each closer to exact for this step.
+    fn exact(self, c: &mut SpanBox, pieces: &mut SmallVec<[SpanBox; 3]>) -> bool {
+        pieces.clear();
+        match self {
+            Step::Prepend => c.insert(0, (0, 0)),
+            Step::Merge { at, minor } => {
+                let (x, y) = (c[at], c[at + 1]);
+                // {x · minor + y} is one range when x is one value or y is whole.
+                if x.0 != x.1 && y != (0, minor - 1) {
+                    let mid = x.0 + (x.1 - x.0) / 2;
+                    let mut low = c.clone();
+                    low[at].1 = mid;
+                    c[at].0 = mid + 1;
+                    pieces.extend([low, c.clone()]);
+                    return false;
+                }
+                self.bound(c);
+            }
+            Step::Split { at, tile } => {
+                let (a, b) = c[at];
+                let (qa, qb) = (a / tile, b / tile);
+                // One value of the quotient, or whole tiles.
+                if qa != qb && (a % tile != 0 || b % tile != tile - 1) {
+                    // The partial tiles at either end, and the whole ones between.
+                    let mut piece = |range: Span| {
+                        let mut p = c.clone();
+                        p[at] = range;
+                        pieces.push(p);
+                    };
+                    let mut whole = (a, b);
+                    if a % tile != 0 {
+                        whole.0 = (qa + 1) * tile;
+                        piece((a, whole.0 - 1));
+                    }
+                    if b % tile != tile - 1 {
+                        whole.1 = qb * tile - 1;
+                        piece((qb * tile, b));
+                    }
+                    if whole.0 <= whole.1 {
+                        piece(whole);
+                    }
+                    return false;
+                }
+                self.bound(c);
+            }
+        }
+        true
+    }
+}
+
+/// Coordinates of a box through the steps (inline for the usual depths).
+type SpanBox = SmallVec<[Span; 24]>;
+
+impl Staged {
+    /// The stages as a list of steps on the coordinates, most major first.
+    fn steps(&self) -> Vec<Step> {
+        let mut steps = Vec::new();
+        for stage in &self.stages {
+            steps.extend(std::iter::repeat_n(Step::Prepend, stage.prepend));
+            let last = stage.entries.len() - 1;
+            let mut group = 0;
+            for (i, entry) in stage.entries.iter().enumerate() {
+                if i > 0 && stage.entries[i - 1] == TileEntry::Combine {
+                    steps.push(Step::Merge {
+                        at: stage.start + group,
+                        minor: stage.before[stage.start + i].max(1),
+                    });
+                }
+                if !(*entry == TileEntry::Combine && i < last) {
+                    group += 1;
+                }
+            }
+            for (k, &(_, t)) in stage.merged.iter().enumerate() {
+                if let Some(tile) = t {
+                    steps.push(Step::Split {
+                        at: stage.start + k,
+                        tile,
+                    });
+                }
+            }
+        }
+        steps
+    }
+
+    /// The largest slot that holds an element, `None` when the plan has no elements,
+    /// or `Err(Exhausted)` once `budget` boxes have been bounded.
+    ///
+    /// Branch and bound over boxes of coordinates carried forward through the stages:
+    /// a box is a product of ranges that holds exactly the values the elements take
+    /// there, so at the end its largest slot is its ranges' top corner. Where a step
+    /// would break that (a `*` merge of a range into a partial minor range, or a tile
+    /// entry cutting a range inside tiles), the box is split right there, into
+    /// pieces the step keeps exact, and each piece is bounded by the remaining steps
+    /// run on ranges ([`Step::bound`]); a piece whose bound is at most the best slot
+    /// found is dropped. Splitting where the looseness arises, rather than halving
+    /// the logical index, keeps the link between a tile's quotient and remainder
+    /// that ranges of logical indices lose through deep plans of tiles that do not
+    /// nest.
+    pub fn largest_slot(&self, budget: &mut u64) -> Result<Option<u64>, Exhausted> {
+        if self.dims.contains(&0) {
+            return Ok(None);
+        }
+        let steps = self.steps();
+        let top = |c: &SpanBox| -> u64 {
+            c.iter()
+                .zip(&self.final_strides)
+                .fold(0u64, |a, (e, s)| a.saturating_add(e.1.saturating_mul(*s)))
+        };
+        let bound = |from: usize, c: &SpanBox| -> u64 {
+            let mut c = c.clone();
+            for step in &steps[from..] {
+                step.bound(&mut c);
+            }
+            top(&c)
+        };
+        let start: SpanBox = self
+            .major_to_minor
+            .iter()
+            .map(|&k| (0, self.dims[k] - 1))
+            .collect();
+        let mut best: Option<u64> = None;
+        let mut pieces = SmallVec::new();
+        // Boxes yet to visit, the highest bound last.
+        let mut pending = vec![(0usize, bound(0, &start), start)];
+        while let Some((mut i, upper, mut c)) = pending.pop() {
+            if best.is_some_and(|b| upper <= b) {
+                continue;
+            }
+            loop {
+                let Some(step) = steps.get(i) else {
+                    let slot = top(&c);
+                    best = Some(best.map_or(slot, |b| b.max(slot)));
+                    break;
+                };
+                if step.exact(&mut c, &mut pieces) {
+                    i += 1;
+                } else {
+                    let mut bounded: SmallVec<[(u64, SpanBox); 3]> = SmallVec::new();
+                    for piece in pieces.drain(..) {
+                        spend(budget)?;
+                        bounded.push((bound(i, &piece), piece));
+                    }
+                    bounded.sort_unstable_by_key(|(upper, _)| *upper);
+                    for (upper, piece) in bounded {
+                        if best.is_none_or(|b| upper > b) {
+                            pending.push((i, upper, piece));
+                        }
+                    }
+                    break;
+                }
+            }
+        }
+        Ok(best)
+    }
+}

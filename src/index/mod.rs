@@ -665,20 +665,27 @@ impl LayoutPlan {
     /// is the largest linear index of any element, plus one.
     ///
     /// Cost: one pass over the digits for plans of plain logical indices (every untiled
-    /// layout and the usual tiled ones). Otherwise a search over boxes of logical
-    /// indices by their slot bounds, which takes a few hundred steps on real layouts;
-    /// past 2^16 steps, a walk over the elements in memory order.
+    /// layout and the usual tiled ones). Otherwise two searches by branch and bound,
+    /// each of at most 2^16 steps (a few hundred on real layouts): over boxes of
+    /// coordinates carried exactly through the tiles, then, should that run out, over
+    /// boxes of logical indices; past both, a walk over the elements in logical order.
     pub fn data_elements(&self) -> u64 {
         if self.element_count == 0 {
             return 0;
         }
         let largest = match &self.digits {
             Some(d) if d.trivial => largest_slot_digits(d, &self.dims),
-            _ => largest_slot_searched(&self.staged, &self.dims).unwrap_or_else(|| {
-                // Every element's slot, in logical order: one pass, where the
-                // physical order would sort window after window.
-                self.logical_order().max().unwrap_or(0)
-            }),
+            _ => self
+                .staged
+                .largest_slot(&mut { LARGEST_SLOT_BUDGET })
+                .ok()
+                .or_else(|| largest_slot_searched(&self.staged, &self.dims).map(Some))
+                .unwrap_or_else(|| {
+                    // Every element's slot, in logical order: one pass, where the
+                    // physical order would sort window after window.
+                    self.logical_order().max()
+                })
+                .unwrap_or(0),
         };
         largest + 1
     }
@@ -968,7 +975,8 @@ fn delinearize_digits(d: &Digits, dims: &[u64], slot: u64, out: &mut [u64]) -> b
         .all(|(source, &value)| source.decompose(value, dims, out))
 }
 
-/// Steps (boxes bounded) [`largest_slot_searched`] may take before it gives up.
+/// Steps (boxes bounded) [`Staged::largest_slot`] and [`largest_slot_searched`] may each
+/// take before they give up.
 const LARGEST_SLOT_BUDGET: u64 = 1 << 16;
 
 /// The largest slot of any element of a plan without elements-free dimensions, by

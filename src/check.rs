@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use crate::codec;
 use crate::error::Severity;
 use crate::message::MessageKind;
-use crate::path::{Path as ProtoPath, Segment};
+use crate::path::Path as ProtoPath;
 use crate::report::{Document, FileReport, Finding, Form};
 use crate::text::{self, module, HloStyle};
 use crate::validate::{validate_decoded, validate_message, Options as GateOptions};
@@ -504,12 +504,12 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
 }
 
 /// The findings of a top-level tuple read from bytes or JSON and checked an element at
-/// a time ([`tuple_element_issues`]), each with its element's text (the whole tuple's
+/// a time ([`TupleIssues::leaf`]), each with its element's text (the whole tuple's
 /// text would be as large as the input).
 struct TupleFindings<'o> {
     options: &'o Options,
     findings: Vec<Finding>,
-    root_seen: bool,
+    issues: TupleIssues,
 }
 
 impl<'o> TupleFindings<'o> {
@@ -517,13 +517,12 @@ impl<'o> TupleFindings<'o> {
         Self {
             options,
             findings: Vec::new(),
-            root_seen: false,
+            issues: TupleIssues::default(),
         }
     }
 
     fn element(&mut self, i: usize, element: crate::proto::ShapeProto) {
-        let (issues, element) =
-            tuple_element_issues(i, element, GateOptions::proto(), &mut self.root_seen);
+        let issues = self.issues.leaf(&[i], &element, GateOptions::proto());
         if issues.is_empty() {
             return;
         }
@@ -549,41 +548,58 @@ impl<'o> TupleFindings<'o> {
     }
 }
 
-/// The issues of element `i` of a top-level tuple, validated inside a one-element
-/// tuple so that they are those of the whole tuple, at `tuple_shapes[i]`; the tuple's
-/// own issues only while `root_seen` is false (the first element), which it then
-/// becomes. Returns the element back, for its text.
-fn tuple_element_issues(
-    i: usize,
-    element: crate::proto::ShapeProto,
-    gate: GateOptions,
-    root_seen: &mut bool,
-) -> (Vec<crate::Issue>, crate::proto::ShapeProto) {
-    let wrapper = crate::proto::ShapeProto {
-        element_type: crate::proto::PrimitiveType::Tuple as i32,
-        tuple_shapes: vec![element],
-        ..Default::default()
-    };
-    let report = crate::validate::validate_shape_with(&wrapper, gate)
-        .into_parts()
-        .1;
-    let mut issues = Vec::new();
-    for issue in report.issues() {
-        let path = match issue.path().segments() {
-            [Segment::Field("tuple_shapes"), Segment::Index(0), rest @ ..] => {
-                let mut path = ProtoPath::root().field("tuple_shapes").index(i);
-                rest.iter().for_each(|s| path.push(s.clone()));
-                path
+/// The issues of the shapes of a tuple checked one at a time ([`TupleIssues::leaf`]).
+#[derive(Default)]
+struct TupleIssues {
+    /// The path of the tuple last said to nest too deep.
+    too_deep: Option<Vec<usize>>,
+}
+
+impl TupleIssues {
+    /// The issues of the shape at `path` (tuple indices from the top-level tuple's)
+    /// inside tuples that hold nothing but their elements (which have no issues of
+    /// their own), so that they are those of the whole tuple, at `tuple_shapes[i]...`.
+    /// Below the validator's depth limit only the enclosing tuple at the limit is
+    /// looked at, and said to nest too deep once.
+    fn leaf(
+        &mut self,
+        path: &[usize],
+        shape: &crate::proto::ShapeProto,
+        gate: GateOptions,
+    ) -> Vec<crate::Issue> {
+        let limit = crate::validate::MAX_DEPTH;
+        let report = if path.len() > limit {
+            let at = &path[..limit];
+            if self.too_deep.as_deref() == Some(at) {
+                return Vec::new();
             }
-            // The tuple's own issues, once.
-            _ if *root_seen => continue,
-            _ => issue.path().clone(),
+            self.too_deep = Some(at.to_vec());
+            let tuple = crate::proto::ShapeProto {
+                element_type: crate::proto::PrimitiveType::Tuple as i32,
+                ..Default::default()
+            };
+            crate::validate::validate_nested_shape(&tuple, gate, limit)
+        } else {
+            crate::validate::validate_nested_shape(shape, gate, path.len())
         };
-        issues.push(crate::Issue::new(path, issue.kind().clone()));
+        let mut prefix = ProtoPath::root();
+        for &i in &path[..path.len().min(limit)] {
+            prefix = prefix.field("tuple_shapes").index(i);
+        }
+        report
+            .issues()
+            .iter()
+            .map(|issue| {
+                let mut at = prefix.clone();
+                issue
+                    .path()
+                    .segments()
+                    .iter()
+                    .for_each(|s| at.push(s.clone()));
+                crate::Issue::new(at, issue.kind().clone())
+            })
+            .collect()
     }
-    *root_seen = true;
-    let element = wrapper.tuple_shapes.into_iter().next().unwrap_or_default();
-    (issues, element)
 }
 
 /// What [`check_binary_tuple`] made of the bytes.
@@ -780,21 +796,21 @@ fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> 
 /// time ([`check_long_shape_line`]).
 const STREAMED_LINE: usize = 1 << 20;
 
-/// Checks one long line of shape text in the memory of one top-level tuple element
-/// (building a 200 MB one-line tuple whole took 25 times its size): each element is
-/// validated inside a one-element tuple, so that its findings are those of the whole
-/// tuple, at `tuple_shapes[i]`. A finding's shape text is its element's (the line's
+/// Checks one long line of shape text in the memory of one shape of a tuple, however
+/// the tuples nest (building a 200 MB one-line tuple whole took 25 times its size):
+/// each shape that is no non-empty tuple is validated inside as many one-element tuples
+/// as it is deep ([`TupleIssues::leaf`]), so that its findings are those of the whole
+/// tuple, at `tuple_shapes[i]...`. A finding's shape text is that shape's (the line's
 /// for a shape that is no tuple); `column` carries the byte offset of the finding in
 /// the line, for the caller to turn into a column.
 fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
     let trimmed = line.trim();
-    let mut root_seen = false;
-    let result = text::parse_shape_streaming(
+    let mut tuple = TupleIssues::default();
+    let result = text::parse_shape_leaves(
         line,
         text::ParseOptions::default(),
-        &mut |i, span, element| {
-            let (issues, _) =
-                tuple_element_issues(i, element, GateOptions::hlo_text(), &mut root_seen);
+        &mut |path, span, element| {
+            let issues = tuple.leaf(path, &element, GateOptions::hlo_text());
             let element_text = line.get(span.clone()).unwrap_or_default();
             for issue in &issues {
                 let mut finding = Finding::from_issue(issue);

@@ -55,3 +55,44 @@ fn relayout_corpus_moves_bytes() {
         "only {moved} of {total} relayout inputs move bytes"
     );
 }
+
+/// Nested tuples read leaf by leaf (`text::parse_shape_leaves`): the leaves of the
+/// whole parse at their paths, and its first error, on tuples that nest, hold empty
+/// tuples, fail inside a nested tuple or after it, or nest too deep.
+#[test]
+fn nested_tuples_read_leaf_by_leaf_agree_with_the_whole_parse() {
+    let deep = |n| format!("{}f32[]{}", "(".repeat(n), ")".repeat(n));
+    let (deep, deeper) = (deep(32_768), deep(32_769));
+    let inputs = [
+        "(f32[2,3]{1,0}, (s32[], f32[4]), token[], b(f32[2]))",
+        "((f32[2]{5}), s32[])",
+        "((f32[2]{0}, (), ((u8[3]), ())), s32[])",
+        "(((f32[2]{7}, f32[3]), s32[]) , f32[)",
+        "((f32[2], f32[3]{1}), s32[)",
+        "((f32[2]), s32[]",
+        "((f32[2])",
+        "(() , ())",
+        "(( ), f32[2]) extra",
+        "((b(f32[2]{0}), opaque[]), (f32[2]{1,0}))",
+        &deep,
+        &deeper,
+    ];
+    // The deepest shapes compare and drop recursively: a thread with room for them.
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn_scoped(scope, || {
+                for input in inputs {
+                    for fill in [true, false] {
+                        let options = xla_shape::text::ParseOptions {
+                            fill_missing_layouts: fill,
+                        };
+                        props::leaves_agree(input, options);
+                    }
+                }
+            })
+            .expect("a test thread")
+            .join()
+            .expect("the leaves agree");
+    });
+}

@@ -547,3 +547,48 @@ fn json_tuple_is_checked_an_element_at_a_time() {
         "{said}\n{whole_error}"
     );
 }
+
+/// A long line whose tuple nests is checked a shape at a time however deep: a 6 MB
+/// tuple of two nested tuples passes in a 200 MB address space (read whole, a 200 MB
+/// one took 7 GB: the streaming stopped at the top-level elements), and its findings
+/// are the whole tuple's, at their nested paths, with the HLO text rules.
+#[test]
+fn nested_one_line_tuple_is_validated_a_shape_at_a_time() {
+    let element = "f32[8,128]{1,0:T(8,128)}";
+    let inner = one_line_tuple(element, 120_000);
+    let inner = inner.trim_end();
+    // (inner, ((), (inner with two shapes warned of), token[])): an element size
+    // below the type's width passes the parser, and the validator warns of it.
+    let warned = "f32[2]{0:E(4)}";
+    let odd = inner.replacen(element, warned, 1).replacen(
+        &format!("{element})"),
+        &format!("{warned})"),
+        1,
+    );
+    let line = format!("({inner}, ((), {odd}, token[]))\n");
+    assert!(line.len() > 6_000_000);
+    let expected: Vec<String> =
+        validate_shape_with(&text::parse_shape(&line).unwrap(), Options::hlo_text())
+            .report()
+            .issues()
+            .iter()
+            .map(|i| i.path().to_string())
+            .collect();
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    assert!(expected[0].starts_with("tuple_shapes[1].tuple_shapes[1].tuple_shapes[0]."));
+    assert!(expected[1].starts_with("tuple_shapes[1].tuple_shapes[1].tuple_shapes[119999]."));
+
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("nested.txt");
+    std::fs::write(&input, &line).unwrap();
+    let validate = limited(&format!(
+        "validate --from hlo --format json {}",
+        input.display()
+    ));
+    assert!(
+        validate.status.success(),
+        "{}",
+        String::from_utf8_lossy(&validate.stderr)
+    );
+    assert_eq!(finding_paths(&validate.stdout), expected);
+}

@@ -90,6 +90,35 @@ pub fn parse_shape_streaming(
     options: ParseOptions,
     element: &mut dyn FnMut(usize, std::ops::Range<usize>, ShapeProto),
 ) -> Result<Streamed, ParseError> {
+    stream(input, options, false, &mut |path, span, shape| {
+        element(path.first().copied().unwrap_or(0), span, shape);
+    })
+}
+
+/// What [`parse_shape_leaves`] hands each shape to: its path of tuple indices, its
+/// byte span in the input, and the shape.
+pub type LeafFn<'a> = dyn FnMut(&[usize], std::ops::Range<usize>, ShapeProto) + 'a;
+
+/// [`parse_shape_streaming`] into nested tuples too: every shape of a top-level tuple
+/// that is not itself a non-empty tuple goes to `leaf` with its path of tuple indices
+/// (`[2, 0]` is element 0 of the top-level tuple's element 2) and byte span, so that a
+/// huge tuple costs the memory of one leaf however its elements nest. The result is
+/// that of [`parse_shape_with`], as for [`parse_shape_streaming`]; `Streamed::Tuple`
+/// counts the top-level elements.
+pub fn parse_shape_leaves(
+    input: &str,
+    options: ParseOptions,
+    leaf: &mut LeafFn<'_>,
+) -> Result<Streamed, ParseError> {
+    stream(input, options, true, leaf)
+}
+
+fn stream(
+    input: &str,
+    options: ParseOptions,
+    nest: bool,
+    leaf: &mut LeafFn<'_>,
+) -> Result<Streamed, ParseError> {
     let mut parser = Parser::new(input, options);
     if parser.cursor.peek()? != Some(b'(') {
         let shape = parser.shape()?;
@@ -97,36 +126,84 @@ pub fn parse_shape_streaming(
         return Ok(Streamed::Shape(shape));
     }
     parser.cursor.eat(b'(')?;
-    let mut count = 0;
-    let mut problem = None;
-    if !parser.cursor.eat(b')')? {
-        loop {
-            parser.cursor.skip_trivia()?;
-            let start = parser.cursor.pos();
+    let elements = stream_elements(&mut parser, 1, nest, leaf)?;
+    parser.finish("shape")?;
+    Ok(Streamed::Tuple { elements })
+}
+
+/// The elements of a tuple whose `(` was just read, up to and with its `)`, as the
+/// whole parse reads them (elements at nesting `level`; the first element that is no
+/// valid tuple element is the tuple's error once its `)` is read), each handed to
+/// `leaf`; with `nest`, a non-empty tuple element is read the same way instead, on a
+/// stack of open tuples (they may nest thousands deep). Returns the element count.
+fn stream_elements(
+    parser: &mut Parser<'_>,
+    level: usize,
+    nest: bool,
+    leaf: &mut LeafFn<'_>,
+) -> Result<usize, ParseError> {
+    if parser.cursor.eat(b')')? {
+        return Ok(0);
+    }
+    // The open tuples, outermost first: elements read so far and the first invalid one.
+    let mut open: Vec<(usize, Option<ParseError>)> = vec![(0, None)];
+    // The index of the element being read in each open tuple.
+    let mut path: Vec<usize> = Vec::new();
+    loop {
+        parser.cursor.skip_trivia()?;
+        let start = parser.cursor.pos();
+        let depth = level + open.len() - 1;
+        let Some((count, problem)) = open.last_mut() else {
+            return Ok(0);
+        };
+        path.push(*count);
+        if nest && parser.cursor.peek()? == Some(b'(') {
+            parser.nest(depth)?;
+            parser.cursor.eat(b'(')?;
+            if !parser.cursor.eat(b')')? {
+                open.push((0, None));
+                continue;
+            }
+            let empty = ShapeProto {
+                element_type: crate::proto::PrimitiveType::Tuple as i32,
+                ..ShapeProto::default()
+            };
+            leaf(&path, start..parser.cursor.pos(), empty);
+        } else {
             let mut shape = ShapeProto::default();
-            parser.shape_into(1, &mut shape)?;
+            parser.shape_into(depth, &mut shape)?;
             let span = start..parser.cursor.pos();
             if problem.is_none() {
                 if let Some(message) = parser::tuple_element_problem(&shape) {
-                    problem = Some(ParseError::new(span.clone(), message));
+                    *problem = Some(ParseError::new(span.clone(), message));
                 }
             }
-            element(count, span, shape);
-            count += 1;
+            leaf(&path, span, shape);
+        }
+        // An element is read: close the tuples it ends.
+        loop {
+            path.pop();
+            let Some((count, _)) = open.last_mut() else {
+                return Ok(0);
+            };
+            *count += 1;
             if parser.cursor.eat(b',')? {
-                continue;
+                break;
             }
             parser
                 .cursor
                 .expect(b')', "expects ')' at the end of tuple shape")?;
-            break;
+            let Some((count, problem)) = open.pop() else {
+                return Ok(0);
+            };
+            if let Some(problem) = problem {
+                return Err(problem);
+            }
+            if open.is_empty() {
+                return Ok(count);
+            }
         }
     }
-    if let Some(problem) = problem {
-        return Err(problem);
-    }
-    parser.finish("shape")?;
-    Ok(Streamed::Tuple { elements: count })
 }
 
 /// Parses one shape starting at byte `start` of `input` and returns it with the byte

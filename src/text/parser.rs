@@ -401,7 +401,7 @@ impl<'a> Parser<'a> {
         Ok(None)
     }
 
-    fn nest(&self, depth: usize) -> Result<(), ParseError> {
+    pub(crate) fn nest(&self, depth: usize) -> Result<(), ParseError> {
         if depth >= MAX_NESTING {
             Err(self
                 .cursor

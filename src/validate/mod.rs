@@ -181,6 +181,16 @@ pub fn validate_shape_with(proto: &ShapeProto, options: Options) -> Validated<Sh
     checker.finish(value)
 }
 
+/// The report of [`validate_shape_with`] for a shape found `depth` levels down inside
+/// tuples that hold nothing but their elements (which have no issues of their own):
+/// the depth limit counts those levels, and the paths are relative to the shape.
+pub(crate) fn validate_nested_shape(proto: &ShapeProto, options: Options, depth: usize) -> Report {
+    let mut checker = Checker::new(options);
+    checker.depth = depth;
+    let value = checker.shape(proto);
+    checker.finish(value).into_parts().1
+}
+
 /// Validates a lone layout (everything that needs no shape) and builds it, with the
 /// proto rules.
 pub fn validate_layout(proto: &LayoutProto) -> Validated<Layout> {

@@ -131,6 +131,48 @@ fn streaming_decode_agrees(bytes: &[u8]) {
     }
 }
 
+/// A shape's text read leaf by leaf into nested tuples (`text::parse_shape_leaves`)
+/// gives the leaves of the whole parse in order, each at its path and span, and the
+/// whole parse's error.
+pub fn leaves_agree(input: &str, options: ParseOptions) {
+    let tuple = |elements| xla_shape::proto::ShapeProto {
+        element_type: xla_shape::proto::PrimitiveType::Tuple as i32,
+        tuple_shapes: elements,
+        ..Default::default()
+    };
+    let whole = text::parse_shape_with(input, options);
+    // The tuple rebuilt from its leaves: each path's last index is the next element of
+    // its tuple, whose enclosing tuples are the last ones at the path's other indices.
+    let mut rebuilt = tuple(Vec::new());
+    let streamed = text::parse_shape_leaves(input, options, &mut |path, span, leaf| {
+        assert!(input.get(span.clone()).is_some(), "{input:?} {span:?}");
+        let (&last, outer) = path.split_last().expect("a leaf is inside the tuple");
+        let mut node = &mut rebuilt;
+        for &i in outer {
+            if i == node.tuple_shapes.len() {
+                node.tuple_shapes.push(tuple(Vec::new()));
+            }
+            assert_eq!(i + 1, node.tuple_shapes.len(), "{input:?} {path:?}");
+            node = &mut node.tuple_shapes[i];
+        }
+        assert_eq!(last, node.tuple_shapes.len(), "{input:?} {path:?}");
+        node.tuple_shapes.push(leaf);
+    });
+    match (whole, streamed) {
+        (Ok(shape), Ok(text::Streamed::Shape(streamed))) => assert_eq!(shape, streamed),
+        (Ok(shape), Ok(text::Streamed::Tuple { elements })) => {
+            assert_eq!(elements, shape.tuple_shapes.len(), "{input:?}");
+            assert_eq!(shape, rebuilt, "{input:?}");
+        }
+        (Err(a), Err(b)) => assert_eq!(
+            (a.message(), a.span()),
+            (b.message(), b.span()),
+            "{input:?}"
+        ),
+        (a, b) => panic!("{input:?}: {a:?} vs {b:?}"),
+    }
+}
+
 /// Shape text to JSON and to HLO text, a top-level tuple an element at a time, gives
 /// the bytes or the error of the whole message read and written.
 fn streamed_conversions_agree(input: &str) {
@@ -180,6 +222,7 @@ pub fn text_roundtrip(data: &[u8]) {
         let options = ParseOptions {
             fill_missing_layouts: fill,
         };
+        leaves_agree(input, options);
         if let Ok(shape) = text::parse_shape_with(input, options) {
             let _ = text::print_shape_as_xla(&shape);
             if let Ok(printed) = text::print_shape(&shape) {

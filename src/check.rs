@@ -486,10 +486,10 @@ const STREAMED_MESSAGE: usize = 1 << 20;
 fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
     let mut tuple = TupleFindings::new(options);
     let mut plain = true;
-    let result = codec::decode_shape_streaming(bytes, &mut |i, _, element| {
+    let result = codec::decode_shape_leaves(bytes, &mut |path, _, element| {
         plain &= element.holds_no_unknown();
         if plain {
-            tuple.element(i, element.message);
+            tuple.element(path, element.message);
         }
     });
     match result {
@@ -521,8 +521,8 @@ impl<'o> TupleFindings<'o> {
         }
     }
 
-    fn element(&mut self, i: usize, element: crate::proto::ShapeProto) {
-        let issues = self.issues.leaf(&[i], &element, GateOptions::proto());
+    fn element(&mut self, path: &[usize], element: crate::proto::ShapeProto) {
+        let issues = self.issues.leaf(path, &element, GateOptions::proto());
         if issues.is_empty() {
             return;
         }
@@ -650,7 +650,7 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         let mut count = 0;
         let json_options = crate::json::ParseOptions::new();
         let read = crate::json::shape_from_json_streaming(bytes, &json_options, &mut |element| {
-            tuple.element(count, element);
+            tuple.element(&[count], element);
             count += 1;
         });
         match read {

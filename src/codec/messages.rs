@@ -210,16 +210,27 @@ fn merge_fields_with<M: Codec>(
     Ok(())
 }
 
+/// What [`merge_shape_streaming`] hands each element (or leaf) to: its path of tuple
+/// indices, the span of its field in the input, and the element with its unknown
+/// fields.
+pub(crate) type ElementFn<'a> =
+    dyn FnMut(&[usize], std::ops::Range<usize>, crate::proto::ShapeProto, UnknownFields) + 'a;
+
 /// Decodes a top-level `ShapeProto` into `shell` and `unknown` as [`merge_message`]
-/// does, except that each element of `tuple_shapes` goes to `element` (its index, the
+/// does, except that each element of `tuple_shapes` goes to `element` (its path, the
 /// span of its field in the input, and the element with its unknown fields) instead of
-/// into `shell`. The same code reads the same bytes in the same order, so the errors
-/// are those of [`merge_message`]. Returns the number of elements.
+/// into `shell`. With `nest`, an element that is a plain tuple (its element type and
+/// its elements, nothing else: [`plain_tuple_ahead`]) is read the same way, its
+/// elements going to `element` at their longer paths. The same code reads the same
+/// bytes in the same order, so the errors are those of [`merge_message`]. Returns the
+/// number of elements of `shell`.
 pub(crate) fn merge_shape_streaming(
     decoder: &mut Decoder<'_>,
     shell: &mut crate::proto::ShapeProto,
     unknown: &mut UnknownFields,
-    element: &mut dyn FnMut(usize, std::ops::Range<usize>, crate::proto::ShapeProto, UnknownFields),
+    path: &mut Vec<usize>,
+    nest: bool,
+    element: &mut ElementFn<'_>,
 ) -> Result<usize, DecodeError> {
     let mut count = 0;
     let hook = |number: u32, wire_type: WireType, decoder: &mut Decoder<'_>| {
@@ -230,10 +241,27 @@ pub(crate) fn merge_shape_streaming(
         let start = decoder.tag_start;
         let mut message = crate::proto::ShapeProto::default();
         let mut node = UnknownFields::new();
-        merge_submessage(decoder, &mut message, &mut node)
+        path.push(count);
+        let streamed = nest && plain_tuple_ahead(&decoder.reader);
+        let result = if streamed {
+            // As `merge_submessage`, with the elements streamed.
+            nested(decoder, |decoder| {
+                merge_shape_streaming(decoder, &mut message, &mut node, path, nest, element)
+                    .map(drop)
+            })
+        } else {
+            merge_submessage(decoder, &mut message, &mut node)
+        };
+        result
             .map_err(|e| e.within(Segment::Index(count)))
             .map_err(within("tuple_shapes"))?;
-        element(count, start..decoder.reader.position(), message, node);
+        if streamed {
+            // Only the element type is left of it: the fields were looked at first.
+            debug_assert!(node.holds_nothing() && super::is_tuple_shell(&message));
+        } else {
+            element(path, start..decoder.reader.position(), message, node);
+        }
+        path.pop();
         count += 1;
         Ok(true)
     };
@@ -243,11 +271,42 @@ pub(crate) fn merge_shape_streaming(
     result.map(|()| count)
 }
 
-/// Decodes a length-delimited submessage into `message` (merging).
-fn merge_submessage<M: Codec>(
+/// Whether the length-delimited value at the reader is a `ShapeProto` that is a plain
+/// tuple: at least one `tuple_shapes` element, element type `TUPLE`, and no other
+/// field. Looks at its own fields only (an element is skipped by its length); `false`
+/// for anything malformed, which the ordinary decode then reports.
+fn plain_tuple_ahead(reader: &wire::Reader<'_>) -> bool {
+    let mut probe = reader.clone();
+    let Ok(len) = probe.read_length() else {
+        return false;
+    };
+    let Some(body) = probe.rest().get(..len) else {
+        return false;
+    };
+    let mut fields = wire::Reader::new(body);
+    let (mut element_type, mut elements) = (0, 0usize);
+    while !fields.is_at_end() {
+        match fields.read_tag() {
+            Ok((2, WireType::Varint)) => match fields.read_varint() {
+                // As an enum field is read: the low 32 bits.
+                Ok(v) => element_type = v as i32,
+                Err(_) => return false,
+            },
+            Ok((4, WireType::LengthDelimited)) if fields.read_length_delimited().is_ok() => {
+                elements += 1;
+            }
+            _ => return false,
+        }
+    }
+    elements > 0 && element_type == crate::proto::PrimitiveType::Tuple as i32
+}
+
+/// Runs `merge` on the length-delimited submessage at the reader, as
+/// [`merge_submessage`] does: its length read, the recursion limit checked, the reader
+/// limited to it.
+fn nested(
     decoder: &mut Decoder<'_>,
-    message: &mut M,
-    unknown: &mut UnknownFields,
+    merge: impl FnOnce(&mut Decoder<'_>) -> Result<(), DecodeError>,
 ) -> Result<(), DecodeError> {
     let len = decoder.reader.read_length()?;
     if decoder.depth >= RECURSION_LIMIT {
@@ -258,10 +317,19 @@ fn merge_submessage<M: Codec>(
     }
     let saved = decoder.reader.push_limit(len)?;
     decoder.depth += 1;
-    let result = merge_message(decoder, message, unknown);
+    let result = merge(decoder);
     decoder.depth -= 1;
     decoder.reader.pop_limit(saved);
     result
+}
+
+/// Decodes a length-delimited submessage into `message` (merging).
+fn merge_submessage<M: Codec>(
+    decoder: &mut Decoder<'_>,
+    message: &mut M,
+    unknown: &mut UnknownFields,
+) -> Result<(), DecodeError> {
+    nested(decoder, |decoder| merge_message(decoder, message, unknown))
 }
 
 fn singular_varint(

@@ -170,7 +170,50 @@ pub fn decode_shape_streaming(
         &mut decoder,
         &mut shell.message,
         &mut shell.unknown,
-        &mut |i, span, message, unknown| element(i, span, Decoded { message, unknown }),
+        &mut Vec::new(),
+        false,
+        &mut |path, span, message, unknown| {
+            element(
+                path.first().copied().unwrap_or(0),
+                span,
+                Decoded { message, unknown },
+            );
+        },
+    )?;
+    Ok(StreamedShape { shell, elements })
+}
+
+/// What [`decode_shape_leaves`] hands each shape to: its path of tuple indices, the
+/// byte span of its field in the input, and the shape with its unknown fields.
+pub type LeafFn<'a> = dyn FnMut(&[usize], std::ops::Range<usize>, Decoded<ShapeProto>) + 'a;
+
+/// [`decode_shape_streaming`] into nested tuples too: an element that is a plain tuple
+/// (element type `TUPLE` and its elements, nothing else) is read the same way, so that
+/// every other shape goes to `leaf` with its path of tuple indices (`[2, 0]` is element
+/// 0 of the top-level element 2), and a huge tuple costs the memory of one leaf however
+/// it nests. The error is the one [`decode_shape`] gives, at the same byte;
+/// [`StreamedShape::elements`] counts the top-level elements.
+///
+/// # Errors
+/// As [`decode_shape`].
+pub fn decode_shape_leaves(
+    bytes: &[u8],
+    leaf: &mut LeafFn<'_>,
+) -> Result<StreamedShape, DecodeError> {
+    let mut shell = Decoded::<ShapeProto>::default();
+    let mut decoder = Decoder {
+        reader: wire::Reader::new(bytes),
+        depth: 0,
+        tag_start: 0,
+        highest_seen: 0,
+    };
+    let elements = messages::merge_shape_streaming(
+        &mut decoder,
+        &mut shell.message,
+        &mut shell.unknown,
+        &mut Vec::new(),
+        true,
+        &mut |path, span, message, unknown| leaf(path, span, Decoded { message, unknown }),
     )?;
     Ok(StreamedShape { shell, elements })
 }

@@ -49,6 +49,7 @@ pub fn decode_roundtrip(data: &[u8]) {
     let kind = kind_of(selector);
     if kind == MessageKind::Shape {
         streaming_decode_agrees(bytes);
+        leaves_decode_agree(bytes);
     }
     let Ok(decoded) = decode_any(kind, bytes) else {
         return;
@@ -131,6 +132,51 @@ fn streaming_decode_agrees(bytes: &[u8]) {
     }
 }
 
+/// Puts `leaf` at `path` of the tuple `root` rebuilt from leaves in order: the path's
+/// last index is the next element of its tuple, whose enclosing tuples are the last
+/// elements at the path's other indices (created, as plain tuples, when new).
+fn insert_leaf(root: &mut ShapeProto, path: &[usize], leaf: ShapeProto) {
+    let (&last, outer) = path.split_last().expect("a leaf is inside the tuple");
+    let mut node = root;
+    for &i in outer {
+        if i == node.tuple_shapes.len() {
+            node.tuple_shapes.push(ShapeProto {
+                element_type: xla_shape::proto::PrimitiveType::Tuple as i32,
+                ..Default::default()
+            });
+        }
+        assert_eq!(i + 1, node.tuple_shapes.len(), "{path:?}");
+        node = &mut node.tuple_shapes[i];
+    }
+    assert_eq!(last, node.tuple_shapes.len(), "{path:?}");
+    node.tuple_shapes.push(leaf);
+}
+
+/// Decoding a shape leaf by leaf into nested plain tuples gives the whole decode's
+/// error, or its tuple rebuilt from the leaves, with the same unknown fields.
+fn leaves_decode_agree(bytes: &[u8]) {
+    let whole = codec::decode_shape(bytes);
+    let mut rebuilt = ShapeProto::default();
+    let mut unknown = 0;
+    let streamed = codec::decode_shape_leaves(bytes, &mut |path, span, leaf| {
+        // The span is the leaf's whole field: its tag (field 4, length-delimited) first.
+        assert_eq!(bytes[span.start], 0x22);
+        unknown += leaf.unknown.len();
+        insert_leaf(&mut rebuilt, path, leaf.message);
+    });
+    let (whole, streamed) = match (whole, streamed) {
+        (Err(a), Err(b)) => return assert_eq!(a, b),
+        (Ok(whole), Ok(streamed)) => (whole, streamed),
+        (a, b) => panic!("whole {a:?}, streamed {b:?}"),
+    };
+    assert_eq!(streamed.elements, rebuilt.tuple_shapes.len());
+    let mut shell = whole.message.clone();
+    let tuple = std::mem::take(&mut shell.tuple_shapes);
+    assert_eq!(shell, streamed.shell.message);
+    assert_eq!(tuple, rebuilt.tuple_shapes);
+    assert_eq!(whole.unknown.len(), streamed.shell.unknown.len() + unknown);
+}
+
 /// A shape's text read leaf by leaf into nested tuples (`text::parse_shape_leaves`)
 /// gives the leaves of the whole parse in order, each at its path and span, and the
 /// whole parse's error.
@@ -146,17 +192,7 @@ pub fn leaves_agree(input: &str, options: ParseOptions) {
     let mut rebuilt = tuple(Vec::new());
     let streamed = text::parse_shape_leaves(input, options, &mut |path, span, leaf| {
         assert!(input.get(span.clone()).is_some(), "{input:?} {span:?}");
-        let (&last, outer) = path.split_last().expect("a leaf is inside the tuple");
-        let mut node = &mut rebuilt;
-        for &i in outer {
-            if i == node.tuple_shapes.len() {
-                node.tuple_shapes.push(tuple(Vec::new()));
-            }
-            assert_eq!(i + 1, node.tuple_shapes.len(), "{input:?} {path:?}");
-            node = &mut node.tuple_shapes[i];
-        }
-        assert_eq!(last, node.tuple_shapes.len(), "{input:?} {path:?}");
-        node.tuple_shapes.push(leaf);
+        insert_leaf(&mut rebuilt, path, leaf);
     });
     match (whole, streamed) {
         (Ok(shape), Ok(text::Streamed::Shape(streamed))) => assert_eq!(shape, streamed),

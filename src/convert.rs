@@ -213,9 +213,9 @@ pub fn binary_shape_to_text(
 ) -> Option<Result<Vec<u8>, ConvertError>> {
     let mut writer = TupleWriter::new(to, options);
     let mut refused = None;
-    let streamed = stream_binary_tuple(bytes, &mut |element| {
+    let streamed = stream_binary_tuple(bytes, &mut |path, element| {
         if refused.is_none() {
-            refused = writer.element(element).err();
+            refused = writer.leaf(path, element).err();
         }
     })?;
     Some(streamed.and_then(|()| match refused {
@@ -224,19 +224,20 @@ pub fn binary_shape_to_text(
     }))
 }
 
-/// Decodes a binary `ShapeProto` a top-level tuple element at a time, handing each
-/// element to `each` while every one so far is free of unknown fields. `None` when the
-/// message is not a plain tuple ([`codec::StreamedShape::is_plain_tuple`], and no
-/// element with unknown fields); the decode error of [`read()`] when there is one.
+/// Decodes a binary `ShapeProto` a shape at a time ([`codec::decode_shape_leaves`]:
+/// plain tuples that nest are opened), handing each shape and its path to `each` while
+/// every one so far is free of unknown fields. `None` when the message is not a plain
+/// tuple ([`codec::StreamedShape::is_plain_tuple`], and no shape with unknown fields);
+/// the decode error of [`read()`] when there is one.
 fn stream_binary_tuple(
     bytes: &[u8],
-    each: &mut dyn FnMut(&crate::proto::ShapeProto),
+    each: &mut dyn FnMut(&[usize], &crate::proto::ShapeProto),
 ) -> Option<Result<(), ConvertError>> {
     let mut plain = true;
-    let streamed = codec::decode_shape_streaming(bytes, &mut |_, _, element| {
+    let streamed = codec::decode_shape_leaves(bytes, &mut |path, _, element| {
         plain &= element.holds_no_unknown();
         if plain {
-            each(&element.message);
+            each(path, &element.message);
         }
     });
     match streamed {
@@ -245,39 +246,123 @@ fn stream_binary_tuple(
     }
 }
 
-/// The JSON or HLO text of a plain tuple, an element at a time.
-enum TupleWriter {
+/// The JSON, HLO text or binary form of a plain tuple, a shape at a time: each shape
+/// comes with its path of tuple indices ([`TupleWriter::leaf`]), and the tuples that
+/// nest between one shape and the next are opened and closed from the paths.
+struct TupleWriter {
+    form: Writer,
+    /// The path of the innermost open nested tuple.
+    open: Vec<usize>,
+}
+
+enum Writer {
     Json(json::TupleJson),
     Hlo(text::TupleText),
+    /// The bytes, and where the body of each open nested tuple starts.
+    Binary(Vec<u8>, Vec<usize>),
 }
 
 impl TupleWriter {
     fn new(to: Form, options: &Options) -> Self {
-        match to {
-            Form::Json => TupleWriter::Json(json::TupleJson::new(&json_print_options(options))),
-            _ => TupleWriter::Hlo(text::TupleText::new(options.hlo_style)),
-        }
-    }
-
-    fn element(&mut self, element: &crate::proto::ShapeProto) -> Result<(), text::PrintError> {
-        match self {
-            TupleWriter::Json(w) => {
-                w.element(element);
-                Ok(())
+        use codec::wire::{put_tag, put_varint, WireType};
+        let form = match to {
+            Form::Json => Writer::Json(json::TupleJson::new(&json_print_options(options))),
+            Form::Binary => {
+                let mut out = Vec::new();
+                put_tag(&mut out, 2, WireType::Varint);
+                put_varint(&mut out, crate::proto::PrimitiveType::Tuple as u64);
+                Writer::Binary(out, Vec::new())
             }
-            TupleWriter::Hlo(w) => w.element(element),
+            _ => Writer::Hlo(text::TupleText::new(options.hlo_style)),
+        };
+        Self {
+            form,
+            open: Vec::new(),
         }
     }
 
-    /// The text with its final newline.
-    fn finish(self) -> Vec<u8> {
-        let mut out = match self {
-            TupleWriter::Json(w) => w.finish(),
-            TupleWriter::Hlo(w) => w.finish(),
+    /// Writes the shape at `path` (`[i]` for element `i` of the top-level tuple,
+    /// `[i, j]` for element `j` of a plain tuple that is element `i`, ...), after
+    /// closing and opening the nested tuples between the last shape and this one.
+    fn leaf(
+        &mut self,
+        path: &[usize],
+        element: &crate::proto::ShapeProto,
+    ) -> Result<(), text::PrintError> {
+        let enclosing = path.split_last().map_or(&[][..], |(_, rest)| rest);
+        let common = self
+            .open
+            .iter()
+            .zip(enclosing)
+            .take_while(|(a, b)| a == b)
+            .count();
+        while self.open.len() > common {
+            self.open.pop();
+            self.close();
+        }
+        for &i in &enclosing[common..] {
+            self.open.push(i);
+            self.open_tuple();
+        }
+        match &mut self.form {
+            Writer::Json(w) => w.element(element),
+            Writer::Hlo(w) => return w.element(element),
+            Writer::Binary(out, _) => put_element(out, &codec::encode(element)),
+        }
+        Ok(())
+    }
+
+    fn open_tuple(&mut self) {
+        use codec::wire::{put_tag, put_varint, WireType};
+        match &mut self.form {
+            Writer::Json(w) => w.open(),
+            Writer::Hlo(w) => w.open(),
+            Writer::Binary(out, starts) => {
+                starts.push(out.len());
+                put_tag(out, 2, WireType::Varint);
+                put_varint(out, crate::proto::PrimitiveType::Tuple as u64);
+            }
+        }
+    }
+
+    fn close(&mut self) {
+        use codec::wire::{put_tag, put_varint, WireType};
+        match &mut self.form {
+            Writer::Json(w) => w.close(),
+            Writer::Hlo(w) => w.close(),
+            Writer::Binary(out, starts) => {
+                // The body is written: its field's tag and length go in front of it.
+                if let Some(start) = starts.pop() {
+                    let mut header = Vec::new();
+                    put_tag(&mut header, 4, WireType::LengthDelimited);
+                    put_varint(&mut header, (out.len() - start) as u64);
+                    out.splice(start..start, header);
+                }
+            }
+        }
+    }
+
+    /// The output: text with its final newline, or the bytes.
+    fn finish(mut self) -> Vec<u8> {
+        while self.open.pop().is_some() {
+            self.close();
+        }
+        let mut out = match self.form {
+            Writer::Json(w) => w.finish(),
+            Writer::Hlo(w) => w.finish(),
+            Writer::Binary(out, _) => return out,
         };
         out.push('\n');
         out.into_bytes()
     }
+}
+
+/// A `tuple_shapes` field holding `body`.
+fn put_element(out: &mut Vec<u8>, body: &[u8]) {
+    use codec::wire::{put_tag, put_varint, WireType};
+    put_tag(out, 4, WireType::LengthDelimited);
+    put_varint(out, body.len() as u64);
+    out.extend_from_slice(body);
 }
 
 /// HLO text of a shape straight to JSON or HLO text (`to`), a top-level tuple one
@@ -297,19 +382,19 @@ pub fn hlo_shape_to_text(
     let limit = codec::wire::RECURSION_LIMIT as usize;
     let mut deepest = 0;
     let mut refused = None;
-    let streamed = text::parse_shape_streaming(
+    let streamed = text::parse_shape_leaves(
         input,
         text::ParseOptions::default(),
-        &mut |_, _, element| {
+        &mut |path, _, element| {
             let element = AnyMessage::Shape(element);
-            deepest = deepest.max(text::message_depth(&element) + 1);
+            deepest = deepest.max(text::message_depth(&element) + path.len());
             let AnyMessage::Shape(element) = element else {
                 return;
             };
             if deepest > limit || refused.is_some() {
                 return;
             }
-            refused = writer.element(&element).err();
+            refused = writer.leaf(path, &element).err();
         },
     )
     .map_err(|error| ConvertError::Parse {
@@ -345,27 +430,19 @@ pub fn hlo_shape_to_text(
 /// # Errors
 /// As [`read`] of HLO text.
 pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
-    use codec::wire::{put_tag, put_varint, WireType};
     let input = std::str::from_utf8(bytes).map_err(|e| ConvertError::NotUtf8(e.to_string()))?;
-    let mut out = Vec::new();
-    put_tag(&mut out, 2, WireType::Varint);
-    put_varint(&mut out, crate::proto::PrimitiveType::Tuple as u64);
+    let mut writer = TupleWriter::new(Form::Binary, &Options::default());
     let limit = codec::wire::RECURSION_LIMIT as usize;
     let mut deepest = 0;
-    let streamed = text::parse_shape_streaming(
+    let streamed = text::parse_shape_leaves(
         input,
         text::ParseOptions::default(),
-        &mut |_, _, element| {
+        &mut |path, _, element| {
             let element = AnyMessage::Shape(element);
-            deepest = deepest.max(text::message_depth(&element) + 1);
-            if deepest <= limit {
-                let body = codec::encode_any(&Decoded {
-                    message: element,
-                    unknown: codec::UnknownFields::new(),
-                });
-                put_tag(&mut out, 4, WireType::LengthDelimited);
-                put_varint(&mut out, body.len() as u64);
-                out.extend_from_slice(&body);
+            deepest = deepest.max(text::message_depth(&element) + path.len());
+            if let (true, AnyMessage::Shape(element)) = (deepest <= limit, &element) {
+                // Binary output cannot be refused.
+                let _ = writer.leaf(path, element);
             }
         },
     )
@@ -388,7 +465,7 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
             message,
             unknown: codec::UnknownFields::new(),
         }),
-        None => out,
+        None => writer.finish(),
     })
 }
 
@@ -402,17 +479,12 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
 /// # Errors
 /// As [`read`] of a binary shape.
 pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertError>> {
-    use codec::wire::{put_tag, put_varint, WireType};
-    let mut out = Vec::new();
-    put_tag(&mut out, 2, WireType::Varint);
-    put_varint(&mut out, crate::proto::PrimitiveType::Tuple as u64);
-    let streamed = stream_binary_tuple(bytes, &mut |element| {
-        let body = codec::encode(element);
-        put_tag(&mut out, 4, WireType::LengthDelimited);
-        put_varint(&mut out, body.len() as u64);
-        out.extend_from_slice(&body);
+    let mut writer = TupleWriter::new(Form::Binary, &Options::default());
+    let streamed = stream_binary_tuple(bytes, &mut |path, element| {
+        // Binary output cannot be refused.
+        let _ = writer.leaf(path, element);
     })?;
-    Some(streamed.map(|()| out))
+    Some(streamed.map(|()| writer.finish()))
 }
 
 /// A shape read from HLO text, refused as [`read_hlo`] refuses it when it nests deeper

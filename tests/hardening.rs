@@ -472,8 +472,43 @@ fn streamed_text_conversions_agree_with_the_whole() {
         "(f32[2]{0}, f32[2]{",
         "(f32[2]{0} f32[3])",
         "  (token[], opaque[])  \n",
+        // Nested tuples, streamed a shape at a time: separators with their index
+        // comments inside them, empty ones, closing several at once, buffers.
+        "((f32[1], f32[2], f32[3], f32[4], f32[5], f32[6], (s32[], ((f32[7]{0})))), (), b(f32[2]{0}))",
+        "(((f32[1]), (), (f32[2], (u8[3]))), ((())), f32[4])",
+        "((f32[2]{0}, f32[2]{0:T(2)}), (f32[2]{0}, f32[2]{",
     ];
     for input in inputs {
+        // Binary out, and back in from the binary of the whole.
+        let whole = convert::read(
+            Form::Hlo,
+            MessageKind::Shape,
+            input.as_bytes(),
+            &Options::default(),
+        )
+        .and_then(|decoded| convert::write(Form::Binary, &decoded, &Options::default()));
+        let streamed = convert::hlo_shape_to_binary(input.as_bytes());
+        match (&whole, &streamed) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{input}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{input}"),
+            _ => panic!("{input}: whole {whole:?}, streamed {streamed:?}"),
+        }
+        if let Ok(bytes) = &whole {
+            let options = Options::default();
+            let decoded = convert::read(Form::Binary, MessageKind::Shape, bytes, &options).unwrap();
+            if let Some(streamed) = convert::binary_shape_to_binary(bytes) {
+                assert_eq!(&streamed.unwrap(), bytes, "{input}");
+            }
+            for to in [Form::Json, Form::Hlo] {
+                if let Some(streamed) = convert::binary_shape_to_text(bytes, to, &options) {
+                    assert_eq!(
+                        streamed.unwrap(),
+                        convert::write(to, &decoded, &options).unwrap(),
+                        "{input} {to:?}"
+                    );
+                }
+            }
+        }
         for to in [Form::Json, Form::Hlo] {
             for (pretty, json_names, hlo_style) in [
                 (false, JsonNames::Camel, HloStyle::Xla),

@@ -220,6 +220,17 @@ impl TupleJson {
         self.0.element(shape);
     }
 
+    /// Opens a tuple of nothing but elements (element type `TUPLE`) as the next
+    /// element; the elements that follow are its own until [`close`](Self::close).
+    pub fn open(&mut self) {
+        self.0.open();
+    }
+
+    /// Closes the tuple last opened by [`open`](Self::open).
+    pub fn close(&mut self) {
+        self.0.close();
+    }
+
     /// The text, closed (no final newline, as [`to_json`]).
     pub fn finish(self) -> String {
         self.0.finish()

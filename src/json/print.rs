@@ -295,40 +295,60 @@ fn primitive_type_name(value: i32) -> Option<&'static str> {
 /// [`TuplePrinter::finish`].
 pub(crate) struct TuplePrinter {
     printer: Printer,
-    object: Open,
-    array: Open,
+    /// The open tuples, outermost first: each one's object and `tupleShapes` array.
+    open: Vec<(Open, Open)>,
 }
 
 impl TuplePrinter {
     pub(crate) fn new(options: &PrintOptions) -> Self {
-        let mut printer = Printer::new(options);
+        let mut tuple = Self {
+            printer: Printer::new(options),
+            open: Vec::new(),
+        };
+        tuple.open_tuple();
+        tuple
+    }
+
+    /// `{"elementType": "TUPLE", "tupleShapes": [`, as a plain tuple prints.
+    fn open_tuple(&mut self) {
         let f = fields::SHAPE;
+        let printer = &mut self.printer;
         let mut object = printer.open('{');
         printer.key(&mut object, &f[0]);
         let tuple = PrimitiveType::Tuple as i32;
         printer.enum_value(tuple, primitive_type_name(tuple));
         printer.key(&mut object, &f[2]);
         let array = printer.open('[');
-        Self {
-            printer,
-            object,
-            array,
-        }
+        self.open.push((object, array));
     }
 
     pub(crate) fn element(&mut self, shape: &ShapeProto) {
-        self.printer.next(&mut self.array);
+        if let Some((_, array)) = self.open.last_mut() {
+            self.printer.next(array);
+        }
         self.printer.shape(shape);
     }
 
-    pub(crate) fn finish(self) -> String {
-        let Self {
-            mut printer,
-            object,
-            array,
-        } = self;
-        printer.close(array, ']');
-        printer.close(object, '}');
-        printer.finish()
+    /// Opens a plain tuple as the next element of the innermost open one.
+    pub(crate) fn open(&mut self) {
+        if let Some((_, array)) = self.open.last_mut() {
+            self.printer.next(array);
+        }
+        self.open_tuple();
+    }
+
+    /// Closes the innermost open tuple.
+    pub(crate) fn close(&mut self) {
+        if let Some((object, array)) = self.open.pop() {
+            self.printer.close(array, ']');
+            self.printer.close(object, '}');
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> String {
+        while !self.open.is_empty() {
+            self.close();
+        }
+        self.printer.finish()
     }
 }

@@ -405,7 +405,10 @@ pub enum HloStyle {
 pub struct TupleText {
     mode: Mode,
     out: String,
-    count: usize,
+    /// Elements so far of each open tuple, outermost first.
+    counts: Vec<usize>,
+    /// The path of the innermost open tuple.
+    path: Path,
 }
 
 impl TupleText {
@@ -418,7 +421,8 @@ impl TupleText {
         Self {
             mode,
             out: String::from("("),
-            count: 0,
+            counts: vec![0],
+            path: Path::root(),
         }
     }
 
@@ -429,21 +433,50 @@ impl TupleText {
     /// it is kept.
     pub fn element(&mut self, shape: &ShapeProto) -> Result<(), PrintError> {
         let mark = self.out.len();
-        if self.count > 0 {
-            printer::separator(self.count, &mut self.out);
+        let count = self.counts.last().copied().unwrap_or(0);
+        if count > 0 {
+            printer::separator(count, &mut self.out);
         }
-        let prefix = Path::root().field("tuple_shapes").index(self.count);
+        let prefix = self.path.clone().field("tuple_shapes").index(count);
         let printed = Printer::new(self.mode, true, &prefix).shape(shape, &mut self.out);
         if printed.is_err() {
             self.out.truncate(mark);
-        } else {
-            self.count += 1;
+        } else if let Some(count) = self.counts.last_mut() {
+            *count += 1;
         }
         printed
     }
 
+    /// Opens a tuple of nothing but elements as the next element; the elements that
+    /// follow are its own until [`close`](Self::close).
+    pub fn open(&mut self) {
+        let count = self.counts.last().copied().unwrap_or(0);
+        if count > 0 {
+            printer::separator(count, &mut self.out);
+        }
+        self.out.push('(');
+        self.path = self.path.field("tuple_shapes").index(count);
+        self.counts.push(0);
+    }
+
+    /// Closes the tuple last opened by [`open`](Self::open).
+    pub fn close(&mut self) {
+        if self.counts.len() > 1 {
+            self.counts.pop();
+            self.out.push(')');
+            self.path.pop();
+            self.path.pop();
+            if let Some(count) = self.counts.last_mut() {
+                *count += 1;
+            }
+        }
+    }
+
     /// The text, closed.
     pub fn finish(mut self) -> String {
+        while self.counts.len() > 1 {
+            self.close();
+        }
         self.out.push(')');
         self.out
     }

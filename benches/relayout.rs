@@ -1,7 +1,9 @@
 //! Relayout speed on 64 MiB arrays, side by side in one run: a plain `memcpy` of the
 //! same bytes (`copy_from_slice`, the ceiling), the element-by-element reference
 //! ([`Relayout::run_reference`], one `linear_index` per element and side) and the fast
-//! path ([`Relayout::run`]), for
+//! path, on the calling thread ([`Relayout::run_in_parts`] with one part) and as
+//! [`Relayout::run`] moves 64 MiB (pieces on rayon's pool, all cores), beside a `memcpy`
+//! on all cores too (1 MiB chunks on the same pool), for
 //!
 //! - `f32 {1,0} -> {0,1}`: a transpose of f32[4096,4096];
 //! - `f32 {1,0} -> {1,0:T(8,128)}`: tiling f32[4096,4096];
@@ -69,6 +71,18 @@ fn relayout(c: &mut Criterion) {
             b.iter(|| {
                 dst[..src.len()].copy_from_slice(black_box(&src));
             });
+        });
+        group.bench_function(BenchmarkId::from_parameter("memcpy, all threads"), |b| {
+            b.iter(|| {
+                use rayon::prelude::*;
+                dst[..src.len()]
+                    .par_chunks_mut(1 << 20)
+                    .zip(black_box(&src).par_chunks(1 << 20))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
+            });
+        });
+        group.bench_function(BenchmarkId::from_parameter("fast, one thread"), |b| {
+            b.iter(|| r.run_in_parts(black_box(&src), &mut dst, 1).expect("run"));
         });
         group.bench_function(BenchmarkId::from_parameter("fast"), |b| {
             b.iter(|| r.run(black_box(&src), &mut dst).expect("run"));

@@ -28,6 +28,12 @@ fn move_both(from: &str, to: &str, src: &[u8]) -> Vec<u8> {
         "{from} -> {to}: fast path vs reference ({})",
         r.strategy()
     );
+    // Cut into pieces moved on several threads: the same bytes, whatever the count.
+    for parts in [2, 3, 7] {
+        let mut pieces = vec![0x3C; r.destination_bytes()];
+        r.run_in_parts(src, &mut pieces, parts).unwrap();
+        assert_eq!(pieces, reference, "{from} -> {to} in {parts} parts");
+    }
     fast
 }
 
@@ -475,7 +481,7 @@ proptest! {
     /// The fast path writes exactly the reference's bytes, whatever the source holds
     /// (its padding included).
     #[test]
-    fn fast_path_equals_reference((from, to) in arb_pair(), seed in any::<u64>()) {
+    fn fast_path_equals_reference((from, to) in arb_pair(), seed in any::<u64>(), parts in 2usize..9) {
         let (Some(a), Some(b)) = (parse(&from), parse(&to)) else { return Ok(()) };
         let r = Relayout::new(&a, &b).unwrap();
         prop_assume!(r.source_bytes() <= 1 << 20 && r.destination_bytes() <= 1 << 20);
@@ -488,7 +494,10 @@ proptest! {
         r.run(&src, &mut fast).unwrap();
         let mut reference = vec![0xC3; r.destination_bytes()];
         r.run_reference(&src, &mut reference).unwrap();
-        prop_assert_eq!(fast, reference, "{} -> {}: {}", from, to, r.strategy());
+        prop_assert_eq!(&fast, &reference, "{} -> {}: {}", from, to, r.strategy());
+        let mut pieces = vec![0x96; r.destination_bytes()];
+        r.run_in_parts(&src, &mut pieces, parts).unwrap();
+        prop_assert_eq!(pieces, reference, "{} -> {} in {} parts: {}", from, to, parts, r.strategy());
     }
 
     /// A -> B -> A restores every element's bytes (as A -> A writes them: padding

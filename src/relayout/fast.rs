@@ -144,6 +144,119 @@ impl Program {
     }
 }
 
+impl Program {
+    /// As [`run`](Self::run), with every box of at least `min_split` elements cut into
+    /// up to `parts` pieces along its outermost destination atom ([`split`]), moved side
+    /// by side on rayon's pool. Boxes run one after another (their destinations may
+    /// interleave); a box that cannot be cut into byte-aligned pieces of disjoint
+    /// destination bytes runs whole.
+    pub(crate) fn run_in_parts(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        plans: (&LayoutPlan, &LayoutPlan),
+        parts: usize,
+        min_split: u64,
+    ) {
+        use rayon::prelude::*;
+        let Program::Blocks {
+            blocks,
+            mover,
+            conv,
+        } = self
+        else {
+            return self.run(src, dst, plans.0, plans.1);
+        };
+        let k = Kernel {
+            mover: *mover,
+            conv: *conv,
+        };
+        for block in blocks {
+            let pieces = (parts > 1)
+                .then(|| split(block, parts, min_split, conv.dst_bits, dst.len()))
+                .flatten();
+            let Some(pieces) = pieces else {
+                k.block(src, dst, block);
+                continue;
+            };
+            // Consecutive byte ranges, so each piece gets its own slice of `dst`.
+            let (first, last) = (pieces[0].0, pieces[pieces.len() - 1].1);
+            let mut rest = &mut dst[first..last];
+            let mut jobs = Vec::with_capacity(pieces.len());
+            for (start, end, piece) in pieces {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(end - start);
+                jobs.push((head, piece));
+                rest = tail;
+            }
+            jobs.into_par_iter()
+                .for_each(|(part, piece)| k.block(src, part, &piece));
+        }
+    }
+}
+
+/// Cuts `block` into up to `parts` pieces along its outermost destination atom: piece
+/// `p` takes a consecutive range of that atom's values, so its destination slots lie in
+/// `[d0 + k0·ds, d0 + k1·ds)` when everything inside one value spans less than `ds`.
+/// Each piece comes with its byte range of the destination (consecutive, starting on a
+/// byte) and its block with destination slots counted from the start of that range.
+/// `None` when the block has fewer than `min_split` elements or the cut is not clean.
+fn split(
+    block: &Block,
+    parts: usize,
+    min_split: u64,
+    bits: u64,
+    dst_len: usize,
+) -> Option<Vec<(usize, usize, Block)>> {
+    let (&outer, inner) = block.atoms.split_first()?;
+    let elements = block
+        .atoms
+        .iter()
+        .try_fold(1u64, |acc, a| acc.checked_mul(a.n))?;
+    if elements < min_split || outer.n < 2 {
+        return None;
+    }
+    let span = inner
+        .iter()
+        .try_fold(0u64, |acc, a| acc.checked_add((a.n - 1).checked_mul(a.ds)?))?;
+    if span >= outer.ds {
+        return None;
+    }
+    let bit = |slot: u64| u128::from(slot) * u128::from(bits);
+    let byte = |slot: u64| {
+        let b = bit(slot);
+        (b % 8 == 0).then(|| usize::try_from(b / 8).ok()).flatten()
+    };
+    let p = u64::try_from(parts).ok()?.min(outer.n);
+    let cut = |i: u64| u64::try_from(u128::from(outer.n) * u128::from(i) / u128::from(p)).ok();
+    let mut pieces = Vec::with_capacity(p as usize);
+    for i in 0..p {
+        let (k0, k1) = (cut(i)?, cut(i + 1)?);
+        let start = byte(block.d0.checked_add(k0.checked_mul(outer.ds)?)?)?;
+        let end = if i + 1 == p {
+            // Up to the byte holding the block's last slot.
+            let last = block
+                .d0
+                .checked_add((outer.n - 1).checked_mul(outer.ds)?)?
+                .checked_add(span)?;
+            usize::try_from((bit(last) + u128::from(bits)).div_ceil(8)).ok()?
+        } else {
+            byte(block.d0.checked_add(k1.checked_mul(outer.ds)?)?)?
+        };
+        let mut atoms = block.atoms.clone();
+        atoms[0].n = k1 - k0;
+        pieces.push((
+            start,
+            end,
+            Block {
+                s0: block.s0.checked_add(k0.checked_mul(outer.ss)?)?,
+                d0: 0,
+                atoms,
+            },
+        ));
+    }
+    (pieces.last()?.1 <= dst_len).then_some(pieces)
+}
+
 fn mover_name(mover: Mover) -> String {
     match mover {
         Mover::Bytes(w) => format!("{w}-byte elements"),

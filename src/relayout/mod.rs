@@ -48,6 +48,17 @@
 //! describe (a `*` merging dimensions, tiles that do not nest such as `T(4)(3)` against
 //! `T(2)`) walk both layouts' logical orders together instead. Tests check that both
 //! paths write the same bytes.
+//!
+//! # Threads
+//!
+//! A transpose is bound by memory latency more than by bandwidth: each line comes from
+//! another row and page, so one core keeps too few misses in flight to use the memory
+//! bus (on the 2-core development machine it moves 0.3x-0.5x of what `memcpy` does).
+//! [`Relayout::run`] therefore cuts a destination of [`PARALLEL_BYTES`] or more into
+//! pieces of whole destination bytes, each box along its outermost destination
+//! dimension, and moves them side by side on rayon's pool, as the transpose of XLA's PJRT
+//! (`TransposePlan`) does with its `num_threads` option. [`Relayout::run_in_parts`] chooses the number of
+//! pieces (1: the calling thread only); every choice writes the same bytes.
 
 mod bits;
 mod fast;
@@ -63,6 +74,10 @@ use crate::shape::{ArrayShape, Shape};
 use crate::validate::{validate_shape_with, Options};
 
 pub(crate) use bits::Conv;
+
+/// Destinations of at least this many bytes (8 MiB) are moved on several threads by
+/// [`Relayout::run`]; below it the hand-offs cost more than they save.
+pub const PARALLEL_BYTES: usize = 8 << 20;
 
 /// Why a relayout cannot be planned or run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -336,15 +351,55 @@ impl Relayout {
     /// Moves `src` (laid out as the source shape) into `dst` (the destination layout),
     /// on the fast path. Every byte of `dst` is written.
     ///
+    /// A destination of [`PARALLEL_BYTES`] or more is cut into pieces moved side by
+    /// side on rayon's thread pool (all cores, or `RAYON_NUM_THREADS`; inside a pool,
+    /// that pool's threads), as [`run_in_parts`](Self::run_in_parts) does; smaller ones
+    /// are moved on the calling thread.
+    ///
     /// # Errors
     /// [`RelayoutError::Length`] when a buffer's length is not its layout's allocated size;
     /// nothing is written then.
     pub fn run(&self, src: &[u8], dst: &mut [u8]) -> Result<(), RelayoutError> {
+        let threads = rayon::current_num_threads();
+        if self.dst_bytes < PARALLEL_BYTES || threads < 2 {
+            return self.run_on(src, dst, 1, 0);
+        }
+        // A few pieces a thread, so that one slow piece does not hold up the rest; a
+        // box smaller than a few pages is not worth a hand-off.
+        let min_split = (1u64 << 20) * 8 / self.conv.dst_bits.max(1);
+        self.run_on(src, dst, threads.saturating_mul(4), min_split)
+    }
+
+    /// [`run`](Self::run) with the destination cut into up to `parts` pieces moved side
+    /// by side on rayon's thread pool, whatever the array's size: each box of the
+    /// fast path is cut along its outermost destination dimension into ranges of
+    /// whole destination bytes (a box that cannot be cut so is moved whole). `parts`
+    /// of 0 or 1 moves everything on the calling thread. The bytes written are the same
+    /// for every `parts`.
+    ///
+    /// # Errors
+    /// As [`run`](Self::run).
+    pub fn run_in_parts(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        parts: usize,
+    ) -> Result<(), RelayoutError> {
+        self.run_on(src, dst, parts, 0)
+    }
+
+    fn run_on(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        parts: usize,
+        min_split: u64,
+    ) -> Result<(), RelayoutError> {
         self.check(src, dst)?;
         let count = self.dst.element_count();
         let padded = self.dst.allocated_elements() > count;
         if padded || count == 0 {
-            self.fill(dst);
+            self.fill(dst, parts);
         } else if let Some(last) = dst.last_mut() {
             // Bits after the last slot of a sub-byte buffer.
             let used = u128::from(self.dst.allocated_elements()) * u128::from(self.conv.dst_bits);
@@ -355,7 +410,8 @@ impl Relayout {
         if count == 0 {
             return Ok(());
         }
-        self.program.run(src, dst, &self.src, &self.dst);
+        self.program
+            .run_in_parts(src, dst, (&self.src, &self.dst), parts, min_split);
         Ok(())
     }
 
@@ -366,7 +422,7 @@ impl Relayout {
     /// As [`run`](Self::run).
     pub fn run_reference(&self, src: &[u8], dst: &mut [u8]) -> Result<(), RelayoutError> {
         self.check(src, dst)?;
-        self.fill(dst);
+        self.fill(dst, 1);
         if self.src.element_count() == 0 {
             return Ok(());
         }
@@ -402,8 +458,14 @@ impl Relayout {
 
     /// Writes every slot of `dst` with the padding value (zeros unless the layout's
     /// legacy `padding_value` says otherwise); bits after the last slot get 0.
-    fn fill(&self, dst: &mut [u8]) {
-        dst.fill(0);
+    fn fill(&self, dst: &mut [u8], parts: usize) {
+        if parts > 1 {
+            use rayon::prelude::*;
+            let chunk = dst.len().div_ceil(parts).max(1 << 16);
+            dst.par_chunks_mut(chunk).for_each(|c| c.fill(0));
+        } else {
+            dst.fill(0);
+        }
         let Some(pad) = &self.pad else { return };
         let value = Conv {
             src_bits: u64::from(self.from.element_type().byte_width().unwrap_or(1)) * 8,

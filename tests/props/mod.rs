@@ -493,6 +493,12 @@ pub fn relayout_moved(data: &[u8]) -> bool {
         .run_reference(&src, &mut reference)
         .expect("buffer lengths from the plan");
     assert!(fast == reference, "fast path differs from the reference");
+    // Cut into pieces on several threads (2 to 5, from the array's size): the same bytes.
+    let mut pieces = vec![0x3C; there.destination_bytes()];
+    there
+        .run_in_parts(&src, &mut pieces, 2 + there.destination_bytes() % 4)
+        .expect("buffer lengths from the plan");
+    assert!(pieces == reference, "the fast path in pieces differs");
     let mut round = vec![0; back.destination_bytes()];
     back.run(&fast, &mut round)
         .expect("buffer lengths from the plan");

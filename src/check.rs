@@ -645,13 +645,14 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     let mut no_shape = None;
     if bytes.len() >= STREAMED_MESSAGE && matches!(options.message, None | Some(MessageKind::Shape))
     {
-        // A plain top-level tuple is checked an element at a time, never held whole.
+        // A plain top-level tuple is checked a shape at a time (plain tuples inside it
+        // opened), never held whole.
         let mut tuple = TupleFindings::new(options);
         let mut count = 0;
         let json_options = crate::json::ParseOptions::new();
-        let read = crate::json::shape_from_json_streaming(bytes, &json_options, &mut |element| {
-            tuple.element(&[count], element);
-            count += 1;
+        let read = crate::json::shape_from_json_leaves(bytes, &json_options, &mut |path, leaf| {
+            count = count.max(path.first().map_or(0, |&i| i + 1));
+            tuple.element(path, leaf);
         });
         match read {
             Ok(shell) if count > 0 && codec::is_tuple_shell(&shell) => {

@@ -224,6 +224,39 @@ pub fn binary_shape_to_text(
     }))
 }
 
+/// Proto3 JSON of a `ShapeProto` to any form (`to`), a top-level tuple a shape at a
+/// time ([`json::shape_from_json_leaves`]: plain tuples that nest are opened): the same
+/// bytes as [`read()`] then [`write()`] give, in the memory of the input, the output
+/// and one shape. `None` when the message is not a plain tuple with elements, which
+/// [`read()`] and [`write()`] then convert whole.
+///
+/// # Errors
+/// As [`read()`] of a JSON shape, then [`write()`]: a read error first.
+pub fn json_shape_to(
+    bytes: &[u8],
+    to: Form,
+    options: &Options,
+) -> Option<Result<Vec<u8>, ConvertError>> {
+    let mut writer = TupleWriter::new(to, options);
+    let mut refused = None;
+    let mut elements = 0;
+    let parse = json::ParseOptions::new().ignore_unknown_fields(options.ignore_unknown_fields);
+    let read = json::shape_from_json_leaves(bytes, &parse, &mut |path, leaf| {
+        elements = elements.max(path.first().map_or(0, |&i| i + 1));
+        if refused.is_none() {
+            refused = writer.leaf(path, &leaf).err();
+        }
+    });
+    match read {
+        Err(e) => Some(Err(ConvertError::Json(e))),
+        Ok(shell) if elements > 0 && codec::is_tuple_shell(&shell) => Some(match refused {
+            Some(error) => Err(ConvertError::Print(error)),
+            None => Ok(writer.finish()),
+        }),
+        Ok(_) => None,
+    }
+}
+
 /// Decodes a binary `ShapeProto` a shape at a time ([`codec::decode_shape_leaves`]:
 /// plain tuples that nest are opened), handing each shape and its path to `each` while
 /// every one so far is free of unknown fields. `None` when the message is not a plain

@@ -56,6 +56,64 @@ fn relayout_corpus_moves_bytes() {
     );
 }
 
+/// JSON read a shape at a time (plain tuples that nest opened) gives the whole read's
+/// message or first error, and so do conversions of it, on tuples that nest, are not
+/// plain for a key before or after their elements, hold brackets and quotes in
+/// strings, fail inside a nested tuple or after it, or nest too deep.
+#[test]
+fn nested_json_tuples_read_leaf_by_leaf_agree_with_the_whole_read() {
+    let deep = |n: usize| {
+        let open = r#"{"elementType":"TUPLE","tupleShapes":["#.repeat(n);
+        format!(r#"{open}{{"elementType":"F32"}}{}"#, "]}".repeat(n))
+    };
+    let (deep, deeper) = (deep(99), deep(100));
+    let f32 = r#"{"elementType":"F32","dimensions":["2"],"layout":{"minorToMajor":[0]}}"#;
+    let inputs = [
+        format!(
+            r#"{{"elementType":"TUPLE","tupleShapes":[{f32},{{"elementType":"TUPLE","tupleShapes":[{f32},{{"elementType":"S32"}}]}}]}}"#
+        ),
+        // Keys in any order; a nested tuple with a layout after its elements; one
+        // given as a number; an element type that is not TUPLE; an empty one.
+        format!(
+            r#"{{"tupleShapes":[{{"tupleShapes":[{f32}],"elementType":"TUPLE"}},{{"elementType":"TUPLE","tupleShapes":[{f32}],"layout":{{}}}}],"elementType":"TUPLE"}}"#
+        ),
+        format!(
+            r#"{{"elementType":"TUPLE","tupleShapes":[{{"elementType":13,"tupleShapes":[{f32}]}},{{"elementType":"F32","tupleShapes":[{f32}]}},{{"elementType":"TUPLE","tupleShapes":[]}}]}}"#
+        ),
+        // Both spellings of one field; an unknown key; a duplicate key.
+        format!(
+            r#"{{"elementType":"TUPLE","tupleShapes":[{{"elementType":"TUPLE","tupleShapes":[{f32}],"tuple_shapes":[{f32}]}}]}}"#
+        ),
+        format!(
+            r#"{{"elementType":"TUPLE","tupleShapes":[{{"elementType":"TUPLE","tupleShapes":[{f32}],"x]}}"{{[":1}}]}}"#
+        ),
+        format!(
+            r#"{{"elementType":"TUPLE","tupleShapes":[{{"elementType":"TUPLE","tupleShapes":[{f32}],"tupleShapes":[]}}]}}"#
+        ),
+        // Errors inside a nested tuple, after it, and a text cut short.
+        format!(
+            r#"{{"elementType":"TUPLE","tupleShapes":[{{"elementType":"TUPLE","tupleShapes":[{f32},{{"elementType":"F33"}}]}},{f32}]}}"#
+        ),
+        format!(
+            r#"{{"elementType":"TUPLE","tupleShapes":[{{"elementType":"TUPLE","tupleShapes":[{f32}]}},null]}}"#
+        ),
+        format!(
+            r#"{{"elementType":"TUPLE","tupleShapes":[{{"elementType":"TUPLE","tupleShapes":[{f32}]}}]}} x"#
+        ),
+        format!(
+            r#"{{"elementType":"TUPLE","tupleShapes":[{{"elementType":"TUPLE","tupleShapes":[{f32}"#
+        ),
+        format!(
+            r#"{{"elementType":"TUPLE","tupleShapes":[{{"elementType":"TUPLE","tupleShapes":["a"]}}",{f32}]}}]}}"#
+        ),
+        deep,
+        deeper,
+    ];
+    for input in &inputs {
+        props::json_leaves_agree(input.as_bytes());
+    }
+}
+
 /// Nested tuples read leaf by leaf (`text::parse_shape_leaves`): the leaves of the
 /// whole parse at their paths, and its first error, on tuples that nest, hold empty
 /// tuples, fail inside a nested tuple or after it, or nest too deep.

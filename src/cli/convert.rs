@@ -75,8 +75,8 @@ pub enum JsonNames {
     Proto,
 }
 
-/// Binary shapes at least this long are re-encoded a tuple element at a time when they
-/// can be ([`convert::binary_shape_to_binary`]).
+/// Binary and JSON shapes at least this long are converted a shape at a time when they
+/// can be ([`convert::binary_shape_to_binary`], [`convert::json_shape_to`]).
 const STREAMED_MESSAGE: usize = 1 << 20;
 
 pub fn run(args: ConvertArgs) -> Result<(), Failure> {
@@ -130,6 +130,16 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
             to => convert::binary_shape_to_text(&input.bytes, to.into(), &options),
         };
         if let Some(output) = streamed {
+            let output = output.map_err(|e| named(Failure::unreadable(e)))?;
+            return args.output.write(&output);
+        }
+    }
+    if args.from == Form::Json
+        && args.message == MessageArg::Shape
+        && input.bytes.len() >= STREAMED_MESSAGE
+    {
+        // A plain top-level tuple is converted a shape at a time, never held whole.
+        if let Some(output) = convert::json_shape_to(&input.bytes, args.to.into(), &options) {
             let output = output.map_err(|e| named(Failure::unreadable(e)))?;
             return args.output.write(&output);
         }

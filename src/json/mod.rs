@@ -198,6 +198,26 @@ pub fn shape_from_json_streaming(
     read::read_shape_streaming(utf8(json)?, options, element)
 }
 
+/// [`shape_from_json_streaming`] into nested tuples too: an element that is a plain
+/// tuple (`"elementType": "TUPLE"` and a non-empty `tupleShapes`, no other key) is read
+/// the same way, so that every other shape goes to `leaf` with its path of tuple
+/// indices (`[2, 0]` is element 0 of the top-level element 2) and a huge tuple costs
+/// the memory of one shape however its elements nest. Returns the top-level message
+/// without its elements; the callback sees every shape read before an error, and the
+/// error is the one `from_json_slice` gives. Finding a plain tuple looks ahead over its
+/// elements by their brackets, so text that nests `d` plain tuples is scanned up to
+/// `d + 1` times (`d` is at most [`MAX_MESSAGE_DEPTH`]).
+///
+/// # Errors
+/// As [`ProtoJson::from_json_slice`].
+pub fn shape_from_json_leaves(
+    json: &[u8],
+    options: &ParseOptions,
+    leaf: &mut dyn FnMut(&[usize], ShapeProto),
+) -> Result<ShapeProto, JsonError> {
+    read::read_shape_leaves(utf8(json)?, options, leaf)
+}
+
 /// The proto3 JSON of a plain tuple (element type `TUPLE` and its elements, nothing
 /// else), written an element at a time: what [`to_json`] gives for the whole tuple,
 /// without holding it.

@@ -135,6 +135,21 @@ pub(crate) fn read_shape_streaming<'a>(
     read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
 }
 
+/// Reads a whole JSON text as one `ShapeProto`, every shape of its top-level tuple
+/// handed to `leaf` with its path of tuple indices and plain tuples that nest opened
+/// ([`Reader::shape_leaves`]). Returns the top-level message without its elements.
+pub(crate) fn read_shape_leaves<'a>(
+    text: &'a str,
+    options: &ParseOptions,
+    leaf: &mut dyn FnMut(&[usize], ShapeProto),
+) -> std::result::Result<ShapeProto, JsonError> {
+    let mut path = Vec::new();
+    let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
+        reader.shape_leaves(pos, token, &mut path, leaf)
+    };
+    read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
+}
+
 fn read_text<'a, T>(
     text: &'a str,
     options: &ParseOptions,
@@ -367,6 +382,108 @@ impl<'a> Reader<'a> {
             Ok(())
         })?;
         Ok(shape)
+    }
+
+    /// A shape whose `tuple_shapes` go to `leaf` a shape at a time: an element that is
+    /// a plain tuple (element type `TUPLE` and at least one element, no other key;
+    /// [`Self::plain_tuple_ahead`]) is read the same way, one level deeper in `path`;
+    /// every other element is read whole and handed over with its path. The same
+    /// reading, with the same errors, as [`Self::shape`]; returns the message without
+    /// its elements.
+    fn shape_leaves(
+        &mut self,
+        pos: usize,
+        token: Token<'a>,
+        path: &mut Vec<usize>,
+        leaf: &mut dyn FnMut(&[usize], ShapeProto),
+    ) -> Result<ShapeProto> {
+        let mut shape = ShapeProto::default();
+        self.message(pos, token, &SHAPE, |reader, index| {
+            match index {
+                2 => reader.tuple_leaves(path, leaf)?,
+                3 => reader.shape_layout(&mut shape)?,
+                _ => reader.shape_scalar(&mut shape, index)?,
+            }
+            Ok(())
+        })?;
+        Ok(shape)
+    }
+
+    /// The `tuple_shapes` list of [`Self::shape_leaves`], read as [`Self::list_into`]
+    /// reads one.
+    fn tuple_leaves(
+        &mut self,
+        path: &mut Vec<usize>,
+        leaf: &mut dyn FnMut(&[usize], ShapeProto),
+    ) -> Result<()> {
+        let (pos, token) = self.lexer.token()?;
+        match token {
+            Token::Null => return Ok(()),
+            Token::Array => {}
+            _ => return Err(self.wrong_type(pos, token, "an array")),
+        }
+        let mut more = self.open()?;
+        let mut index = 0;
+        while more {
+            path.push(index);
+            let item = match self.lexer.token()? {
+                (pos, Token::Null) => Err(Stop::invalid(pos, JsonErrorKind::NullInList)),
+                (pos, Token::Object) if self.plain_tuple_ahead() => {
+                    self.shape_leaves(pos, Token::Object, path, leaf).map(drop)
+                }
+                (pos, token) => self.shape(pos, token).map(|shape| leaf(path, shape)),
+            };
+            path.pop();
+            if let Err(stop) = item {
+                return Err(self.skip_rest_of_list(stop.within(Segment::Index(index))));
+            }
+            index += 1;
+            more = self.lexer.next_in_array()?;
+        }
+        self.nesting -= 1;
+        Ok(())
+    }
+
+    /// Whether the object the lexer is at is a plain tuple: its keys are the element
+    /// type, given as `"TUPLE"`, and a non-empty `tuple_shapes` array, each once and
+    /// nothing else. A look-ahead on a copy of the lexer, which steps over the
+    /// elements by their brackets alone (so a text that nests `d` tuples is scanned
+    /// at most `d + 1` times, and `d` is at most [`MAX_MESSAGE_DEPTH`]); the reader
+    /// then reads the object either way, with the same errors.
+    fn plain_tuple_ahead(&self) -> bool {
+        let mut ahead = self.lexer.clone();
+        if !matches!(ahead.open(self.nesting), Ok(true)) {
+            return false;
+        }
+        let (mut tuple, mut elements) = (false, false);
+        loop {
+            let Ok((key, _)) = ahead.key() else {
+                return false;
+            };
+            match fields::lookup(SHAPE.fields, &key) {
+                Some((0, _)) if !tuple => match ahead.token() {
+                    Ok((_, Token::String(name))) if &*name == b"TUPLE" => tuple = true,
+                    _ => return false,
+                },
+                Some((2, _)) if !elements => {
+                    if !matches!(ahead.token(), Ok((_, Token::Array))) {
+                        return false;
+                    }
+                    let mut first = ahead.clone();
+                    if !matches!(first.open(self.nesting + 1), Ok(true)) || !ahead.skip_container()
+                    {
+                        return false;
+                    }
+                    elements = true;
+                }
+                _ => return false,
+            }
+            match ahead.next_in_object() {
+                Ok(true) => {}
+                Ok(false) => return tuple && elements,
+                Err(_) => return false,
+            }
+        }
     }
 
     fn shape_element(&mut self, pos: usize, token: Token<'a>) -> Result<Option<ShapeProto>> {

@@ -82,6 +82,7 @@ impl<'a> KeySet<'a> {
 }
 
 /// A position in a JSON text.
+#[derive(Clone)]
 pub(crate) struct Lexer<'a> {
     text: &'a str,
     bytes: &'a [u8],
@@ -304,6 +305,47 @@ impl<'a> Lexer<'a> {
                 open.pop();
             }
         }
+    }
+
+    /// Steps over the array or object [`Self::token`] just saw by its brackets and
+    /// strings alone, checking nothing else: a look-ahead, whose text the reader reads
+    /// properly later. False when the text ends first.
+    pub(crate) fn skip_container(&mut self) -> bool {
+        let bytes = self.bytes;
+        let mut depth = 0usize;
+        let mut i = self.pos;
+        while let Some(k) = bytes.get(i..).and_then(|rest| {
+            rest.iter()
+                .position(|b| matches!(b, b'"' | b'[' | b']' | b'{' | b'}'))
+        }) {
+            i += k;
+            match bytes[i] {
+                b'"' => loop {
+                    i += 1;
+                    match bytes
+                        .get(i..)
+                        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+                    {
+                        Some(k) if bytes[i + k] == b'\\' => i += k + 1,
+                        Some(k) => {
+                            i += k;
+                            break;
+                        }
+                        None => return false,
+                    }
+                },
+                b'[' | b'{' => depth += 1,
+                _ => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        self.pos = i + 1;
+                        return true;
+                    }
+                }
+            }
+            i += 1;
+        }
+        false
     }
 
     /// The end of the text: nothing but whitespace may follow the value.

@@ -235,6 +235,7 @@ pub fn json_roundtrip(data: &[u8]) {
     let Some((&selector, bytes)) = data.split_first() else {
         return;
     };
+    json_leaves_agree(bytes);
     let kind = kind_of(selector);
     let Ok(message) = json::from_json(kind, bytes, &json::ParseOptions::new()) else {
         return;
@@ -245,6 +246,48 @@ pub fn json_roundtrip(data: &[u8]) {
         .unwrap_or_else(|e| panic!("our own JSON reads back: {e}\n{printed}"));
     assert_eq!(again, message, "{printed}");
     assert_eq!(json::to_json(&again, &options), printed);
+}
+
+/// JSON read as a shape a shape at a time (plain tuples that nest opened) gives the
+/// whole read's error, or its message rebuilt from the leaves; converted so to every
+/// form, the bytes or the error of the whole message read and written.
+pub fn json_leaves_agree(bytes: &[u8]) {
+    use xla_shape::convert::{self, Form};
+    use xla_shape::json::ProtoJson;
+    let options = json::ParseOptions::new();
+    let whole = ShapeProto::from_json_slice(bytes, &options);
+    let mut rebuilt = ShapeProto::default();
+    let streamed = json::shape_from_json_leaves(bytes, &options, &mut |path, leaf| {
+        insert_leaf(&mut rebuilt, path, leaf);
+    });
+    match (whole, streamed) {
+        (Ok(shape), Ok(mut shell)) => {
+            assert!(shell.tuple_shapes.is_empty());
+            shell.tuple_shapes = rebuilt.tuple_shapes;
+            assert_eq!(shape, shell, "{:?}", String::from_utf8_lossy(bytes));
+        }
+        (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+        (a, b) => panic!("{:?}: {a:?} vs {b:?}", String::from_utf8_lossy(bytes)),
+    }
+    for to in [Form::Json, Form::Hlo, Form::Binary] {
+        let options = convert::Options {
+            pretty: bytes.len() % 2 == 0,
+            ..Default::default()
+        };
+        let Some(streamed) = convert::json_shape_to(bytes, to, &options) else {
+            continue;
+        };
+        let whole = convert::read(Form::Json, MessageKind::Shape, bytes, &options)
+            .and_then(|decoded| convert::write(to, &decoded, &options));
+        match (whole, streamed) {
+            (Ok(a), Ok(b)) => assert!(a == b, "{:?} to {to:?}", String::from_utf8_lossy(bytes)),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!(
+                "{:?} to {to:?}: {a:?} vs {b:?}",
+                String::from_utf8_lossy(bytes)
+            ),
+        }
+    }
 }
 
 /// HLO text parse -> print (lossless style) -> parse gives the same message, with

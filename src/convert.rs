@@ -212,16 +212,8 @@ pub fn binary_shape_to_text(
     options: &Options,
 ) -> Option<Result<Vec<u8>, ConvertError>> {
     let mut writer = TupleWriter::new(to, options);
-    let mut refused = None;
-    let streamed = stream_binary_tuple(bytes, &mut |path, element| {
-        if refused.is_none() {
-            refused = writer.leaf(path, element).err();
-        }
-    })?;
-    Some(streamed.and_then(|()| match refused {
-        Some(error) => Err(ConvertError::Print(error)),
-        None => Ok(writer.finish()),
-    }))
+    let streamed = stream_binary_tuple(bytes, &mut |path, element| writer.put(path, element))?;
+    Some(streamed.and_then(|()| writer.finish()))
 }
 
 /// Proto3 JSON of a `ShapeProto` to any form (`to`), a top-level tuple a shape at a
@@ -238,21 +230,15 @@ pub fn json_shape_to(
     options: &Options,
 ) -> Option<Result<Vec<u8>, ConvertError>> {
     let mut writer = TupleWriter::new(to, options);
-    let mut refused = None;
     let mut elements = 0;
     let parse = json::ParseOptions::new().ignore_unknown_fields(options.ignore_unknown_fields);
     let read = json::shape_from_json_leaves(bytes, &parse, &mut |path, leaf| {
         elements = elements.max(path.first().map_or(0, |&i| i + 1));
-        if refused.is_none() {
-            refused = writer.leaf(path, &leaf).err();
-        }
+        writer.put(path, &leaf);
     });
     match read {
         Err(e) => Some(Err(ConvertError::Json(e))),
-        Ok(shell) if elements > 0 && codec::is_tuple_shell(&shell) => Some(match refused {
-            Some(error) => Err(ConvertError::Print(error)),
-            None => Ok(writer.finish()),
-        }),
+        Ok(shell) if elements > 0 && codec::is_tuple_shell(&shell) => Some(writer.finish()),
         Ok(_) => None,
     }
 }
@@ -286,6 +272,8 @@ struct TupleWriter {
     form: Writer,
     /// The path of the innermost open nested tuple.
     open: Vec<usize>,
+    /// Why the first shape that could not be written was refused (HLO text only).
+    refused: Option<text::PrintError>,
 }
 
 enum Writer {
@@ -311,6 +299,15 @@ impl TupleWriter {
         Self {
             form,
             open: Vec::new(),
+            refused: None,
+        }
+    }
+
+    /// [`Self::leaf`], keeping the first refusal for [`Self::finish`]; nothing more is
+    /// written after one.
+    fn put(&mut self, path: &[usize], element: &crate::proto::ShapeProto) {
+        if self.refused.is_none() {
+            self.refused = self.leaf(path, element).err();
         }
     }
 
@@ -375,18 +372,22 @@ impl TupleWriter {
         }
     }
 
-    /// The output: text with its final newline, or the bytes.
-    fn finish(mut self) -> Vec<u8> {
+    /// The output: text with its final newline, or the bytes; the first refusal of
+    /// [`Self::put`] if there was one.
+    fn finish(mut self) -> Result<Vec<u8>, ConvertError> {
+        if let Some(error) = self.refused.take() {
+            return Err(ConvertError::Print(error));
+        }
         while self.open.pop().is_some() {
             self.close();
         }
         let mut out = match self.form {
             Writer::Json(w) => w.finish(),
             Writer::Hlo(w) => w.finish(),
-            Writer::Binary(out, _) => return out,
+            Writer::Binary(out, _) => return Ok(out),
         };
         out.push('\n');
-        out.into_bytes()
+        Ok(out.into_bytes())
     }
 }
 
@@ -414,20 +415,15 @@ pub fn hlo_shape_to_text(
     let mut writer = TupleWriter::new(to, options);
     let limit = codec::wire::RECURSION_LIMIT as usize;
     let mut deepest = 0;
-    let mut refused = None;
     let streamed = text::parse_shape_leaves(
         input,
         text::ParseOptions::default(),
         &mut |path, _, element| {
             let element = AnyMessage::Shape(element);
             deepest = deepest.max(text::message_depth(&element) + path.len());
-            let AnyMessage::Shape(element) = element else {
-                return;
-            };
-            if deepest > limit || refused.is_some() {
-                return;
+            if let (true, AnyMessage::Shape(element)) = (deepest <= limit, &element) {
+                writer.put(path, element);
             }
-            refused = writer.leaf(path, &element).err();
         },
     )
     .map_err(|error| ConvertError::Parse {
@@ -445,10 +441,7 @@ pub fn hlo_shape_to_text(
             if deepest > limit {
                 return Err(ConvertError::TooDeep { depth: deepest });
             }
-            if let Some(error) = refused {
-                return Err(ConvertError::Print(error));
-            }
-            return Ok(writer.finish());
+            return writer.finish();
         }
     };
     let decoded = read_hlo_shape(shape)?;
@@ -474,8 +467,7 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
             let element = AnyMessage::Shape(element);
             deepest = deepest.max(text::message_depth(&element) + path.len());
             if let (true, AnyMessage::Shape(element)) = (deepest <= limit, &element) {
-                // Binary output cannot be refused.
-                let _ = writer.leaf(path, element);
+                writer.put(path, element);
             }
         },
     )
@@ -493,13 +485,13 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
     if deepest > limit {
         return Err(ConvertError::TooDeep { depth: deepest });
     }
-    Ok(match message {
-        Some(message) => codec::encode_any(&Decoded {
+    match message {
+        Some(message) => Ok(codec::encode_any(&Decoded {
             message,
             unknown: codec::UnknownFields::new(),
-        }),
+        })),
         None => writer.finish(),
-    })
+    }
 }
 
 /// A binary `ShapeProto` re-encoded, a top-level tuple one element at a time: the same
@@ -513,11 +505,8 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
 /// As [`read`] of a binary shape.
 pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertError>> {
     let mut writer = TupleWriter::new(Form::Binary, &Options::default());
-    let streamed = stream_binary_tuple(bytes, &mut |path, element| {
-        // Binary output cannot be refused.
-        let _ = writer.leaf(path, element);
-    })?;
-    Some(streamed.map(|()| writer.finish()))
+    let streamed = stream_binary_tuple(bytes, &mut |path, element| writer.put(path, element))?;
+    Some(streamed.and_then(|()| writer.finish()))
 }
 
 /// A shape read from HLO text, refused as [`read_hlo`] refuses it when it nests deeper

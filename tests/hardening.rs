@@ -662,28 +662,7 @@ fn nested_binary_tuple_is_checked_a_shape_at_a_time() {
     shape.tuple_shapes[2].dimensions = vec![1];
     assert_eq!(leaves(&shape)[3..], [(vec![2], tuple)]);
 
-    let (whole, _) = tuple_with_two_broken_elements(120_000);
-    let mut second = whole.clone();
-    second.tuple_shapes[0] = xla_shape::proto::ShapeProto::default();
-    let nested = xla_shape::proto::ShapeProto {
-        element_type: tuple,
-        tuple_shapes: vec![
-            text::parse_shape("(f32[2]{0})").unwrap(),
-            xla_shape::proto::ShapeProto {
-                element_type: tuple,
-                tuple_shapes: vec![whole.clone(), second],
-                ..Default::default()
-            },
-        ],
-        ..Default::default()
-    };
-    let expected: Vec<String> = xla_shape::validate::validate_shape(&nested)
-        .report()
-        .issues()
-        .iter()
-        .map(|i| i.path().to_string())
-        .collect();
-    assert_eq!(expected.len(), 5, "{expected:?}");
+    let (nested, expected) = nested_tuple_with_five_findings(120_000);
     let bytes = xla_shape::codec::encode(&nested);
     assert!(bytes.len() > 6_000_000);
     let dir = tempfile::tempdir().unwrap();
@@ -700,29 +679,7 @@ fn nested_binary_tuple_is_checked_a_shape_at_a_time() {
 /// bytes.
 #[test]
 fn nested_json_tuple_is_checked_and_converted_a_shape_at_a_time() {
-    let tuple = xla_shape::proto::PrimitiveType::Tuple as i32;
-    let (whole, _) = tuple_with_two_broken_elements(100_000);
-    let mut second = whole.clone();
-    second.tuple_shapes[0] = xla_shape::proto::ShapeProto::default();
-    let nested = xla_shape::proto::ShapeProto {
-        element_type: tuple,
-        tuple_shapes: vec![
-            text::parse_shape("(f32[2]{0})").unwrap(),
-            xla_shape::proto::ShapeProto {
-                element_type: tuple,
-                tuple_shapes: vec![whole, second],
-                ..Default::default()
-            },
-        ],
-        ..Default::default()
-    };
-    let expected: Vec<String> = xla_shape::validate::validate_shape(&nested)
-        .report()
-        .issues()
-        .iter()
-        .map(|i| i.path().to_string())
-        .collect();
-    assert_eq!(expected.len(), 5, "{expected:?}");
+    let (nested, expected) = nested_tuple_with_five_findings(100_000);
     let message = xla_shape::AnyMessage::Shape(nested);
     let json = xla_shape::json::to_json(&message, &xla_shape::json::PrintOptions::new());
     assert!(json.len() > 35_000_000, "{}", json.len());
@@ -745,4 +702,34 @@ fn nested_json_tuple_is_checked_and_converted_a_shape_at_a_time() {
         unknown: xla_shape::codec::UnknownFields::new(),
     };
     assert!(std::fs::read(&output).unwrap() == xla_shape::codec::encode_any(&decoded));
+}
+
+/// `((f32[2]{0}), (T, T'))` where `T` is [`tuple_with_two_broken_elements`] of `n` and
+/// `T'` the same with an empty shape first, and the paths of the whole message's five
+/// findings.
+fn nested_tuple_with_five_findings(n: usize) -> (xla_shape::proto::ShapeProto, Vec<String>) {
+    let tuple = xla_shape::proto::PrimitiveType::Tuple as i32;
+    let (whole, _) = tuple_with_two_broken_elements(n);
+    let mut second = whole.clone();
+    second.tuple_shapes[0] = xla_shape::proto::ShapeProto::default();
+    let nested = xla_shape::proto::ShapeProto {
+        element_type: tuple,
+        tuple_shapes: vec![
+            text::parse_shape("(f32[2]{0})").unwrap(),
+            xla_shape::proto::ShapeProto {
+                element_type: tuple,
+                tuple_shapes: vec![whole, second],
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let expected: Vec<String> = xla_shape::validate::validate_shape(&nested)
+        .report()
+        .issues()
+        .iter()
+        .map(|i| i.path().to_string())
+        .collect();
+    assert_eq!(expected.len(), 5, "{expected:?}");
+    (nested, expected)
 }

@@ -123,14 +123,18 @@ pub(crate) fn read<'a, T>(
 }
 
 /// Reads a whole JSON text as one `ShapeProto`, the elements of its top-level
-/// `tuple_shapes` handed to `element` ([`Reader::shape_streaming`]).
+/// `tuple_shapes` handed to `element` ([`Reader::shape_leaves`] opening no nested
+/// tuple).
 pub(crate) fn read_shape_streaming<'a>(
     text: &'a str,
     options: &ParseOptions,
     element: &mut dyn FnMut(ShapeProto),
 ) -> std::result::Result<ShapeProto, JsonError> {
+    // The top-level elements whole: no tuple inside them is opened.
+    let mut leaf = |_: &[usize], shape: ShapeProto| element(shape);
+    let mut path = Vec::new();
     let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
-        reader.shape_streaming(pos, token, element)
+        reader.shape_leaves(pos, token, &mut path, false, &mut leaf)
     };
     read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
 }
@@ -145,7 +149,7 @@ pub(crate) fn read_shape_leaves<'a>(
 ) -> std::result::Result<ShapeProto, JsonError> {
     let mut path = Vec::new();
     let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
-        reader.shape_leaves(pos, token, &mut path, leaf)
+        reader.shape_leaves(pos, token, &mut path, true, leaf)
     };
     read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
 }
@@ -363,44 +367,24 @@ impl<'a> Reader<'a> {
         Ok(shape)
     }
 
-    /// [`Self::shape`] of a top-level message, handing the elements of its
-    /// `tuple_shapes` to `element` instead of keeping them: the same code reads the
-    /// same tokens, so the errors are those of [`Self::shape`].
-    fn shape_streaming(
-        &mut self,
-        pos: usize,
-        token: Token<'a>,
-        element: &mut dyn FnMut(ShapeProto),
-    ) -> Result<ShapeProto> {
-        let mut shape = ShapeProto::default();
-        self.message(pos, token, &SHAPE, |reader, index| {
-            match index {
-                2 => reader.list_into(Self::shape_element, element)?,
-                3 => reader.shape_layout(&mut shape)?,
-                _ => reader.shape_scalar(&mut shape, index)?,
-            }
-            Ok(())
-        })?;
-        Ok(shape)
-    }
-
-    /// A shape whose `tuple_shapes` go to `leaf` a shape at a time: an element that is
-    /// a plain tuple (element type `TUPLE` and at least one element, no other key;
-    /// [`Self::plain_tuple_ahead`]) is read the same way, one level deeper in `path`;
-    /// every other element is read whole and handed over with its path. The same
-    /// reading, with the same errors, as [`Self::shape`]; returns the message without
-    /// its elements.
+    /// A shape whose `tuple_shapes` go to `leaf` a shape at a time: with `nest`, an
+    /// element that is a plain tuple (element type `TUPLE` and at least one element, no
+    /// other key; [`Self::plain_tuple_ahead`]) is read the same way, one level deeper in
+    /// `path`; every other element is read whole and handed over with its path. The
+    /// same reading, with the same errors, as [`Self::shape`]; returns the message
+    /// without its elements.
     fn shape_leaves(
         &mut self,
         pos: usize,
         token: Token<'a>,
         path: &mut Vec<usize>,
+        nest: bool,
         leaf: &mut dyn FnMut(&[usize], ShapeProto),
     ) -> Result<ShapeProto> {
         let mut shape = ShapeProto::default();
         self.message(pos, token, &SHAPE, |reader, index| {
             match index {
-                2 => reader.tuple_leaves(path, leaf)?,
+                2 => reader.tuple_leaves(path, nest, leaf)?,
                 3 => reader.shape_layout(&mut shape)?,
                 _ => reader.shape_scalar(&mut shape, index)?,
             }
@@ -414,6 +398,7 @@ impl<'a> Reader<'a> {
     fn tuple_leaves(
         &mut self,
         path: &mut Vec<usize>,
+        nest: bool,
         leaf: &mut dyn FnMut(&[usize], ShapeProto),
     ) -> Result<()> {
         let (pos, token) = self.lexer.token()?;
@@ -428,9 +413,9 @@ impl<'a> Reader<'a> {
             path.push(index);
             let item = match self.lexer.token()? {
                 (pos, Token::Null) => Err(Stop::invalid(pos, JsonErrorKind::NullInList)),
-                (pos, Token::Object) if self.plain_tuple_ahead() => {
-                    self.shape_leaves(pos, Token::Object, path, leaf).map(drop)
-                }
+                (pos, Token::Object) if nest && self.plain_tuple_ahead() => self
+                    .shape_leaves(pos, Token::Object, path, true, leaf)
+                    .map(drop),
                 (pos, token) => self.shape(pos, token).map(|shape| leaf(path, shape)),
             };
             path.pop();

@@ -401,32 +401,17 @@ impl<'a> Reader<'a> {
         nest: bool,
         leaf: &mut dyn FnMut(&[usize], ShapeProto),
     ) -> Result<()> {
-        let (pos, token) = self.lexer.token()?;
-        match token {
-            Token::Null => return Ok(()),
-            Token::Array => {}
-            _ => return Err(self.wrong_type(pos, token, "an array")),
-        }
-        let mut more = self.open()?;
-        let mut index = 0;
-        while more {
+        self.each_in_list(|reader, index, pos, token| {
             path.push(index);
-            let item = match self.lexer.token()? {
-                (pos, Token::Null) => Err(Stop::invalid(pos, JsonErrorKind::NullInList)),
-                (pos, Token::Object) if nest && self.plain_tuple_ahead() => self
+            let item = match token {
+                Token::Object if nest && reader.plain_tuple_ahead() => reader
                     .shape_leaves(pos, Token::Object, path, true, leaf)
                     .map(drop),
-                (pos, token) => self.shape(pos, token).map(|shape| leaf(path, shape)),
+                token => reader.shape(pos, token).map(|shape| leaf(path, shape)),
             };
             path.pop();
-            if let Err(stop) = item {
-                return Err(self.skip_rest_of_list(stop.within(Segment::Index(index))));
-            }
-            index += 1;
-            more = self.lexer.next_in_array()?;
-        }
-        self.nesting -= 1;
-        Ok(())
+            item
+        })
     }
 
     /// Whether the object the lexer is at is a plain tuple: its keys are the element
@@ -609,6 +594,19 @@ impl<'a> Reader<'a> {
         read: ReadMessage<'a, Option<T>>,
         sink: &mut dyn FnMut(T),
     ) -> Result<()> {
+        self.each_in_list(|reader, _, pos, token| {
+            read(reader, pos, token).map(|item| item.into_iter().for_each(&mut *sink))
+        })
+    }
+
+    /// An array (or `null`, the empty list) of non-null elements, each read by `item`
+    /// with its index, position and first token; after an error in one, the rest of
+    /// the array is stepped over and the error is given at its index.
+    #[inline(always)]
+    fn each_in_list(
+        &mut self,
+        mut item: impl FnMut(&mut Self, usize, usize, Token<'a>) -> Result<()>,
+    ) -> Result<()> {
         let (pos, token) = self.lexer.token()?;
         match token {
             Token::Null => return Ok(()),
@@ -618,13 +616,12 @@ impl<'a> Reader<'a> {
         let mut more = self.open()?;
         let mut index = 0;
         while more {
-            let item = match self.lexer.token()? {
+            let read = match self.lexer.token()? {
                 (pos, Token::Null) => Err(Stop::invalid(pos, JsonErrorKind::NullInList)),
-                (pos, token) => read(self, pos, token),
+                (pos, token) => item(self, index, pos, token),
             };
-            match item {
-                Ok(item) => item.into_iter().for_each(&mut *sink),
-                Err(stop) => return Err(self.skip_rest_of_list(stop.within(Segment::Index(index)))),
+            if let Err(stop) = read {
+                return Err(self.skip_rest_of_list(stop.within(Segment::Index(index))));
             }
             index += 1;
             more = self.lexer.next_in_array()?;

@@ -29,7 +29,7 @@ fn move_both(from: &str, to: &str, src: &[u8]) -> Vec<u8> {
         r.strategy()
     );
     // Cut into pieces moved on several threads: the same bytes, whatever the count.
-    for parts in [2, 3, 7] {
+    for parts in [2, 3, 7, usize::MAX] {
         let mut pieces = vec![0x3C; r.destination_bytes()];
         r.run_in_parts(src, &mut pieces, parts).unwrap();
         assert_eq!(pieces, reference, "{from} -> {to} in {parts} parts");

@@ -22,6 +22,10 @@ use crate::index::{DimDigit, LayoutPlan};
 /// logical-order walk is used.
 const MAX_BOXES: usize = 1 << 12;
 
+/// Most pieces one box is cut into by [`Program::run_in_parts`], whatever the caller
+/// asks (each piece is a small allocation and a hand-off).
+const MAX_PIECES: usize = 1 << 10;
+
 /// Elements per side of a block of the plane kernel for whole-byte elements: 64 × 64
 /// four-byte elements are 16 KiB read and 16 KiB written, inside a first-level cache.
 const BLOCK_BYTES: usize = 256;
@@ -226,7 +230,7 @@ fn split(
         let b = bit(slot);
         (b % 8 == 0).then(|| usize::try_from(b / 8).ok()).flatten()
     };
-    let p = u64::try_from(parts).ok()?.min(outer.n);
+    let p = u64::try_from(parts.min(MAX_PIECES)).ok()?.min(outer.n);
     let cut = |i: u64| u64::try_from(u128::from(outer.n) * u128::from(i) / u128::from(p)).ok();
     let mut pieces = Vec::with_capacity(p as usize);
     for i in 0..p {

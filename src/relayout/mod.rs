@@ -374,8 +374,8 @@ impl Relayout {
     /// by side on rayon's thread pool, whatever the array's size: each box of the
     /// fast path is cut along its outermost destination dimension into ranges of
     /// whole destination bytes (a box that cannot be cut so is moved whole). `parts`
-    /// of 0 or 1 moves everything on the calling thread. The bytes written are the same
-    /// for every `parts`.
+    /// of 0 or 1 moves everything on the calling thread, and more than 1,024 counts as
+    /// 1,024. The bytes written are the same for every `parts`.
     ///
     /// # Errors
     /// As [`run`](Self::run).

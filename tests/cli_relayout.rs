@@ -165,3 +165,31 @@ fn errors_say_what_is_needed_and_write_nothing() {
         Some(2)
     );
 }
+
+/// An array past 8 MiB is moved in pieces on the threads `-j` gives (every core by
+/// default), with the same bytes as one thread and as the element-by-element reference.
+#[test]
+fn large_arrays_are_moved_on_the_threads_asked_for() {
+    use xla_shape::relayout::Relayout;
+    let (from, to) = ("u8[3000,3001]{1,0}", "u8[3000,3001]{0,1:T(8,128)}");
+    let parse = |text: &str| match text.parse::<xla_shape::Shape>() {
+        Ok(xla_shape::Shape::Array(a)) => a,
+        other => panic!("{text}: {other:?}"),
+    };
+    let r = Relayout::new(&parse(from), &parse(to)).unwrap();
+    let src: Vec<u8> = (0..r.source_bytes())
+        .map(|i| (i * 31 + i / 251) as u8)
+        .collect();
+    let mut expected = vec![0; r.destination_bytes()];
+    r.run_reference(&src, &mut expected).unwrap();
+    assert!(expected.len() > 8 << 20);
+    for jobs in [None, Some("1"), Some("3")] {
+        let mut args = vec!["relayout", "--shape", from, "--to", "{0,1:T(8,128)}"];
+        if let Some(n) = jobs {
+            args.extend(["-j", n]);
+        }
+        let out = run(&args, &src);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert!(out.stdout == expected, "-j {jobs:?}");
+    }
+}

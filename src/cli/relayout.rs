@@ -43,6 +43,10 @@ pub struct RelayoutArgs {
     /// The input is an .npy file holding the logical array; write it laid out as --shape.
     #[arg(long)]
     from_npy: bool,
+    /// Move the bytes on this many threads (default: every core; arrays under 8 MiB
+    /// are moved on one).
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 0)]
+    jobs: usize,
     #[command(flatten)]
     output: OutputArg,
     /// The input file; `-` or absent reads standard input.
@@ -60,24 +64,31 @@ pub fn run(args: RelayoutArgs) -> Result<(), Failure> {
     let input = source.read()?;
     let name = input.name.clone();
     let fail = |e: &dyn std::fmt::Display| Failure::unreadable(format!("{name}: {e}"));
-    let out = if args.from_npy {
-        npy::from_npy(&shape, &input.bytes).map_err(|e| fail(&e))?
-    } else {
+    let relayout = || {
+        if args.from_npy {
+            return npy::from_npy(&shape, &input.bytes).map_err(|e| fail(&e));
+        }
         match args.to.as_deref() {
-            Some("npy") => npy::to_npy(&shape, &input.bytes).map_err(|e| fail(&e))?,
+            Some("npy") => npy::to_npy(&shape, &input.bytes).map_err(|e| fail(&e)),
             Some(layout) => {
                 let to = with_layout(&shape, layout)?;
                 let relayout = Relayout::new(&shape, &to).map_err(|e| fail(&e))?;
                 guard_size(&relayout, input.bytes.len())?;
-                relayout.to_vec(&input.bytes).map_err(|e| fail(&e))?
+                relayout.to_vec(&input.bytes).map_err(|e| fail(&e))
             }
-            None => {
-                return Err(Failure::unreadable(
-                    "give --to LAYOUT, --to npy or --from-npy",
-                ))
-            }
+            None => Err(Failure::unreadable(
+                "give --to LAYOUT, --to npy or --from-npy",
+            )),
         }
     };
+    // `Relayout::run` moves large arrays on the pool it is called in.
+    let out = match rayon::ThreadPoolBuilder::new()
+        .num_threads(args.jobs)
+        .build()
+    {
+        Ok(pool) => pool.install(relayout),
+        Err(_) => relayout(),
+    }?;
     args.output.write(&out)
 }
 

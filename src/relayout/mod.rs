@@ -360,8 +360,12 @@ impl Relayout {
     /// [`RelayoutError::Length`] when a buffer's length is not its layout's allocated size;
     /// nothing is written then.
     pub fn run(&self, src: &[u8], dst: &mut [u8]) -> Result<(), RelayoutError> {
+        // Small arrays never touch the pool (the first use starts its threads).
+        if self.dst_bytes < PARALLEL_BYTES {
+            return self.run_on(src, dst, 1, 0);
+        }
         let threads = rayon::current_num_threads();
-        if self.dst_bytes < PARALLEL_BYTES || threads < 2 {
+        if threads < 2 {
             return self.run_on(src, dst, 1, 0);
         }
         // A few pieces a thread, so that one slow piece does not hold up the rest; a

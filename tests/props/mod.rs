@@ -159,8 +159,21 @@ fn leaves_decode_agree(bytes: &[u8]) {
     let mut rebuilt = ShapeProto::default();
     let mut unknown = 0;
     let streamed = codec::decode_shape_leaves(bytes, &mut |path, span, leaf| {
-        // The span is the leaf's whole field: its tag (field 4, length-delimited) first.
-        assert_eq!(bytes[span.start], 0x22);
+        // The span is the leaf's whole field: its tag (field 4, length-delimited) first,
+        // a varint that may be written longer than it needs (`a2 00` is 0x22 too).
+        let tag = bytes[span.clone()]
+            .iter()
+            .take(10)
+            .enumerate()
+            .try_fold(0u64, |tag, (i, &b)| {
+                let tag = tag | u64::from(b & 0x7f) << (7 * i);
+                if b & 0x80 == 0 {
+                    Err(tag)
+                } else {
+                    Ok(tag)
+                }
+            });
+        assert_eq!(tag, Err(0x22), "{span:?}");
         unknown += leaf.unknown.len();
         insert_leaf(&mut rebuilt, path, leaf.message);
     });

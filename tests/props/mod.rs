@@ -100,8 +100,7 @@ fn streaming_decode_agrees(bytes: &[u8]) {
     assert_eq!(tuple.len(), elements.len());
     for ((element, decoded), span) in tuple.iter().zip(&elements).zip(&spans) {
         assert_eq!(element, &decoded.message);
-        // The span is the whole field: its tag (field 4, length-delimited) first.
-        assert_eq!(bytes[span.start], 0x22);
+        assert_field_4(&bytes[span.clone()]);
     }
     let unknown =
         streamed.shell.unknown.len() + elements.iter().map(|e| e.unknown.len()).sum::<usize>();
@@ -152,6 +151,25 @@ fn insert_leaf(root: &mut ShapeProto, path: &[usize], leaf: ShapeProto) {
     node.tuple_shapes.push(leaf);
 }
 
+/// A streamed element's span is its whole field: its tag first, field 4 and
+/// length-delimited, a varint that may be written longer than it needs (`a2 00` is
+/// 0x22 too, and protobuf reads it alike).
+fn assert_field_4(field: &[u8]) {
+    let tag = field
+        .iter()
+        .take(10)
+        .enumerate()
+        .try_fold(0u64, |tag, (i, &b)| {
+            let tag = tag | u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                Err(tag)
+            } else {
+                Ok(tag)
+            }
+        });
+    assert_eq!(tag, Err(0x22), "{field:?}");
+}
+
 /// Decoding a shape leaf by leaf into nested plain tuples gives the whole decode's
 /// error, or its tuple rebuilt from the leaves, with the same unknown fields.
 fn leaves_decode_agree(bytes: &[u8]) {
@@ -159,21 +177,7 @@ fn leaves_decode_agree(bytes: &[u8]) {
     let mut rebuilt = ShapeProto::default();
     let mut unknown = 0;
     let streamed = codec::decode_shape_leaves(bytes, &mut |path, span, leaf| {
-        // The span is the leaf's whole field: its tag (field 4, length-delimited) first,
-        // a varint that may be written longer than it needs (`a2 00` is 0x22 too).
-        let tag = bytes[span.clone()]
-            .iter()
-            .take(10)
-            .enumerate()
-            .try_fold(0u64, |tag, (i, &b)| {
-                let tag = tag | u64::from(b & 0x7f) << (7 * i);
-                if b & 0x80 == 0 {
-                    Err(tag)
-                } else {
-                    Ok(tag)
-                }
-            });
-        assert_eq!(tag, Err(0x22), "{span:?}");
+        assert_field_4(&bytes[span]);
         unknown += leaf.unknown.len();
         insert_leaf(&mut rebuilt, path, leaf.message);
     });

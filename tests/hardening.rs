@@ -239,6 +239,23 @@ fn streamed_tuple_parse_agrees_with_the_whole_parse() {
     }
 }
 
+/// Writes `bytes` to `dir/name` and validates the file in the 200 MB address space
+/// ([`limited`]): exit 1, with findings at exactly the `expected` paths. Returns the
+/// file's path.
+fn validated_in_bounded_memory(
+    dir: &std::path::Path,
+    name: &str,
+    bytes: &[u8],
+    expected: &[String],
+) -> std::path::PathBuf {
+    let input = dir.join(name);
+    std::fs::write(&input, bytes).unwrap();
+    let validate = limited(&format!("validate --format json {}", input.display()));
+    assert_eq!(validate.status.code(), Some(1));
+    assert_eq!(finding_paths(&validate.stdout), expected);
+    input
+}
+
 /// Runs the command line with `args` (a shell word list) in a 200 MB address space.
 fn limited(args: &str) -> std::process::Output {
     std::process::Command::new("sh")
@@ -412,11 +429,7 @@ fn binary_tuple_is_checked_and_converted_in_bounded_memory() {
     let (whole, expected) = tuple_with_two_broken_elements(n);
     let bytes = xla_shape::codec::encode(&whole);
     assert!(bytes.len() > 6_000_000);
-    let input = dir.path().join("tuple.pb");
-    std::fs::write(&input, &bytes).unwrap();
-    let validate = limited(&format!("validate --format json {}", input.display()));
-    assert_eq!(validate.status.code(), Some(1));
-    assert_eq!(finding_paths(&validate.stdout), expected);
+    let input = validated_in_bounded_memory(dir.path(), "tuple.pb", &bytes, &expected);
     let out = dir.path().join("out.pb");
     let convert = limited(&format!(
         "convert --from binary --to binary {} -o {}",
@@ -666,11 +679,7 @@ fn nested_binary_tuple_is_checked_a_shape_at_a_time() {
     let bytes = xla_shape::codec::encode(&nested);
     assert!(bytes.len() > 6_000_000);
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("nested.pb");
-    std::fs::write(&input, &bytes).unwrap();
-    let validate = limited(&format!("validate --format json {}", input.display()));
-    assert_eq!(validate.status.code(), Some(1));
-    assert_eq!(finding_paths(&validate.stdout), expected);
+    validated_in_bounded_memory(dir.path(), "nested.pb", &bytes, &expected);
 }
 
 /// A JSON tuple that nests is checked and converted a shape at a time: a 38 MB tuple
@@ -684,11 +693,7 @@ fn nested_json_tuple_is_checked_and_converted_a_shape_at_a_time() {
     let json = xla_shape::json::to_json(&message, &xla_shape::json::PrintOptions::new());
     assert!(json.len() > 35_000_000, "{}", json.len());
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("nested.json");
-    std::fs::write(&input, &json).unwrap();
-    let validate = limited(&format!("validate --format json {}", input.display()));
-    assert_eq!(validate.status.code(), Some(1));
-    assert_eq!(finding_paths(&validate.stdout), expected);
+    let input = validated_in_bounded_memory(dir.path(), "nested.json", json.as_bytes(), &expected);
 
     let output = dir.path().join("nested.pb");
     let convert = limited(&format!(

@@ -110,6 +110,18 @@ pub struct Decoder<'a> {
     pub(crate) highest_seen: u32,
 }
 
+impl<'a> Decoder<'a> {
+    /// A decoder at the start of `bytes`, outside any message.
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        Decoder {
+            reader: Reader::new(bytes),
+            depth: 0,
+            tag_start: 0,
+            highest_seen: 0,
+        }
+    }
+}
+
 pub(crate) mod sealed {
     use super::{DecodeError, Decoder, Kind, SizeList, Sizes, UnknownFields, WireType};
 
@@ -836,12 +848,7 @@ impl LayoutProto {
         let mut from_copies = LayoutProto::default();
         let mut scratch = UnknownFields::new();
         for copy in copies {
-            let mut decoder = Decoder {
-                reader: Reader::new(copy.raw()),
-                depth: 0,
-                tag_start: 0,
-                highest_seen: 0,
-            };
+            let mut decoder = Decoder::new(copy.raw());
             if merge_message(&mut decoder, &mut from_copies, &mut scratch).is_err() {
                 return false;
             }

@@ -128,13 +128,7 @@ fn merge_top<M: Codec>(
     message: &mut M,
     unknown: &mut UnknownFields,
 ) -> Result<(), DecodeError> {
-    let mut decoder = Decoder {
-        reader: wire::Reader::new(bytes),
-        depth: 0,
-        tag_start: 0,
-        highest_seen: 0,
-    };
-    messages::merge_message(&mut decoder, message, unknown)
+    messages::merge_message(&mut Decoder::new(bytes), message, unknown)
 }
 
 /// What [`decode_shape_streaming`] read: the top-level message without its tuple
@@ -159,28 +153,13 @@ pub fn decode_shape_streaming(
     bytes: &[u8],
     element: &mut dyn FnMut(usize, std::ops::Range<usize>, Decoded<ShapeProto>),
 ) -> Result<StreamedShape, DecodeError> {
-    let mut shell = Decoded::<ShapeProto>::default();
-    let mut decoder = Decoder {
-        reader: wire::Reader::new(bytes),
-        depth: 0,
-        tag_start: 0,
-        highest_seen: 0,
-    };
-    let elements = messages::merge_shape_streaming(
-        &mut decoder,
-        &mut shell.message,
-        &mut shell.unknown,
-        &mut Vec::new(),
-        false,
-        &mut |path, span, message, unknown| {
-            element(
-                path.first().copied().unwrap_or(0),
-                span,
-                Decoded { message, unknown },
-            );
-        },
-    )?;
-    Ok(StreamedShape { shell, elements })
+    decode_shape_with(bytes, false, &mut |path, span, message, unknown| {
+        element(
+            path.first().copied().unwrap_or(0),
+            span,
+            Decoded { message, unknown },
+        );
+    })
 }
 
 /// What [`decode_shape_leaves`] hands each shape to: its path of tuple indices, the
@@ -200,20 +179,26 @@ pub fn decode_shape_leaves(
     bytes: &[u8],
     leaf: &mut LeafFn<'_>,
 ) -> Result<StreamedShape, DecodeError> {
+    decode_shape_with(bytes, true, &mut |path, span, message, unknown| {
+        leaf(path, span, Decoded { message, unknown })
+    })
+}
+
+/// The top-level `ShapeProto` of `bytes`, its elements handed to `element` (plain
+/// tuples among them opened when `nest`: [`messages::merge_shape_streaming`]).
+fn decode_shape_with(
+    bytes: &[u8],
+    nest: bool,
+    element: &mut messages::ElementFn<'_>,
+) -> Result<StreamedShape, DecodeError> {
     let mut shell = Decoded::<ShapeProto>::default();
-    let mut decoder = Decoder {
-        reader: wire::Reader::new(bytes),
-        depth: 0,
-        tag_start: 0,
-        highest_seen: 0,
-    };
     let elements = messages::merge_shape_streaming(
-        &mut decoder,
+        &mut Decoder::new(bytes),
         &mut shell.message,
         &mut shell.unknown,
         &mut Vec::new(),
-        true,
-        &mut |path, span, message, unknown| leaf(path, span, Decoded { message, unknown }),
+        nest,
+        element,
     )?;
     Ok(StreamedShape { shell, elements })
 }

@@ -322,18 +322,21 @@ impl TuplePrinter {
         self.open.push((object, array));
     }
 
-    pub(crate) fn element(&mut self, shape: &ShapeProto) {
+    /// Starts the next element of the innermost open tuple.
+    fn next_element(&mut self) {
         if let Some((_, array)) = self.open.last_mut() {
             self.printer.next(array);
         }
+    }
+
+    pub(crate) fn element(&mut self, shape: &ShapeProto) {
+        self.next_element();
         self.printer.shape(shape);
     }
 
     /// Opens a plain tuple as the next element of the innermost open one.
     pub(crate) fn open(&mut self) {
-        if let Some((_, array)) = self.open.last_mut() {
-            self.printer.next(array);
-        }
+        self.next_element();
         self.open_tuple();
     }
 

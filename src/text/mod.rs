@@ -433,10 +433,7 @@ impl TupleText {
     /// it is kept.
     pub fn element(&mut self, shape: &ShapeProto) -> Result<(), PrintError> {
         let mark = self.out.len();
-        let count = self.counts.last().copied().unwrap_or(0);
-        if count > 0 {
-            printer::separator(count, &mut self.out);
-        }
+        let count = self.next_element();
         let prefix = self.path.clone().field("tuple_shapes").index(count);
         let printed = Printer::new(self.mode, true, &prefix).shape(shape, &mut self.out);
         if printed.is_err() {
@@ -450,13 +447,20 @@ impl TupleText {
     /// Opens a tuple of nothing but elements as the next element; the elements that
     /// follow are its own until [`close`](Self::close).
     pub fn open(&mut self) {
+        let count = self.next_element();
+        self.out.push('(');
+        self.path = self.path.field("tuple_shapes").index(count);
+        self.counts.push(0);
+    }
+
+    /// Writes the separator before the next element of the innermost open tuple and
+    /// returns that element's index.
+    fn next_element(&mut self) -> usize {
         let count = self.counts.last().copied().unwrap_or(0);
         if count > 0 {
             printer::separator(count, &mut self.out);
         }
-        self.out.push('(');
-        self.path = self.path.field("tuple_shapes").index(count);
-        self.counts.push(0);
+        count
     }
 
     /// Closes the tuple last opened by [`open`](Self::open).

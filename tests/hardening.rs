@@ -278,14 +278,19 @@ fn tuple_with_two_broken_elements(n: usize) -> (xla_shape::proto::ShapeProto, Ve
             .unwrap()
             .minor_to_major = m2m;
     }
-    let expected: Vec<String> = xla_shape::validate::validate_shape(&whole)
+    let expected = issue_paths(&whole);
+    assert_eq!(expected.len(), 2, "{expected:?}");
+    (whole, expected)
+}
+
+/// The paths of the issues of the whole shape, as the validator reports them.
+fn issue_paths(shape: &xla_shape::proto::ShapeProto) -> Vec<String> {
+    xla_shape::validate::validate_shape(shape)
         .report()
         .issues()
         .iter()
         .map(|i| i.path().to_string())
-        .collect();
-    assert_eq!(expected.len(), 2, "{expected:?}");
-    (whole, expected)
+        .collect()
 }
 
 /// The paths of the findings of the one file of a `validate --format json` report.
@@ -729,12 +734,7 @@ fn nested_tuple_with_five_findings(n: usize) -> (xla_shape::proto::ShapeProto, V
         ],
         ..Default::default()
     };
-    let expected: Vec<String> = xla_shape::validate::validate_shape(&nested)
-        .report()
-        .issues()
-        .iter()
-        .map(|i| i.path().to_string())
-        .collect();
+    let expected = issue_paths(&nested);
     assert_eq!(expected.len(), 5, "{expected:?}");
     (nested, expected)
 }

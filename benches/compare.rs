@@ -212,10 +212,11 @@ fn main() {
                     rounds,
                     || {
                         for s in &samples {
-                            let decoded = codec::decode_shape(black_box(&s.bytes)).unwrap();
-                            let validated =
-                                validate::validate_decoded_shape(&decoded, Options::proto());
-                            black_box(validated);
+                            let validated = validate::decode_validated_shape(
+                                black_box(&s.bytes),
+                                Options::proto(),
+                            );
+                            black_box(validated.unwrap());
                         }
                     },
                     prost_decode,

@@ -1349,6 +1349,29 @@ mod properties {
         }
 
         #[test]
+        fn decoding_into_the_domain_gives_the_decoded_messages_verdict(
+            proto in prop_oneof![array_proto(), shape_proto()],
+            cut in any::<prop::sample::Index>(),
+            flip in any::<(prop::sample::Index, u8)>(),
+        ) {
+            let bytes = proto.encode_to_vec();
+            let mut flipped = bytes.clone();
+            if !flipped.is_empty() {
+                let at = flip.0.index(flipped.len());
+                flipped[at] ^= flip.1.max(1);
+            }
+            let short = &bytes[..cut.index(bytes.len() + 1)];
+            for input in [&bytes[..], &flipped, short] {
+                for options in [Options::proto(), Options::hlo_text()] {
+                    let direct = xla_shape::validate::decode_validated_shape(input, options);
+                    let by_message = xla_shape::codec::decode_shape(input)
+                        .map(|d| xla_shape::validate::validate_decoded_shape(&d, options));
+                    prop_assert_eq!(direct, by_message, "{}", hex::encode(input));
+                }
+            }
+        }
+
+        #[test]
         fn lone_layouts_never_panic(proto in layout()) {
             let validated = validate_layout(&proto);
             if let Some(layout) = validated.value() {

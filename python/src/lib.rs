@@ -896,9 +896,8 @@ impl Shape {
     }
 
     fn from_proto_bytes(py: Python<'_>, bytes: &[u8]) -> PyResult<Self> {
-        let decoded = codec::decode_shape(bytes)
+        let validated = validate::decode_validated_shape(bytes, GateOptions::proto())
             .map_err(|e| decode_error(py, e.to_string(), Some("undecodable")))?;
-        let validated = validate::validate_decoded_shape(&decoded, GateOptions::proto());
         let (value, report) = validated.into_parts();
         match value {
             Some(inner) => Ok(Self { inner }),

@@ -91,8 +91,12 @@
 //! raw message ([`crate::codec::Decoded`]), and [`validate_decoded`] turns its listing
 //! into warnings (errors for known fields with the wrong wire type).
 
+mod fast;
+mod fields;
 pub(crate) mod size;
 mod to_proto;
+
+use fields::{LayoutFields, ShapeFields};
 
 use crate::codec::{Decoded, UnknownFieldInfo};
 use crate::error::{Issue, IssueKind, Report, Severity, ValidationError};
@@ -261,6 +265,25 @@ pub fn validate_decoded_shape(decoded: &Decoded<ShapeProto>, options: Options) -
         value: value.filter(|_| report.is_valid()),
         report,
     }
+}
+
+/// Decodes a binary `ShapeProto` and validates it: [`validate_decoded_shape`] of
+/// [`crate::codec::decode_shape`], the same value and report, for a caller that wants
+/// the domain value and not the message. The shapes real XLA writes (arrays with their
+/// layouts, and tuples of them) are read straight into the domain types, without
+/// building the message first.
+pub fn decode_validated_shape(
+    bytes: &[u8],
+    options: Options,
+) -> Result<Validated<Shape>, crate::codec::DecodeError> {
+    if let Some(shape) = fast::shape(bytes, options) {
+        return Ok(Validated {
+            value: Some(shape),
+            report: Report::new(),
+        });
+    }
+    let decoded = crate::codec::decode_shape(bytes)?;
+    Ok(validate_decoded_shape(&decoded, options))
 }
 
 /// Validates any of the three messages; only the report.
@@ -566,20 +589,21 @@ impl Checker {
 
     /// An array; `outer_layout` is a buffer's own layout (and its path), which replaces
     /// the array's.
-    fn array(
+    fn array<S: ShapeFields>(
         &mut self,
         element_type: PrimitiveType,
-        p: &ShapeProto,
-        outer_layout: Option<(&LayoutProto, &Trail)>,
+        p: &S,
+        outer_layout: Option<(&S::Layout, &Trail)>,
     ) -> Option<ArrayShape> {
         let mark = self.errors;
-        let rank = p.dimensions.len();
-        let flags_ok = p.is_dynamic_dimension.is_empty() || p.is_dynamic_dimension.len() == rank;
+        let rank = p.dimensions().len();
+        let flags = p.is_dynamic_dimension();
+        let flags_ok = flags.is_empty() || flags.len() == rank;
         // Field 3: dimensions.
         // Inline storage: no reservation (a call) for the ranks that fit.
         let mut dims: smallvec::SmallVec<[Option<DimSize>; 6]> = smallvec::SmallVec::new();
-        for (i, &d) in p.dimensions.iter().enumerate() {
-            let dynamic = flags_ok && p.is_dynamic_dimension.get(i).copied().unwrap_or(false);
+        for (i, &d) in p.dimensions().iter().enumerate() {
+            let dynamic = flags_ok && flags.get(i).copied().unwrap_or(false);
             let size = if d == i64::MIN {
                 if !dynamic && flags_ok {
                     self.issue_at_index("dimensions", i, IssueKind::UnboundedNotDynamic);
@@ -615,7 +639,7 @@ impl Checker {
             }
         }
         // Field 4: tuple_shapes.
-        if !p.tuple_shapes.is_empty() {
+        if p.has_tuple_shapes() {
             self.issue_at(
                 "tuple_shapes",
                 IssueKind::IgnoredTupleShapes { kind: "array" },
@@ -624,7 +648,7 @@ impl Checker {
         // Field 5: layout.
         let (layout_proto, outer_path) = match outer_layout {
             Some((l, path)) => (Some(l), Some(path)),
-            None => (p.layout.as_deref(), None),
+            None => (p.layout(), None),
         };
         let layout = match layout_proto {
             Some(l) => {
@@ -647,7 +671,7 @@ impl Checker {
             self.issue_at(
                 "is_dynamic_dimension",
                 IssueKind::DynamicFlagsCount {
-                    flags: p.is_dynamic_dimension.len(),
+                    flags: flags.len(),
                     rank,
                 },
             );
@@ -722,22 +746,28 @@ impl Checker {
     }
 
     /// The layout, boxed: it is large, and an [`ArrayShape`] holds it boxed.
-    fn layout(&mut self, l: &LayoutProto, shape: Option<ShapeContext<'_>>) -> Option<Box<Layout>> {
+    fn layout<L: LayoutFields>(
+        &mut self,
+        fields: &L,
+        shape: Option<ShapeContext<'_>>,
+    ) -> Option<Box<Layout>> {
         let mark = self.errors;
-        let rank = shape.map_or(l.minor_to_major.len(), |s| s.dimensions.len());
+        let given_minor_to_major = fields.minor_to_major();
+        let l = fields.others();
+        let rank = shape.map_or(given_minor_to_major.len(), |s| s.dimensions.len());
         // Field 1: minor_to_major.
-        if l.minor_to_major.len() != rank {
+        if given_minor_to_major.len() != rank {
             self.issue_at(
                 "minor_to_major",
                 IssueKind::MinorToMajorLength {
-                    len: l.minor_to_major.len(),
+                    len: given_minor_to_major.len(),
                     rank,
                 },
             );
         }
         let mut seen = Seen::new(rank);
         let mut minor_to_major = DimList::new();
-        for (i, &d) in l.minor_to_major.iter().enumerate() {
+        for (i, &d) in given_minor_to_major.iter().enumerate() {
             match usize::try_from(d).ok().filter(|&u| u < rank) {
                 None => self.issue_at_index(
                     "minor_to_major",
@@ -746,7 +776,10 @@ impl Checker {
                 ),
                 Some(u) if seen.insert(u) => minor_to_major.push(u),
                 Some(_) => {
-                    let first = l.minor_to_major.iter().position(|&e| e == d).unwrap_or(i);
+                    let first = given_minor_to_major
+                        .iter()
+                        .position(|&e| e == d)
+                        .unwrap_or(i);
                     self.issue_at_index(
                         "minor_to_major",
                         i,
@@ -845,14 +878,14 @@ impl Checker {
         // Field 6: tiles.
         let mut tiles = Tiles::new();
         let options = self.options;
-        for (i, tile) in l.tiles.iter().enumerate() {
+        for (i, tile) in fields.tiles().enumerate() {
             self.at(Segment::Field("tiles"), |c| {
                 c.at(Segment::Index(i), |c| {
-                    if tile.dimensions.is_empty() {
+                    if tile.is_empty() {
                         c.issue_at("dimensions", IssueKind::EmptyTile);
                     }
                     let mut dimensions = TileDims::new();
-                    for (j, &d) in tile.dimensions.iter().enumerate() {
+                    for (j, &d) in tile.iter().enumerate() {
                         let dim = if d == i64::MIN {
                             if !options.accept_combine_tiles {
                                 c.issue_at_index("dimensions", j, IssueKind::CombineTileInProto);

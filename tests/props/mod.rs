@@ -374,6 +374,16 @@ pub fn validate_any(data: &[u8]) {
         let report = validate::validate_message(&decoded.message, options);
         let _ = report.issues().len();
     }
+    // A shape decoded straight into the domain types gets the decoded message's
+    // verdict, value and report alike.
+    if kind_of(selector) == MessageKind::Shape {
+        for options in [Options::proto(), Options::hlo_text()] {
+            let direct = validate::decode_validated_shape(bytes, options);
+            let by_message = codec::decode_shape(bytes)
+                .map(|decoded| validate::validate_decoded_shape(&decoded, options));
+            assert_eq!(direct, by_message, "{bytes:02x?}");
+        }
+    }
 }
 
 /// For every valid array shape given as text: the layout plan's index <-> linear

@@ -485,15 +485,18 @@ const STREAMED_MESSAGE: usize = 1 << 20;
 /// warnings name other messages), or no elements.
 fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
     let mut tuple = TupleFindings::new(options);
-    let mut plain = true;
     let result = codec::decode_shape_leaves(bytes, &mut |path, _, element| {
-        plain &= element.holds_no_unknown();
-        if plain {
-            tuple.element(path, element.message);
-        }
+        tuple.decoded_element(path, element);
     });
     match result {
-        Ok(streamed) if plain && streamed.is_plain_tuple() => {
+        Ok(streamed) if streamed.is_tuple() => {
+            // As the whole message's report: its issues, then its unknown fields, the
+            // tuple's own first (without the tuple's text, which is as large as the
+            // input), then those of its elements in order.
+            let own = crate::validate::unknown_fields_report(&streamed.shell.unknown_fields());
+            let mut unknown: Vec<Finding> = own.issues().iter().map(Finding::from_issue).collect();
+            unknown.append(&mut tuple.unknown);
+            tuple.findings.append(&mut unknown);
             Streamed::Tuple(tuple.report(name, Form::Binary))
         }
         Ok(_) => Streamed::Whole,
@@ -509,6 +512,9 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
 struct TupleFindings<'o> {
     options: &'o Options,
     findings: Vec<Finding>,
+    /// The findings of the elements' unknown fields, which come after every other
+    /// finding (as in the report of the whole message).
+    unknown: Vec<Finding>,
     issues: TupleIssues,
 }
 
@@ -517,13 +523,45 @@ impl<'o> TupleFindings<'o> {
         Self {
             options,
             findings: Vec::new(),
+            unknown: Vec::new(),
             issues: TupleIssues::default(),
         }
     }
 
     fn element(&mut self, path: &[usize], element: crate::proto::ShapeProto) {
+        self.element_with_unknown(path, element, Vec::new());
+    }
+
+    /// An element decoded from bytes, with its unknown fields (at their whole paths).
+    fn decoded_element(
+        &mut self,
+        path: &[usize],
+        element: codec::Decoded<crate::proto::ShapeProto>,
+    ) {
+        let mut unknown = Vec::new();
+        if !element.holds_no_unknown() {
+            let mut prefix = ProtoPath::root();
+            for &i in path {
+                prefix = prefix.field("tuple_shapes").index(i);
+            }
+            let report = crate::validate::unknown_fields_report(&element.unknown_fields());
+            unknown = report
+                .issues()
+                .iter()
+                .map(|issue| issue.clone().prefixed(&prefix))
+                .collect();
+        }
+        self.element_with_unknown(path, element.message, unknown);
+    }
+
+    fn element_with_unknown(
+        &mut self,
+        path: &[usize],
+        element: crate::proto::ShapeProto,
+        unknown: Vec<crate::Issue>,
+    ) {
         let issues = self.issues.leaf(path, &element, GateOptions::proto());
-        if issues.is_empty() {
+        if issues.is_empty() && unknown.is_empty() {
             return;
         }
         let text = self
@@ -531,11 +569,13 @@ impl<'o> TupleFindings<'o> {
             .hlo_style
             .print_message(&crate::AnyMessage::Shape(element))
             .ok();
-        for issue in &issues {
+        let finding = |issue: &crate::Issue| {
             let mut finding = Finding::from_issue(issue);
             finding.shape.clone_from(&text);
-            self.findings.push(finding);
-        }
+            finding
+        };
+        self.findings.extend(issues.iter().map(finding));
+        self.unknown.extend(unknown.iter().map(finding));
     }
 
     /// The report of the file: one shape, a tuple, with the findings of its elements.

@@ -687,6 +687,47 @@ fn nested_binary_tuple_is_checked_a_shape_at_a_time() {
     validated_in_bounded_memory(dir.path(), "nested.pb", &bytes, &expected);
 }
 
+/// A binary tuple with unknown fields (at the top, in a nested tuple, which is then
+/// read as one element, and in leaves, one a known field with the wrong wire type) is
+/// still checked a shape at a time, with the whole message's findings in its order:
+/// the issues, then the unknown fields, the tuple's own first.
+#[test]
+fn binary_tuple_with_unknown_fields_is_checked_a_shape_at_a_time() {
+    use xla_shape::codec::{Decoded, UnknownField, UnknownFields};
+    let (nested, _) = nested_tuple_with_five_findings(120_000);
+    let mut unknown = UnknownFields::new();
+    unknown.child_mut(4, 0).push(UnknownField::varint(40, 1));
+    let leaves = unknown.child_mut(4, 1);
+    leaves
+        .child_mut(4, 0)
+        .child_mut(4, 5)
+        .push(UnknownField::fixed32(50, 7));
+    // Field 3 (dimensions) as fixed64: an error, as a known field with the wrong type.
+    leaves
+        .child_mut(4, 1)
+        .child_mut(4, 7)
+        .push(UnknownField::fixed64(3, 9));
+    unknown.push(UnknownField::varint(99, 1));
+    let bytes = Decoded {
+        message: nested,
+        unknown,
+    }
+    .encode_to_vec();
+    assert!(bytes.len() > 6_000_000);
+    let decoded = xla_shape::codec::decode_shape(&bytes).unwrap();
+    let whole = xla_shape::validate::validate_decoded_shape(&decoded, Options::proto());
+    let expected: Vec<String> = whole
+        .report()
+        .issues()
+        .iter()
+        .map(|i| i.path().to_string())
+        .collect();
+    assert_eq!(expected.len(), 9, "{expected:?}");
+    drop(decoded);
+    let dir = tempfile::tempdir().unwrap();
+    validated_in_bounded_memory(dir.path(), "unknown.pb", &bytes, &expected);
+}
+
 /// A JSON tuple that nests is checked and converted a shape at a time: a 38 MB tuple
 /// of two nested tuples is validated and converted to binary in a 200 MB address space
 /// (read whole, it took 5.6 times its size), with the whole message's findings and

@@ -208,7 +208,13 @@ impl StreamedShape {
     /// only its element type (see [`is_tuple_shell`]), with no unknown field at the top
     /// level. Whether the elements hold unknown fields is for the callback to see.
     pub fn is_plain_tuple(&self) -> bool {
-        self.elements > 0 && is_tuple_shell(&self.shell.message) && self.shell.holds_no_unknown()
+        self.is_tuple() && self.shell.holds_no_unknown()
+    }
+
+    /// Whether the message was a tuple of at least one element with nothing else but
+    /// its element type, apart from unknown fields at the top level (in `shell`).
+    pub fn is_tuple(&self) -> bool {
+        self.elements > 0 && is_tuple_shell(&self.shell.message)
     }
 }
 

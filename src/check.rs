@@ -494,9 +494,10 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
             // tuple's own first (without the tuple's text, which is as large as the
             // input), then those of its elements in order.
             let own = crate::validate::unknown_fields_report(&streamed.shell.unknown_fields());
-            let mut unknown: Vec<Finding> = own.issues().iter().map(Finding::from_issue).collect();
-            unknown.append(&mut tuple.unknown);
-            tuple.findings.append(&mut unknown);
+            tuple
+                .findings
+                .extend(own.issues().iter().map(Finding::from_issue));
+            tuple.findings.append(&mut tuple.unknown);
             Streamed::Tuple(tuple.report(name, Form::Binary))
         }
         Ok(_) => Streamed::Whole,
@@ -540,10 +541,7 @@ impl<'o> TupleFindings<'o> {
     ) {
         let mut unknown = Vec::new();
         if !element.holds_no_unknown() {
-            let mut prefix = ProtoPath::root();
-            for &i in path {
-                prefix = prefix.field("tuple_shapes").index(i);
-            }
+            let prefix = tuple_path(path);
             let report = crate::validate::unknown_fields_report(&element.unknown_fields());
             unknown = report
                 .issues()
@@ -622,24 +620,21 @@ impl TupleIssues {
         } else {
             crate::validate::validate_nested_shape(shape, gate, path.len())
         };
-        let mut prefix = ProtoPath::root();
-        for &i in &path[..path.len().min(limit)] {
-            prefix = prefix.field("tuple_shapes").index(i);
-        }
+        let prefix = tuple_path(&path[..path.len().min(limit)]);
         report
             .issues()
             .iter()
-            .map(|issue| {
-                let mut at = prefix.clone();
-                issue
-                    .path()
-                    .segments()
-                    .iter()
-                    .for_each(|s| at.push(s.clone()));
-                crate::Issue::new(at, issue.kind().clone())
-            })
+            .map(|issue| issue.clone().prefixed(&prefix))
             .collect()
     }
+}
+
+/// The proto path of the shape at `path`, tuple indices from the top-level tuple's:
+/// `tuple_shapes[i].tuple_shapes[j]...`.
+fn tuple_path(path: &[usize]) -> ProtoPath {
+    path.iter().fold(ProtoPath::root(), |at, &i| {
+        at.field("tuple_shapes").index(i)
+    })
 }
 
 /// What [`check_binary_tuple`] made of the bytes.

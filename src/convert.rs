@@ -285,13 +285,11 @@ enum Writer {
 
 impl TupleWriter {
     fn new(to: Form, options: &Options) -> Self {
-        use codec::wire::{put_tag, put_varint, WireType};
         let form = match to {
             Form::Json => Writer::Json(json::TupleJson::new(&json_print_options(options))),
             Form::Binary => {
                 let mut out = Vec::new();
-                put_tag(&mut out, 2, WireType::Varint);
-                put_varint(&mut out, crate::proto::PrimitiveType::Tuple as u64);
+                put_tuple_type(&mut out);
                 Writer::Binary(out, Vec::new())
             }
             _ => Writer::Hlo(text::TupleText::new(options.hlo_style)),
@@ -343,14 +341,12 @@ impl TupleWriter {
     }
 
     fn open_tuple(&mut self) {
-        use codec::wire::{put_tag, put_varint, WireType};
         match &mut self.form {
             Writer::Json(w) => w.open(),
             Writer::Hlo(w) => w.open(),
             Writer::Binary(out, starts) => {
                 starts.push(out.len());
-                put_tag(out, 2, WireType::Varint);
-                put_varint(out, crate::proto::PrimitiveType::Tuple as u64);
+                put_tuple_type(out);
             }
         }
     }
@@ -389,6 +385,13 @@ impl TupleWriter {
         out.push('\n');
         Ok(out.into_bytes())
     }
+}
+
+/// The `element_type: TUPLE` field of a tuple's body.
+fn put_tuple_type(out: &mut Vec<u8>) {
+    use codec::wire::{put_tag, put_varint, WireType};
+    put_tag(out, 2, WireType::Varint);
+    put_varint(out, crate::proto::PrimitiveType::Tuple as u64);
 }
 
 /// A `tuple_shapes` field holding `body`.

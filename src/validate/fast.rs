@@ -1,11 +1,11 @@
 //! The fast path of [`super::decode_validated_shape`]: the binary form of the shapes
 //! XLA writes (arrays with their dimensions, dynamic flags and layouts, and tuples,
 //! buffers, tokens and opaques of them) read straight into inline lists and checked by
-//! the validator's own rules, with no message built on the heap. It only ever says "valid, and here is the shape": anything else
-//! (a field it does not read, an unknown field, a wire error, any issue, even a
-//! warning) makes it give up, and the caller decodes and validates the bytes the
-//! ordinary way, which gives the same answer for what the fast path accepts and the
-//! full report for the rest.
+//! the validator's own rules, with no message built on the heap. It only ever says
+//! "valid, and here is the shape": anything else (a field it does not read, an unknown
+//! field, a wire error, any issue, even a warning) makes it give up, and the caller
+//! decodes and validates the bytes the ordinary way, which gives the same answer for
+//! what the fast path accepts and the full report for the rest.
 
 use smallvec::SmallVec;
 
@@ -148,54 +148,46 @@ fn shape_at(bytes: &[u8], options: Options, nesting: usize) -> Option<Shape> {
 fn layout(bytes: &[u8], flat: &mut FlatLayout) -> Option<()> {
     let mut reader = Reader::new(bytes);
     while !reader.is_at_end() {
-        let (number, wire_type) = reader.read_tag().ok()?;
-        if number == 1 {
-            varints(&mut reader, wire_type, &mut flat.minor_to_major, |v| {
-                v as i64
-            })?;
-            continue;
-        }
-        match (number, wire_type) {
-            (6, WireType::LengthDelimited) => {
-                tile(reader.read_length_delimited().ok()?, flat)?;
-                continue;
+        let others = &mut flat.others;
+        match reader.read_tag().ok()? {
+            (1, wire_type) => {
+                varints(&mut reader, wire_type, &mut flat.minor_to_major, |v| {
+                    v as i64
+                })?;
             }
-            (2, _) => {
+            (2, wire_type) => {
                 let mut padded = SmallVec::<[i64; 8]>::new();
                 varints(&mut reader, wire_type, &mut padded, |v| v as i64)?;
-                let others = &mut flat.others.padded_dimensions;
-                others.extend_from_slice(&padded);
-                if others.len() > MAX_RANK {
+                others.padded_dimensions.extend_from_slice(&padded);
+                if others.padded_dimensions.len() > MAX_RANK {
                     return None;
                 }
-                continue;
             }
+            (6, WireType::LengthDelimited) => tile(reader.read_length_delimited().ok()?, flat)?,
             (17, WireType::LengthDelimited) => {
-                let split = split_config(reader.read_length_delimited().ok()?)?;
-                flat.others.split_configs.push(split);
-                if flat.others.split_configs.len() > MAX_RANK {
+                others
+                    .split_configs
+                    .push(split_config(reader.read_length_delimited().ok()?)?);
+                if others.split_configs.len() > MAX_RANK {
                     return None;
                 }
-                continue;
             }
-            _ => {}
-        }
-        if wire_type != WireType::Varint {
-            return None;
-        }
-        let value = reader.read_varint().ok()?;
-        let others = &mut flat.others;
-        // As the codec reads them: int64 fields keep the 64 bits, enums the low 32.
-        match number {
-            3 => others.padding_value = value as i32,
-            4 => others.format = value as i32,
-            5 => others.max_sparse_elements = value as i64,
-            7 => others.element_size_in_bits = value as i64,
-            8 => others.memory_space = value as i64,
-            11 => others.index_primitive_type = value as i32,
-            12 => others.pointer_primitive_type = value as i32,
-            15 => others.dynamic_shape_metadata_prefix_bytes = value as i64,
-            16 => others.tail_padding_alignment_in_elements = value as i64,
+            (number, WireType::Varint) => {
+                let value = reader.read_varint().ok()?;
+                // As the codec reads them: int64 fields keep the 64 bits, enums the low 32.
+                match number {
+                    3 => others.padding_value = value as i32,
+                    4 => others.format = value as i32,
+                    5 => others.max_sparse_elements = value as i64,
+                    7 => others.element_size_in_bits = value as i64,
+                    8 => others.memory_space = value as i64,
+                    11 => others.index_primitive_type = value as i32,
+                    12 => others.pointer_primitive_type = value as i32,
+                    15 => others.dynamic_shape_metadata_prefix_bytes = value as i64,
+                    16 => others.tail_padding_alignment_in_elements = value as i64,
+                    _ => return None,
+                }
+            }
             _ => return None,
         }
     }

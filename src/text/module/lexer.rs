@@ -121,6 +121,11 @@ impl<R: BufRead> Lexer<R> {
         self.line_no
     }
 
+    /// Whether the buffer holds one line only (no lines joined for a long shape).
+    pub fn single_line(&self) -> bool {
+        self.first_line_no == self.line_no
+    }
+
     /// The text of `token`, if its line is still in the buffer.
     pub fn text(&self, token: &Token) -> &str {
         if token.line >= self.first_line_no && token.line <= self.line_no {
@@ -216,7 +221,7 @@ impl<R: BufRead> Lexer<R> {
     /// Where the byte-level paths start reading: the current position after spaces and
     /// tabs, or `None` when a token is peeked or a comment or string from an earlier
     /// line is still open (then only the token-by-token path knows what comes next).
-    fn plain_start(&self) -> Option<usize> {
+    pub fn plain_start(&self) -> Option<usize> {
         if self.peeked.is_some() || self.open.is_some() {
             return None;
         }
@@ -257,24 +262,7 @@ impl<R: BufRead> Lexer<R> {
     /// [`Self::take`].
     pub fn peek_plain(&self) -> Option<Token> {
         let start = self.plain_start()?;
-        let bytes = self.line.as_bytes();
-        let b = *bytes.get(start)?;
-        let (kind, end) = if b == b'%' {
-            if !bytes.get(start + 1).is_some_and(|&c| is_ident_start(c)) {
-                return None;
-            }
-            (Kind::Name, ident_end(bytes, start + 1))
-        } else if is_ident_start(b) && dim_labels_end(bytes, start).is_none() {
-            let end = ident_end(bytes, start);
-            let kind = match bytes.get(end) {
-                Some(b':') => Kind::Label,
-                Some(b'=') => Kind::Attr,
-                _ => Kind::Word,
-            };
-            (kind, end)
-        } else {
-            return None;
-        };
+        let (kind, end) = plain_token(self.line.as_bytes(), start)?;
         Some(Token {
             kind,
             line: self.line_of(start),
@@ -352,35 +340,65 @@ impl<R: BufRead> Lexer<R> {
         let Some(pos) = self.plain_start() else {
             return false;
         };
-        let bytes = self.line.as_bytes();
-        let end = match bytes.get(pos) {
-            Some(b'{') => balanced_group_end(bytes, pos),
-            Some(&quote @ (b'"' | b'\'')) => string_end(bytes, pos + 1, quote),
-            Some(&b) if is_value_byte(b) => {
-                let run = bytes[pos..]
-                    .iter()
-                    .take_while(|&&c| is_value_byte(c))
-                    .count();
-                Some(pos + run)
-            }
-            _ => None,
-        };
-        let Some(end) = end else {
-            return false;
-        };
-        // What follows must end the value.
-        let mut after = end;
-        while matches!(bytes.get(after), Some(b' ' | b'\t')) {
-            after += 1;
-        }
-        match bytes.get(after) {
-            None | Some(b',' | b'}' | b')' | b']' | b'\n' | b'\r') => {
+        match plain_value_end(self.line.as_bytes(), pos) {
+            Some(end) => {
                 self.pos = end;
                 self.line_has_token = true;
                 true
             }
-            _ => false,
+            None => false,
         }
+    }
+
+    /// Skips the next line whole when it is a plain entry of the stack frame index
+    /// (`12 {file_location_id=3 parent_frame_id=1}`, `1 "main.py"`): a number, then
+    /// one `{...}` group or one string, and nothing else. Only when the rest of the
+    /// current line is blank and nothing is peeked or open; false when the line is
+    /// anything else, which is then read (the token path starts at its first byte,
+    /// where [`Self::peek`] would too).
+    pub fn skip_plain_frame_line(&mut self) -> std::io::Result<bool> {
+        if self.peeked.is_some() || self.open.is_some() {
+            return Ok(false);
+        }
+        let rest = &self.line.as_bytes()[self.pos.min(self.line.len())..];
+        if !rest
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            || !self.read_line()?
+        {
+            return Ok(false);
+        }
+        let bytes = self.line.as_bytes();
+        let mut pos = 0;
+        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+            pos += 1;
+        }
+        let digits = bytes[pos..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        if digits == 0 || !matches!(bytes.get(pos + digits), Some(b' ' | b'\t')) {
+            return Ok(false);
+        }
+        pos += digits;
+        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+            pos += 1;
+        }
+        let end = match bytes.get(pos) {
+            Some(b'{') => balanced_group_end(bytes, pos),
+            Some(&quote @ (b'"' | b'\'')) => string_end(bytes, pos + 1, quote),
+            _ => None,
+        };
+        let plain = end.is_some_and(|end| {
+            bytes[end..]
+                .iter()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        });
+        if plain {
+            self.pos = bytes.len();
+            self.line_has_token = true;
+        }
+        Ok(plain)
     }
 
     /// Drops the rest of the current line.
@@ -576,6 +594,54 @@ impl<R: BufRead> Lexer<R> {
     }
 }
 
+/// The token at `start` when it is a `%name`, a word, a `label:` or an `attr=`: its
+/// kind and end (before the `:` or `=`); `None` for anything else. What
+/// [`Lexer::peek`] reads there too.
+pub(super) fn plain_token(bytes: &[u8], start: usize) -> Option<(Kind, usize)> {
+    let b = *bytes.get(start)?;
+    if b == b'%' {
+        if !bytes.get(start + 1).is_some_and(|&c| is_ident_start(c)) {
+            return None;
+        }
+        return Some((Kind::Name, ident_end(bytes, start + 1)));
+    }
+    if !is_ident_start(b) || dim_labels_end(bytes, start).is_some() {
+        return None;
+    }
+    let end = ident_end(bytes, start);
+    let kind = match bytes.get(end) {
+        Some(b':') => Kind::Label,
+        Some(b'=') => Kind::Attr,
+        _ => Kind::Word,
+    };
+    Some((kind, end))
+}
+
+/// The end of the plain attribute value at `pos` (see [`Lexer::skip_plain_value`]).
+pub(super) fn plain_value_end(bytes: &[u8], pos: usize) -> Option<usize> {
+    let end = match bytes.get(pos) {
+        Some(b'{') => balanced_group_end(bytes, pos),
+        Some(&quote @ (b'"' | b'\'')) => string_end(bytes, pos + 1, quote),
+        Some(&b) if is_value_byte(b) => {
+            let run = bytes[pos..]
+                .iter()
+                .take_while(|&&c| is_value_byte(c))
+                .count();
+            Some(pos + run)
+        }
+        _ => None,
+    }?;
+    // What follows must end the value.
+    let mut after = end;
+    while matches!(bytes.get(after), Some(b' ' | b'\t')) {
+        after += 1;
+    }
+    match bytes.get(after) {
+        None | Some(b',' | b'}' | b')' | b']' | b'\n' | b'\r') => Some(end),
+        _ => None,
+    }
+}
+
 /// `BufRead::read_until(b'\n')`, with the `memchr` crate's search (faster than the
 /// standard library's on the short lines of a module).
 fn read_line_into<R: BufRead>(reader: &mut R, out: &mut Vec<u8>) -> std::io::Result<usize> {
@@ -633,11 +699,13 @@ fn is_value_byte(b: u8) -> bool {
     is_ident_byte(b) || matches!(b, b'%' | b'-' | b'>' | b'?' | b'+')
 }
 
-/// The index just after the `}` that closes the `{` at `open`, on this line, with
-/// strings skipped and brackets of every kind paired; `None` when the group does not
-/// close on this line, a bracket is mismatched, a comment starts inside, or it nests
-/// deeper than the fast path keeps track of.
-fn balanced_group_end(bytes: &[u8], open: usize) -> Option<usize> {
+/// The index just after the bracket that closes the `{`, `(` or `[` at `open`, on
+/// this line, with strings skipped and brackets of every kind paired; `None` when the
+/// group does not close on this line, a bracket is mismatched, a comment starts
+/// inside, or it nests deeper than the fast path keeps track of. Where it gives an
+/// end, reading tokens to the closing bracket ends there too (no token but a string
+/// holds a bracket, and strings are skipped alike).
+pub(super) fn balanced_group_end(bytes: &[u8], open: usize) -> Option<usize> {
     let mut want = [0u8; 64];
     let mut depth = 0;
     let mut pos = open;

@@ -24,6 +24,7 @@ use crate::report::Finding;
 use crate::text::HloStyle;
 
 mod lexer;
+mod line;
 mod text;
 
 /// A checker: the report on one shape (paths inside the shape).

@@ -25,6 +25,7 @@
 use std::io::BufRead;
 
 use super::lexer::{Kind, Lexer, Token};
+use super::line::plan_instruction;
 use super::{InstructionSite, Role, ScanError, Site, Summary};
 use crate::error::Severity;
 use crate::proto::ShapeProto;
@@ -59,6 +60,9 @@ pub(super) struct Scanner<'v, R> {
     /// over and over (see [`Memo`]). Only texts the parser read completely and exactly
     /// (see [`shape_extent`]) are kept.
     memo: Memo<ShapeProto>,
+    /// Whether whole lines may be read at byte level ([`Self::plain_instruction`],
+    /// plain stack frame lines); off only in tests, to hold the token path beside them.
+    whole_lines: bool,
 }
 
 /// Values by the exact text of a shape, so that a dump's thousandth `f32[1024]{0}` costs
@@ -101,11 +105,14 @@ impl<V: Clone> Memo<V> {
 
 /// Where a shape written plainly at `start` ends: the bytes up to the first space,
 /// `,`, unmatched closing bracket or line end outside brackets. `None` when what
-/// follows could still belong to the shape (a space before `{`, `[` or `(`), or when
-/// anything unusual stands inside (strings, comments, a line break): the parser
-/// decides those. The memo is used only when the parser, on first sight, stopped
-/// exactly here, so a hit reads the same bytes the parser would.
-fn shape_extent(line: &str, start: usize) -> Option<usize> {
+/// follows could still belong to the shape (a space before `[` or `(`, or before a
+/// `{` that does not end the line), or when anything unusual stands inside (strings,
+/// comments other than `/* */` inside brackets, a line break): the parser decides
+/// those. (A `{` that ends the line, as
+/// after a computation's result shape, is not a layout to the parser: it reads `{` as
+/// one only before an integer or `:`.) The memo is used only when the parser, on first
+/// sight, stopped exactly here, so a hit reads the same bytes the parser would.
+pub(super) fn shape_extent(line: &str, start: usize) -> Option<usize> {
     let bytes = line.as_bytes();
     let mut depth = 0usize;
     let mut pos = start;
@@ -114,6 +121,11 @@ fn shape_extent(line: &str, start: usize) -> Option<usize> {
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' if depth > 0 => depth -= 1,
             b')' | b']' | b'}' | b',' | b' ' | b'\t' | b'\r' | b'\n' if depth == 0 => break,
+            // A `/*index=5*/` comment inside a tuple, closed on the line.
+            b'/' if depth > 0 && bytes.get(pos + 1) == Some(&b'*') => {
+                let close = memchr::memmem::find(&bytes[pos + 2..], b"*/")?;
+                pos += 2 + close + 1;
+            }
             b'"' | b'\'' | b'/' | b'\n' | b'\r' => return None,
             _ => {}
         }
@@ -122,12 +134,11 @@ fn shape_extent(line: &str, start: usize) -> Option<usize> {
     if depth != 0 || pos == start {
         return None;
     }
-    let next = bytes[pos..]
-        .iter()
-        .find(|b| !matches!(b, b' ' | b'\t'))
-        .copied();
-    match next {
-        Some(b'{' | b'[' | b'(') => None,
+    let not_blank = |b: &&u8| !matches!(b, b' ' | b'\t');
+    let mut rest = bytes[pos..].iter();
+    match rest.find(not_blank) {
+        Some(b'[' | b'(') => None,
+        Some(b'{') if rest.any(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n')) => None,
         _ => Some(pos),
     }
 }
@@ -155,7 +166,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 fill_missing_layouts: false,
             },
             memo: Memo::new(),
+            whole_lines: true,
         }
+    }
+
+    /// Reads every line token by token (the reference the whole-line paths are held to).
+    #[cfg(test)]
+    fn token_by_token(mut self) -> Self {
+        self.whole_lines = false;
+        self
     }
 
     /// Also calls `on_instruction` for every instruction, once its operands are read.
@@ -417,6 +436,13 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     fn stack_frames(&mut self) -> Step {
         self.next_tok()?;
         loop {
+            // Most lines are one entry, read at byte level.
+            if self.whole_lines {
+                let plain = self.lexer.skip_plain_frame_line();
+                if self.io(plain)? {
+                    continue;
+                }
+            }
             let token = self.peek_tok()?;
             match token.kind {
                 Kind::Number | Kind::Str => {
@@ -517,6 +543,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         if let Some(name) = self.instruction.take() {
             self.name_buffer = name;
         }
+        if self.plain_instruction() {
+            return self.attributes();
+        }
         let mut token = self.peek_plain()?;
         self.lexer.take(&token);
         if token.kind == Kind::Word && self.lexer.text(&token) == "ROOT" {
@@ -594,6 +623,63 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             on_instruction(&site);
         }
         self.attributes()
+    }
+
+    /// An instruction written plainly on its line, read through its operands' `)` at
+    /// byte level (see [`line`](super::line)), with the same callbacks the token path
+    /// would make; false, with nothing done, when the token path must read it.
+    fn plain_instruction(&mut self) -> bool {
+        if !self.whole_lines || !self.lexer.single_line() {
+            return false;
+        }
+        let Some(from) = self.lexer.plain_start() else {
+            return false;
+        };
+        let line = self.lexer.line();
+        let Some(plan) = plan_instruction(line, from, &self.memo) else {
+            return false;
+        };
+
+        let line_no = self.lexer.line_no();
+        let mut name = std::mem::take(&mut self.name_buffer);
+        name.clear();
+        name.push_str(line[plan.name.0..plan.name.1].trim_start_matches('%'));
+        self.instruction = Some(name);
+        for shape in &plan.shapes {
+            self.summary.shapes += 1;
+            let site = Site {
+                line: line_no,
+                column: self.lexer.column(shape.start),
+                computation: self.computation.as_deref(),
+                instruction: self.instruction.as_deref(),
+                role: match shape.operand {
+                    None => Role::Result,
+                    Some(index) => Role::Operand { index },
+                },
+                text: &line[shape.start..shape.end],
+            };
+            (self.on_shape)(&site, shape.value);
+        }
+        if let Some(on_instruction) = self.on_instruction.as_mut() {
+            self.operand_names.clear();
+            self.operand_names.extend(
+                plan.operands
+                    .iter()
+                    .map(|&(start, end)| line[start..end].trim_start_matches('%').to_string()),
+            );
+            let site = InstructionSite {
+                line: line_no,
+                computation: self.computation.as_deref(),
+                entry: self.in_entry,
+                name: self.instruction.as_deref().unwrap_or(""),
+                opcode: &line[plan.opcode.0..plan.opcode.1],
+                operands: &self.operand_names,
+            };
+            on_instruction(&site);
+        }
+        let end = plan.end;
+        self.lexer.seek(end);
+        true
     }
 
     /// The operands after `(`, through the closing `)` (a `constant` or `parameter`
@@ -719,11 +805,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 format!("expects an attribute (name=value), saw {saw}"),
             ));
         }
-        let shaped = matches!(
-            self.lexer.text(&token),
-            "entry_computation_layout" | "outfeed_shape" | "literal" | "operand_layout_constraints"
-        );
-        if !shaped {
+        if !holds_shape(self.lexer.text(&token)) {
             return if self.lexer.skip_plain_value() {
                 Ok(())
             } else {
@@ -1004,6 +1086,14 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     }
 }
 
+/// Whether the attribute `name` is read as shapes (or may be: `literal=s32[] 1`).
+pub(super) fn holds_shape(name: &str) -> bool {
+    matches!(
+        name,
+        "entry_computation_layout" | "outfeed_shape" | "literal" | "operand_layout_constraints"
+    )
+}
+
 /// Whether an instruction's operands are a literal (`constant(...)`, `parameter(N)`)
 /// rather than operands.
 fn is_literal_opcode(opcode: &str) -> bool {
@@ -1104,7 +1194,134 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::Scanner;
     use crate::text::module;
+
+    /// Everything a scan reports, in order, as text.
+    fn transcript(text: &str, whole_lines: bool) -> Vec<String> {
+        let log = std::cell::RefCell::new(Vec::new());
+        let mut on_shape = |site: &module::Site<'_>, shape: &crate::proto::ShapeProto| {
+            log.borrow_mut().push(format!("shape {site:?} {shape:?}"));
+        };
+        let mut on_problem = |finding: crate::report::Finding| {
+            log.borrow_mut().push(format!("problem {finding:?}"));
+        };
+        let mut on_instruction = |site: &module::InstructionSite<'_>| {
+            log.borrow_mut().push(format!("instruction {site:?}"));
+        };
+        let mut scanner = Scanner::new(text.as_bytes(), &mut on_shape, &mut on_problem)
+            .with_instructions(&mut on_instruction);
+        if !whole_lines {
+            scanner = scanner.token_by_token();
+        }
+        let summary = scanner.run();
+        let mut log = log.into_inner();
+        log.push(format!("summary {summary:?}"));
+        log
+    }
+
+    /// The real modules of the fixtures, and XLA's module dumps.
+    fn real_modules() -> Vec<String> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        let mut texts = Vec::new();
+        let mut dirs = vec![root.join("modules"), root.join("dumps")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+                let path = entry.path();
+                let name = path.to_string_lossy().into_owned();
+                if path.is_dir() {
+                    dirs.push(path);
+                } else if name.ends_with(".hlo.txt") || name.ends_with("optimizations.txt") {
+                    texts.push(std::fs::read_to_string(&path).unwrap());
+                }
+            }
+        }
+        texts.sort();
+        // What XLA prints more rarely: nested instructions, comments, shapes over
+        // lines, attributes with shapes, operand shapes, literals, odd spacing.
+        texts.push(
+            "HloModule odd, entry_computation_layout={(f32[2]{0}, s32[])->f32[2]{0}}\n\n\
+             %c (p: f32[2], q: (f32[2], s32[])) -> f32[2] {\n\
+             \x20 %p = f32[2]{0} parameter(0)\n\
+             \x20 %q = (f32[2]{0}, /*index=1*/s32[]) parameter(1)\n\
+             \x20 %n = f32[2]{0} add(f32[2]{0} %p, f32[2]{0} multiply(%p, %p))\n\
+             \x20 %k = s32[3]{0} constant({1, 2, 3}), metadata={op_name=\"a(b)\"}\n\
+             \x20 %o = token[] outfeed(%p, %t), outfeed_shape=f32[2]{0}\n\
+             \x20 %cc = f32[2]{0} custom-call(%p), custom_call_target=\"x\", operand_layout_constraints={f32[2]{0}}\n\
+             \x20 %m = f32[2]{0}\tadd( %p ,%n ) , sharding={devices=[2]<=[2]}, backend_config={\"a\":[1]}\n\
+             \x20 %l = f32[2]{0} add(%p, %n) /* a comment */, metadata={}\n\
+             \x20 %w = f32[2]{0} add(%p,\n      %n), metadata={}\n\
+             \x20 %t = (f32[2]{0},\n   s32[]) tuple(%p, %k)\n\
+             \x20 %u = f32[2] add(%p, %n), dimensions={0}\n\
+             \x20 ROOT %r = f32[2]{0} add(%m, %l)\n\
+             }\n\n\
+             ENTRY %e (a: f32[2], b: s32[]) -> f32[2] {\n\
+             \x20 %a = f32[2]{0} parameter(0)\n\
+             \x20 %b = s32[] parameter(1)\n\
+             \x20 %z = (f32[2]{0}, s32[]) tuple(f32[2]{0} %a, s32[] %b)\n\
+             \x20 ROOT %call = f32[2]{0} call(%a, %z), to_apply=%c\n\
+             }\n"
+                .to_string(),
+        );
+        texts
+    }
+
+    /// The whole-line paths (instructions and stack frames read at byte level) report
+    /// exactly what the token path reports: on every real module, and on each with one
+    /// line changed (a byte removed, doubled or replaced by one that matters to the
+    /// syntax), after the memo has seen the module's shapes once (the module is read
+    /// twice in a row, so the second copy takes the whole-line paths).
+    #[test]
+    fn whole_lines_read_as_the_token_path_does() {
+        const BYTES: &[u8] = b" ,()[]{}%=:/*\"'\n\t-<>0a";
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move |bound: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % bound as u64) as usize
+        };
+        let modules = real_modules();
+        assert!(modules.len() >= 20, "{} modules", modules.len());
+        let mut runs = 0;
+        for text in &modules {
+            let twice = format!("{text}\n{text}");
+            assert_eq!(transcript(&twice, true), transcript(&twice, false));
+            // Where the second copy's instruction and stack frame lines are.
+            let lines: Vec<std::ops::Range<usize>> = twice[text.len() + 1..]
+                .split_inclusive('\n')
+                .scan(text.len() + 1, |start, line| {
+                    let range = *start..*start + line.len();
+                    *start = range.end;
+                    Some(range)
+                })
+                .filter(|range| {
+                    let line = &twice[range.clone()];
+                    line.contains(" = ") || line.starts_with(|c: char| c.is_ascii_digit())
+                })
+                .collect();
+            for _ in 0..150 {
+                let mut bytes = twice.clone().into_bytes();
+                let line = &lines[next(lines.len())];
+                let at = line.start + next(line.len());
+                match next(3) {
+                    0 => {
+                        bytes.remove(at);
+                    }
+                    1 => bytes.insert(at, bytes[at]),
+                    _ => bytes[at] = BYTES[next(BYTES.len())],
+                }
+                let Ok(changed) = String::from_utf8(bytes) else {
+                    continue;
+                };
+                let fast = transcript(&changed, true);
+                let reference = transcript(&changed, false);
+                assert_eq!(fast, reference, "changed at byte {at}:\n{changed}");
+                runs += 1;
+            }
+        }
+        assert!(runs > 3000, "{runs} runs");
+    }
 
     #[test]
     fn deeply_nested_instructions_are_an_error_not_a_stack_overflow() {

@@ -1,0 +1,222 @@
+//! The fast path for an instruction written plainly on one line, the way XLA prints
+//! nearly all of them:
+//!
+//! ```text
+//! [ROOT] name = shape opcode([shape] name, ...)
+//! ```
+//!
+//! [`plan_instruction`] reads such a line at byte level, without side effects, and says
+//! what the token-by-token path ([`Scanner::instruction`](super::text)) would do with
+//! it: which shapes it hands on (each one the scanner's memo already holds, so the
+//! parser would stop exactly where the memo's text ends), which operand names, and
+//! where the operands' `)` ends. Anything the token path would read differently or
+//! report, or that it reads over more than this line (comments, line breaks, a shape
+//! not yet parsed, a nested instruction, an error of any kind), gives `None`, and the
+//! token path reads the line from its start. So both paths give the same callbacks in
+//! the same order; the tests of `tests/module_scan.rs` and the equivalence test
+//! below hold them to it.
+
+use smallvec::SmallVec;
+
+use super::lexer::{balanced_group_end, plain_token, plain_value_end, Kind};
+use super::text::{holds_shape, shape_extent, Memo};
+use crate::proto::ShapeProto;
+use crate::text::types;
+
+/// A shape of an instruction line, found in the memo.
+pub(super) struct PlannedShape<'m> {
+    /// Its byte range in the line.
+    pub start: usize,
+    pub end: usize,
+    /// The operand it stands before, or `None` for the instruction's result.
+    pub operand: Option<usize>,
+    /// The parsed shape.
+    pub value: &'m ShapeProto,
+}
+
+/// What the token path would read on an instruction line, up to its operands' `)` and
+/// the plain attributes after it.
+pub(super) struct Plan<'m> {
+    /// The instruction's name token (with its `%`, if any).
+    pub name: (usize, usize),
+    /// The opcode's byte range.
+    pub opcode: (usize, usize),
+    /// The shapes, in the order the token path hands them on.
+    pub shapes: SmallVec<[PlannedShape<'m>; 4]>,
+    /// The operand name tokens (with their `%`), in order.
+    pub operands: SmallVec<[(usize, usize); 4]>,
+    /// Just after the `)` that closes the operands, or after the last of the plain
+    /// attributes that follow it on the line.
+    pub end: usize,
+}
+
+/// Past spaces and tabs: what the lexer's byte-level steps skip.
+fn blanks(bytes: &[u8], mut pos: usize) -> usize {
+    while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+        pos += 1;
+    }
+    pos
+}
+
+/// Whether the scanner's `can_be_shape` holds for the token at `start`: a `(`, or a
+/// word that is an element type, or `b` before `(`. `word` is the plain token there.
+fn can_be_shape(line: &str, start: usize, word: Option<(Kind, usize)>) -> bool {
+    let bytes = line.as_bytes();
+    match word {
+        Some((Kind::Word, end)) => {
+            let text = &line[start..end];
+            types::type_from_name(text).is_some()
+                || (text == "b" && bytes.get(blanks(bytes, end)) == Some(&b'('))
+        }
+        Some(_) => false,
+        None => bytes.get(start) == Some(&b'('),
+    }
+}
+
+/// The shape at `start` if the memo holds its text: its end and value.
+fn memo_shape<'m>(
+    line: &str,
+    start: usize,
+    memo: &'m Memo<ShapeProto>,
+) -> Option<(usize, &'m ShapeProto)> {
+    let end = shape_extent(line, start)?;
+    Some((end, memo.get(&line[start..end])?))
+}
+
+/// The plan for the instruction that starts at `from` (after spaces and tabs) on
+/// `line`, a single line with no comment or string open before `from`; `None` when
+/// anything on it needs the token path.
+pub(super) fn plan_instruction<'m>(
+    line: &str,
+    from: usize,
+    memo: &'m Memo<ShapeProto>,
+) -> Option<Plan<'m>> {
+    let bytes = line.as_bytes();
+    let mut pos = blanks(bytes, from);
+    let (mut kind, mut end) = plain_token(bytes, pos)?;
+    if kind == Kind::Word && &line[pos..end] == "ROOT" {
+        pos = blanks(bytes, end);
+        (kind, end) = plain_token(bytes, pos)?;
+    }
+    if !matches!(kind, Kind::Word | Kind::Name) {
+        return None;
+    }
+    let name = (pos, end);
+    pos = blanks(bytes, end);
+    if bytes.get(pos) != Some(&b'=') {
+        return None;
+    }
+    pos = blanks(bytes, pos + 1);
+
+    let mut shapes = SmallVec::new();
+    let word = plain_token(bytes, pos);
+    let opcode_end = if can_be_shape(line, pos, word) {
+        let (shape_end, value) = memo_shape(line, pos, memo)?;
+        shapes.push(PlannedShape {
+            start: pos,
+            end: shape_end,
+            operand: None,
+            value,
+        });
+        pos = blanks(bytes, shape_end);
+        match plain_token(bytes, pos)? {
+            (Kind::Word, end) => end,
+            _ => return None,
+        }
+    } else {
+        // The shape left out: the word is the opcode (it must be followed by `(`,
+        // which is checked below).
+        match word? {
+            (Kind::Word, end) => end,
+            _ => return None,
+        }
+    };
+    let opcode = (pos, opcode_end);
+    pos = blanks(bytes, opcode_end);
+    if bytes.get(pos) != Some(&b'(') {
+        return None;
+    }
+    let mut operands = SmallVec::new();
+    if matches!(&line[opcode.0..opcode.1], "constant" | "parameter") {
+        // A literal: skipped to its closing bracket.
+        let end = attributes_end(line, balanced_group_end(bytes, pos)?);
+        return Some(Plan {
+            name,
+            opcode,
+            shapes,
+            operands,
+            end,
+        });
+    }
+    pos = blanks(bytes, pos + 1);
+    if bytes.get(pos) == Some(&b')') {
+        return Some(Plan {
+            name,
+            opcode,
+            shapes,
+            operands,
+            end: attributes_end(line, pos + 1),
+        });
+    }
+    loop {
+        let index = operands.len();
+        let word = plain_token(bytes, pos);
+        let (kind, end) = if can_be_shape(line, pos, word) {
+            let (shape_end, value) = memo_shape(line, pos, memo)?;
+            shapes.push(PlannedShape {
+                start: pos,
+                end: shape_end,
+                operand: Some(index),
+                value,
+            });
+            pos = blanks(bytes, shape_end);
+            plain_token(bytes, pos)?
+        } else {
+            word?
+        };
+        if !matches!(kind, Kind::Word | Kind::Name) {
+            return None;
+        }
+        operands.push((pos, end));
+        pos = blanks(bytes, end);
+        match bytes.get(pos) {
+            Some(b',') => pos = blanks(bytes, pos + 1),
+            Some(b')') => {
+                return Some(Plan {
+                    name,
+                    opcode,
+                    shapes,
+                    operands,
+                    end: attributes_end(line, pos + 1),
+                })
+            }
+            // A nested instruction, or something the token path reports.
+            _ => return None,
+        }
+    }
+}
+
+/// Past the attributes from `pos` on that the token path would skip without a finding
+/// and without a shape: `, name=value` with a plain value (see
+/// [`plain_value_end`]) and a name that holds no shape. Stops before the `,` of any
+/// other attribute (the token path reads it), and at anything else.
+fn attributes_end(line: &str, mut pos: usize) -> usize {
+    let bytes = line.as_bytes();
+    loop {
+        let comma = blanks(bytes, pos);
+        if bytes.get(comma) != Some(&b',') {
+            return pos;
+        }
+        let start = blanks(bytes, comma + 1);
+        let Some((Kind::Attr, end)) = plain_token(bytes, start) else {
+            return pos;
+        };
+        if holds_shape(&line[start..end]) {
+            return pos;
+        }
+        match plain_value_end(bytes, blanks(bytes, end + 1)) {
+            Some(value_end) => pos = value_end,
+            None => return pos,
+        }
+    }
+}

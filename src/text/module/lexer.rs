@@ -56,13 +56,26 @@ pub(super) struct BadLine {
 
 pub(super) struct Lexer<R> {
     reader: R,
+    /// Whether the reader has given all it has.
+    reader_done: bool,
+    /// The bytes of the next chunk, as read.
     raw: Vec<u8>,
-    /// The current line, or several lines joined (with their breaks) while a shape
-    /// that spans lines is read.
-    line: String,
-    /// Whether `line` is all ASCII (then a column is a byte count).
-    ascii: bool,
-    /// The number of the first line in `line`.
+    /// How many bytes of lines to read at a time ([`CHUNK`]; smaller in tests).
+    pub chunk: usize,
+    /// Whole lines read from the reader (at least [`CHUNK`] bytes of them at a time,
+    /// or one longer line), UTF-8 checked at once; a line that is not UTF-8 is held as
+    /// an empty line (`\n`) and noted in `bad`.
+    buf: String,
+    /// The current line in `buf`, or several lines joined (with their breaks) while a
+    /// shape that spans lines is read.
+    line_start: usize,
+    line_end: usize,
+    /// Where the next line starts in `buf`.
+    next: usize,
+    /// Where lines that were not UTF-8 start in `buf`, with the column where each
+    /// breaks, in order; reported as they are read.
+    bad: std::collections::VecDeque<(usize, usize)>,
+    /// The number of the first line in the current line.
     first_line_no: usize,
     /// The number of the last line read.
     line_no: usize,
@@ -96,9 +109,14 @@ impl<R: BufRead> Lexer<R> {
     pub fn new(reader: R) -> Self {
         Lexer {
             reader,
+            reader_done: false,
             raw: Vec::new(),
-            line: String::new(),
-            ascii: true,
+            chunk: CHUNK,
+            buf: String::new(),
+            line_start: 0,
+            line_end: 0,
+            next: 0,
+            bad: std::collections::VecDeque::new(),
             first_line_no: 0,
             line_no: 0,
             pos: 0,
@@ -113,7 +131,13 @@ impl<R: BufRead> Lexer<R> {
 
     /// The current line (with its line break, if any).
     pub fn line(&self) -> &str {
-        &self.line
+        &self.buf[self.line_start..self.line_end]
+    }
+
+    /// The current line's bytes, borrowing only the buffer (so the position may be
+    /// set while they are in use).
+    fn bytes(&self) -> &[u8] {
+        &self.buf.as_bytes()[self.line_start..self.line_end]
     }
 
     /// The number of the last line read (1-based; 0 before the first).
@@ -129,7 +153,7 @@ impl<R: BufRead> Lexer<R> {
     /// The text of `token`, if its line is still in the buffer.
     pub fn text(&self, token: &Token) -> &str {
         if token.line >= self.first_line_no && token.line <= self.line_no {
-            self.line.get(token.start..token.end).unwrap_or("")
+            self.line().get(token.start..token.end).unwrap_or("")
         } else {
             ""
         }
@@ -140,56 +164,52 @@ impl<R: BufRead> Lexer<R> {
         if self.first_line_no == self.line_no {
             return self.line_no;
         }
-        let before = &self.line.as_bytes()[..pos.min(self.line.len())];
+        let line = self.bytes();
+        let before = &line[..pos.min(line.len())];
         self.first_line_no + memchr::memchr_iter(b'\n', before).count()
     }
 
     /// 1-based column, in characters, of byte `pos` of the buffer (counted from the
     /// start of its own line).
     pub fn column(&self, pos: usize) -> usize {
-        let pos = pos.min(self.line.len());
-        let before = &self.line.as_bytes()[..pos];
+        let line = self.bytes();
+        let pos = pos.min(line.len());
+        let before = &line[..pos];
         // A single line holds a line break only at its end.
         let line_start = if self.first_line_no == self.line_no && !before.ends_with(b"\n") {
             0
         } else {
             memchr::memrchr(b'\n', before).map_or(0, |i| i + 1)
         };
-        if self.ascii {
-            return pos - line_start + 1;
+        let before = &before[line_start..];
+        if before.is_ascii() {
+            return before.len() + 1;
         }
-        self.line
+        self.line()
             .get(line_start..pos)
-            .map_or(pos - line_start, |s| s.chars().count())
+            .map_or(before.len(), |s| s.chars().count())
             + 1
     }
 
     /// Appends the next line to the buffer (for a shape that goes on past the end of
     /// its line); false at the end of the input or past `max_bytes`.
     pub fn extend_line(&mut self, max_bytes: usize) -> std::io::Result<bool> {
-        if self.eof || self.line.len() > max_bytes || self.open.is_some() {
+        if self.eof || self.line_end - self.line_start > max_bytes || self.open.is_some() {
             return Ok(false);
         }
-        let pos = self.pos;
-        let mut kept = std::mem::take(&mut self.line);
-        let first = self.first_line_no;
-        let was_ascii = self.ascii;
-        if !self.read_line()? {
-            self.line = kept;
+        if self.next >= self.buf.len() && !self.fill(Some(self.line_start))? {
             return Ok(false);
         }
-        kept.push_str(&self.line);
-        self.line = kept;
-        self.ascii &= was_ascii;
-        self.first_line_no = first;
-        self.pos = pos;
+        // The next line follows the current one in the buffer.
+        self.line_end = self.take_next_line();
         self.line_has_token = true;
         Ok(true)
     }
 
     /// The next byte after spaces and tabs on the current line, after byte `pos`.
     pub fn next_byte_after(&self, pos: usize) -> Option<u8> {
-        self.line.as_bytes()[pos.min(self.line.len())..]
+        let line = self.bytes();
+        line[pos.min(line.len())..]
             .iter()
             .copied()
             .find(|b| *b != b' ' && *b != b'\t')
@@ -198,7 +218,7 @@ impl<R: BufRead> Lexer<R> {
     /// Moves the read position of the current line to `pos` (after a shape parsed
     /// from the line), dropping a peeked token.
     pub fn seek(&mut self, pos: usize) {
-        self.pos = pos.min(self.line.len());
+        self.pos = pos.min(self.line_end - self.line_start);
         self.peeked = None;
         self.line_has_token = true;
     }
@@ -225,7 +245,7 @@ impl<R: BufRead> Lexer<R> {
         if self.peeked.is_some() || self.open.is_some() {
             return None;
         }
-        let bytes = self.line.as_bytes();
+        let bytes = self.bytes();
         let mut pos = self.pos;
         while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
             pos += 1;
@@ -248,7 +268,7 @@ impl<R: BufRead> Lexer<R> {
         let Some(pos) = self.plain_start() else {
             return false;
         };
-        if self.line.as_bytes().get(pos) != Some(&byte) {
+        if self.bytes().get(pos) != Some(&byte) {
             return false;
         }
         self.pos = pos + 1;
@@ -262,7 +282,7 @@ impl<R: BufRead> Lexer<R> {
     /// [`Self::take`].
     pub fn peek_plain(&self) -> Option<Token> {
         let start = self.plain_start()?;
-        let (kind, end) = plain_token(self.line.as_bytes(), start)?;
+        let (kind, end) = plain_token(self.bytes(), start)?;
         Some(Token {
             kind,
             line: self.line_of(start),
@@ -275,14 +295,8 @@ impl<R: BufRead> Lexer<R> {
     /// [`Self::peek_plain`] at the start of the next line when the rest of this one is
     /// blank (which [`Self::peek`] would skip the same way).
     pub fn peek_plain_line(&mut self) -> std::io::Result<Option<Token>> {
-        if self.peeked.is_none() && self.open.is_none() {
-            let rest = &self.line.as_bytes()[self.pos.min(self.line.len())..];
-            if rest
-                .iter()
-                .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-            {
-                self.read_line()?;
-            }
+        if self.peeked.is_none() && self.open.is_none() && self.rest_is_blank() {
+            self.read_line()?;
         }
         Ok(self.peek_plain())
     }
@@ -302,7 +316,7 @@ impl<R: BufRead> Lexer<R> {
     /// consumed.
     pub fn next_is_punct(&self, bytes: &[u8]) -> bool {
         self.plain_start()
-            .and_then(|pos| self.line.as_bytes().get(pos))
+            .and_then(|pos| self.bytes().get(pos))
             .is_some_and(|b| bytes.contains(b))
     }
 
@@ -313,7 +327,7 @@ impl<R: BufRead> Lexer<R> {
         let Some(pos) = self.plain_start() else {
             return false;
         };
-        let bytes = self.line.as_bytes();
+        let bytes = self.bytes();
         if bytes.get(pos) != Some(&b'{') {
             return false;
         }
@@ -340,7 +354,7 @@ impl<R: BufRead> Lexer<R> {
         let Some(pos) = self.plain_start() else {
             return false;
         };
-        match plain_value_end(self.line.as_bytes(), pos) {
+        match plain_value_end(self.bytes(), pos) {
             Some(end) => {
                 self.pos = end;
                 self.line_has_token = true;
@@ -360,15 +374,10 @@ impl<R: BufRead> Lexer<R> {
         if self.peeked.is_some() || self.open.is_some() {
             return Ok(false);
         }
-        let rest = &self.line.as_bytes()[self.pos.min(self.line.len())..];
-        if !rest
-            .iter()
-            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-            || !self.read_line()?
-        {
+        if !self.rest_is_blank() || !self.read_line()? {
             return Ok(false);
         }
-        let bytes = self.line.as_bytes();
+        let bytes = self.bytes();
         let mut pos = 0;
         while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
             pos += 1;
@@ -401,48 +410,116 @@ impl<R: BufRead> Lexer<R> {
         Ok(plain)
     }
 
+    /// Whether the rest of the current line is spaces, tabs and its line break.
+    fn rest_is_blank(&self) -> bool {
+        let line = self.bytes();
+        line[self.pos.min(line.len())..]
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+    }
+
     /// Drops the rest of the current line.
     pub fn skip_line(&mut self) {
-        self.pos = self.line.len();
+        self.pos = self.line_end - self.line_start;
         self.peeked = None;
         self.open = None;
     }
 
+    /// Makes the next line the current one; false at the end of the input.
     fn read_line(&mut self) -> std::io::Result<bool> {
         if self.eof {
             return Ok(false);
         }
-        self.raw.clear();
-        if read_line_into(&mut self.reader, &mut self.raw)? == 0 {
+        if self.next >= self.buf.len() && !self.fill(None)? {
             self.eof = true;
-            self.line.clear();
+            self.line_start = self.buf.len();
+            self.line_end = self.buf.len();
             self.pos = 0;
             return Ok(false);
         }
-        self.line_no += 1;
+        self.line_start = self.next;
+        self.line_end = self.take_next_line();
         self.first_line_no = self.line_no;
-        // The bytes become the line without a copy; the old line's buffer is reused
-        // for the next read.
-        let mut spare = std::mem::take(&mut self.line).into_bytes();
-        spare.clear();
-        match String::from_utf8(std::mem::replace(&mut self.raw, spare)) {
-            Ok(text) => {
-                self.ascii = text.is_ascii();
-                self.line = text;
-            }
-            Err(e) => {
-                let valid_up_to = e.utf8_error().valid_up_to();
-                self.raw = e.into_bytes();
-                let valid = std::str::from_utf8(&self.raw[..valid_up_to]).unwrap_or("");
-                self.bad_lines.push(BadLine {
-                    line: self.line_no,
-                    column: valid.chars().count() + 1,
-                });
-                self.ascii = true;
-            }
-        }
         self.pos = 0;
         self.line_has_token = false;
+        Ok(true)
+    }
+
+    /// Counts the line at `next` (which must be in the buffer) as read, noting it if it
+    /// was not UTF-8, and returns its end (where the next one starts).
+    fn take_next_line(&mut self) -> usize {
+        let rest = &self.buf.as_bytes()[self.next..];
+        let end = self.next + memchr::memchr(b'\n', rest).map_or(rest.len(), |i| i + 1);
+        self.line_no += 1;
+        if self.bad.front().is_some_and(|&(at, _)| at == self.next) {
+            if let Some((_, column)) = self.bad.pop_front() {
+                self.bad_lines.push(BadLine {
+                    line: self.line_no,
+                    column,
+                });
+            }
+        }
+        self.next = end;
+        end
+    }
+
+    /// Reads the next chunk of whole lines into the buffer, after the lines from
+    /// `keep` on (the current line, while a shape is read over lines) or in place of
+    /// everything read; false when the input has ended.
+    fn fill(&mut self, keep: Option<usize>) -> std::io::Result<bool> {
+        if self.reader_done {
+            return Ok(false);
+        }
+        self.raw.clear();
+        self.reader_done = read_lines_into(&mut self.reader, &mut self.raw, self.chunk)?;
+        if self.raw.is_empty() {
+            return Ok(false);
+        }
+        match keep {
+            Some(from) => {
+                self.buf.drain(..from);
+                self.line_start -= from;
+                self.line_end -= from;
+                self.next -= from;
+                for (at, _) in &mut self.bad {
+                    *at -= from;
+                }
+            }
+            None => {
+                self.buf.clear();
+                self.line_start = 0;
+                self.line_end = 0;
+                self.next = 0;
+                self.bad.clear();
+            }
+        }
+        if self.buf.is_empty() {
+            // The chunk becomes the buffer without a copy; the old buffer is reused
+            // for the next chunk.
+            let spare = std::mem::take(&mut self.buf).into_bytes();
+            match String::from_utf8(std::mem::replace(&mut self.raw, spare)) {
+                Ok(text) => {
+                    self.buf = text;
+                    return Ok(true);
+                }
+                Err(e) => self.raw = e.into_bytes(),
+            }
+        } else if let Ok(text) = std::str::from_utf8(&self.raw) {
+            self.buf.push_str(text);
+            return Ok(true);
+        }
+        // Some line is not UTF-8: line by line, each bad one held as an empty line.
+        for line in self.raw.split_inclusive(|&b| b == b'\n') {
+            match std::str::from_utf8(line) {
+                Ok(text) => self.buf.push_str(text),
+                Err(e) => {
+                    let valid = std::str::from_utf8(&line[..e.valid_up_to()]).unwrap_or("");
+                    self.bad
+                        .push_back((self.buf.len(), valid.chars().count() + 1));
+                    self.buf.push('\n');
+                }
+            }
+        }
         Ok(true)
     }
 
@@ -460,7 +537,7 @@ impl<R: BufRead> Lexer<R> {
 
     fn lex(&mut self) -> std::io::Result<Token> {
         loop {
-            if self.pos >= self.line.len() {
+            if self.pos >= self.line_end - self.line_start {
                 if !self.read_line()? {
                     if let Some(open) = self.open.take() {
                         self.unterminated = Some(match open {
@@ -478,7 +555,8 @@ impl<R: BufRead> Lexer<R> {
                 }
                 continue;
             }
-            let bytes = self.line.as_bytes();
+            // The buffer's bytes alone, so the position can be set while they are read.
+            let bytes = &self.buf.as_bytes()[self.line_start..self.line_end];
             match self.open {
                 Some(Open::Comment { .. }) => {
                     match memchr::memmem::find(&bytes[self.pos..], b"*/") {
@@ -585,7 +663,10 @@ impl<R: BufRead> Lexer<R> {
                 }
                 _ => {
                     // One character (a whole UTF-8 sequence for non-ASCII).
-                    let width = self.line[start..].chars().next().map_or(1, char::len_utf8);
+                    let width = self.line()[start..]
+                        .chars()
+                        .next()
+                        .map_or(1, char::len_utf8);
                     self.pos += width;
                     return Ok(self.token(Kind::Punct(b), start));
                 }
@@ -642,26 +723,39 @@ pub(super) fn plain_value_end(bytes: &[u8], pos: usize) -> Option<usize> {
     }
 }
 
-/// `BufRead::read_until(b'\n')`, with the `memchr` crate's search (faster than the
-/// standard library's on the short lines of a module).
-fn read_line_into<R: BufRead>(reader: &mut R, out: &mut Vec<u8>) -> std::io::Result<usize> {
-    let mut read = 0;
+/// How many bytes of whole lines the lexer reads at a time: a line longer than this
+/// is read whole, alone.
+pub(super) const CHUNK: usize = 64 * 1024;
+
+/// Appends whole lines from `reader` to `out`: as many as fit in `chunk` bytes, or the
+/// first line whole when it alone is longer (the last line of the input may lack its
+/// line break). True when the reader has nothing more.
+fn read_lines_into<R: BufRead>(
+    reader: &mut R,
+    out: &mut Vec<u8>,
+    chunk: usize,
+) -> std::io::Result<bool> {
     loop {
         let available = match reader.fill_buf() {
             Ok(available) => available,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(e),
         };
-        let (done, used) = match memchr::memchr(b'\n', available) {
-            Some(i) => (true, i + 1),
-            None => (available.is_empty(), available.len()),
+        if available.is_empty() {
+            return Ok(true);
+        }
+        let in_line = out.last().is_some_and(|&b| b != b'\n');
+        let room = chunk.saturating_sub(out.len());
+        let used = match memchr::memrchr(b'\n', &available[..available.len().min(room)]) {
+            Some(i) => i + 1,
+            // A line longer than the room left: to its end.
+            None if in_line || out.is_empty() => {
+                memchr::memchr(b'\n', available).map_or(available.len(), |i| i + 1)
+            }
+            None => return Ok(false),
         };
         out.extend_from_slice(&available[..used]);
         reader.consume(used);
-        read += used;
-        if done {
-            return Ok(read);
-        }
     }
 }
 

@@ -83,17 +83,31 @@ fn memo_shape<'m>(
     Some((end, memo.get(&line[start..end])?))
 }
 
-/// The plan for the instruction that starts at `from` (after spaces and tabs) on
-/// `line`, a single line with no comment or string open before `from`; `None` when
-/// anything on it needs the token path.
+impl<'m> Plan<'m> {
+    /// An empty plan, to be filled by [`plan_instruction`].
+    pub fn new() -> Self {
+        Plan {
+            name: (0, 0),
+            opcode: (0, 0),
+            shapes: SmallVec::new(),
+            operands: SmallVec::new(),
+            end: 0,
+        }
+    }
+}
+
+/// Fills `plan` for the instruction whose first token (`ROOT` or its name, as
+/// [`plain_token`] reads it) is `first` = (kind, start, end) on `line`, a single line
+/// with no comment or string open before it; `None` when anything on the line needs
+/// the token path (then `plan` holds nothing of use).
 pub(super) fn plan_instruction<'m>(
     line: &str,
-    from: usize,
+    first: (Kind, usize, usize),
     memo: &'m Memo<ShapeProto>,
-) -> Option<Plan<'m>> {
+    plan: &mut Plan<'m>,
+) -> Option<()> {
     let bytes = line.as_bytes();
-    let mut pos = blanks(bytes, from);
-    let (mut kind, mut end) = plain_token(bytes, pos)?;
+    let (mut kind, mut pos, mut end) = first;
     if kind == Kind::Word && &line[pos..end] == "ROOT" {
         pos = blanks(bytes, end);
         (kind, end) = plain_token(bytes, pos)?;
@@ -101,18 +115,19 @@ pub(super) fn plan_instruction<'m>(
     if !matches!(kind, Kind::Word | Kind::Name) {
         return None;
     }
-    let name = (pos, end);
+    plan.name = (pos, end);
     pos = blanks(bytes, end);
     if bytes.get(pos) != Some(&b'=') {
         return None;
     }
     pos = blanks(bytes, pos + 1);
 
-    let mut shapes = SmallVec::new();
+    plan.shapes.clear();
+    plan.operands.clear();
     let word = plain_token(bytes, pos);
     let opcode_end = if can_be_shape(line, pos, word) {
         let (shape_end, value) = memo_shape(line, pos, memo)?;
-        shapes.push(PlannedShape {
+        plan.shapes.push(PlannedShape {
             start: pos,
             end: shape_end,
             operand: None,
@@ -131,39 +146,27 @@ pub(super) fn plan_instruction<'m>(
             _ => return None,
         }
     };
-    let opcode = (pos, opcode_end);
+    plan.opcode = (pos, opcode_end);
     pos = blanks(bytes, opcode_end);
     if bytes.get(pos) != Some(&b'(') {
         return None;
     }
-    let mut operands = SmallVec::new();
-    if matches!(&line[opcode.0..opcode.1], "constant" | "parameter") {
+    if matches!(&line[plan.opcode.0..opcode_end], "constant" | "parameter") {
         // A literal: skipped to its closing bracket.
-        let end = attributes_end(line, balanced_group_end(bytes, pos)?);
-        return Some(Plan {
-            name,
-            opcode,
-            shapes,
-            operands,
-            end,
-        });
+        plan.end = attributes_end(line, balanced_group_end(bytes, pos)?);
+        return Some(());
     }
     pos = blanks(bytes, pos + 1);
     if bytes.get(pos) == Some(&b')') {
-        return Some(Plan {
-            name,
-            opcode,
-            shapes,
-            operands,
-            end: attributes_end(line, pos + 1),
-        });
+        plan.end = attributes_end(line, pos + 1);
+        return Some(());
     }
     loop {
-        let index = operands.len();
+        let index = plan.operands.len();
         let word = plain_token(bytes, pos);
         let (kind, end) = if can_be_shape(line, pos, word) {
             let (shape_end, value) = memo_shape(line, pos, memo)?;
-            shapes.push(PlannedShape {
+            plan.shapes.push(PlannedShape {
                 start: pos,
                 end: shape_end,
                 operand: Some(index),
@@ -177,18 +180,13 @@ pub(super) fn plan_instruction<'m>(
         if !matches!(kind, Kind::Word | Kind::Name) {
             return None;
         }
-        operands.push((pos, end));
+        plan.operands.push((pos, end));
         pos = blanks(bytes, end);
         match bytes.get(pos) {
             Some(b',') => pos = blanks(bytes, pos + 1),
             Some(b')') => {
-                return Some(Plan {
-                    name,
-                    opcode,
-                    shapes,
-                    operands,
-                    end: attributes_end(line, pos + 1),
-                })
+                plan.end = attributes_end(line, pos + 1);
+                return Some(());
             }
             // A nested instruction, or something the token path reports.
             _ => return None,

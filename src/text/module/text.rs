@@ -25,7 +25,7 @@
 use std::io::BufRead;
 
 use super::lexer::{Kind, Lexer, Token};
-use super::line::plan_instruction;
+use super::line::{plan_instruction, Plan};
 use super::{InstructionSite, Role, ScanError, Site, Summary};
 use crate::error::Severity;
 use crate::proto::ShapeProto;
@@ -103,6 +103,25 @@ impl<V: Clone> Memo<V> {
     }
 }
 
+/// The bytes [`shape_extent`] acts on outside brackets: brackets, separators, line
+/// breaks, quotes and `/`.
+const TOP_SHAPE_BYTE: [bool; 256] = byte_table(b"([{)]}, \t\r\n\"'/");
+
+/// The bytes [`shape_extent`] acts on inside brackets (where `,` and blanks separate
+/// sizes and tuple elements).
+const INNER_SHAPE_BYTE: [bool; 256] = byte_table(b"([{)]}\r\n\"'/");
+
+/// A table of which bytes are in `bytes`.
+const fn byte_table(bytes: &[u8]) -> [bool; 256] {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
+        i += 1;
+    }
+    table
+}
+
 /// Where a shape written plainly at `start` ends: the bytes up to the first space,
 /// `,`, unmatched closing bracket or line end outside brackets. `None` when what
 /// follows could still belong to the shape (a space before `[` or `(`, or before a
@@ -116,7 +135,19 @@ pub(super) fn shape_extent(line: &str, start: usize) -> Option<usize> {
     let bytes = line.as_bytes();
     let mut depth = 0usize;
     let mut pos = start;
-    while let Some(&b) = bytes.get(pos) {
+    loop {
+        // Most bytes (type names, sizes, layouts) change nothing here.
+        let table = if depth == 0 {
+            &TOP_SHAPE_BYTE
+        } else {
+            &INNER_SHAPE_BYTE
+        };
+        while bytes.get(pos).is_some_and(|&b| !table[usize::from(b)]) {
+            pos += 1;
+        }
+        let Some(&b) = bytes.get(pos) else {
+            break;
+        };
         match b {
             b'(' | b'[' | b'{' => depth += 1,
             b')' | b']' | b'}' if depth > 0 => depth -= 1,
@@ -168,6 +199,13 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             memo: Memo::new(),
             whole_lines: true,
         }
+    }
+
+    /// Reads `chunk` bytes of lines at a time instead of the lexer's default.
+    #[cfg(test)]
+    fn chunked(mut self, chunk: usize) -> Self {
+        self.lexer.chunk = chunk;
+        self
     }
 
     /// Reads every line token by token (the reference the whole-line paths are held to).
@@ -358,6 +396,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     }
 
     fn report_bad_lines(&mut self) {
+        if self.lexer.bad_lines.is_empty() {
+            return;
+        }
         for bad in std::mem::take(&mut self.lexer.bad_lines) {
             self.problem_at(
                 bad.line,
@@ -632,13 +673,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         if !self.whole_lines || !self.lexer.single_line() {
             return false;
         }
-        let Some(from) = self.lexer.plain_start() else {
+        let Some(first) = self.lexer.peek_plain() else {
             return false;
         };
         let line = self.lexer.line();
-        let Some(plan) = plan_instruction(line, from, &self.memo) else {
+        let mut plan = Plan::new();
+        let first = (first.kind, first.start, first.end);
+        if plan_instruction(line, first, &self.memo, &mut plan).is_none() {
             return false;
-        };
+        }
 
         let line_no = self.lexer.line_no();
         let mut name = std::mem::take(&mut self.name_buffer);
@@ -1199,6 +1242,15 @@ mod tests {
 
     /// Everything a scan reports, in order, as text.
     fn transcript(text: &str, whole_lines: bool) -> Vec<String> {
+        transcript_of(text.as_bytes(), whole_lines, super::super::lexer::CHUNK)
+    }
+
+    /// [`transcript`] of what `reader` gives, read `chunk` bytes of lines at a time.
+    fn transcript_of(
+        reader: impl std::io::BufRead,
+        whole_lines: bool,
+        chunk: usize,
+    ) -> Vec<String> {
         let log = std::cell::RefCell::new(Vec::new());
         let mut on_shape = |site: &module::Site<'_>, shape: &crate::proto::ShapeProto| {
             log.borrow_mut().push(format!("shape {site:?} {shape:?}"));
@@ -1209,8 +1261,9 @@ mod tests {
         let mut on_instruction = |site: &module::InstructionSite<'_>| {
             log.borrow_mut().push(format!("instruction {site:?}"));
         };
-        let mut scanner = Scanner::new(text.as_bytes(), &mut on_shape, &mut on_problem)
-            .with_instructions(&mut on_instruction);
+        let mut scanner = Scanner::new(reader, &mut on_shape, &mut on_problem)
+            .with_instructions(&mut on_instruction)
+            .chunked(chunk);
         if !whole_lines {
             scanner = scanner.token_by_token();
         }
@@ -1264,6 +1317,77 @@ mod tests {
                 .to_string(),
         );
         texts
+    }
+
+    /// Lines read in chunks of any size, from a reader that gives any number of bytes
+    /// at a time, give the same scan: lines longer than a chunk, shapes over lines
+    /// across chunks, lines that are not UTF-8, CRLF, no line break at the end.
+    #[test]
+    fn any_chunk_size_reads_the_same_lines() {
+        let mut inputs: Vec<Vec<u8>> = real_modules().into_iter().map(String::into_bytes).collect();
+        let mut odd = b"HloModule m\r\n\r\nENTRY %e (p: f32[2]) -> (f32[2],\n  s32[]) {\n".to_vec();
+        odd.extend_from_slice(
+            b"  %p = f32[2]{0} parameter(0)\n  %bad = f32[\xff\xfe] add(%p, %p)\n",
+        );
+        odd.extend_from_slice(
+            b"  %q = (f32[2]{0},\n\n   s32[]) tuple(%p, %p), metadata={op_name=\"\xc3\xa9\" x=1}\n",
+        );
+        odd.extend_from_slice(
+            format!(
+                "  %long = f32[2]{{0}} add(%p, %p), metadata={{op_name=\"{}\"}}\n",
+                "y".repeat(300)
+            )
+            .as_bytes(),
+        );
+        odd.extend_from_slice(b"  ROOT %r = (f32[2]{0}, s32[]) tuple(%p, \xe9%p)\n}");
+        inputs.push(odd);
+        for input in &inputs {
+            let reference = transcript_of(&input[..], true, super::super::lexer::CHUNK);
+            for chunk in [1, 2, 7, 64, 1000] {
+                assert_eq!(
+                    transcript_of(&input[..], true, chunk),
+                    reference,
+                    "chunk {chunk}"
+                );
+                let reader = std::io::BufReader::with_capacity(3, &input[..]);
+                assert_eq!(
+                    transcript_of(reader, true, chunk),
+                    reference,
+                    "chunk {chunk}, 3-byte reads"
+                );
+            }
+        }
+        // The odd module's findings: its lines, as counted.
+        let last = inputs.last().unwrap();
+        let reference = transcript_of(&last[..], true, super::super::lexer::CHUNK);
+        let bad: Vec<&String> = reference
+            .iter()
+            .filter(|l| l.contains("not_utf8"))
+            .collect();
+        assert_eq!(bad.len(), 2, "{reference:#?}");
+        let at = |finding: &str| {
+            let line = finding
+                .split("line: Some(")
+                .nth(1)?
+                .split(')')
+                .next()?
+                .to_string();
+            let column = finding
+                .split("column: Some(")
+                .nth(1)?
+                .split(')')
+                .next()?
+                .to_string();
+            Some((line, column))
+        };
+        let column = "  ROOT %r = (f32[2]{0}, s32[]) tuple(%p, ".len() + 1;
+        assert_eq!(at(bad[0]), Some(("6".into(), "14".into())), "{}", bad[0]);
+        assert_eq!(
+            at(bad[1]),
+            Some(("11".into(), column.to_string())),
+            "{}",
+            bad[1]
+        );
     }
 
     /// The whole-line paths (instructions and stack frames read at byte level) report

@@ -19,8 +19,7 @@
 use smallvec::SmallVec;
 
 use super::lexer::{balanced_group_end, plain_token, plain_value_end, Kind};
-use super::text::{holds_shape, shape_extent, Memo};
-use crate::proto::ShapeProto;
+use super::text::{holds_shape, shape_extent, Known, Memo};
 use crate::text::types;
 
 /// A shape of an instruction line, found in the memo.
@@ -30,8 +29,8 @@ pub(super) struct PlannedShape<'m> {
     pub end: usize,
     /// The operand it stands before, or `None` for the instruction's result.
     pub operand: Option<usize>,
-    /// The parsed shape.
-    pub value: &'m ShapeProto,
+    /// The parsed shape (and its report).
+    pub value: &'m Known,
 }
 
 /// What the token path would read on an instruction line, up to its operands' `)` and
@@ -74,11 +73,7 @@ fn can_be_shape(line: &str, start: usize, word: Option<(Kind, usize)>) -> bool {
 }
 
 /// The shape at `start` if the memo holds its text: its end and value.
-fn memo_shape<'m>(
-    line: &str,
-    start: usize,
-    memo: &'m Memo<ShapeProto>,
-) -> Option<(usize, &'m ShapeProto)> {
+fn memo_shape<'m>(line: &str, start: usize, memo: &'m Memo<Known>) -> Option<(usize, &'m Known)> {
     let end = shape_extent(line, start)?;
     Some((end, memo.get(&line[start..end])?))
 }
@@ -103,7 +98,7 @@ impl<'m> Plan<'m> {
 pub(super) fn plan_instruction<'m>(
     line: &str,
     first: (Kind, usize, usize),
-    memo: &'m Memo<ShapeProto>,
+    memo: &'m Memo<Known>,
     plan: &mut Plan<'m>,
 ) -> Option<()> {
     let bytes = line.as_bytes();

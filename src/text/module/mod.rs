@@ -168,7 +168,9 @@ pub fn scan_text_with<R: BufRead>(
     on_shape: &mut dyn FnMut(&Site<'_>, &ShapeProto),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    text::Scanner::new(reader, on_shape, on_problem).run()
+    let mut on_shape =
+        |site: &Site<'_>, shape: &ShapeProto, _: Option<&Report>| on_shape(site, shape);
+    text::Scanner::new(reader, &mut on_shape, on_problem).run()
 }
 
 /// Like [`scan_text_with`], also calling `on_instruction` for every instruction with
@@ -180,7 +182,9 @@ pub fn scan_text_instructions<R: BufRead>(
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    text::Scanner::new(reader, on_shape, on_problem)
+    let mut on_shape =
+        |site: &Site<'_>, shape: &ShapeProto, _: Option<&Report>| on_shape(site, shape);
+    text::Scanner::new(reader, &mut on_shape, on_problem)
         .with_instructions(on_instruction)
         .run()
 }
@@ -196,41 +200,46 @@ pub fn scan_text<R: BufRead>(
     check: &mut Check<'_>,
     report: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    scan_checked(reader, &mut |_, shape| check(shape), report)
+    scan_checked(reader, Some(check), report)
 }
 
 /// [`scan_text`] with [`validate_text`] as the check, run once per distinct shape text:
 /// the same findings, and a module that repeats its shapes (most do) validates each only
-/// once. The reports are kept as the scanner keeps parsed shapes (at most 4,096 texts of
-/// at most 256 bytes, emptied when full).
+/// once. The reports are kept with the parsed shapes in the scanner's memo (at most
+/// 4,096 texts of at most 256 bytes, emptied when full).
 pub fn scan_text_validated<R: BufRead>(
     reader: R,
     report: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    let mut known: text::Memo<Report> = text::Memo::new();
-    let mut check = |site: &Site<'_>, shape: &ShapeProto| -> Report {
-        if let Some(report) = known.get(site.text) {
-            return report.clone();
-        }
-        let fresh = validate_text(shape);
-        known.put(site.text, &fresh);
-        fresh
-    };
-    scan_checked(reader, &mut check, report)
+    scan_checked(reader, None, report)
 }
 
-/// [`scan_text`] with a check that also sees where the shape stands.
+/// [`scan_text`] with `check`, or with [`validate_text`] run by the scanner once per
+/// distinct shape text when `check` is `None`.
 fn scan_checked<R: BufRead>(
     reader: R,
-    check: &mut dyn FnMut(&Site<'_>, &ShapeProto) -> Report,
+    mut check: Option<&mut Check<'_>>,
     report: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
+    let validated = check.is_none();
     let mut warnings = 0;
     let mut extra_errors = 0;
     let report = std::cell::RefCell::new(report);
-    let mut on_shape = |site: &Site<'_>, shape: &ShapeProto| {
-        for issue in check(site, shape) {
-            let mut finding = Finding::from_issue(&issue);
+    let mut on_shape = |site: &Site<'_>, shape: &ShapeProto, known: Option<&Report>| {
+        let fresh;
+        let found = match (known, check.as_mut()) {
+            (Some(known), _) => known,
+            (None, Some(check)) => {
+                fresh = check(shape);
+                &fresh
+            }
+            (None, None) => {
+                fresh = validate_text(shape);
+                &fresh
+            }
+        };
+        for issue in found.issues() {
+            let mut finding = Finding::from_issue(issue);
             if finding.code == "sparse_only_field"
                 && (finding.path.ends_with("index_primitive_type")
                     || finding.path.ends_with("pointer_primitive_type"))
@@ -255,7 +264,11 @@ fn scan_checked<R: BufRead>(
         }
     };
     let mut on_problem = |finding: Finding| (report.borrow_mut())(finding);
-    let mut summary = scan_text_with(reader, &mut on_shape, &mut on_problem)?;
+    let mut scanner = text::Scanner::new(reader, &mut on_shape, &mut on_problem);
+    if validated {
+        scanner = scanner.checking(validate_text);
+    }
+    let mut summary = scanner.run()?;
     summary.errors += extra_errors;
     summary.warnings += warnings;
     Ok(summary)

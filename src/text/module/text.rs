@@ -27,7 +27,7 @@ use std::io::BufRead;
 use super::lexer::{Kind, Lexer, Token};
 use super::line::{plan_instruction, Plan};
 use super::{InstructionSite, Role, ScanError, Site, Summary};
-use crate::error::Severity;
+use crate::error::{Report, Severity};
 use crate::proto::ShapeProto;
 use crate::report::Finding;
 use crate::text::parser::ParseOptions;
@@ -38,9 +38,22 @@ struct Reported;
 
 type Step = Result<(), Reported>;
 
+/// What the scanner hands on for each shape: where it stands, the shape, and its
+/// report when the scanner validates ([`Scanner::checking`]).
+pub(super) type OnShape<'v> = dyn FnMut(&Site<'_>, &ShapeProto, Option<&Report>) + 'v;
+
+/// A shape the memo keeps, with its report when the scanner validates.
+#[derive(Clone)]
+pub(super) struct Known {
+    pub shape: ShapeProto,
+    pub report: Option<Report>,
+}
+
 pub(super) struct Scanner<'v, R> {
     lexer: Lexer<R>,
-    on_shape: &'v mut dyn FnMut(&Site<'_>, &ShapeProto),
+    on_shape: &'v mut OnShape<'v>,
+    /// Validates each distinct shape text once, its report kept in the memo.
+    check: Option<fn(&ShapeProto) -> Report>,
     on_problem: &'v mut dyn FnMut(Finding),
     on_instruction: Option<&'v mut dyn FnMut(&InstructionSite<'_>)>,
     summary: Summary,
@@ -59,7 +72,7 @@ pub(super) struct Scanner<'v, R> {
     /// Shapes already parsed, by their text: real dumps write the same few shapes
     /// over and over (see [`Memo`]). Only texts the parser read completely and exactly
     /// (see [`shape_extent`]) are kept.
-    memo: Memo<ShapeProto>,
+    memo: Memo<Known>,
     /// Whether whole lines may be read at byte level ([`Self::plain_instruction`],
     /// plain stack frame lines); off only in tests, to hold the token path beside them.
     whole_lines: bool,
@@ -177,12 +190,13 @@ pub(super) fn shape_extent(line: &str, start: usize) -> Option<usize> {
 impl<'v, R: BufRead> Scanner<'v, R> {
     pub fn new(
         reader: R,
-        on_shape: &'v mut dyn FnMut(&Site<'_>, &ShapeProto),
+        on_shape: &'v mut OnShape<'v>,
         on_problem: &'v mut dyn FnMut(Finding),
     ) -> Self {
         Scanner {
             lexer: Lexer::new(reader),
             on_shape,
+            check: None,
             on_problem,
             on_instruction: None,
             summary: Summary::default(),
@@ -199,6 +213,13 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             memo: Memo::new(),
             whole_lines: true,
         }
+    }
+
+    /// Validates every shape with `check`, once per distinct shape text (as long as the
+    /// memo keeps it), and hands the report on with the shape.
+    pub fn checking(mut self, check: fn(&ShapeProto) -> Report) -> Self {
+        self.check = Some(check);
+        self
     }
 
     /// Reads `chunk` bytes of lines at a time instead of the lexer's default.
@@ -701,7 +722,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 },
                 text: &line[shape.start..shape.end],
             };
-            (self.on_shape)(&site, shape.value);
+            (self.on_shape)(&site, &shape.value.shape, shape.value.report.as_ref());
         }
         if let Some(on_instruction) = self.on_instruction.as_mut() {
             self.operand_names.clear();
@@ -1070,7 +1091,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         let extent = shape_extent(self.lexer.line(), token.start);
         if let Some(end) = extent {
             let text = &self.lexer.line()[token.start..end];
-            if let Some(shape) = self.memo.get(text) {
+            if let Some(known) = self.memo.get(text) {
                 self.summary.shapes += 1;
                 let site = Site {
                     line: token.line,
@@ -1080,7 +1101,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     role,
                     text,
                 };
-                (self.on_shape)(&site, shape);
+                (self.on_shape)(&site, &known.shape, known.report.as_ref());
                 self.lexer.seek(end);
                 return Ok(());
             }
@@ -1102,9 +1123,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         match parsed {
             Ok((shape, after)) => {
                 self.summary.shapes += 1;
+                let report = self.check.map(|check| check(&shape));
+                let known = Known { shape, report };
                 let text = self.lexer.line()[token.start..after].trim_end();
                 if extent == Some(token.start + text.len()) {
-                    self.memo.put(text, &shape);
+                    self.memo.put(text, &known);
                 }
                 let site = Site {
                     line: token.line,
@@ -1114,7 +1137,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     role,
                     text,
                 };
-                (self.on_shape)(&site, &shape);
+                (self.on_shape)(&site, &known.shape, known.report.as_ref());
                 self.lexer.seek(after);
                 Ok(())
             }
@@ -1252,7 +1275,9 @@ mod tests {
         chunk: usize,
     ) -> Vec<String> {
         let log = std::cell::RefCell::new(Vec::new());
-        let mut on_shape = |site: &module::Site<'_>, shape: &crate::proto::ShapeProto| {
+        let mut on_shape = |site: &module::Site<'_>,
+                            shape: &crate::proto::ShapeProto,
+                            _: Option<&crate::error::Report>| {
             log.borrow_mut().push(format!("shape {site:?} {shape:?}"));
         };
         let mut on_problem = |finding: crate::report::Finding| {

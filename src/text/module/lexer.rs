@@ -292,6 +292,23 @@ impl<R: BufRead> Lexer<R> {
         })
     }
 
+    /// The next token when it is a `%name`, a word, a `label:` or an `attr=` on the
+    /// current (single) line: the peeked token, or [`Self::peek_plain`]'s. For the
+    /// whole-line paths, which then read the rest of the line at byte level from its
+    /// end and [`Self::seek`] past what they read.
+    pub fn plain_first(&self) -> Option<Token> {
+        match self.peeked {
+            Some(token) => {
+                let plain = matches!(
+                    token.kind,
+                    Kind::Word | Kind::Name | Kind::Label | Kind::Attr
+                );
+                (plain && token.line == self.line_no && self.single_line()).then_some(token)
+            }
+            None => self.peek_plain(),
+        }
+    }
+
     /// [`Self::peek_plain`] at the start of the next line when the rest of this one is
     /// blank (which [`Self::peek`] would skip the same way).
     pub fn peek_plain_line(&mut self) -> std::io::Result<Option<Token>> {

@@ -213,3 +213,101 @@ fn attributes_end(line: &str, mut pos: usize) -> usize {
         }
     }
 }
+
+/// What the token path would read on a computation's first line, through its `{`:
+/// `[ENTRY] name [(param: shape, ...) -> shape] {`.
+pub(super) struct HeaderPlan<'m> {
+    /// Whether it starts with `ENTRY`.
+    pub entry: bool,
+    /// The computation's name token (with its `%`, if any).
+    pub name: (usize, usize),
+    /// The parameters: each name token (as written, without a `:`) and shape.
+    pub parameters: SmallVec<[((usize, usize), PlannedShape<'m>); 4]>,
+    /// The result shape, when there is a signature.
+    pub result: Option<PlannedShape<'m>>,
+    /// Just after the `{`.
+    pub end: usize,
+}
+
+/// The shape at `pos` in a computation's signature, if the token path would read it
+/// there and the memo holds it.
+fn signature_shape<'m>(line: &str, pos: usize, memo: &'m Memo<Known>) -> Option<PlannedShape<'m>> {
+    if !can_be_shape(line, pos, plain_token(line.as_bytes(), pos)) {
+        return None;
+    }
+    let (end, value) = memo_shape(line, pos, memo)?;
+    Some(PlannedShape {
+        start: pos,
+        end,
+        operand: None,
+        value,
+    })
+}
+
+/// The plan for a computation header whose first token is `first` = (kind, start,
+/// end) on `line` (as for [`plan_instruction`]); `None` when anything on it needs the
+/// token path.
+pub(super) fn plan_computation<'m>(
+    line: &str,
+    first: (Kind, usize, usize),
+    memo: &'m Memo<Known>,
+) -> Option<HeaderPlan<'m>> {
+    let bytes = line.as_bytes();
+    let (mut kind, mut pos, mut end) = first;
+    let entry = kind == Kind::Word && &line[pos..end] == "ENTRY";
+    if entry {
+        pos = blanks(bytes, end);
+        (kind, end) = plain_token(bytes, pos)?;
+    }
+    if !matches!(kind, Kind::Word | Kind::Name) {
+        return None;
+    }
+    let mut plan = HeaderPlan {
+        entry,
+        name: (pos, end),
+        parameters: SmallVec::new(),
+        result: None,
+        end: 0,
+    };
+    pos = blanks(bytes, end);
+    if bytes.get(pos) == Some(&b'(') {
+        pos = blanks(bytes, pos + 1);
+        if bytes.get(pos) == Some(&b')') {
+            pos += 1;
+        } else {
+            loop {
+                let (kind, end) = plain_token(bytes, pos)?;
+                let after = match kind {
+                    // The `:` of a label is part of its token.
+                    Kind::Label => end + 1,
+                    Kind::Word | Kind::Name => end,
+                    _ => return None,
+                };
+                let shape = signature_shape(line, blanks(bytes, after), memo)?;
+                let next = blanks(bytes, shape.end);
+                plan.parameters.push(((pos, end), shape));
+                pos = next;
+                match bytes.get(pos) {
+                    Some(b',') => pos = blanks(bytes, pos + 1),
+                    Some(b')') => {
+                        pos += 1;
+                        break;
+                    }
+                    _ => return None,
+                }
+            }
+        }
+        pos = blanks(bytes, pos);
+        if bytes.get(pos..pos + 2) != Some(b"->") {
+            return None;
+        }
+        let result = signature_shape(line, blanks(bytes, pos + 2), memo)?;
+        pos = blanks(bytes, result.end);
+        plan.result = Some(result);
+    }
+    if bytes.get(pos) != Some(&b'{') {
+        return None;
+    }
+    plan.end = pos + 1;
+    Some(plan)
+}

@@ -25,7 +25,7 @@
 use std::io::BufRead;
 
 use super::lexer::{Kind, Lexer, Token};
-use super::line::{plan_instruction, Plan};
+use super::line::{plan_computation, plan_instruction, Plan};
 use super::{InstructionSite, Role, ScanError, Site, Summary};
 use crate::error::{Report, Severity};
 use crate::proto::ShapeProto;
@@ -533,6 +533,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// `['ENTRY'] name ['(' params ')' '->' shape] '{'`.
     fn computation_header(&mut self) -> Step {
         self.instruction = None;
+        if self.plain_computation_header() {
+            return Ok(());
+        }
         self.in_entry = false;
         let mut token = self.next_tok()?;
         if token.kind == Kind::Word && self.lexer.text(&token) == "ENTRY" {
@@ -687,6 +690,59 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         self.attributes()
     }
 
+    /// A computation header written plainly on its line, read through its `{` at byte
+    /// level (see [`line`](super::line)), with the same callbacks the token path would
+    /// make; false, with nothing done, when the token path must read it.
+    fn plain_computation_header(&mut self) -> bool {
+        if !self.whole_lines || !self.lexer.single_line() {
+            return false;
+        }
+        let Some(first) = self.lexer.plain_first() else {
+            return false;
+        };
+        let line = self.lexer.line();
+        let first = (first.kind, first.start, first.end);
+        let Some(plan) = plan_computation(line, first, &self.memo) else {
+            return false;
+        };
+        let line_no = self.lexer.line_no();
+        self.in_entry = plan.entry;
+        self.computation = Some(
+            line[plan.name.0..plan.name.1]
+                .trim_start_matches('%')
+                .to_string(),
+        );
+        let shapes = plan
+            .parameters
+            .iter()
+            .enumerate()
+            .map(|(index, (name, shape))| {
+                let name = line[name.0..name.1].to_string();
+                (Role::Parameter { index, name }, shape)
+            });
+        let result = plan
+            .result
+            .iter()
+            .map(|shape| (Role::ComputationResult, shape));
+        for (role, shape) in shapes.chain(result) {
+            self.summary.shapes += 1;
+            let site = Site {
+                line: line_no,
+                column: self.lexer.column(shape.start),
+                computation: self.computation.as_deref(),
+                instruction: None,
+                role,
+                text: &line[shape.start..shape.end],
+            };
+            (self.on_shape)(&site, &shape.value.shape, shape.value.report.as_ref());
+        }
+        let end = plan.end;
+        self.lexer.seek(end);
+        self.in_computation = true;
+        self.summary.structures += 1;
+        true
+    }
+
     /// An instruction written plainly on its line, read through its operands' `)` at
     /// byte level (see [`line`](super::line)), with the same callbacks the token path
     /// would make; false, with nothing done, when the token path must read it.
@@ -694,7 +750,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         if !self.whole_lines || !self.lexer.single_line() {
             return false;
         }
-        let Some(first) = self.lexer.peek_plain() else {
+        let Some(first) = self.lexer.plain_first() else {
             return false;
         };
         let line = self.lexer.line();
@@ -1415,7 +1471,8 @@ mod tests {
         );
     }
 
-    /// The whole-line paths (instructions and stack frames read at byte level) report
+    /// The whole-line paths (instructions, computation headers and stack frames read
+    /// at byte level) report
     /// exactly what the token path reports: on every real module, and on each with one
     /// line changed (a byte removed, doubled or replaced by one that matters to the
     /// syntax), after the memo has seen the module's shapes once (the module is read
@@ -1436,7 +1493,8 @@ mod tests {
         for text in &modules {
             let twice = format!("{text}\n{text}");
             assert_eq!(transcript(&twice, true), transcript(&twice, false));
-            // Where the second copy's instruction and stack frame lines are.
+            // Where the second copy's instruction, computation header and stack frame
+            // lines are.
             let lines: Vec<std::ops::Range<usize>> = twice[text.len() + 1..]
                 .split_inclusive('\n')
                 .scan(text.len() + 1, |start, line| {
@@ -1446,7 +1504,9 @@ mod tests {
                 })
                 .filter(|range| {
                     let line = &twice[range.clone()];
-                    line.contains(" = ") || line.starts_with(|c: char| c.is_ascii_digit())
+                    line.contains(" = ")
+                        || line.starts_with(|c: char| c.is_ascii_digit())
+                        || line.trim_end().ends_with('{')
                 })
                 .collect();
             for _ in 0..150 {

@@ -86,6 +86,9 @@ pub(super) struct Lexer<R> {
     peeked: Option<Token>,
     /// Whether a token has been read from the current line.
     line_has_token: bool,
+    /// The last token [`Self::peek_plain`] read: its line number and start, kind and
+    /// end (a line's bytes at a position do not change while its number stays).
+    plain_memo: std::cell::Cell<Option<((usize, usize), Kind, usize)>>,
     /// Lines that were not UTF-8 (read as empty), for the caller to report.
     pub bad_lines: Vec<BadLine>,
     /// Where an unterminated comment or string started, if the input ended inside one.
@@ -124,6 +127,7 @@ impl<R: BufRead> Lexer<R> {
             open: None,
             peeked: None,
             line_has_token: false,
+            plain_memo: std::cell::Cell::new(None),
             bad_lines: Vec::new(),
             unterminated: None,
         }
@@ -282,7 +286,17 @@ impl<R: BufRead> Lexer<R> {
     /// [`Self::take`].
     pub fn peek_plain(&self) -> Option<Token> {
         let start = self.plain_start()?;
-        let (kind, end) = plain_token(self.bytes(), start)?;
+        // The first token of a line is looked at three times (after the last line's
+        // attributes, by the scanner's loop, by the whole-line path): read once.
+        let key = (self.line_no, start);
+        let (kind, end) = match self.plain_memo.get() {
+            Some((at, kind, end)) if at == key => (kind, end),
+            _ => {
+                let (kind, end) = plain_token(self.bytes(), start)?;
+                self.plain_memo.set(Some((key, kind, end)));
+                (kind, end)
+            }
+        };
         Some(Token {
             kind,
             line: self.line_of(start),

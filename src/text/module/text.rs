@@ -259,10 +259,13 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             if std::mem::take(&mut first) {
                 self.headerless_start(&token);
             }
-            let step = match (token.kind, self.lexer.text(&token)) {
-                (Kind::Word, "HloModule") => self.header(),
-                (Kind::Word, "FileNames") => self.stack_frames(),
-                (Kind::Punct(b'}'), _) if self.in_computation => self.close_computation(),
+            let word = |scanner: &Self, text: &str| {
+                token.kind == Kind::Word && scanner.lexer.text(&token) == text
+            };
+            let step = match token.kind {
+                _ if word(&self, "HloModule") => self.header(),
+                _ if word(&self, "FileNames") => self.stack_frames(),
+                Kind::Punct(b'}') if self.in_computation => self.close_computation(),
                 _ if self.in_computation => self.instruction(),
                 _ => {
                     let step = self.computation_header();

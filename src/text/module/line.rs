@@ -19,7 +19,7 @@
 use smallvec::SmallVec;
 
 use super::lexer::{balanced_group_end, plain_token, plain_value_end, Kind};
-use super::text::{holds_shape, shape_extent, Known, Memo};
+use super::text::{ends_shape, holds_shape, shape_extent, Known, Memo};
 use crate::text::types;
 
 /// A shape of an instruction line, found in the memo.
@@ -73,7 +73,21 @@ fn can_be_shape(line: &str, start: usize, word: Option<(Kind, usize)>) -> bool {
 }
 
 /// The shape at `start` if the memo holds its text: its end and value.
+///
+/// Most shapes on an instruction line end at the first space after them: when the
+/// text up to there is in the memo, [`shape_extent`] ends there too. (A memo key is a
+/// text that [`shape_extent`] once read to its end without stopping inside; it reads
+/// the same bytes the same way anywhere, and stops at the space after them, when
+/// [`ends_shape`] holds there.) Otherwise [`shape_extent`] finds the end.
 fn memo_shape<'m>(line: &str, start: usize, memo: &'m Memo<Known>) -> Option<(usize, &'m Known)> {
+    let bytes = line.as_bytes();
+    let longest = bytes.len().min(start + Memo::<Known>::MAX_TEXT + 1);
+    if let Some(len) = memchr::memchr(b' ', &bytes[start..longest]) {
+        let end = start + len;
+        if let Some(known) = memo.get(&line[start..end]).filter(|_| len > 0) {
+            return ends_shape(bytes, end).then_some((end, known));
+        }
+    }
     let end = shape_extent(line, start)?;
     Some((end, memo.get(&line[start..end])?))
 }

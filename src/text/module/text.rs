@@ -92,7 +92,7 @@ pub(super) struct Memo<V> {
 
 impl<V: Clone> Memo<V> {
     const MAX_ENTRIES: usize = 4096;
-    const MAX_TEXT: usize = 256;
+    pub(super) const MAX_TEXT: usize = 256;
 
     pub(super) fn new() -> Self {
         Memo {
@@ -178,12 +178,19 @@ pub(super) fn shape_extent(line: &str, start: usize) -> Option<usize> {
     if depth != 0 || pos == start {
         return None;
     }
+    ends_shape(bytes, pos).then_some(pos)
+}
+
+/// Whether nothing after `pos` could still belong to a shape that ended there: what
+/// follows (after spaces and tabs) is not `[` or `(`, nor a `{` with more than blanks
+/// after it on the line.
+pub(super) fn ends_shape(bytes: &[u8], pos: usize) -> bool {
     let not_blank = |b: &&u8| !matches!(b, b' ' | b'\t');
     let mut rest = bytes[pos..].iter();
     match rest.find(not_blank) {
-        Some(b'[' | b'(') => None,
-        Some(b'{') if rest.any(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\n')) => None,
-        _ => Some(pos),
+        Some(b'[' | b'(') => false,
+        Some(b'{') => rest.all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')),
+        _ => true,
     }
 }
 

@@ -47,6 +47,10 @@ pub(super) struct Token {
     pub first_on_line: bool,
 }
 
+/// A plain token [`Lexer::peek_plain`] read: (its line number, its start), its kind,
+/// its end.
+type PlainSeen = ((usize, usize), Kind, usize);
+
 /// A line that is not UTF-8: its number and the column where it breaks.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct BadLine {
@@ -88,7 +92,7 @@ pub(super) struct Lexer<R> {
     line_has_token: bool,
     /// The last token [`Self::peek_plain`] read: its line number and start, kind and
     /// end (a line's bytes at a position do not change while its number stays).
-    plain_memo: std::cell::Cell<Option<((usize, usize), Kind, usize)>>,
+    plain_memo: std::cell::Cell<Option<PlainSeen>>,
     /// Lines that were not UTF-8 (read as empty), for the caller to report.
     pub bad_lines: Vec<BadLine>,
     /// Where an unterminated comment or string started, if the input ended inside one.

@@ -91,7 +91,8 @@ pub(super) struct Lexer<R> {
     /// Whether a token has been read from the current line.
     line_has_token: bool,
     /// The last token [`Self::peek_plain`] read: its line number and start, kind and
-    /// end (a line's bytes at a position do not change while its number stays).
+    /// end (a line's bytes at a position do not change while its number stays, except
+    /// at the end of the input, where the memo is dropped).
     plain_memo: std::cell::Cell<Option<PlainSeen>>,
     /// Lines that were not UTF-8 (read as empty), for the caller to report.
     pub bad_lines: Vec<BadLine>,
@@ -465,6 +466,8 @@ impl<R: BufRead> Lexer<R> {
         if self.eof {
             return Ok(false);
         }
+        // The line's bytes change (at the end, to none) under the same number.
+        self.plain_memo.set(None);
         if self.next >= self.buf.len() && !self.fill(None)? {
             self.eof = true;
             self.line_start = self.buf.len();

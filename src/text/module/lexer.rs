@@ -74,6 +74,8 @@ pub(super) struct Lexer<R> {
     /// shape that spans lines is read.
     line_start: usize,
     line_end: usize,
+    /// Whether `buf` is all ASCII (then a column is a byte count).
+    ascii: bool,
     /// Where the next line starts in `buf`.
     next: usize,
     /// Where lines that were not UTF-8 start in `buf`, with the column where each
@@ -123,6 +125,7 @@ impl<R: BufRead> Lexer<R> {
             buf: String::new(),
             line_start: 0,
             line_end: 0,
+            ascii: true,
             next: 0,
             bad: std::collections::VecDeque::new(),
             first_line_no: 0,
@@ -191,7 +194,7 @@ impl<R: BufRead> Lexer<R> {
             memchr::memrchr(b'\n', before).map_or(0, |i| i + 1)
         };
         let before = &before[line_start..];
-        if before.is_ascii() {
+        if self.ascii || before.is_ascii() {
             return before.len() + 1;
         }
         self.line()
@@ -531,6 +534,13 @@ impl<R: BufRead> Lexer<R> {
                 self.bad.clear();
             }
         }
+        self.append_chunk();
+        self.ascii = self.buf.is_ascii();
+        Ok(true)
+    }
+
+    /// Appends the chunk read into `raw` to the buffer, UTF-8 checked.
+    fn append_chunk(&mut self) {
         if self.buf.is_empty() {
             // The chunk becomes the buffer without a copy; the old buffer is reused
             // for the next chunk.
@@ -538,13 +548,13 @@ impl<R: BufRead> Lexer<R> {
             match String::from_utf8(std::mem::replace(&mut self.raw, spare)) {
                 Ok(text) => {
                     self.buf = text;
-                    return Ok(true);
+                    return;
                 }
                 Err(e) => self.raw = e.into_bytes(),
             }
         } else if let Ok(text) = std::str::from_utf8(&self.raw) {
             self.buf.push_str(text);
-            return Ok(true);
+            return;
         }
         // Some line is not UTF-8: line by line, each bad one held as an empty line.
         for line in self.raw.split_inclusive(|&b| b == b'\n') {
@@ -558,7 +568,6 @@ impl<R: BufRead> Lexer<R> {
                 }
             }
         }
-        Ok(true)
     }
 
     fn token(&mut self, kind: Kind, start: usize) -> Token {

@@ -206,7 +206,7 @@ pub fn scan_text<R: BufRead>(
 /// [`scan_text`] with [`validate_text`] as the check, run once per distinct shape text:
 /// the same findings, and a module that repeats its shapes (most do) validates each only
 /// once. The reports are kept with the parsed shapes in the scanner's memo (at most
-/// 4,096 texts of at most 256 bytes, emptied when full).
+/// 4,096 texts of at most 16 KiB, 256 KiB of text in all, emptied when full).
 pub fn scan_text_validated<R: BufRead>(
     reader: R,
     report: &mut dyn FnMut(Finding),

@@ -80,23 +80,30 @@ pub(super) struct Scanner<'v, R> {
 
 /// Values by the exact text of a shape, so that a dump's thousandth `f32[1024]{0}` costs
 /// a hash lookup instead of a parse (the scanner keeps parsed shapes) or a validation
-/// ([`super::scan_text_validated`] keeps reports). The memo is bounded in entries and
-/// in text length and starts afresh when full, so memory stays flat.
+/// ([`super::scan_text_validated`] keeps reports). The memo is bounded in entries, in
+/// the length of one text and in the length of all its texts together (a shape's
+/// value grows with its text), and starts afresh when full, so memory stays flat.
+/// Long texts are kept too: real dumps repeat tuples of dozens of elements (a
+/// while loop's state) on many lines.
 ///
 /// Keys are hashed with foldhash, seeded per process (as the standard library's
 /// SipHash is): a quarter of the cost on these short keys, and a module text cannot
 /// be written to make its shapes collide.
 pub(super) struct Memo<V> {
     values: std::collections::HashMap<Box<str>, V, foldhash::fast::RandomState>,
+    /// The length of all the texts kept.
+    text_bytes: usize,
 }
 
 impl<V: Clone> Memo<V> {
     const MAX_ENTRIES: usize = 4096;
-    pub(super) const MAX_TEXT: usize = 256;
+    pub(super) const MAX_TEXT: usize = 16 * 1024;
+    const MAX_TEXT_BYTES: usize = 256 * 1024;
 
     pub(super) fn new() -> Self {
         Memo {
             values: std::collections::HashMap::default(),
+            text_bytes: 0,
         }
     }
 
@@ -109,9 +116,13 @@ impl<V: Clone> Memo<V> {
         if text.len() > Self::MAX_TEXT {
             return;
         }
-        if self.values.len() >= Self::MAX_ENTRIES {
+        if self.values.len() >= Self::MAX_ENTRIES
+            || self.text_bytes + text.len() > Self::MAX_TEXT_BYTES
+        {
             self.values.clear();
+            self.text_bytes = 0;
         }
+        self.text_bytes += text.len();
         self.values.insert(text.into(), value.clone());
     }
 }
@@ -1328,6 +1339,31 @@ fn edit_distance(a: &str, b: &str) -> usize {
 mod tests {
     use super::Scanner;
     use crate::text::module;
+
+    /// The memo keeps long texts (tuples of dozens of elements), and never more than
+    /// its bound in entries and in text.
+    #[test]
+    fn the_memo_is_bounded_in_entries_and_in_text() {
+        let mut memo = super::Memo::<u32>::new();
+        let long = "x".repeat(super::Memo::<u32>::MAX_TEXT);
+        memo.put(&long, &1);
+        assert_eq!(memo.get(&long), Some(&1));
+        memo.put(&format!("{long}y"), &2);
+        assert_eq!(
+            memo.get(&format!("{long}y")),
+            None,
+            "longer than one text may be"
+        );
+        for i in 0..2000u32 {
+            let text = format!("{i:0>width$}", width = 10 + (i as usize % 3000));
+            memo.put(&text, &i);
+            assert_eq!(memo.get(&text), Some(&i));
+            assert!(memo.values.len() <= super::Memo::<u32>::MAX_ENTRIES);
+            assert!(memo.text_bytes <= super::Memo::<u32>::MAX_TEXT_BYTES);
+            let kept: usize = memo.values.keys().map(|k| k.len()).sum();
+            assert_eq!(kept, memo.text_bytes);
+        }
+    }
 
     /// Everything a scan reports, in order, as text.
     fn transcript(text: &str, whole_lines: bool) -> Vec<String> {

@@ -711,18 +711,24 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         self.attributes()
     }
 
+    /// Where a whole-line path may start: the first token (kind, start, end) of a
+    /// statement on a single line, when it is plain.
+    fn whole_line_start(&self) -> Option<(Kind, usize, usize)> {
+        if !self.whole_lines || !self.lexer.single_line() {
+            return None;
+        }
+        let first = self.lexer.plain_first()?;
+        Some((first.kind, first.start, first.end))
+    }
+
     /// A computation header written plainly on its line, read through its `{` at byte
     /// level (see [`line`](super::line)), with the same callbacks the token path would
     /// make; false, with nothing done, when the token path must read it.
     fn plain_computation_header(&mut self) -> bool {
-        if !self.whole_lines || !self.lexer.single_line() {
-            return false;
-        }
-        let Some(first) = self.lexer.plain_first() else {
+        let Some(first) = self.whole_line_start() else {
             return false;
         };
         let line = self.lexer.line();
-        let first = (first.kind, first.start, first.end);
         let Some(plan) = plan_computation(line, first, &self.memo) else {
             return false;
         };
@@ -768,15 +774,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// byte level (see [`line`](super::line)), with the same callbacks the token path
     /// would make; false, with nothing done, when the token path must read it.
     fn plain_instruction(&mut self) -> bool {
-        if !self.whole_lines || !self.lexer.single_line() {
-            return false;
-        }
-        let Some(first) = self.lexer.plain_first() else {
+        let Some(first) = self.whole_line_start() else {
             return false;
         };
         let line = self.lexer.line();
         let mut plan = Plan::new();
-        let first = (first.kind, first.start, first.end);
         if plan_instruction(line, first, &self.memo, &mut plan).is_none() {
             return false;
         }

@@ -216,6 +216,54 @@ pub fn binary_shape_to_text(
     Some(streamed.and_then(|()| writer.finish()))
 }
 
+/// What [`binary_shape_to_text_dropping_unknown`] gives: the output, and the unknown
+/// fields it left out.
+pub type Dropping = (Vec<u8>, Vec<codec::UnknownFieldInfo>);
+
+/// [`binary_shape_to_text`] for a tuple whose shapes may hold unknown fields, into
+/// forms that drop them: proto3 JSON and XLA's text ([`HloStyle::Xla`]), as
+/// [`write()`] does. Returns the bytes and the fields dropped, in the order (and with
+/// the paths) [`Decoded::unknown_fields`] of the whole message gives, for the caller
+/// to say so. `None` for the lossless text (where an unknown field is an error) and
+/// whatever [`binary_shape_to_text`] converts whole.
+///
+/// # Errors
+/// As [`binary_shape_to_text`].
+pub fn binary_shape_to_text_dropping_unknown(
+    bytes: &[u8],
+    to: Form,
+    options: &Options,
+) -> Option<Result<Dropping, ConvertError>> {
+    let drops = matches!(to, Form::Json) || (to == Form::Hlo && options.hlo_style == HloStyle::Xla);
+    if !drops {
+        return None;
+    }
+    let mut writer = TupleWriter::new(to, options);
+    let mut dropped = Vec::new();
+    let streamed = codec::decode_shape_leaves(bytes, &mut |path, _, element| {
+        if !element.holds_no_unknown() {
+            let prefix = path
+                .iter()
+                .fold(Path::root(), |at, &i| at.field("tuple_shapes").index(i));
+            dropped.extend(element.unknown_fields().into_iter().map(|mut field| {
+                field.path = field.path.prefixed(&prefix);
+                field
+            }));
+        }
+        writer.put(path, &element.message);
+    });
+    match streamed {
+        Err(e) => Some(Err(ConvertError::Decode(e))),
+        Ok(streamed) if streamed.elements > 0 && codec::is_tuple_shell(&streamed.shell.message) => {
+            // The shell's own unknown fields come first, as in the whole message.
+            let mut fields = streamed.shell.unknown_fields();
+            fields.append(&mut dropped);
+            Some(writer.finish().map(|output| (output, fields)))
+        }
+        Ok(_) => None,
+    }
+}
+
 /// Proto3 JSON of a `ShapeProto` to any form (`to`), a top-level tuple a shape at a
 /// time ([`json::shape_from_json_leaves`]: plain tuples that nest are opened): the same
 /// bytes as [`read()`] then [`write()`] give, in the memory of the input, the output

@@ -725,7 +725,48 @@ fn binary_tuple_with_unknown_fields_is_checked_a_shape_at_a_time() {
     assert_eq!(expected.len(), 9, "{expected:?}");
     drop(decoded);
     let dir = tempfile::tempdir().unwrap();
-    validated_in_bounded_memory(dir.path(), "unknown.pb", &bytes, &expected);
+    let input = validated_in_bounded_memory(dir.path(), "unknown.pb", &bytes, &expected);
+
+    // Converted into the forms that drop unknown fields, a shape at a time too: the
+    // whole conversion's bytes, and a warning for each field it drops, in its order.
+    use xla_shape::convert::{self, Form};
+    let options = convert::Options::default();
+    let whole = convert::read(Form::Binary, MessageKind::Shape, &bytes, &options).unwrap();
+    let warnings: Vec<String> = whole
+        .unknown_fields()
+        .iter()
+        .map(|field| format!("{}unknown field {}", convert::at(&field.path), field.number))
+        .collect();
+    assert_eq!(warnings.len(), 4, "{warnings:?}");
+    for (to, flag) in [(Form::Json, "json"), (Form::Hlo, "hlo")] {
+        let output = dir.path().join(format!("unknown.{flag}"));
+        let run = limited(&format!(
+            "convert --from binary --to {flag} {} -o {}",
+            input.display(),
+            output.display()
+        ));
+        let expected_bytes = match convert::write(to, &whole, &options) {
+            Ok(bytes) => bytes,
+            // A broken element has no text form: the same error, nothing written.
+            Err(e) => {
+                assert!(!run.status.success(), "{flag}: {run:?}");
+                let stderr = String::from_utf8_lossy(&run.stderr);
+                assert!(stderr.contains(&e.to_string()), "{flag}: {stderr} / {e}");
+                assert!(!output.exists(), "{flag}");
+                continue;
+            }
+        };
+        assert!(run.status.success(), "{flag}: {run:?}");
+        assert!(std::fs::read(&output).unwrap() == expected_bytes, "{flag}");
+        let said: Vec<String> = String::from_utf8_lossy(&run.stderr)
+            .lines()
+            .filter_map(|line| {
+                let (_, rest) = line.split_once("unknown.pb: ")?;
+                Some(rest.split(" is not written").next()?.to_string())
+            })
+            .collect();
+        assert_eq!(said, warnings, "{flag}");
+    }
 }
 
 /// A JSON tuple that nests is checked and converted a shape at a time: a 38 MB tuple

@@ -133,6 +133,15 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
             let output = output.map_err(|e| named(Failure::unreadable(e)))?;
             return args.output.write(&output);
         }
+        // Shapes with unknown fields, into a form that drops them: still streamed.
+        let to = args.to.into();
+        if let Some(converted) =
+            convert::binary_shape_to_text_dropping_unknown(&input.bytes, to, &options)
+        {
+            let (output, dropped) = converted.map_err(|e| named(Failure::unreadable(e)))?;
+            warn_dropped(name, args.to, &dropped);
+            return args.output.write(&output);
+        }
     }
     if args.from == Form::Json
         && args.message == MessageArg::Shape
@@ -155,21 +164,26 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         .map_err(|e| named(Failure::unreadable(e)))?;
     // Neither proto3 JSON nor XLA's text has a form for unknown fields (Google's JSON
     // printers and XLA drop them): say so, so that nothing is lost silently.
-    let dropped_by = match (args.to, options.hlo_style) {
-        (Form::Json, _) => Some("JSON"),
-        (Form::Hlo, HloStyle::Xla) => Some("XLA's text"),
-        _ => None,
-    };
-    if let Some(target) = dropped_by {
-        for field in decoded.unknown_fields() {
-            let at = convert::at(&field.path);
-            eprintln!(
-                "xla-shape: warning: {name}: {at}unknown field {} is not written: {target} has no form for it",
-                field.number
-            );
-        }
+    if args.to == Form::Json || options.hlo_style == HloStyle::Xla {
+        warn_dropped(name, args.to, &decoded.unknown_fields());
     }
     args.output.write(&output)
+}
+
+/// Says which unknown fields a conversion into JSON or XLA's text (`to`) left out.
+fn warn_dropped(name: &str, to: Form, dropped: &[xla_shape::codec::UnknownFieldInfo]) {
+    let target = match to {
+        Form::Json => "JSON",
+        Form::Hlo => "XLA's text",
+        Form::Binary => return,
+    };
+    for field in dropped {
+        let at = convert::at(&field.path);
+        eprintln!(
+            "xla-shape: warning: {name}: {at}unknown field {} is not written: {target} has no form for it",
+            field.number
+        );
+    }
 }
 
 impl From<Form> for convert::Form {

@@ -114,6 +114,30 @@ fn streaming_decode_agrees(bytes: &[u8]) {
         pretty: bytes.len() % 2 == 0,
         ..Default::default()
     };
+    // Into the forms that drop unknown fields, a tuple whose shapes hold some: the
+    // bytes of the whole conversion, and the fields it drops, in its order.
+    for (to, hlo_style) in [
+        (Form::Json, xla_shape::text::HloStyle::Exact),
+        (Form::Hlo, xla_shape::text::HloStyle::Xla),
+    ] {
+        let options = convert::Options {
+            hlo_style,
+            ..options
+        };
+        let Some(streamed) = convert::binary_shape_to_text_dropping_unknown(bytes, to, &options)
+        else {
+            continue;
+        };
+        let decoded = convert::read(Form::Binary, MessageKind::Shape, bytes, &options).unwrap();
+        match (convert::write(to, &decoded, &options), streamed) {
+            (Ok(a), Ok((b, dropped))) => {
+                assert_eq!(a, b, "{to:?}");
+                assert_eq!(decoded.unknown_fields(), dropped, "{to:?}");
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("whole {a:?}, streamed {b:?}"),
+        }
+    }
     for to in [Form::Binary, Form::Json, Form::Hlo] {
         let streamed = match to {
             Form::Binary => convert::binary_shape_to_binary(bytes),

@@ -357,14 +357,18 @@ impl TupleWriter {
         }
     }
 
-    /// Writes the shape at `path` (`[i]` for element `i` of the top-level tuple,
-    /// `[i, j]` for element `j` of a plain tuple that is element `i`, ...), after
-    /// closing and opening the nested tuples between the last shape and this one.
-    fn leaf(
-        &mut self,
-        path: &[usize],
-        element: &crate::proto::ShapeProto,
-    ) -> Result<(), text::PrintError> {
+    /// The binary writer's [`Self::put`] of a shape already encoded (with its unknown
+    /// fields).
+    fn put_encoded(&mut self, path: &[usize], encoded: &[u8]) {
+        self.nest_to(path);
+        if let Writer::Binary(out, _) = &mut self.form {
+            put_element(out, encoded);
+        }
+    }
+
+    /// Closes and opens the nested tuples between the last shape and the one at
+    /// `path`.
+    fn nest_to(&mut self, path: &[usize]) {
         let enclosing = path.split_last().map_or(&[][..], |(_, rest)| rest);
         let common = self
             .open
@@ -380,6 +384,17 @@ impl TupleWriter {
             self.open.push(i);
             self.open_tuple();
         }
+    }
+
+    /// Writes the shape at `path` (`[i]` for element `i` of the top-level tuple,
+    /// `[i, j]` for element `j` of a plain tuple that is element `i`, ...), after
+    /// closing and opening the nested tuples between the last shape and this one.
+    fn leaf(
+        &mut self,
+        path: &[usize],
+        element: &crate::proto::ShapeProto,
+    ) -> Result<(), text::PrintError> {
+        self.nest_to(path);
         match &mut self.form {
             Writer::Json(w) => w.element(element),
             Writer::Hlo(w) => return w.element(element),
@@ -547,17 +562,34 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
 
 /// A binary `ShapeProto` re-encoded, a top-level tuple one element at a time: the same
 /// bytes as [`read()`] then [`write()`] give, in the memory of the input, the output
-/// and one element (a 220 MB tuple decoded whole took 22 times its size). `None` when
-/// the message is not a plain tuple (its element type and at least one element,
-/// nothing else, no unknown field anywhere), which [`read()`] and [`write()`] then
-/// convert whole.
+/// and one element (a 220 MB tuple decoded whole took 22 times its size). Unknown
+/// fields are kept where the whole encoding puts them: an element's inside its
+/// element, the tuple's own after its elements (each message's unknown fields after
+/// its known ones). `None` when the message is not a tuple (its element type and at
+/// least one element, nothing else but unknown fields), which [`read()`] and
+/// [`write()`] then convert whole.
 ///
 /// # Errors
 /// As [`read`] of a binary shape.
 pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertError>> {
     let mut writer = TupleWriter::new(Form::Binary, &Options::default());
-    let streamed = stream_binary_tuple(bytes, &mut |path, element| writer.put(path, element))?;
-    Some(streamed.and_then(|()| writer.finish()))
+    let streamed = codec::decode_shape_leaves(bytes, &mut |path, _, element| {
+        if element.holds_no_unknown() {
+            writer.put(path, &element.message);
+        } else {
+            writer.put_encoded(path, &element.encode_to_vec());
+        }
+    });
+    match streamed {
+        Err(e) => Some(Err(ConvertError::Decode(e))),
+        Ok(streamed) if streamed.elements > 0 && codec::is_tuple_shell(&streamed.shell.message) => {
+            Some(writer.finish().map(|mut out| {
+                streamed.shell.unknown.write_own(&mut out, false);
+                out
+            }))
+        }
+        Ok(_) => None,
+    }
 }
 
 /// A shape read from HLO text, refused as [`read_hlo`] refuses it when it nests deeper

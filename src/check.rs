@@ -29,7 +29,6 @@ use std::path::{Path, PathBuf};
 use crate::codec;
 use crate::error::Severity;
 use crate::message::MessageKind;
-use crate::path::Path as ProtoPath;
 use crate::report::{Document, FileReport, Finding, Form};
 use crate::text::{self, module, HloStyle};
 use crate::validate::{validate_decoded, validate_message, Options as GateOptions};
@@ -541,7 +540,7 @@ impl<'o> TupleFindings<'o> {
     ) {
         let mut unknown = Vec::new();
         if !element.holds_no_unknown() {
-            let prefix = tuple_path(path);
+            let prefix = codec::tuple_path(path);
             let report = crate::validate::unknown_fields_report(&element.unknown_fields());
             unknown = report
                 .issues()
@@ -620,21 +619,13 @@ impl TupleIssues {
         } else {
             crate::validate::validate_nested_shape(shape, gate, path.len())
         };
-        let prefix = tuple_path(&path[..path.len().min(limit)]);
+        let prefix = codec::tuple_path(&path[..path.len().min(limit)]);
         report
             .issues()
             .iter()
             .map(|issue| issue.clone().prefixed(&prefix))
             .collect()
     }
-}
-
-/// The proto path of the shape at `path`, tuple indices from the top-level tuple's:
-/// `tuple_shapes[i].tuple_shapes[j]...`.
-fn tuple_path(path: &[usize]) -> ProtoPath {
-    path.iter().fold(ProtoPath::root(), |at, &i| {
-        at.field("tuple_shapes").index(i)
-    })
 }
 
 /// What [`check_binary_tuple`] made of the bytes.

@@ -212,8 +212,17 @@ pub fn binary_shape_to_text(
     options: &Options,
 ) -> Option<Result<Vec<u8>, ConvertError>> {
     let mut writer = TupleWriter::new(to, options);
-    let streamed = stream_binary_tuple(bytes, &mut |path, element| writer.put(path, element))?;
-    Some(streamed.and_then(|()| writer.finish()))
+    let mut plain = true;
+    let shell = stream_tuple(bytes, &mut |path, element| {
+        plain &= element.holds_no_unknown();
+        if plain {
+            writer.put(path, &element.message);
+        }
+    })?;
+    match shell {
+        Err(e) => Some(Err(e)),
+        Ok(shell) => (plain && shell.holds_no_unknown()).then(|| writer.finish()),
+    }
 }
 
 /// What [`binary_shape_to_text_dropping_unknown`] gives: the output, and the unknown
@@ -224,8 +233,10 @@ pub type Dropping = (Vec<u8>, Vec<codec::UnknownFieldInfo>);
 /// forms that drop them: proto3 JSON and XLA's text ([`HloStyle::Xla`]), as
 /// [`write()`] does. Returns the bytes and the fields dropped, in the order (and with
 /// the paths) [`Decoded::unknown_fields`] of the whole message gives, for the caller
-/// to say so. `None` for the lossless text (where an unknown field is an error) and
-/// whatever [`binary_shape_to_text`] converts whole.
+/// to say so (none for a plain tuple, whose bytes are [`binary_shape_to_text`]'s).
+/// `None` for the lossless text (where an unknown field is an error), without
+/// reading the bytes, and for a message that is not a tuple, which [`read()`] and
+/// [`write()`] then convert whole.
 ///
 /// # Errors
 /// As [`binary_shape_to_text`].
@@ -240,26 +251,36 @@ pub fn binary_shape_to_text_dropping_unknown(
     }
     let mut writer = TupleWriter::new(to, options);
     let mut dropped = Vec::new();
-    let streamed = codec::decode_shape_leaves(bytes, &mut |path, _, element| {
+    let shell = stream_tuple(bytes, &mut |path, element| {
         if !element.holds_no_unknown() {
-            let prefix = path
-                .iter()
-                .fold(Path::root(), |at, &i| at.field("tuple_shapes").index(i));
+            let prefix = codec::tuple_path(path);
             dropped.extend(element.unknown_fields().into_iter().map(|mut field| {
                 field.path = field.path.prefixed(&prefix);
                 field
             }));
         }
         writer.put(path, &element.message);
-    });
-    match streamed {
+    })?;
+    Some(shell.and_then(|shell| {
+        // The shell's own unknown fields come first, as in the whole message.
+        let mut fields = shell.unknown_fields();
+        fields.append(&mut dropped);
+        writer.finish().map(|output| (output, fields))
+    }))
+}
+
+/// Decodes a binary `ShapeProto` a shape at a time ([`codec::decode_shape_leaves`]:
+/// plain tuples that nest are opened), handing each shape, with its path and unknown
+/// fields, to `each`. Returns the top-level message without its elements when it is a
+/// tuple (its element type and at least one element, nothing else but unknown fields);
+/// `None` when it is not; the decode error of [`read()`] when there is one.
+fn stream_tuple(
+    bytes: &[u8],
+    each: &mut dyn FnMut(&[usize], Decoded<crate::proto::ShapeProto>),
+) -> Option<Result<Decoded<crate::proto::ShapeProto>, ConvertError>> {
+    match codec::decode_shape_leaves(bytes, &mut |path, _, element| each(path, element)) {
         Err(e) => Some(Err(ConvertError::Decode(e))),
-        Ok(streamed) if streamed.elements > 0 && codec::is_tuple_shell(&streamed.shell.message) => {
-            // The shell's own unknown fields come first, as in the whole message.
-            let mut fields = streamed.shell.unknown_fields();
-            fields.append(&mut dropped);
-            Some(writer.finish().map(|output| (output, fields)))
-        }
+        Ok(streamed) if streamed.is_tuple() => Some(Ok(streamed.shell)),
         Ok(_) => None,
     }
 }
@@ -288,28 +309,6 @@ pub fn json_shape_to(
         Err(e) => Some(Err(ConvertError::Json(e))),
         Ok(shell) if elements > 0 && codec::is_tuple_shell(&shell) => Some(writer.finish()),
         Ok(_) => None,
-    }
-}
-
-/// Decodes a binary `ShapeProto` a shape at a time ([`codec::decode_shape_leaves`]:
-/// plain tuples that nest are opened), handing each shape and its path to `each` while
-/// every one so far is free of unknown fields. `None` when the message is not a plain
-/// tuple ([`codec::StreamedShape::is_plain_tuple`], and no shape with unknown fields);
-/// the decode error of [`read()`] when there is one.
-fn stream_binary_tuple(
-    bytes: &[u8],
-    each: &mut dyn FnMut(&[usize], &crate::proto::ShapeProto),
-) -> Option<Result<(), ConvertError>> {
-    let mut plain = true;
-    let streamed = codec::decode_shape_leaves(bytes, &mut |path, _, element| {
-        plain &= element.holds_no_unknown();
-        if plain {
-            each(path, &element.message);
-        }
-    });
-    match streamed {
-        Ok(streamed) => (plain && streamed.is_plain_tuple()).then_some(Ok(())),
-        Err(e) => Some(Err(ConvertError::Decode(e))),
     }
 }
 
@@ -573,23 +572,18 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
 /// As [`read`] of a binary shape.
 pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertError>> {
     let mut writer = TupleWriter::new(Form::Binary, &Options::default());
-    let streamed = codec::decode_shape_leaves(bytes, &mut |path, _, element| {
+    let shell = stream_tuple(bytes, &mut |path, element| {
         if element.holds_no_unknown() {
             writer.put(path, &element.message);
         } else {
             writer.put_encoded(path, &element.encode_to_vec());
         }
-    });
-    match streamed {
-        Err(e) => Some(Err(ConvertError::Decode(e))),
-        Ok(streamed) if streamed.elements > 0 && codec::is_tuple_shell(&streamed.shell.message) => {
-            Some(writer.finish().map(|mut out| {
-                streamed.shell.unknown.write_own(&mut out, false);
-                out
-            }))
-        }
-        Ok(_) => None,
-    }
+    })?;
+    Some(shell.and_then(|shell| {
+        let mut out = writer.finish()?;
+        shell.unknown.write_own(&mut out, false);
+        Ok(out)
+    }))
 }
 
 /// A shape read from HLO text, refused as [`read_hlo`] refuses it when it nests deeper

@@ -124,20 +124,19 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         && args.message == MessageArg::Shape
         && input.bytes.len() >= STREAMED_MESSAGE
     {
-        // A plain top-level tuple is converted element by element, never held whole.
+        // A top-level tuple is converted element by element, never held whole; its
+        // unknown fields are kept (binary) or dropped with a warning (JSON, XLA's
+        // text); the lossless text streams only a tuple without any.
+        let plain = |output: Vec<u8>| (output, Vec::new());
         let streamed = match args.to {
-            Form::Binary => convert::binary_shape_to_binary(&input.bytes),
-            to => convert::binary_shape_to_text(&input.bytes, to.into(), &options),
+            Form::Binary => convert::binary_shape_to_binary(&input.bytes).map(|r| r.map(plain)),
+            to => convert::binary_shape_to_text_dropping_unknown(&input.bytes, to.into(), &options)
+                .or_else(|| {
+                    convert::binary_shape_to_text(&input.bytes, to.into(), &options)
+                        .map(|r| r.map(plain))
+                }),
         };
-        if let Some(output) = streamed {
-            let output = output.map_err(|e| named(Failure::unreadable(e)))?;
-            return args.output.write(&output);
-        }
-        // Shapes with unknown fields, into a form that drops them: still streamed.
-        let to = args.to.into();
-        if let Some(converted) =
-            convert::binary_shape_to_text_dropping_unknown(&input.bytes, to, &options)
-        {
+        if let Some(converted) = streamed {
             let (output, dropped) = converted.map_err(|e| named(Failure::unreadable(e)))?;
             warn_dropped(name, args.to, &dropped);
             return args.output.write(&output);

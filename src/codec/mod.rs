@@ -166,6 +166,13 @@ pub fn decode_shape_streaming(
 /// byte span of its field in the input, and the shape with its unknown fields.
 pub type LeafFn<'a> = dyn FnMut(&[usize], std::ops::Range<usize>, Decoded<ShapeProto>) + 'a;
 
+/// The proto path of the shape that [`decode_shape_leaves`] hands on at `path` (its
+/// tuple indices): `tuple_shapes[2].tuple_shapes[0]` for `[2, 0]`.
+pub(crate) fn tuple_path(path: &[usize]) -> Path {
+    path.iter()
+        .fold(Path::root(), |at, &i| at.field("tuple_shapes").index(i))
+}
+
 /// [`decode_shape_streaming`] into nested tuples too: an element that is a plain tuple
 /// (element type `TUPLE` and its elements, nothing else) is read the same way, so that
 /// every other shape goes to `leaf` with its path of tuple indices (`[2, 0]` is element

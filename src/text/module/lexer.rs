@@ -257,12 +257,7 @@ impl<R: BufRead> Lexer<R> {
         if self.peeked.is_some() || self.open.is_some() {
             return None;
         }
-        let bytes = self.bytes();
-        let mut pos = self.pos;
-        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-            pos += 1;
-        }
-        Some(pos)
+        Some(blanks(self.bytes(), self.pos))
     }
 
     /// Consumes the token `Punct(byte)` if it is the next one on this line, read at
@@ -417,10 +412,7 @@ impl<R: BufRead> Lexer<R> {
             return Ok(false);
         }
         let bytes = self.bytes();
-        let mut pos = 0;
-        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-            pos += 1;
-        }
+        let mut pos = blanks(bytes, 0);
         let digits = bytes[pos..]
             .iter()
             .take_while(|b| b.is_ascii_digit())
@@ -428,20 +420,13 @@ impl<R: BufRead> Lexer<R> {
         if digits == 0 || !matches!(bytes.get(pos + digits), Some(b' ' | b'\t')) {
             return Ok(false);
         }
-        pos += digits;
-        while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-            pos += 1;
-        }
+        pos = blanks(bytes, pos + digits);
         let end = match bytes.get(pos) {
             Some(b'{') => flat_group_end(bytes, pos).or_else(|| balanced_group_end(bytes, pos)),
             Some(&quote @ (b'"' | b'\'')) => string_end(bytes, pos + 1, quote),
             _ => None,
         };
-        let plain = end.is_some_and(|end| {
-            bytes[end..]
-                .iter()
-                .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
-        });
+        let plain = end.is_some_and(|end| only_blanks(&bytes[end..]));
         if plain {
             self.pos = bytes.len();
             self.line_has_token = true;
@@ -452,9 +437,7 @@ impl<R: BufRead> Lexer<R> {
     /// Whether the rest of the current line is spaces, tabs and its line break.
     fn rest_is_blank(&self) -> bool {
         let line = self.bytes();
-        line[self.pos.min(line.len())..]
-            .iter()
-            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        only_blanks(&line[self.pos.min(line.len())..])
     }
 
     /// Drops the rest of the current line.
@@ -745,6 +728,21 @@ pub(super) fn plain_token(bytes: &[u8], start: usize) -> Option<(Kind, usize)> {
     Some((kind, end))
 }
 
+/// Past spaces and tabs from `pos`: what the byte-level steps skip between tokens.
+pub(super) fn blanks(bytes: &[u8], mut pos: usize) -> usize {
+    while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
+        pos += 1;
+    }
+    pos
+}
+
+/// Whether `bytes` are only spaces, tabs and line breaks.
+pub(super) fn only_blanks(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+}
+
 /// The end of the plain attribute value at `pos` (see [`Lexer::skip_plain_value`]).
 pub(super) fn plain_value_end(bytes: &[u8], pos: usize) -> Option<usize> {
     let end = match bytes.get(pos) {
@@ -760,11 +758,7 @@ pub(super) fn plain_value_end(bytes: &[u8], pos: usize) -> Option<usize> {
         _ => None,
     }?;
     // What follows must end the value.
-    let mut after = end;
-    while matches!(bytes.get(after), Some(b' ' | b'\t')) {
-        after += 1;
-    }
-    match bytes.get(after) {
+    match bytes.get(blanks(bytes, end)) {
         None | Some(b',' | b'}' | b')' | b']' | b'\n' | b'\r') => Some(end),
         _ => None,
     }

@@ -18,8 +18,8 @@
 
 use smallvec::SmallVec;
 
-use super::lexer::{balanced_group_end, plain_token, plain_value_end, Kind};
-use super::text::{ends_shape, holds_shape, shape_extent, Known, Memo};
+use super::lexer::{balanced_group_end, blanks, plain_token, plain_value_end, Kind};
+use super::text::{ends_shape, holds_shape, is_literal_opcode, shape_extent, Known, Memo};
 use crate::text::types;
 
 /// A shape of an instruction line, found in the memo.
@@ -47,14 +47,6 @@ pub(super) struct Plan<'m> {
     /// Just after the `)` that closes the operands, or after the last of the plain
     /// attributes that follow it on the line.
     pub end: usize,
-}
-
-/// Past spaces and tabs: what the lexer's byte-level steps skip.
-fn blanks(bytes: &[u8], mut pos: usize) -> usize {
-    while matches!(bytes.get(pos), Some(b' ' | b'\t')) {
-        pos += 1;
-    }
-    pos
 }
 
 /// Whether the scanner's `can_be_shape` holds for the token at `start`: a `(`, or a
@@ -160,7 +152,7 @@ pub(super) fn plan_instruction<'m>(
     if bytes.get(pos) != Some(&b'(') {
         return None;
     }
-    if matches!(&line[plan.opcode.0..opcode_end], "constant" | "parameter") {
+    if is_literal_opcode(&line[plan.opcode.0..opcode_end]) {
         // A literal: skipped to its closing bracket.
         plan.end = attributes_end(line, balanced_group_end(bytes, pos)?);
         return Some(());

@@ -200,7 +200,7 @@ pub(super) fn ends_shape(bytes: &[u8], pos: usize) -> bool {
     let mut rest = bytes[pos..].iter();
     match rest.find(not_blank) {
         Some(b'[' | b'(') => false,
-        Some(b'{') => rest.all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n')),
+        Some(b'{') => super::lexer::only_blanks(rest.as_slice()),
         _ => true,
     }
 }
@@ -1241,7 +1241,7 @@ pub(super) fn holds_shape(name: &str) -> bool {
 
 /// Whether an instruction's operands are a literal (`constant(...)`, `parameter(N)`)
 /// rather than operands.
-fn is_literal_opcode(opcode: &str) -> bool {
+pub(super) fn is_literal_opcode(opcode: &str) -> bool {
     matches!(opcode, "constant" | "parameter")
 }
 

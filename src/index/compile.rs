@@ -644,77 +644,206 @@ enum Step {
 }
 
 impl Step {
-    /// The step on a box of coordinates, over-approximated as [`restage`] does.
-    fn bound(self, c: &mut SpanBox) {
+    /// The step on a box of coordinates, over-approximated: every value the step
+    /// gives the box's values is in the result (which may hold more).
+    fn bound(self, c: &mut ProgBox) {
         match self {
-            Step::Prepend => c.insert(0, (0, 0)),
+            Step::Prepend => c.insert(0, Prog::one(0)),
             Step::Merge { at, minor } => {
-                let y = c.remove(at + 1);
-                c[at] = Ranges.join(c[at], minor, y);
+                let (x, y) = (c[at], c.remove(at + 1));
+                // Every value is x.lo · minor + y.lo plus multiples of both steps.
+                let step = if x.is_one() {
+                    y.step
+                } else {
+                    gcd(x.step * minor, y.step)
+                };
+                c[at] = Prog::new(x.lo * minor + y.lo, x.hi * minor + y.hi, step);
             }
             Step::Split { at, tile } => {
-                let (q, r) = Ranges.split(c[at], tile);
+                let v = c[at];
+                let (qa, qb) = (v.lo / tile, v.hi / tile);
+                let (q, r) = if qa == qb {
+                    (Prog::one(qa), Prog::new(v.lo % tile, v.hi % tile, v.step))
+                } else if v.step % tile == 0 {
+                    (Prog::new(qa, qb, v.step / tile), Prog::one(v.lo % tile))
+                } else {
+                    // Remainders keep the values' residue modulo the gcd.
+                    let g = gcd(v.step, tile);
+                    let residue = v.lo % g;
+                    (
+                        Prog::new(qa, qb, 1),
+                        Prog::new(residue, residue + tile - g, g),
+                    )
+                };
                 c[at] = q;
                 c.push(r);
             }
         }
     }
 
-    /// The step on a box of coordinates that holds exactly the values of its ranges'
-    /// product: `true` when the image is again such a box (applied in place), else
-    /// `false` with `pieces` set to a split of the box into up to three boxes that
-    /// cover it, each closer to exact for this step.
-    fn exact(self, c: &mut SpanBox, pieces: &mut SmallVec<[SpanBox; 3]>) -> bool {
+    /// The step on a box of coordinates that holds exactly the values of its
+    /// progressions' product: `true` when the image is again such a box (applied in
+    /// place), else `false` with `pieces` set to a split of the box into up to three
+    /// boxes that cover it, each closer to exact for this step.
+    fn exact(self, c: &mut ProgBox, pieces: &mut SmallVec<[ProgBox; 3]>) -> bool {
         pieces.clear();
+        let mut piece = |c: &ProgBox, at: usize, p: Prog| {
+            let mut b = c.clone();
+            b[at] = p;
+            pieces.push(b);
+        };
         match self {
-            Step::Prepend => c.insert(0, (0, 0)),
+            Step::Prepend => c.insert(0, Prog::one(0)),
             Step::Merge { at, minor } => {
                 let (x, y) = (c[at], c[at + 1]);
-                // {x · minor + y} is one range when x is one value or y is whole.
-                if x.0 != x.1 && y != (0, minor - 1) {
-                    let mid = x.0 + (x.1 - x.0) / 2;
-                    let mut low = c.clone();
-                    low[at].1 = mid;
-                    c[at].0 = mid + 1;
-                    pieces.extend([low, c.clone()]);
+                // {x · minor + y} is a progression when x or y is one value, or
+                // when y's values run on into those of x's next value.
+                let merged = if x.is_one() || y.is_one() {
+                    Prog::new(
+                        x.lo * minor + y.lo,
+                        x.hi * minor + y.hi,
+                        if x.is_one() { y.step } else { x.step * minor },
+                    )
+                } else if x.step * minor == y.hi - y.lo + y.step {
+                    Prog::new(x.lo * minor + y.lo, x.hi * minor + y.hi, y.step)
+                } else {
+                    let (low, high) = x.halves();
+                    piece(c, at, low);
+                    piece(c, at, high);
                     return false;
-                }
-                self.bound(c);
+                };
+                c.remove(at + 1);
+                c[at] = merged;
             }
             Step::Split { at, tile } => {
-                let (a, b) = c[at];
-                let (qa, qb) = (a / tile, b / tile);
-                // One value of the quotient, or whole tiles.
-                if qa != qb && (a % tile != 0 || b % tile != tile - 1) {
-                    // The partial tiles at either end, and the whole ones between.
-                    let mut piece = |range: Span| {
-                        let mut p = c.clone();
-                        p[at] = range;
-                        pieces.push(p);
-                    };
-                    let mut whole = (a, b);
-                    if a % tile != 0 {
-                        whole.0 = (qa + 1) * tile;
-                        piece((a, whole.0 - 1));
+                let v = c[at];
+                let (qa, qb) = (v.lo / tile, v.hi / tile);
+                let (q, r) = if qa == qb {
+                    // One quotient.
+                    (Prog::one(qa), Prog::new(v.lo % tile, v.hi % tile, v.step))
+                } else if v.step % tile == 0 {
+                    // One remainder.
+                    (Prog::new(qa, qb, v.step / tile), Prog::one(v.lo % tile))
+                } else if tile % v.step == 0 {
+                    // Every tile holds the same remainders once the tiles at either
+                    // end are whole: the first value at its tile's first slot of the
+                    // progression's residue, the last at its last.
+                    let (a, b) = (v.lo % tile, v.hi % tile);
+                    if a >= v.step || b < tile - v.step {
+                        // The partial tiles at either end, and the whole ones between.
+                        let mut whole = v;
+                        if a >= v.step {
+                            let head = v.last_below((qa + 1) * tile);
+                            piece(c, at, Prog::new(v.lo, head, v.step));
+                            whole.lo = head + v.step;
+                        }
+                        if b < tile - v.step {
+                            let tail = v.first_from(qb * tile);
+                            piece(c, at, Prog::new(tail, v.hi, v.step));
+                            whole.hi = tail - v.step;
+                        }
+                        if whole.lo <= whole.hi {
+                            piece(c, at, Prog::new(whole.lo, whole.hi, v.step));
+                        }
+                        return false;
                     }
-                    if b % tile != tile - 1 {
-                        whole.1 = qb * tile - 1;
-                        piece((qb * tile, b));
-                    }
-                    if whole.0 <= whole.1 {
-                        piece(whole);
+                    let residue = v.lo % v.step;
+                    (
+                        Prog::new(qa, qb, 1),
+                        Prog::new(residue, tile - v.step + residue, v.step),
+                    )
+                } else {
+                    // Neither divides the other: the remainders shift from tile to
+                    // tile and repeat every `tile / gcd` values. Each class of values
+                    // that far apart has one remainder; when they are too many, halve
+                    // the progression first.
+                    let classes = tile / gcd(v.step, tile);
+                    let n = v.count();
+                    if n.min(classes) > MAX_CLASSES {
+                        let (low, high) = v.halves();
+                        piece(c, at, low);
+                        piece(c, at, high);
+                    } else {
+                        for i in 0..n.min(classes) {
+                            let lo = v.lo + i * v.step;
+                            let hi = lo + (n - 1 - i) / classes * classes * v.step;
+                            piece(c, at, Prog::new(lo, hi, classes * v.step));
+                        }
                     }
                     return false;
-                }
-                self.bound(c);
+                };
+                c[at] = q;
+                c.push(r);
             }
         }
         true
     }
 }
 
+/// An arithmetic progression `lo, lo + step, ..., hi` of coordinate values: `hi − lo`
+/// a multiple of `step`, and `step` 1 for a single value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Prog {
+    lo: u64,
+    hi: u64,
+    step: u64,
+}
+
+impl Prog {
+    fn new(lo: u64, hi: u64, step: u64) -> Prog {
+        debug_assert!(lo <= hi && step > 0 && (hi - lo) % step == 0);
+        let step = if lo == hi { 1 } else { step };
+        Prog { lo, hi, step }
+    }
+
+    fn one(v: u64) -> Prog {
+        Prog::new(v, v, 1)
+    }
+
+    fn is_one(self) -> bool {
+        self.lo == self.hi
+    }
+
+    /// How many values.
+    fn count(self) -> u64 {
+        (self.hi - self.lo) / self.step + 1
+    }
+
+    /// The first half of the values and the rest (two values or more).
+    fn halves(self) -> (Prog, Prog) {
+        let n = (self.hi - self.lo) / self.step + 1;
+        let split = self.lo + (n / 2) * self.step;
+        (
+            Prog::new(self.lo, split - self.step, self.step),
+            Prog::new(split, self.hi, self.step),
+        )
+    }
+
+    /// The last value below `end` (the first value is).
+    fn last_below(self, end: u64) -> u64 {
+        self.lo + (end - 1 - self.lo) / self.step * self.step
+    }
+
+    /// The first value at `from` or above (the last value is).
+    fn first_from(self, from: u64) -> u64 {
+        self.lo + (from - self.lo).div_ceil(self.step) * self.step
+    }
+}
+
+/// The most pieces one tile entry splits a progression into by remainder
+/// ([`Step::exact`]); a longer one is halved first.
+const MAX_CLASSES: u64 = 1 << 15;
+
+/// The greatest common divisor.
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// Coordinates of a box through the steps (inline for the usual depths).
-type SpanBox = SmallVec<[Span; 24]>;
+type ProgBox = SmallVec<[Prog; 24]>;
 
 impl Staged {
     /// The stages as a list of steps on the coordinates, most major first.
@@ -751,13 +880,16 @@ impl Staged {
     /// or `Err(Exhausted)` once `budget` boxes have been bounded.
     ///
     /// Branch and bound over boxes of coordinates carried forward through the stages:
-    /// a box is a product of ranges that holds exactly the values the elements take
-    /// there, so at the end its largest slot is its ranges' top corner. Where a step
-    /// would break that (a `*` merge of a range into a partial minor range, or a tile
-    /// entry cutting a range inside tiles), the box is split right there, into
-    /// pieces the step keeps exact, and each piece is bounded by the remaining steps
-    /// run on ranges ([`Step::bound`]); a piece whose bound is at most the best slot
-    /// found is dropped. Splitting where the looseness arises, rather than halving
+    /// a box is a product of arithmetic progressions that holds exactly the values the
+    /// elements take there, so at the end its largest slot is its top corner. A `*`
+    /// merge of a range with one minor value makes a progression (the merged values
+    /// step by the minor size), and a tile entry keeps one exact where the tile and
+    /// the step divide one another. Where a step would break that (a merge into a
+    /// partial minor range, a tile entry cutting a progression inside tiles, a tile
+    /// and a step that do not divide), the box is split right there, into pieces the
+    /// step keeps exact or that come closer to it, and each piece is bounded by the
+    /// remaining steps run on ranges ([`Step::bound`]); a piece whose bound is at
+    /// most the best slot found is dropped. Splitting where the looseness arises, rather than halving
     /// the logical index, keeps the link between a tile's quotient and remainder
     /// that ranges of logical indices lose through deep plans of tiles that do not
     /// nest.
@@ -766,22 +898,22 @@ impl Staged {
             return Ok(None);
         }
         let steps = self.steps();
-        let top = |c: &SpanBox| -> u64 {
+        let top = |c: &ProgBox| -> u64 {
             c.iter()
                 .zip(&self.final_strides)
-                .fold(0u64, |a, (e, s)| a.saturating_add(e.1.saturating_mul(*s)))
+                .fold(0u64, |a, (e, s)| a.saturating_add(e.hi.saturating_mul(*s)))
         };
-        let bound = |from: usize, c: &SpanBox| -> u64 {
+        let bound = |from: usize, c: &ProgBox| -> u64 {
             let mut c = c.clone();
             for step in &steps[from..] {
                 step.bound(&mut c);
             }
             top(&c)
         };
-        let start: SpanBox = self
+        let start: ProgBox = self
             .major_to_minor
             .iter()
-            .map(|&k| (0, self.dims[k] - 1))
+            .map(|&k| Prog::new(0, self.dims[k] - 1, 1))
             .collect();
         let mut best: Option<u64> = None;
         let mut pieces = SmallVec::new();
@@ -793,14 +925,14 @@ impl Staged {
             }
             loop {
                 let Some(step) = steps.get(i) else {
-                    let slot = top(&c);
+                    let slot = bound(i, &c);
                     best = Some(best.map_or(slot, |b| b.max(slot)));
                     break;
                 };
                 if step.exact(&mut c, &mut pieces) {
                     i += 1;
                 } else {
-                    let mut bounded: SmallVec<[(u64, SpanBox); 3]> = SmallVec::new();
+                    let mut bounded: SmallVec<[(u64, ProgBox); 3]> = SmallVec::new();
                     for piece in pieces.drain(..) {
                         spend(budget)?;
                         bounded.push((bound(i, &piece), piece));

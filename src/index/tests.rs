@@ -183,3 +183,46 @@ fn carried_search_finishes_on_deep_plans_of_tiles_that_do_not_nest() {
     assert!(super::LARGEST_SLOT_BUDGET - budget < 1000, "{budget}");
     assert_eq!(plan.data_elements(), 1_074_495_576_046_465);
 }
+
+/// A `*` that merges a range with one minor value makes values that step by the
+/// minor size, and a later tile cuts them by a size neither dividing nor divided by
+/// that step (fuzz finds, about 600,000 elements each). Carried as ranges, every
+/// piece was split down to single values and both searches ran out of budget; the
+/// walk over every element took 110-270 ms in release and over 1 s under the fuzzer.
+/// Carried as progressions, split by remainder, they finish inside the budget. The
+/// expected slots are that walk's (the logical order, run once in release).
+#[test]
+fn carried_search_follows_values_that_step_through_tiles() {
+    use crate::validate::{validate_shape_with, Options};
+    for (text, largest, most_steps) in [
+        (
+            "f32[666038]{0:T(4662,*)(1,*,2142)(2,8,1,80000001,11,4)}",
+            28_385_344_137_612u64,
+            100,
+        ),
+        (
+            "f32[606639]{0:T(2110,2)(1,*,1,1,16,*,54206,2)(1,*,816116,*,5,16,*,5,1)}",
+            7_077_688_971_602,
+            // One piece for each of the 27,103 remainders of steps of 2,110 in tiles
+            // of 54,206.
+            30_000,
+        ),
+    ] {
+        let proto = crate::text::parse_shape(text).unwrap();
+        let shape = validate_shape_with(&proto, Options::hlo_text())
+            .into_result()
+            .unwrap();
+        let plan = LayoutPlan::new(shape.as_array().unwrap()).unwrap();
+        let mut budget = super::LARGEST_SLOT_BUDGET;
+        assert_eq!(
+            plan.staged().largest_slot(&mut budget),
+            Ok(Some(largest)),
+            "{text}"
+        );
+        assert!(
+            super::LARGEST_SLOT_BUDGET - budget < most_steps,
+            "{text}: {budget}"
+        );
+        assert_eq!(plan.data_elements(), largest + 1, "{text}");
+    }
+}

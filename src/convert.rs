@@ -202,26 +202,50 @@ fn json_print_options(options: &Options) -> json::PrintOptions {
 /// a time: the same bytes as [`read()`] then [`write()`] give, in the memory of the
 /// input, the output and one element. `None` when the message is not a plain tuple
 /// (as for [`binary_shape_to_binary`]), which [`read()`] and [`write()`] then convert
-/// whole.
+/// whole. A tuple whose shapes hold unknown fields is `None` too, except into the
+/// lossless text, which refuses it with the error [`write()`] gives (the whole
+/// message's first unknown field: the tuple's own, then its elements' in order).
 ///
 /// # Errors
-/// As [`read()`] of a binary shape, then [`write()`]: a decode error first.
+/// As [`read()`] of a binary shape, then [`write()`]: a decode error first, then an
+/// unknown field the lossless text cannot carry.
 pub fn binary_shape_to_text(
     bytes: &[u8],
     to: Form,
     options: &Options,
 ) -> Option<Result<Vec<u8>, ConvertError>> {
+    let lossless = to == Form::Hlo && options.hlo_style == HloStyle::Exact;
     let mut writer = TupleWriter::new(to, options);
+    let mut first_unknown: Option<codec::UnknownFieldInfo> = None;
     let mut plain = true;
     let shell = stream_tuple(bytes, &mut |path, element| {
-        plain &= element.holds_no_unknown();
+        if plain && !element.holds_no_unknown() {
+            plain = false;
+            first_unknown = element
+                .unknown_fields()
+                .into_iter()
+                .next()
+                .map(|mut field| {
+                    field.path = field.path.prefixed(&codec::tuple_path(path));
+                    field
+                });
+        }
         if plain {
             writer.put(path, &element.message);
         }
     })?;
-    match shell {
-        Err(e) => Some(Err(e)),
-        Ok(shell) => (plain && shell.holds_no_unknown()).then(|| writer.finish()),
+    let shell = match shell {
+        Err(e) => return Some(Err(e)),
+        Ok(shell) => shell,
+    };
+    let first_unknown = shell.unknown_fields().into_iter().next().or(first_unknown);
+    match first_unknown {
+        None if plain => Some(writer.finish()),
+        Some(field) if lossless => Some(Err(ConvertError::UnknownField {
+            path: field.path,
+            number: field.number,
+        })),
+        _ => None,
     }
 }
 

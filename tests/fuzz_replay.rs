@@ -154,3 +154,116 @@ fn nested_tuples_read_leaf_by_leaf_agree_with_the_whole_parse() {
             .expect("the leaves agree");
     });
 }
+
+/// Binary tuples whose shapes (and the tuple itself) may hold unknown fields, before,
+/// between or after the known ones, nested or not: the decode property converts each
+/// a shape at a time into every form (binary keeping the fields; JSON and XLA's text
+/// dropping them with their paths; the lossless text refusing the first) and compares
+/// with the whole conversion.
+mod tuples_with_unknown_fields {
+    use proptest::prelude::*;
+
+    /// A varint.
+    fn varint(mut v: u64, out: &mut Vec<u8>) {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+
+    /// A length-delimited field.
+    fn field(number: u64, body: &[u8], out: &mut Vec<u8>) {
+        varint(number << 3 | 2, out);
+        varint(body.len() as u64, out);
+        out.extend_from_slice(body);
+    }
+
+    /// An unknown varint field (numbers XLA's ShapeProto does not use).
+    fn unknown(number: u64, value: u64, out: &mut Vec<u8>) {
+        varint(number << 3, out);
+        varint(value, out);
+    }
+
+    /// A message body: known fields with an unknown one at a drawn place.
+    fn with_unknown(known: &[Vec<u8>], at: Option<(usize, u64)>) -> Vec<u8> {
+        let mut out = Vec::new();
+        for (i, part) in known.iter().enumerate() {
+            if let Some((j, number)) = at {
+                if j % (known.len() + 1) == i {
+                    unknown(number, 7, &mut out);
+                }
+            }
+            out.extend_from_slice(part);
+        }
+        if let Some((j, number)) = at {
+            if j % (known.len() + 1) == known.len() {
+                unknown(number, 7, &mut out);
+            }
+        }
+        out
+    }
+
+    /// An array shape `f32[d...]{...}`, perhaps with an unknown field.
+    fn array(dims: &[u64], unknown_at: Option<(usize, u64)>) -> Vec<u8> {
+        let mut element_type = Vec::new();
+        varint(2 << 3, &mut element_type); // element_type = F32 (11)
+        varint(11, &mut element_type);
+        let mut packed = Vec::new();
+        for &d in dims {
+            varint(d, &mut packed);
+        }
+        let mut dimensions = Vec::new();
+        field(3, &packed, &mut dimensions);
+        let mut minor_to_major = Vec::new();
+        for i in (0..dims.len() as u64).rev() {
+            varint(i, &mut minor_to_major);
+        }
+        let mut layout_body = Vec::new();
+        field(1, &minor_to_major, &mut layout_body);
+        let mut layout = Vec::new();
+        field(5, &layout_body, &mut layout);
+        with_unknown(&[element_type, dimensions, layout], unknown_at)
+    }
+
+    /// A tuple of the given element bodies, perhaps with an unknown field of its own.
+    fn tuple(elements: &[Vec<u8>], unknown_at: Option<(usize, u64)>) -> Vec<u8> {
+        let mut parts = Vec::new();
+        let mut element_type = Vec::new();
+        varint(2 << 3, &mut element_type); // TUPLE (13)
+        varint(13, &mut element_type);
+        parts.push(element_type);
+        for body in elements {
+            let mut part = Vec::new();
+            field(4, body, &mut part);
+            parts.push(part);
+        }
+        with_unknown(&parts, unknown_at)
+    }
+
+    fn unknown_at() -> impl Strategy<Value = Option<(usize, u64)>> {
+        prop::option::weighted(0.4, (0usize..8, prop::sample::select(vec![7u64, 99, 1000])))
+    }
+
+    fn element() -> impl Strategy<Value = Vec<u8>> {
+        let leaf = (prop::collection::vec(1u64..5, 0..3), unknown_at())
+            .prop_map(|(dims, at)| array(&dims, at));
+        leaf.prop_recursive(2, 12, 4, |inner| {
+            (prop::collection::vec(inner, 1..4), unknown_at())
+                .prop_map(|(elements, at)| tuple(&elements, at))
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+        #[test]
+        fn streamed_conversions_equal_the_whole(
+            elements in prop::collection::vec(element(), 1..5),
+            at in unknown_at(),
+        ) {
+            let mut input = vec![0u8]; // the decode property's selector: a ShapeProto
+            input.extend(tuple(&elements, at));
+            super::props::decode_roundtrip(&input);
+        }
+    }
+}

@@ -138,7 +138,18 @@ fn streaming_decode_agrees(bytes: &[u8]) {
             (a, b) => panic!("whole {a:?}, streamed {b:?}"),
         }
     }
-    for to in [Form::Binary, Form::Json, Form::Hlo] {
+    // Every form, the lossless text too (which refuses an unknown field anywhere with
+    // the whole conversion's error).
+    for (to, hlo_style) in [
+        (Form::Binary, options.hlo_style),
+        (Form::Json, options.hlo_style),
+        (Form::Hlo, xla_shape::text::HloStyle::Xla),
+        (Form::Hlo, xla_shape::text::HloStyle::Exact),
+    ] {
+        let options = convert::Options {
+            hlo_style,
+            ..options
+        };
         let streamed = match to {
             Form::Binary => convert::binary_shape_to_binary(bytes),
             to => convert::binary_shape_to_text(bytes, to, &options),

@@ -254,6 +254,14 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         self
     }
 
+    /// Reads attribute values token by token too (the reference the byte-level
+    /// values are held to).
+    #[cfg(test)]
+    fn values_token_by_token(mut self) -> Self {
+        self.lexer.plain_values = false;
+        self
+    }
+
     /// Also calls `on_instruction` for every instruction, once its operands are read.
     pub fn with_instructions(
         mut self,
@@ -1378,6 +1386,16 @@ mod tests {
         whole_lines: bool,
         chunk: usize,
     ) -> Vec<String> {
+        transcript_with(reader, whole_lines, true, chunk)
+    }
+
+    /// [`transcript_of`], attribute values read at byte level or token by token.
+    fn transcript_with(
+        reader: impl std::io::BufRead,
+        whole_lines: bool,
+        plain_values: bool,
+        chunk: usize,
+    ) -> Vec<String> {
         let log = std::cell::RefCell::new(Vec::new());
         let mut on_shape = |site: &module::Site<'_>,
                             shape: &crate::proto::ShapeProto,
@@ -1395,6 +1413,9 @@ mod tests {
             .chunked(chunk);
         if !whole_lines {
             scanner = scanner.token_by_token();
+        }
+        if !plain_values {
+            scanner = scanner.values_token_by_token();
         }
         let summary = scanner.run();
         let mut log = log.into_inner();
@@ -1525,6 +1546,52 @@ mod tests {
     /// line changed (a byte removed, doubled or replaced by one that matters to the
     /// syntax), after the memo has seen the module's shapes once (the module is read
     /// twice in a row, so the second copy takes the whole-line paths).
+    #[test]
+    fn iota_lists_read_as_the_token_path_does() {
+        // Iota lists of replica groups, as XLA prints them and bent: mid-line, at the
+        // end of a line, spaced, unclosed, glued to other bytes, inside groups.
+        let values = [
+            "[1,16]<=[16]",
+            "[8,2]<=[2,8]T(1,0)",
+            "[2,8]<=[16] ",
+            "[2,8] <= [16] T(1,0)",
+            "[2,8]<=[16]T (1,0)",
+            "[2,8]<=16",
+            "[2,8]<=[16]x",
+            "[2,8]<=[16]T(1,0",
+            "[2,8]<[16]",
+            "[2,8]{1}(2)[3]",
+            "[2,8]<=[16]/*c*/",
+            "[2,[8]]<=[[16]]",
+            "[2,8]<=[16]}",
+            "[]",
+            "[",
+            "[2,8]\n  <=[16]",
+            "[2,8]<=\n[16]",
+            "[2,8]<=[16]\n  T(1,0)",
+        ];
+        let chunk = super::super::lexer::CHUNK;
+        let mut problems = 0;
+        for value in values {
+            for tail in ["", ", dimensions={0}, use_global_device_ids=true"] {
+                let text = format!(
+                    "HloModule m\n\nENTRY %main (p: f32[16]) -> f32[16] {{\n  \
+                     %p = f32[16]{{0}} parameter(0)\n  \
+                     %g = f32[16]{{0}} all-gather(%p), channel_id=1, replica_groups={value}{tail}\n  \
+                     ROOT %r = f32[16]{{0}} copy(%g)\n}}\n"
+                );
+                // Every token read one by one, values too.
+                let tokens = transcript_with(text.as_bytes(), false, false, chunk);
+                problems += tokens.iter().filter(|t| t.starts_with("problem")).count();
+                for whole_lines in [true, false] {
+                    let plain = transcript_with(text.as_bytes(), whole_lines, true, chunk);
+                    assert_eq!(plain, tokens, "{text}whole lines: {whole_lines}");
+                }
+            }
+        }
+        assert!(problems > 0);
+    }
+
     #[test]
     fn whole_lines_read_as_the_token_path_does() {
         const BYTES: &[u8] = b" ,()[]{}%=:/*\"'\n\t-<>0a";

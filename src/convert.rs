@@ -337,14 +337,12 @@ pub fn json_shape_to(
 }
 
 /// The JSON, HLO text or binary form of a plain tuple, a shape at a time: each shape
-/// comes with its path of tuple indices ([`TupleWriter::leaf`]), and the tuples that
+/// comes with its path of tuple indices ([`TupleWriter::put`]), and the tuples that
 /// nest between one shape and the next are opened and closed from the paths.
 struct TupleWriter {
     form: Writer,
     /// The path of the innermost open nested tuple.
     open: Vec<usize>,
-    /// Why the first shape that could not be written was refused (HLO text only).
-    refused: Option<text::PrintError>,
 }
 
 enum Writer {
@@ -368,15 +366,6 @@ impl TupleWriter {
         Self {
             form,
             open: Vec::new(),
-            refused: None,
-        }
-    }
-
-    /// [`Self::leaf`], keeping the first refusal for [`Self::finish`]; nothing more is
-    /// written after one.
-    fn put(&mut self, path: &[usize], element: &crate::proto::ShapeProto) {
-        if self.refused.is_none() {
-            self.refused = self.leaf(path, element).err();
         }
     }
 
@@ -411,19 +400,16 @@ impl TupleWriter {
 
     /// Writes the shape at `path` (`[i]` for element `i` of the top-level tuple,
     /// `[i, j]` for element `j` of a plain tuple that is element `i`, ...), after
-    /// closing and opening the nested tuples between the last shape and this one.
-    fn leaf(
-        &mut self,
-        path: &[usize],
-        element: &crate::proto::ShapeProto,
-    ) -> Result<(), text::PrintError> {
+    /// closing and opening the nested tuples between the last shape and this one. A
+    /// shape HLO text cannot carry is refused by [`Self::finish`], as the whole
+    /// tuple's printing refuses it.
+    fn put(&mut self, path: &[usize], element: &crate::proto::ShapeProto) {
         self.nest_to(path);
         match &mut self.form {
             Writer::Json(w) => w.element(element),
-            Writer::Hlo(w) => return w.element(element),
+            Writer::Hlo(w) => w.element(element),
             Writer::Binary(out, _) => put_element(out, &codec::encode(element)),
         }
-        Ok(())
     }
 
     fn open_tuple(&mut self) {
@@ -454,18 +440,15 @@ impl TupleWriter {
         }
     }
 
-    /// The output: text with its final newline, or the bytes; the first refusal of
-    /// [`Self::put`] if there was one.
+    /// The output: text with its final newline, or the bytes; what the whole
+    /// tuple's HLO text refuses, if anything.
     fn finish(mut self) -> Result<Vec<u8>, ConvertError> {
-        if let Some(error) = self.refused.take() {
-            return Err(ConvertError::Print(error));
-        }
         while self.open.pop().is_some() {
             self.close();
         }
         let mut out = match self.form {
             Writer::Json(w) => w.finish(),
-            Writer::Hlo(w) => w.finish(),
+            Writer::Hlo(w) => w.finish().map_err(ConvertError::Print)?,
             Writer::Binary(out, _) => return Ok(out),
         };
         out.push('\n');

@@ -405,10 +405,29 @@ pub enum HloStyle {
 pub struct TupleText {
     mode: Mode,
     out: String,
-    /// Elements so far of each open tuple, outermost first.
-    counts: Vec<usize>,
+    /// Each open tuple, outermost first.
+    levels: Vec<Level>,
     /// The path of the innermost open tuple.
     path: Path,
+}
+
+/// An open tuple of a [`TupleText`].
+#[derive(Debug, Default)]
+struct Level {
+    /// Elements so far.
+    count: usize,
+    /// The last element XLA's parser would reject (lossless style), which the whole
+    /// tuple's printer reports before printing any element.
+    problem: Option<PrintError>,
+    /// The first element (or nested tuple) that could not be printed, in order.
+    first: Option<PrintError>,
+}
+
+impl Level {
+    /// What printing this tuple whole refuses first, if anything.
+    fn refusal(self) -> Option<PrintError> {
+        self.problem.or(self.first)
+    }
 }
 
 impl TupleText {
@@ -421,27 +440,38 @@ impl TupleText {
         Self {
             mode,
             out: String::from("("),
-            counts: vec![0],
+            levels: vec![Level::default()],
             path: Path::root(),
         }
     }
 
-    /// Appends the next element.
-    ///
-    /// # Errors
-    /// The element has a value the style cannot print ([`PrintError`]); nothing of
-    /// it is kept.
-    pub fn element(&mut self, shape: &ShapeProto) -> Result<(), PrintError> {
+    /// Appends the next element. A value the style cannot print is kept for
+    /// [`finish`](Self::finish), which refuses the tuple as its whole printing would.
+    pub fn element(&mut self, shape: &ShapeProto) {
         let mark = self.out.len();
         let count = self.next_element();
         let prefix = self.path.clone().field("tuple_shapes").index(count);
-        let printed = Printer::new(self.mode, true, &prefix).shape(shape, &mut self.out);
-        if printed.is_err() {
-            self.out.truncate(mark);
-        } else if let Some(count) = self.counts.last_mut() {
-            *count += 1;
+        if self.mode == Mode::Exact {
+            // The lossless printer checks every element of a tuple as XLA's parser
+            // would before printing any, and reports the last it would reject.
+            if let Some(problem) = parser::tuple_element_problem(shape) {
+                let error = PrintError::new(
+                    prefix.clone(),
+                    format!("{problem}; XLA's parser rejects it, so text cannot carry it"),
+                );
+                if let Some(level) = self.levels.last_mut() {
+                    level.problem = Some(error);
+                }
+            }
         }
-        printed
+        let printed = Printer::new(self.mode, true, &prefix).shape(shape, &mut self.out);
+        if let Some(level) = self.levels.last_mut() {
+            level.count += 1;
+            if let Err(error) = printed {
+                self.out.truncate(mark);
+                level.first.get_or_insert(error);
+            }
+        }
     }
 
     /// Opens a tuple of nothing but elements as the next element; the elements that
@@ -450,13 +480,13 @@ impl TupleText {
         let count = self.next_element();
         self.out.push('(');
         self.path = self.path.field("tuple_shapes").index(count);
-        self.counts.push(0);
+        self.levels.push(Level::default());
     }
 
     /// Writes the separator before the next element of the innermost open tuple and
     /// returns that element's index.
     fn next_element(&mut self) -> usize {
-        let count = self.counts.last().copied().unwrap_or(0);
+        let count = self.levels.last().map_or(0, |level| level.count);
         if count > 0 {
             printer::separator(count, &mut self.out);
         }
@@ -465,24 +495,33 @@ impl TupleText {
 
     /// Closes the tuple last opened by [`open`](Self::open).
     pub fn close(&mut self) {
-        if self.counts.len() > 1 {
-            self.counts.pop();
+        if self.levels.len() > 1 {
+            let closed = self.levels.pop().and_then(Level::refusal);
             self.out.push(')');
             self.path.pop();
             self.path.pop();
-            if let Some(count) = self.counts.last_mut() {
-                *count += 1;
+            if let Some(level) = self.levels.last_mut() {
+                level.count += 1;
+                if let Some(error) = closed {
+                    level.first.get_or_insert(error);
+                }
             }
         }
     }
 
     /// The text, closed.
-    pub fn finish(mut self) -> String {
-        while self.counts.len() > 1 {
+    ///
+    /// # Errors
+    /// What printing the whole tuple in the style refuses first ([`PrintError`]).
+    pub fn finish(mut self) -> Result<String, PrintError> {
+        while self.levels.len() > 1 {
             self.close();
         }
+        if let Some(error) = self.levels.pop().and_then(Level::refusal) {
+            return Err(error);
+        }
         self.out.push(')');
-        self.out
+        Ok(self.out)
     }
 }
 

@@ -661,20 +661,15 @@ impl Step {
             }
             Step::Split { at, tile } => {
                 let v = c[at];
-                let (qa, qb) = (v.lo / tile, v.hi / tile);
-                let (q, r) = if qa == qb {
-                    (Prog::one(qa), Prog::new(v.lo % tile, v.hi % tile, v.step))
-                } else if v.step % tile == 0 {
-                    (Prog::new(qa, qb, v.step / tile), Prog::one(v.lo % tile))
-                } else {
+                let (q, r) = v.split(tile).unwrap_or_else(|| {
                     // Remainders keep the values' residue modulo the gcd.
                     let g = gcd(v.step, tile);
                     let residue = v.lo % g;
                     (
-                        Prog::new(qa, qb, 1),
+                        Prog::new(v.lo / tile, v.hi / tile, 1),
                         Prog::new(residue, residue + tile - g, g),
                     )
-                };
+                });
                 c[at] = q;
                 c.push(r);
             }
@@ -718,12 +713,8 @@ impl Step {
             Step::Split { at, tile } => {
                 let v = c[at];
                 let (qa, qb) = (v.lo / tile, v.hi / tile);
-                let (q, r) = if qa == qb {
-                    // One quotient.
-                    (Prog::one(qa), Prog::new(v.lo % tile, v.hi % tile, v.step))
-                } else if v.step % tile == 0 {
-                    // One remainder.
-                    (Prog::new(qa, qb, v.step / tile), Prog::one(v.lo % tile))
+                let (q, r) = if let Some(split) = v.split(tile) {
+                    split
                 } else if tile % v.step == 0 {
                     // Every tile holds the same remainders once the tiles at either
                     // end are whole: the first value at its tile's first slot of the
@@ -802,6 +793,25 @@ impl Prog {
 
     fn is_one(self) -> bool {
         self.lo == self.hi
+    }
+
+    /// `(v / tile, v mod tile)` over the values, when that is a product of two
+    /// progressions of its own: one quotient, or one remainder.
+    fn split(self, tile: u64) -> Option<(Prog, Prog)> {
+        let (qa, qb) = (self.lo / tile, self.hi / tile);
+        if qa == qb {
+            Some((
+                Prog::one(qa),
+                Prog::new(self.lo % tile, self.hi % tile, self.step),
+            ))
+        } else if self.step % tile == 0 {
+            Some((
+                Prog::new(qa, qb, self.step / tile),
+                Prog::one(self.lo % tile),
+            ))
+        } else {
+            None
+        }
     }
 
     /// How many values.

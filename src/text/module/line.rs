@@ -27,10 +27,21 @@ pub(super) struct PlannedShape<'m> {
     /// Its byte range in the line.
     pub start: usize,
     pub end: usize,
-    /// The operand it stands before, or `None` for the instruction's result.
-    pub operand: Option<usize>,
+    /// Where it stands on an instruction line.
+    pub role: Planned,
     /// The parsed shape (and its report).
     pub value: &'m Known,
+}
+
+/// Where a planned shape stands on an instruction line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Planned {
+    /// The instruction's result (also a computation signature's shapes).
+    Result,
+    /// Before operand `i`.
+    Operand(usize),
+    /// Entry `i` of `operand_layout_constraints={...}`.
+    LayoutConstraint(usize),
 }
 
 /// What the token path would read on an instruction line, up to its operands' `)` and
@@ -131,7 +142,7 @@ pub(super) fn plan_instruction<'m>(
         plan.shapes.push(PlannedShape {
             start: pos,
             end: shape_end,
-            operand: None,
+            role: Planned::Result,
             value,
         });
         pos = blanks(bytes, shape_end);
@@ -154,23 +165,33 @@ pub(super) fn plan_instruction<'m>(
     }
     if is_literal_opcode(&line[plan.opcode.0..opcode_end]) {
         // A literal: skipped to its closing bracket.
-        plan.end = attributes_end(line, balanced_group_end(bytes, pos)?);
+        plan.end = attributes_end(
+            line,
+            balanced_group_end(bytes, pos)?,
+            memo,
+            &mut plan.shapes,
+        );
         return Some(());
     }
     pos = blanks(bytes, pos + 1);
     if bytes.get(pos) == Some(&b')') {
-        plan.end = attributes_end(line, pos + 1);
+        plan.end = attributes_end(line, pos + 1, memo, &mut plan.shapes);
         return Some(());
     }
     loop {
         let index = plan.operands.len();
+        // XLA writes `/*index=5*/` before every fifth operand: trivia to the lexer.
+        while bytes[pos..].starts_with(b"/*") {
+            let close = memchr::memmem::find(&bytes[pos + 2..], b"*/")?;
+            pos = blanks(bytes, pos + 2 + close + 2);
+        }
         let word = plain_token(bytes, pos);
         let (kind, end) = if can_be_shape(line, pos, word) {
             let (shape_end, value) = memo_shape(line, pos, memo)?;
             plan.shapes.push(PlannedShape {
                 start: pos,
                 end: shape_end,
-                operand: Some(index),
+                role: Planned::Operand(index),
                 value,
             });
             pos = blanks(bytes, shape_end);
@@ -186,7 +207,7 @@ pub(super) fn plan_instruction<'m>(
         match bytes.get(pos) {
             Some(b',') => pos = blanks(bytes, pos + 1),
             Some(b')') => {
-                plan.end = attributes_end(line, pos + 1);
+                plan.end = attributes_end(line, pos + 1, memo, &mut plan.shapes);
                 return Some(());
             }
             // A nested instruction, or something the token path reports.
@@ -196,10 +217,17 @@ pub(super) fn plan_instruction<'m>(
 }
 
 /// Past the attributes from `pos` on that the token path would skip without a finding
-/// and without a shape: `, name=value` with a plain value (see
-/// [`plain_value_end`]) and a name that holds no shape. Stops before the `,` of any
-/// other attribute (the token path reads it), and at anything else.
-fn attributes_end(line: &str, mut pos: usize) -> usize {
+/// and without a shape not in the memo: `, name=value` with a plain value (see
+/// [`plain_value_end`]) and a name that holds no shape, and
+/// `, operand_layout_constraints={shape, ...}` of memoized shapes (added to `shapes`).
+/// Stops before the `,` of any other attribute (the token path reads it), and at
+/// anything else.
+fn attributes_end<'m>(
+    line: &str,
+    mut pos: usize,
+    memo: &'m Memo<Known>,
+    shapes: &mut SmallVec<[PlannedShape<'m>; 4]>,
+) -> usize {
     let bytes = line.as_bytes();
     loop {
         let comma = blanks(bytes, pos);
@@ -210,14 +238,62 @@ fn attributes_end(line: &str, mut pos: usize) -> usize {
         let Some((Kind::Attr, end)) = plain_token(bytes, start) else {
             return pos;
         };
-        if holds_shape(&line[start..end]) {
-            return pos;
-        }
-        match plain_value_end(bytes, blanks(bytes, end + 1)) {
+        let name = &line[start..end];
+        let value_end = if name == "operand_layout_constraints" {
+            let before = shapes.len();
+            let end = layout_constraints_end(line, blanks(bytes, end + 1), memo, shapes);
+            if end.is_none() {
+                shapes.truncate(before);
+            }
+            end
+        } else if holds_shape(name) {
+            None
+        } else {
+            plain_value_end(bytes, blanks(bytes, end + 1))
+        };
+        match value_end {
             Some(value_end) => pos = value_end,
             None => return pos,
         }
     }
+}
+
+/// Past `{shape, ...}` at `pos`, as the token path reads `operand_layout_constraints`,
+/// when every shape is in the memo and the list closes on this line (each added to
+/// `shapes`); `None` otherwise.
+fn layout_constraints_end<'m>(
+    line: &str,
+    pos: usize,
+    memo: &'m Memo<Known>,
+    shapes: &mut SmallVec<[PlannedShape<'m>; 4]>,
+) -> Option<usize> {
+    let bytes = line.as_bytes();
+    if bytes.get(pos) != Some(&b'{') {
+        return None;
+    }
+    let mut pos = blanks(bytes, pos + 1);
+    if bytes.get(pos) == Some(&b'}') {
+        return Some(pos + 1);
+    }
+    for index in 0.. {
+        if !can_be_shape(line, pos, plain_token(bytes, pos)) {
+            return None;
+        }
+        let (end, value) = memo_shape(line, pos, memo)?;
+        shapes.push(PlannedShape {
+            start: pos,
+            end,
+            role: Planned::LayoutConstraint(index),
+            value,
+        });
+        pos = blanks(bytes, end);
+        match bytes.get(pos) {
+            Some(b',') => pos = blanks(bytes, pos + 1),
+            Some(b'}') => return Some(pos + 1),
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// What the token path would read on a computation's first line, through its `{`:
@@ -245,7 +321,7 @@ fn signature_shape<'m>(line: &str, pos: usize, memo: &'m Memo<Known>) -> Option<
     Some(PlannedShape {
         start: pos,
         end,
-        operand: None,
+        role: Planned::Result,
         value,
     })
 }

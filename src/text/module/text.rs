@@ -25,7 +25,7 @@
 use std::io::BufRead;
 
 use super::lexer::{Kind, Lexer, Token};
-use super::line::{plan_computation, plan_instruction, Plan};
+use super::line::{plan_computation, plan_instruction, Plan, Planned};
 use super::{InstructionSite, Role, ScanError, Site, Summary};
 use crate::error::{Report, Severity};
 use crate::proto::ShapeProto;
@@ -796,37 +796,56 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         name.clear();
         name.push_str(line[plan.name.0..plan.name.1].trim_start_matches('%'));
         self.instruction = Some(name);
+        // The result and operand shapes, then the instruction, then the shapes of its
+        // attributes: the token path's order.
+        let mut call_instruction = || {
+            if let Some(on_instruction) = self.on_instruction.as_mut() {
+                self.operand_names.clear();
+                self.operand_names.extend(
+                    plan.operands
+                        .iter()
+                        .map(|&(start, end)| line[start..end].trim_start_matches('%').to_string()),
+                );
+                let site = InstructionSite {
+                    line: line_no,
+                    computation: self.computation.as_deref(),
+                    entry: self.in_entry,
+                    name: self.instruction.as_deref().unwrap_or(""),
+                    opcode: &line[plan.opcode.0..plan.opcode.1],
+                    operands: &self.operand_names,
+                };
+                on_instruction(&site);
+            }
+        };
+        let mut called = false;
         for shape in &plan.shapes {
+            let role = match shape.role {
+                Planned::Result => Role::Result,
+                Planned::Operand(index) => Role::Operand { index },
+                Planned::LayoutConstraint(index) => {
+                    if !called {
+                        called = true;
+                        call_instruction();
+                    }
+                    Role::Attribute {
+                        name: "operand_layout_constraints".to_string(),
+                        index,
+                    }
+                }
+            };
             self.summary.shapes += 1;
             let site = Site {
                 line: line_no,
                 column: self.lexer.column(shape.start),
                 computation: self.computation.as_deref(),
                 instruction: self.instruction.as_deref(),
-                role: match shape.operand {
-                    None => Role::Result,
-                    Some(index) => Role::Operand { index },
-                },
+                role,
                 text: &line[shape.start..shape.end],
             };
             (self.on_shape)(&site, &shape.value.shape, shape.value.report.as_ref());
         }
-        if let Some(on_instruction) = self.on_instruction.as_mut() {
-            self.operand_names.clear();
-            self.operand_names.extend(
-                plan.operands
-                    .iter()
-                    .map(|&(start, end)| line[start..end].trim_start_matches('%').to_string()),
-            );
-            let site = InstructionSite {
-                line: line_no,
-                computation: self.computation.as_deref(),
-                entry: self.in_entry,
-                name: self.instruction.as_deref().unwrap_or(""),
-                opcode: &line[plan.opcode.0..plan.opcode.1],
-                operands: &self.operand_names,
-            };
-            on_instruction(&site);
+        if !called {
+            call_instruction();
         }
         let end = plan.end;
         self.lexer.seek(end);

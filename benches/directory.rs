@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use xla_shape::check::{check_all, expand, Input, Options, Walk};
+use xla_shape::check::{check_all, expand, expand_on, Input, Options, Walk};
 
 const COPIES: usize = 40;
 
@@ -62,7 +62,7 @@ fn bench(c: &mut Criterion) {
     );
 
     let run = |paths: &[PathBuf], jobs: usize| {
-        let inputs = expand(paths, &walk);
+        let inputs = expand_on(paths, &walk, jobs);
         check_all(&inputs, &options, jobs)
     };
     for (name, throughput) in [

@@ -1003,36 +1003,57 @@ impl Walk {
         Ok(Walk { include, exclude })
     }
 
-    fn matches(set: &globset::GlobSet, relative: &Path) -> bool {
-        set.is_match(relative) || relative.file_name().is_some_and(|n| set.is_match(n))
+    /// Whether the walk picks the file at `relative` (below the walked directory).
+    fn picks(&self, relative: &Path) -> bool {
+        // Each form made once for both sets (a candidate normalizes its path).
+        let path = globset::Candidate::new(relative);
+        let name = relative.file_name().map(globset::Candidate::new);
+        let matches = |set: &globset::GlobSet| {
+            set.is_match_candidate(&path)
+                || name.as_ref().is_some_and(|n| set.is_match_candidate(n))
+        };
+        matches(&self.include) && !matches(&self.exclude)
     }
 
     /// Every file below `dir` the walk picks, in sorted order (by path, directories
     /// walked depth first). Symbolic links to directories are not followed.
+    /// Subdirectories are listed side by side on the current rayon pool ([`expand_on`]
+    /// chooses its size); the order and the first error (in that order) are the same
+    /// on any number of threads.
     pub fn files(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
         let mut out = Vec::new();
-        self.walk(dir, dir, &mut out)?;
+        self.walk(dir, Path::new(""), &mut out)?;
         Ok(out)
     }
 
-    fn walk(&self, root: &Path, dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)?
-            .collect::<Result<Vec<_>, _>>()?
-            .into_iter()
-            .map(|e| e.path())
-            .collect();
+    /// Walks `dir`, which is `relative` below the walked directory.
+    fn walk(&self, dir: &Path, relative: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        use rayon::prelude::*;
+        // Each entry's name and own type (not a link's target), from the directory
+        // listing where the file system gives it, without a `stat` per file. Sorted by
+        // name, which within one directory is the order of the whole paths.
+        let mut entries = std::fs::read_dir(dir)?
+            .map(|entry| {
+                let entry = entry?;
+                Ok((entry.file_name(), entry.file_type()?.is_dir()))
+            })
+            .collect::<std::io::Result<Vec<_>>>()?;
         entries.sort();
-        for path in entries {
-            let meta = std::fs::symlink_metadata(&path)?;
-            if meta.is_dir() {
-                self.walk(root, &path, out)?;
-            } else {
-                let relative = path.strip_prefix(root).unwrap_or(&path);
-                if Self::matches(&self.include, relative) && !Self::matches(&self.exclude, relative)
-                {
-                    out.push(path);
+        let parts: Vec<std::io::Result<Vec<PathBuf>>> = entries
+            .par_iter()
+            .map(|(name, is_dir)| {
+                let below = relative.join(name);
+                let mut files = Vec::new();
+                if *is_dir {
+                    self.walk(&dir.join(name), &below, &mut files)?;
+                } else if self.picks(&below) {
+                    files.push(dir.join(name));
                 }
-            }
+                Ok(files)
+            })
+            .collect();
+        for part in parts {
+            out.extend(part?);
         }
         Ok(())
     }
@@ -1051,7 +1072,16 @@ pub enum Input {
     Missing(String, String),
 }
 
-/// Expands paths (directories walked with `walk`) into inputs, in order.
+/// [`expand`] on `jobs` threads (0: every core), as [`check_all`] checks.
+pub fn expand_on(paths: &[PathBuf], walk: &Walk, jobs: usize) -> Vec<Input> {
+    match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
+        Ok(pool) => pool.install(|| expand(paths, walk)),
+        Err(_) => expand(paths, walk),
+    }
+}
+
+/// Expands paths (directories walked with `walk`, on the current rayon pool) into
+/// inputs, in order.
 pub fn expand(paths: &[PathBuf], walk: &Walk) -> Vec<Input> {
     let mut inputs = Vec::new();
     for path in paths {

@@ -153,7 +153,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
                 "'-' (standard input) cannot be mixed with paths",
             ));
         }
-        inputs = check::expand(&args.paths, &walk);
+        inputs = check::expand_on(&args.paths, &walk, args.jobs);
         if inputs.is_empty() {
             return Err(Failure::unreadable(
                 "no file to check: the directories hold no file the walk picks (see --include)",

@@ -2,16 +2,18 @@
 //! nearly all of them:
 //!
 //! ```text
-//! [ROOT] name = shape opcode([shape] name, ...)
+//! [ROOT] name = shape opcode([shape] name, /*index=5*/ name, ...), attr=value, ...
 //! ```
 //!
 //! [`plan_instruction`] reads such a line at byte level, without side effects, and says
 //! what the token-by-token path ([`Scanner::instruction`](super::text)) would do with
 //! it: which shapes it hands on (each one the scanner's memo already holds, so the
-//! parser would stop exactly where the memo's text ends), which operand names, and
-//! where the operands' `)` ends. Anything the token path would read differently or
-//! report, or that it reads over more than this line (comments, line breaks, a shape
-//! not yet parsed, a nested instruction, an error of any kind), gives `None`, and the
+//! parser would stop exactly where the memo's text ends; an instruction's own, its
+//! operands' and those of `operand_layout_constraints`), which operand names, and
+//! where the operands' `)` and the plain attributes after it end. Anything the token
+//! path would read differently or report, or that it reads over more than this line
+//! (comments other than one before an operand, line breaks, a shape not yet parsed,
+//! a nested instruction, an error of any kind), gives `None`, and the
 //! token path reads the line from its start. So both paths give the same callbacks in
 //! the same order; the tests of `tests/module_scan.rs` and the equivalence test
 //! below hold them to it.

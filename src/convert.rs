@@ -214,38 +214,9 @@ pub fn binary_shape_to_text(
     to: Form,
     options: &Options,
 ) -> Option<Result<Vec<u8>, ConvertError>> {
-    let lossless = to == Form::Hlo && options.hlo_style == HloStyle::Exact;
-    let mut writer = TupleWriter::new(to, options);
-    let mut first_unknown: Option<codec::UnknownFieldInfo> = None;
-    let mut plain = true;
-    let shell = stream_tuple(bytes, &mut |path, element| {
-        if plain && !element.holds_no_unknown() {
-            plain = false;
-            first_unknown = element
-                .unknown_fields()
-                .into_iter()
-                .next()
-                .map(|mut field| {
-                    field.path = field.path.prefixed(&codec::tuple_path(path));
-                    field
-                });
-        }
-        if plain {
-            writer.put(path, &element.message);
-        }
-    })?;
-    let shell = match shell {
-        Err(e) => return Some(Err(e)),
-        Ok(shell) => shell,
-    };
-    let first_unknown = shell.unknown_fields().into_iter().next().or(first_unknown);
-    match first_unknown {
-        None if plain => Some(writer.finish()),
-        Some(field) if lossless => Some(Err(ConvertError::UnknownField {
-            path: field.path,
-            number: field.number,
-        })),
-        _ => None,
+    match binary_shape_to_text_dropping_unknown(bytes, to, options)? {
+        Ok((output, dropped)) => dropped.is_empty().then_some(Ok(output)),
+        Err(e) => Some(Err(e)),
     }
 }
 
@@ -253,14 +224,13 @@ pub fn binary_shape_to_text(
 /// fields it left out.
 pub type Dropping = (Vec<u8>, Vec<codec::UnknownFieldInfo>);
 
-/// [`binary_shape_to_text`] for a tuple whose shapes may hold unknown fields, into
-/// forms that drop them: proto3 JSON and XLA's text ([`HloStyle::Xla`]), as
-/// [`write()`] does. Returns the bytes and the fields dropped, in the order (and with
-/// the paths) [`Decoded::unknown_fields`] of the whole message gives, for the caller
-/// to say so (none for a plain tuple, whose bytes are [`binary_shape_to_text`]'s).
-/// `None` for the lossless text (where an unknown field is an error), without
-/// reading the bytes, and for a message that is not a tuple, which [`read()`] and
-/// [`write()`] then convert whole.
+/// [`binary_shape_to_text`] for a tuple whose shapes may hold unknown fields. Into
+/// the forms that drop them, proto3 JSON and XLA's text ([`HloStyle::Xla`]), as
+/// [`write()`] does: the bytes and the fields dropped, in the order (and with the
+/// paths) [`Decoded::unknown_fields`] of the whole message gives, for the caller to
+/// say so (none for a plain tuple). Into the lossless text, which has no form for
+/// them: the first of them refused, as [`write()`] refuses it. `None` for a message
+/// that is not a tuple, which [`read()`] and [`write()`] then convert whole.
 ///
 /// # Errors
 /// As [`binary_shape_to_text`].
@@ -269,10 +239,7 @@ pub fn binary_shape_to_text_dropping_unknown(
     to: Form,
     options: &Options,
 ) -> Option<Result<Dropping, ConvertError>> {
-    let drops = matches!(to, Form::Json) || (to == Form::Hlo && options.hlo_style == HloStyle::Xla);
-    if !drops {
-        return None;
-    }
+    let lossless = to == Form::Hlo && options.hlo_style == HloStyle::Exact;
     let mut writer = TupleWriter::new(to, options);
     let mut dropped = Vec::new();
     let shell = stream_tuple(bytes, &mut |path, element| {
@@ -283,13 +250,22 @@ pub fn binary_shape_to_text_dropping_unknown(
                 field
             }));
         }
-        writer.put(path, &element.message);
+        // Into the lossless text nothing is written once a field is to be refused.
+        if !lossless || dropped.is_empty() {
+            writer.put(path, &element.message);
+        }
     })?;
     Some(shell.and_then(|shell| {
         // The shell's own unknown fields come first, as in the whole message.
         let mut fields = shell.unknown_fields();
         fields.append(&mut dropped);
-        writer.finish().map(|output| (output, fields))
+        match fields.first() {
+            Some(field) if lossless => Err(ConvertError::UnknownField {
+                path: field.path.clone(),
+                number: field.number,
+            }),
+            _ => writer.finish().map(|output| (output, fields)),
+        }
     }))
 }
 

@@ -125,16 +125,12 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         && input.bytes.len() >= STREAMED_MESSAGE
     {
         // A top-level tuple is converted element by element, never held whole; its
-        // unknown fields are kept (binary) or dropped with a warning (JSON, XLA's
-        // text); the lossless text streams only a tuple without any.
-        let plain = |output: Vec<u8>| (output, Vec::new());
+        // unknown fields are kept (binary), dropped with a warning (JSON, XLA's text)
+        // or refused (the lossless text).
         let streamed = match args.to {
-            Form::Binary => convert::binary_shape_to_binary(&input.bytes).map(|r| r.map(plain)),
-            to => convert::binary_shape_to_text_dropping_unknown(&input.bytes, to.into(), &options)
-                .or_else(|| {
-                    convert::binary_shape_to_text(&input.bytes, to.into(), &options)
-                        .map(|r| r.map(plain))
-                }),
+            Form::Binary => convert::binary_shape_to_binary(&input.bytes)
+                .map(|r| r.map(|output| (output, Vec::new()))),
+            to => convert::binary_shape_to_text_dropping_unknown(&input.bytes, to.into(), &options),
         };
         if let Some(converted) = streamed {
             let (output, dropped) = converted.map_err(|e| named(Failure::unreadable(e)))?;

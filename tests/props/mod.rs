@@ -115,10 +115,12 @@ fn streaming_decode_agrees(bytes: &[u8]) {
         ..Default::default()
     };
     // Into the forms that drop unknown fields, a tuple whose shapes hold some: the
-    // bytes of the whole conversion, and the fields it drops, in its order.
+    // bytes of the whole conversion, and the fields it drops, in its order; into the
+    // lossless text, the whole conversion's refusal (or its bytes, with none dropped).
     for (to, hlo_style) in [
         (Form::Json, xla_shape::text::HloStyle::Exact),
         (Form::Hlo, xla_shape::text::HloStyle::Xla),
+        (Form::Hlo, xla_shape::text::HloStyle::Exact),
     ] {
         let options = convert::Options {
             hlo_style,

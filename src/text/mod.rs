@@ -454,13 +454,9 @@ impl TupleText {
         if self.mode == Mode::Exact {
             // The lossless printer checks every element of a tuple as XLA's parser
             // would before printing any, and reports the last it would reject.
-            if let Some(problem) = parser::tuple_element_problem(shape) {
-                let error = PrintError::new(
-                    prefix.clone(),
-                    format!("{problem}; XLA's parser rejects it, so text cannot carry it"),
-                );
+            if let Some(message) = printer::rejected_element(shape) {
                 if let Some(level) = self.levels.last_mut() {
-                    level.problem = Some(error);
+                    level.problem = Some(PrintError::new(prefix.clone(), message));
                 }
             }
         }

@@ -182,12 +182,10 @@ impl<'p> Printer<'p> {
                 if self.mode == Mode::Exact {
                     // The last element XLA's parser would reject is the one reported.
                     for (i, element) in shape.tuple_shapes.iter().enumerate().rev() {
-                        if let Some(problem) = super::parser::tuple_element_problem(element) {
+                        if let Some(message) = rejected_element(element) {
                             return Err(Refusal::new(
                                 &[Segment::Field("tuple_shapes"), Segment::Index(i)],
-                                format!(
-                                    "{problem}; XLA's parser rejects it, so text cannot carry it"
-                                ),
+                                message,
                             ));
                         }
                     }
@@ -519,6 +517,14 @@ impl<'p> Printer<'p> {
         }
         Ok(())
     }
+}
+
+/// Why the lossless text refuses `element` as a tuple element: XLA's parser would
+/// reject it ([`super::parser::tuple_element_problem`]), so the text could not be read
+/// back. `None` for an element it accepts.
+pub(crate) fn rejected_element(element: &ShapeProto) -> Option<String> {
+    super::parser::tuple_element_problem(element)
+        .map(|problem| format!("{problem}; XLA's parser rejects it, so text cannot carry it"))
 }
 
 /// `, ` between tuple elements, with `/*index=i*/` before every fifth.

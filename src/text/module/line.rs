@@ -277,25 +277,18 @@ fn layout_constraints_end<'m>(
     if bytes.get(pos) == Some(&b'}') {
         return Some(pos + 1);
     }
-    for index in 0.. {
-        if !can_be_shape(line, pos, plain_token(bytes, pos)) {
-            return None;
-        }
-        let (end, value) = memo_shape(line, pos, memo)?;
-        shapes.push(PlannedShape {
-            start: pos,
-            end,
-            role: Planned::LayoutConstraint(index),
-            value,
-        });
-        pos = blanks(bytes, end);
+    let mut index = 0;
+    loop {
+        let shape = shape_at(line, pos, Planned::LayoutConstraint(index), memo)?;
+        pos = blanks(bytes, shape.end);
+        shapes.push(shape);
+        index += 1;
         match bytes.get(pos) {
             Some(b',') => pos = blanks(bytes, pos + 1),
             Some(b'}') => return Some(pos + 1),
             _ => return None,
         }
     }
-    None
 }
 
 /// What the token path would read on a computation's first line, through its `{`:
@@ -313,9 +306,14 @@ pub(super) struct HeaderPlan<'m> {
     pub end: usize,
 }
 
-/// The shape at `pos` in a computation's signature, if the token path would read it
-/// there and the memo holds it.
-fn signature_shape<'m>(line: &str, pos: usize, memo: &'m Memo<Known>) -> Option<PlannedShape<'m>> {
+/// The shape at `pos`, standing as `role`, if the token path would read a shape there
+/// (a computation's signature, a list of them) and the memo holds it.
+fn shape_at<'m>(
+    line: &str,
+    pos: usize,
+    role: Planned,
+    memo: &'m Memo<Known>,
+) -> Option<PlannedShape<'m>> {
     if !can_be_shape(line, pos, plain_token(line.as_bytes(), pos)) {
         return None;
     }
@@ -323,7 +321,7 @@ fn signature_shape<'m>(line: &str, pos: usize, memo: &'m Memo<Known>) -> Option<
     Some(PlannedShape {
         start: pos,
         end,
-        role: Planned::Result,
+        role,
         value,
     })
 }
@@ -367,7 +365,7 @@ pub(super) fn plan_computation<'m>(
                     Kind::Word | Kind::Name => end,
                     _ => return None,
                 };
-                let shape = signature_shape(line, blanks(bytes, after), memo)?;
+                let shape = shape_at(line, blanks(bytes, after), Planned::Result, memo)?;
                 let next = blanks(bytes, shape.end);
                 plan.parameters.push(((pos, end), shape));
                 pos = next;
@@ -385,7 +383,7 @@ pub(super) fn plan_computation<'m>(
         if bytes.get(pos..pos + 2) != Some(b"->") {
             return None;
         }
-        let result = signature_shape(line, blanks(bytes, pos + 2), memo)?;
+        let result = shape_at(line, blanks(bytes, pos + 2), Planned::Result, memo)?;
         pos = blanks(bytes, result.end);
         plan.result = Some(result);
     }

@@ -1559,12 +1559,8 @@ mod tests {
         );
     }
 
-    /// The whole-line paths (instructions, computation headers and stack frames read
-    /// at byte level) report
-    /// exactly what the token path reports: on every real module, and on each with one
-    /// line changed (a byte removed, doubled or replaced by one that matters to the
-    /// syntax), after the memo has seen the module's shapes once (the module is read
-    /// twice in a row, so the second copy takes the whole-line paths).
+    /// Iota lists read at byte level (as attribute values, on whole lines or not)
+    /// report exactly what reading every token one by one, values too, reports.
     #[test]
     fn iota_lists_read_as_the_token_path_does() {
         // Iota lists of replica groups, as XLA prints them and bent: mid-line, at the
@@ -1611,6 +1607,12 @@ mod tests {
         assert!(problems > 0);
     }
 
+    /// The whole-line paths (instructions, computation headers and stack frames read
+    /// at byte level) report
+    /// exactly what the token path reports: on every real module, and on each with one
+    /// line changed (a byte removed, doubled or replaced by one that matters to the
+    /// syntax), after the memo has seen the module's shapes once (the module is read
+    /// twice in a row, so the second copy takes the whole-line paths).
     #[test]
     fn whole_lines_read_as_the_token_path_does() {
         const BYTES: &[u8] = b" ,()[]{}%=:/*\"'\n\t-<>0a";

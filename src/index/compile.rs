@@ -651,13 +651,14 @@ impl Step {
             Step::Prepend => c.insert(0, Prog::one(0)),
             Step::Merge { at, minor } => {
                 let (x, y) = (c[at], c.remove(at + 1));
-                // Every value is x.lo · minor + y.lo plus multiples of both steps.
-                let step = if x.is_one() {
-                    y.step
-                } else {
-                    gcd(x.step * minor, y.step)
-                };
-                c[at] = Prog::new(x.lo * minor + y.lo, x.hi * minor + y.hi, step);
+                c[at] = Prog::merge(x, minor, y).unwrap_or_else(|| {
+                    // Every value is x.lo · minor + y.lo plus multiples of both steps.
+                    Prog::new(
+                        x.lo * minor + y.lo,
+                        x.hi * minor + y.hi,
+                        gcd(x.step * minor, y.step),
+                    )
+                });
             }
             Step::Split { at, tile } => {
                 let v = c[at];
@@ -691,17 +692,7 @@ impl Step {
             Step::Prepend => c.insert(0, Prog::one(0)),
             Step::Merge { at, minor } => {
                 let (x, y) = (c[at], c[at + 1]);
-                // {x · minor + y} is a progression when x or y is one value, or
-                // when y's values run on into those of x's next value.
-                let merged = if x.is_one() || y.is_one() {
-                    Prog::new(
-                        x.lo * minor + y.lo,
-                        x.hi * minor + y.hi,
-                        if x.is_one() { y.step } else { x.step * minor },
-                    )
-                } else if x.step * minor == y.hi - y.lo + y.step {
-                    Prog::new(x.lo * minor + y.lo, x.hi * minor + y.hi, y.step)
-                } else {
+                let Some(merged) = Prog::merge(x, minor, y) else {
                     let (low, high) = x.halves();
                     piece(c, at, low);
                     piece(c, at, high);
@@ -793,6 +784,21 @@ impl Prog {
 
     fn is_one(self) -> bool {
         self.lo == self.hi
+    }
+
+    /// `{x · minor + y}` over the values of both, when that is a progression: when
+    /// `x` or `y` is one value, or when `y`'s values run on into those of `x`'s next.
+    fn merge(x: Prog, minor: u64, y: Prog) -> Option<Prog> {
+        let step = if x.is_one() {
+            y.step
+        } else if y.is_one() {
+            x.step * minor
+        } else if x.step * minor == y.hi - y.lo + y.step {
+            y.step
+        } else {
+            return None;
+        };
+        Some(Prog::new(x.lo * minor + y.lo, x.hi * minor + y.hi, step))
     }
 
     /// `(v / tile, v mod tile)` over the values, when that is a product of two

@@ -62,7 +62,9 @@ pub(super) struct Scanner<'v, R> {
     in_computation: bool,
     /// Whether the current computation is the entry (`ENTRY`).
     in_entry: bool,
-    /// The buffer of the last instruction name, reused for the next one.
+    /// Spare buffers for the computation and instruction names: a name set again
+    /// reuses the last one's allocation ([`set_name`], [`clear_name`]).
+    computation_buffer: String,
     name_buffer: String,
     /// The operand names of the current instruction (only with `on_instruction`).
     operand_names: Vec<String>,
@@ -222,6 +224,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             instruction: None,
             in_computation: false,
             in_entry: false,
+            computation_buffer: String::new(),
             name_buffer: String::new(),
             operand_names: Vec::new(),
             nesting: 0,
@@ -507,8 +510,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// `HloModule name (',' attribute)*`.
     fn header(&mut self) -> Step {
         self.next_tok()?;
-        self.computation = None;
-        self.instruction = None;
+        clear_name(&mut self.computation, &mut self.computation_buffer);
+        clear_name(&mut self.instruction, &mut self.name_buffer);
         self.in_computation = false;
         let name = self.next_tok()?;
         if !matches!(name.kind, Kind::Word | Kind::Name | Kind::Label) {
@@ -561,7 +564,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// `['ENTRY'] name ['(' params ')' '->' shape] '{'`.
     fn computation_header(&mut self) -> Step {
-        self.instruction = None;
+        clear_name(&mut self.instruction, &mut self.name_buffer);
         if self.plain_computation_header() {
             return Ok(());
         }
@@ -579,7 +582,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 format!("expects HloModule, ENTRY or a computation name, saw {saw}"),
             ));
         }
-        self.computation = Some(self.text(&token).trim_start_matches('%').to_string());
+        set_name(
+            &mut self.computation,
+            &mut self.computation_buffer,
+            self.lexer.text(&token).trim_start_matches('%'),
+        );
         let next = self.peek_tok()?;
         if Self::is_punct(&next, b'(') {
             self.next_tok()?;
@@ -626,17 +633,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     fn close_computation(&mut self) -> Step {
         self.next_tok()?;
         self.in_computation = false;
-        self.instruction = None;
+        clear_name(&mut self.instruction, &mut self.name_buffer);
         let step = self.attributes();
-        self.computation = None;
+        clear_name(&mut self.computation, &mut self.computation_buffer);
         step
     }
 
     /// `['ROOT'] name '=' [shape] opcode '(' operands ')' (',' attribute)*`.
     fn instruction(&mut self) -> Step {
-        if let Some(name) = self.instruction.take() {
-            self.name_buffer = name;
-        }
+        clear_name(&mut self.instruction, &mut self.name_buffer);
         if self.plain_instruction() {
             return self.attributes();
         }
@@ -655,10 +660,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             return Err(self.error(&token, "module_syntax", message));
         }
-        let mut name = std::mem::take(&mut self.name_buffer);
-        name.clear();
-        name.push_str(self.lexer.text(&token).trim_start_matches('%'));
-        self.instruction = Some(name);
+        set_name(
+            &mut self.instruction,
+            &mut self.name_buffer,
+            self.lexer.text(&token).trim_start_matches('%'),
+        );
         self.expect(b'=', "expects '=' in instruction")?;
         let next = self.peek_plain()?;
         if self.can_be_shape(&next) {
@@ -742,10 +748,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         };
         let line_no = self.lexer.line_no();
         self.in_entry = plan.entry;
-        self.computation = Some(
-            line[plan.name.0..plan.name.1]
-                .trim_start_matches('%')
-                .to_string(),
+        set_name(
+            &mut self.computation,
+            &mut self.computation_buffer,
+            line[plan.name.0..plan.name.1].trim_start_matches('%'),
         );
         let shapes = plan
             .parameters
@@ -792,10 +798,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         }
 
         let line_no = self.lexer.line_no();
-        let mut name = std::mem::take(&mut self.name_buffer);
-        name.clear();
-        name.push_str(line[plan.name.0..plan.name.1].trim_start_matches('%'));
-        self.instruction = Some(name);
+        set_name(
+            &mut self.instruction,
+            &mut self.name_buffer,
+            line[plan.name.0..plan.name.1].trim_start_matches('%'),
+        );
         // The result and operand shapes, then the instruction, then the shapes of its
         // attributes: the token path's order.
         let mut call_instruction = || {
@@ -1259,6 +1266,22 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 }
 
 /// Whether the attribute `name` is read as shapes (or may be: `literal=s32[] 1`).
+/// Sets a name slot (the computation's or the instruction's) to `text`, reusing the
+/// buffer the slot or its `spare` holds.
+fn set_name(slot: &mut Option<String>, spare: &mut String, text: &str) {
+    let mut name = slot.take().unwrap_or_else(|| std::mem::take(spare));
+    name.clear();
+    name.push_str(text);
+    *slot = Some(name);
+}
+
+/// Empties a name slot, keeping its buffer in `spare` for the next name.
+fn clear_name(slot: &mut Option<String>, spare: &mut String) {
+    if let Some(name) = slot.take() {
+        *spare = name;
+    }
+}
+
 pub(super) fn holds_shape(name: &str) -> bool {
     matches!(
         name,

@@ -47,9 +47,17 @@ pub(super) struct Token {
     pub first_on_line: bool,
 }
 
-/// A plain token [`Lexer::peek_plain`] read: (its line number, its start), its kind,
-/// its end.
-type PlainSeen = ((usize, usize), Kind, usize);
+/// A plain token [`Lexer::peek_plain`] read: the line number and read position it was
+/// read at, and the token (but whether it is the first on its line, which changes as
+/// the line is read).
+#[derive(Clone, Copy)]
+struct PlainSeen {
+    at: (usize, usize),
+    kind: Kind,
+    line: usize,
+    start: usize,
+    end: usize,
+}
 
 /// A line that is not UTF-8: its number and the column where it breaks.
 #[derive(Clone, Copy, Debug)]
@@ -96,9 +104,9 @@ pub(super) struct Lexer<R> {
     peeked: Option<Token>,
     /// Whether a token has been read from the current line.
     line_has_token: bool,
-    /// The last token [`Self::peek_plain`] read: its line number and start, kind and
-    /// end (a line's bytes at a position do not change while its number stays, except
-    /// at the end of the input, where the memo is dropped).
+    /// The last token [`Self::peek_plain`] read, by the line number and position it was
+    /// read at (a line's bytes at a position do not change while its number stays,
+    /// except at the end of the input, where the memo is dropped).
     plain_memo: std::cell::Cell<Option<PlainSeen>>,
     /// Lines that were not UTF-8 (read as empty), for the caller to report.
     pub bad_lines: Vec<BadLine>,
@@ -294,23 +302,33 @@ impl<R: BufRead> Lexer<R> {
     /// anything else, or when a token is already peeked. It is not taken: see
     /// [`Self::take`].
     pub fn peek_plain(&self) -> Option<Token> {
-        let start = self.plain_start()?;
+        if self.peeked.is_some() || self.open.is_some() {
+            return None;
+        }
         // The first token of a line is looked at three times (after the last line's
         // attributes, by the scanner's loop, by the whole-line path): read once.
-        let key = (self.line_no, start);
-        let (kind, end) = match self.plain_memo.get() {
-            Some((at, kind, end)) if at == key => (kind, end),
+        let at = (self.line_no, self.pos);
+        let seen = match self.plain_memo.get() {
+            Some(seen) if seen.at == at => seen,
             _ => {
+                let start = blanks(self.bytes(), self.pos);
                 let (kind, end) = plain_token(self.bytes(), start)?;
-                self.plain_memo.set(Some((key, kind, end)));
-                (kind, end)
+                let seen = PlainSeen {
+                    at,
+                    kind,
+                    line: self.line_of(start),
+                    start,
+                    end,
+                };
+                self.plain_memo.set(Some(seen));
+                seen
             }
         };
         Some(Token {
-            kind,
-            line: self.line_of(start),
-            start,
-            end,
+            kind: seen.kind,
+            line: seen.line,
+            start: seen.start,
+            end: seen.end,
             first_on_line: !self.line_has_token,
         })
     }

@@ -398,8 +398,20 @@ impl Seen {
 #[derive(Clone, Copy)]
 struct ShapeContext<'a> {
     element_type: PrimitiveType,
-    /// One entry per dimension; `None` for a dimension that is itself invalid.
-    dimensions: &'a [Option<DimSize>],
+    /// One entry per dimension (a placeholder where the dimension is invalid).
+    dimensions: &'a [DimSize],
+    /// The invalid dimensions, in increasing order.
+    invalid: &'a [usize],
+}
+
+impl ShapeContext<'_> {
+    /// Dimension `i`, or `None` when there is none or it is itself invalid.
+    fn dimension(&self, i: usize) -> Option<DimSize> {
+        if !self.invalid.is_empty() && self.invalid.binary_search(&i).is_ok() {
+            return None;
+        }
+        self.dimensions.get(i).copied()
+    }
 }
 
 /// Where the checker is in the message: kept inline, turned into a [`Path`] only when
@@ -600,31 +612,34 @@ impl Checker {
         let flags = p.is_dynamic_dimension();
         let flags_ok = flags.is_empty() || flags.len() == rank;
         // Field 3: dimensions.
-        // Inline storage: no reservation (a call) for the ranks that fit.
-        let mut dims: smallvec::SmallVec<[Option<DimSize>; 6]> = smallvec::SmallVec::new();
+        // Built as the shape's own list (one list of millions of dimensions, not two),
+        // with the invalid dimensions noted beside it.
+        let mut dims = Dims::new();
+        let mut invalid: smallvec::SmallVec<[usize; 2]> = smallvec::SmallVec::new();
         for (i, &d) in p.dimensions().iter().enumerate() {
             let dynamic = flags_ok && flags.get(i).copied().unwrap_or(false);
             let size = if d == i64::MIN {
                 if !dynamic && flags_ok {
                     self.issue_at_index("dimensions", i, IssueKind::UnboundedNotDynamic);
                 }
-                Some(DimSize::Unbounded)
+                DimSize::Unbounded
             } else if let Ok(n) = u64::try_from(d) {
-                Some(if dynamic {
+                if dynamic {
                     DimSize::Bounded(n)
                 } else {
                     DimSize::Static(n)
-                })
+                }
             } else {
                 self.issue_at_index("dimensions", i, IssueKind::NegativeDimension { size: d });
-                None
+                invalid.push(i);
+                DimSize::Static(0)
             };
             dims.push(size);
         }
         let dims_ok = self.errors == mark;
         let count = if dims_ok {
             // XLA multiplies in dimension order, so a 0 after an overflow does not save it.
-            let count = size::product(dims.iter().flatten().filter_map(|d| d.bound()));
+            let count = size::product(dims.iter().filter_map(|d| d.bound()));
             if count.is_none() {
                 self.issue_at("dimensions", IssueKind::ElementCountOverflow);
             }
@@ -655,6 +670,7 @@ impl Checker {
                 let context = ShapeContext {
                     element_type,
                     dimensions: &dims,
+                    invalid: &invalid,
                 };
                 let layout_mark = self.errors;
                 let layout = self.at_layout(outer_path, |c| c.layout(l, Some(context)));
@@ -680,7 +696,7 @@ impl Checker {
         if self.errors != mark {
             return None;
         }
-        let dimensions: Dims = dims.into_iter().flatten().collect();
+        let dimensions = dims;
         if let (Some(n), Some(layout)) = (count, &layout) {
             self.at_layout(outer_path, |c| {
                 c.allocated_sizes(n, byte_width, &dimensions, layout)
@@ -813,7 +829,7 @@ impl Checker {
                     continue;
                 };
                 padded.push(value);
-                let Some(Some(dim)) = shape.and_then(|s| s.dimensions.get(i).copied()) else {
+                let Some(dim) = shape.and_then(|s| s.dimension(i)) else {
                     continue;
                 };
                 match dim.bound() {
@@ -997,7 +1013,7 @@ impl Checker {
                 minor_to_major
                     .iter()
                     .rev()
-                    .map(|&d| s.dimensions.get(d).copied().flatten())
+                    .map(|&d| s.dimension(d))
                     .collect(),
             ),
             _ => None,

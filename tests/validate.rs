@@ -130,6 +130,29 @@ fn negative_dimension() {
 }
 
 #[test]
+fn a_negative_dimension_is_left_out_of_the_layouts_checks() {
+    // The dimension is reported once; the split index and the padded size that would
+    // be out of bounds for any size it could stand for are not reported against it,
+    // while the valid dimension beside it is still checked.
+    let layout = LayoutProto {
+        minor_to_major: vec![1, 0],
+        padded_dimensions: vec![1, 1],
+        split_configs: vec![SplitConfigProto {
+            dimension: 0,
+            split_indices: vec![5],
+        }],
+        ..Default::default()
+    };
+    assert_issues(
+        shape_issues(&with_layout(array(P::F32, &[-3, 2]), layout)),
+        &[
+            "error: dimensions[0]: negative dimension size -3",
+            "error: layout.padded_dimensions[1]: padded size 1 is smaller than dimension 1's size 2",
+        ],
+    );
+}
+
+#[test]
 fn dynamic_flags_count() {
     let mut shape = array(P::F32, &[2, 3]);
     shape.is_dynamic_dimension = vec![true];

@@ -1265,7 +1265,6 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     }
 }
 
-/// Whether the attribute `name` is read as shapes (or may be: `literal=s32[] 1`).
 /// Sets a name slot (the computation's or the instruction's) to `text`, reusing the
 /// buffer the slot or its `spare` holds.
 fn set_name(slot: &mut Option<String>, spare: &mut String, text: &str) {
@@ -1282,6 +1281,7 @@ fn clear_name(slot: &mut Option<String>, spare: &mut String) {
     }
 }
 
+/// Whether the attribute `name` is read as shapes (or may be: `literal=s32[] 1`).
 pub(super) fn holds_shape(name: &str) -> bool {
     matches!(
         name,

@@ -243,14 +243,20 @@ pub fn binary_shape_to_text_dropping_unknown(
     let mut writer = TupleWriter::new(to, options);
     let mut dropped = Vec::new();
     let shell = stream_tuple(bytes, &mut |path, element| {
+        // Into the lossless text only the first field is refused, and nothing is
+        // written once there is one: the rest are neither kept nor printed.
+        if lossless && !dropped.is_empty() {
+            return;
+        }
         if !element.holds_no_unknown() {
             let prefix = codec::tuple_path(path);
-            dropped.extend(element.unknown_fields().into_iter().map(|mut field| {
+            let fields = element.unknown_fields().into_iter();
+            let kept = if lossless { 1 } else { usize::MAX };
+            dropped.extend(fields.take(kept).map(|mut field| {
                 field.path = field.path.prefixed(&prefix);
                 field
             }));
         }
-        // Into the lossless text nothing is written once a field is to be refused.
         if !lossless || dropped.is_empty() {
             writer.put(path, &element.message);
         }

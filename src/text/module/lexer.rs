@@ -264,11 +264,17 @@ impl<R: BufRead> Lexer<R> {
         Ok(token)
     }
 
+    /// Whether the byte-level paths may read on from the current position: no token is
+    /// peeked and no comment or string from an earlier line is still open (else only
+    /// the token-by-token path knows what comes next).
+    fn at_plain(&self) -> bool {
+        self.peeked.is_none() && self.open.is_none()
+    }
+
     /// Where the byte-level paths start reading: the current position after spaces and
-    /// tabs, or `None` when a token is peeked or a comment or string from an earlier
-    /// line is still open (then only the token-by-token path knows what comes next).
+    /// tabs, or `None` when they may not ([`Self::at_plain`]).
     pub fn plain_start(&self) -> Option<usize> {
-        if self.peeked.is_some() || self.open.is_some() {
+        if !self.at_plain() {
             return None;
         }
         Some(blanks(self.bytes(), self.pos))
@@ -302,7 +308,7 @@ impl<R: BufRead> Lexer<R> {
     /// anything else, or when a token is already peeked. It is not taken: see
     /// [`Self::take`].
     pub fn peek_plain(&self) -> Option<Token> {
-        if self.peeked.is_some() || self.open.is_some() {
+        if !self.at_plain() {
             return None;
         }
         // The first token of a line is looked at three times (after the last line's
@@ -353,7 +359,7 @@ impl<R: BufRead> Lexer<R> {
     /// [`Self::peek_plain`] at the start of the next line when the rest of this one is
     /// blank (which [`Self::peek`] would skip the same way).
     pub fn peek_plain_line(&mut self) -> std::io::Result<Option<Token>> {
-        if self.peeked.is_none() && self.open.is_none() && self.rest_is_blank() {
+        if self.at_plain() && self.rest_is_blank() {
             self.read_line()?;
         }
         Ok(self.peek_plain())
@@ -434,7 +440,7 @@ impl<R: BufRead> Lexer<R> {
     /// anything else, which is then read (the token path starts at its first byte,
     /// where [`Self::peek`] would too).
     pub fn skip_plain_frame_line(&mut self) -> std::io::Result<bool> {
-        if self.peeked.is_some() || self.open.is_some() {
+        if !self.at_plain() {
             return Ok(false);
         }
         if !self.rest_is_blank() || !self.read_line()? {

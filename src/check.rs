@@ -29,6 +29,7 @@ use std::path::{Path, PathBuf};
 use crate::codec;
 use crate::error::Severity;
 use crate::message::MessageKind;
+use crate::path::Segment;
 use crate::report::{Document, FileReport, Finding, Form};
 use crate::text::{self, module, HloStyle};
 use crate::validate::{validate_decoded, validate_message, Options as GateOptions};
@@ -386,6 +387,13 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             format!("this is not a binary message but {}", describe(bytes)),
         );
     }
+    if bytes.len() >= STREAMED_MESSAGE
+        && matches!(options.message, None | Some(MessageKind::ProgramShape))
+    {
+        if let Some(report) = check_binary_program(name, bytes, options) {
+            return report;
+        }
+    }
     // The error of decoding the bytes as a shape, when a streamed decode found one.
     let mut no_shape = None;
     if bytes.len() >= STREAMED_MESSAGE && matches!(options.message, None | Some(MessageKind::Shape))
@@ -604,6 +612,19 @@ impl TupleIssues {
         shape: &crate::proto::ShapeProto,
         gate: GateOptions,
     ) -> Vec<crate::Issue> {
+        self.leaf_in(&crate::path::Path::root(), path, shape, gate)
+    }
+
+    /// [`TupleIssues::leaf`] for a tuple at `base` in a larger message, at nesting depth
+    /// 0 there (a program shape's parameter or result): the issues are at
+    /// `base.tuple_shapes[i]...`.
+    fn leaf_in(
+        &mut self,
+        base: &crate::path::Path,
+        path: &[usize],
+        shape: &crate::proto::ShapeProto,
+        gate: GateOptions,
+    ) -> Vec<crate::Issue> {
         let limit = crate::validate::MAX_DEPTH;
         let report = if path.len() > limit {
             let at = &path[..limit];
@@ -619,13 +640,118 @@ impl TupleIssues {
         } else {
             crate::validate::validate_nested_shape(shape, gate, path.len())
         };
-        let prefix = codec::tuple_path(&path[..path.len().min(limit)]);
+        let prefix = codec::tuple_path(&path[..path.len().min(limit)]).prefixed(base);
         report
             .issues()
             .iter()
             .map(|issue| issue.clone().prefixed(&prefix))
             .collect()
     }
+}
+
+/// Checks a binary `ProgramShapeProto` with no unknown field in its parameters or at
+/// its top level a parameter at a time (decoded whole, a million parameters took 60
+/// times their 11 MB), each opened into its plain tuples: the findings are those
+/// [`check_binary`] gives, at `parameters[i]...`, each with its shape's text, then the
+/// result's, then the count of names. `None` for anything [`check_binary`] would not
+/// check as a program shape of that kind (bytes of another message, a program shape
+/// with unknown fields, or without a result when the kind is not given), which the
+/// caller checks as before; with `--message program-shape`, a decode error is the
+/// report.
+fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<FileReport> {
+    let mut findings = Vec::new();
+    let mut part = (None, TupleIssues::default());
+    let decoded = codec::decode_clean_program_shape_leaves(bytes, &mut |i, path, _, shape| {
+        if part.0 != Some(i) {
+            part = (Some(i), TupleIssues::default());
+        }
+        let base = crate::path::Path::root().field("parameters").index(i);
+        let issues = part.1.leaf_in(&base, path, &shape, GateOptions::proto());
+        if !issues.is_empty() {
+            findings.extend(message_findings(
+                &crate::AnyMessage::Shape(shape),
+                &issues,
+                options,
+            ));
+        }
+    });
+    let streamed = match decoded {
+        Ok(Some(streamed)) => streamed,
+        Ok(None) => return None,
+        Err(e) if options.message.is_some() => {
+            return Some(FileReport::unreadable(
+                name,
+                Some(Form::Binary),
+                "decode_error",
+                format!(
+                    "cannot decode {}: {e}",
+                    MessageKind::ProgramShape.proto_name()
+                ),
+            ))
+        }
+        Err(_) => return None,
+    };
+    let result = streamed.shell.message.result.as_ref();
+    if !streamed.shell.unknown_fields().is_empty()
+        || (options.message.is_none() && result.is_none())
+    {
+        return None;
+    }
+    Some(program_report(
+        name,
+        Form::Binary,
+        findings,
+        result,
+        (streamed.parameters, streamed.names),
+        options,
+    ))
+}
+
+/// The report of a program shape checked a parameter at a time, with the findings of
+/// its parameters: what the whole check says after the parameters, that is the
+/// result's findings (with its text) and the count of names, with the parameters left
+/// out.
+fn program_report(
+    name: &str,
+    form: Form,
+    mut findings: Vec<Finding>,
+    result: Option<&crate::proto::ShapeProto>,
+    (parameters, names): (usize, usize),
+    options: &Options,
+) -> FileReport {
+    let rest = crate::proto::ProgramShapeProto {
+        parameters: Vec::new(),
+        result: result.cloned(),
+        parameter_names: Vec::new(),
+    };
+    for issue in
+        validate_message(&crate::AnyMessage::ProgramShape(rest), GateOptions::proto()).issues()
+    {
+        let text = match result {
+            Some(result) if issue.path().segments().first() == Some(&Segment::Field("result")) => {
+                options
+                    .hlo_style
+                    .print_message(&crate::AnyMessage::Shape(result.clone()))
+                    .ok()
+            }
+            _ => None,
+        };
+        let mut finding = Finding::from_issue(issue);
+        finding.shape = text;
+        findings.push(finding);
+    }
+    if names != parameters {
+        let issue = crate::Issue::new(
+            crate::path::Path::root().field("parameter_names"),
+            crate::IssueKind::ParameterNamesCount { names, parameters },
+        );
+        findings.push(Finding::from_issue(&issue));
+    }
+    let mut report = FileReport::new(name, Some(form));
+    report.message = Some(MessageKind::ProgramShape.proto_name());
+    report.shapes = parameters + usize::from(result.is_some());
+    report.findings = findings;
+    report
 }
 
 /// What [`check_binary_tuple`] made of the bytes.
@@ -688,8 +814,50 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             Err(e) => no_shape = Some(e),
         }
     }
-    let parse = |kind| match (&no_shape, kind) {
-        (Some(e), MessageKind::Shape) => Err(e.clone()),
+    // The error of reading the bytes as a program shape, when a streamed read found one.
+    let mut no_program = None;
+    let not_a_shape = no_shape.is_some() || options.message == Some(MessageKind::ProgramShape);
+    if bytes.len() >= STREAMED_MESSAGE
+        && not_a_shape
+        && options.message != Some(MessageKind::Layout)
+    {
+        // A program shape is checked a parameter at a time.
+        let mut findings = Vec::new();
+        let mut part = (None, TupleIssues::default());
+        let json_options = crate::json::ParseOptions::new();
+        let read = crate::json::program_shape_from_json_leaves(
+            bytes,
+            &json_options,
+            &mut |i, path, shape| {
+                if part.0 != Some(i) {
+                    part = (Some(i), TupleIssues::default());
+                }
+                let base = crate::path::Path::root().field("parameters").index(i);
+                let issues = part.1.leaf_in(&base, path, &shape, GateOptions::proto());
+                if !issues.is_empty() {
+                    let shape = crate::AnyMessage::Shape(shape);
+                    findings.extend(message_findings(&shape, &issues, options));
+                }
+            },
+        );
+        match read {
+            Ok(program) => {
+                return program_report(
+                    name,
+                    Form::Json,
+                    findings,
+                    program.result.as_ref(),
+                    (program.parameters, program.names),
+                    options,
+                )
+            }
+            Err(e) => no_program = Some(e),
+        }
+    }
+    let parse = |kind| match (&no_shape, &no_program, kind) {
+        (Some(e), _, MessageKind::Shape) | (_, Some(e), MessageKind::ProgramShape) => {
+            Err(e.clone())
+        }
         _ => crate::json::from_json(kind, bytes, &crate::json::ParseOptions::new()),
     };
     // Without --message: the first of shape, program shape, layout that reads (the JSON
@@ -789,6 +957,13 @@ fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> 
             report.shapes += 1;
             continue;
         }
+        if kind == MessageKind::ProgramShape && line.len() >= STREAMED_LINE {
+            report.shapes += check_long_program_line(line, &mut |finding| {
+                let column = column_of(finding.column.unwrap_or(start));
+                report.findings.push(finding.at(index + 1, column));
+            });
+            continue;
+        }
         match text::parse_message(kind, line) {
             Ok(message) => {
                 report.shapes += count_shapes(&message);
@@ -864,6 +1039,49 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
             let mut finding = Finding::new("hlo_syntax", Severity::Error, e.message());
             finding.column = Some(e.span().start.min(line.len()));
             found(finding);
+        }
+    }
+}
+
+/// [`check_long_shape_line`] for a program shape: each parameter and the result is
+/// checked on its own, opened into its tuples, with the findings of the whole program
+/// shape at `parameters[i]...` and `result...` (text gives every parameter a name, so
+/// the count of names is never at fault). Returns the number of shapes it counts
+/// (parameters and result) as the whole check does, or 0 when the line does not parse.
+fn check_long_program_line(line: &str, found: &mut dyn FnMut(Finding)) -> usize {
+    let mut part = (None, TupleIssues::default());
+    let result = text::parse_program_shape_leaves(
+        line,
+        text::ParseOptions::default(),
+        &mut |which, path, span, shape| {
+            if part.0 != Some(which) {
+                part = (Some(which), TupleIssues::default());
+            }
+            let prefix = match which {
+                text::ProgramPart::Parameter(i) => {
+                    crate::path::Path::root().field("parameters").index(i)
+                }
+                text::ProgramPart::Result => crate::path::Path::root().field("result"),
+            };
+            let issues = part
+                .1
+                .leaf_in(&prefix, path, &shape, GateOptions::hlo_text());
+            let shape_text = line.get(span).unwrap_or_default();
+            for issue in &issues {
+                let mut finding = Finding::from_issue(issue);
+                finding.column = Some(line.len() - line.trim_start().len());
+                finding.shape = Some(shape_text.to_string());
+                found(finding);
+            }
+        },
+    );
+    match result {
+        Ok(parameters) => parameters + 1,
+        Err(e) => {
+            let mut finding = Finding::new("hlo_syntax", Severity::Error, e.message());
+            finding.column = Some(e.span().start.min(line.len()));
+            found(finding);
+            0
         }
     }
 }

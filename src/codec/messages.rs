@@ -283,6 +283,121 @@ pub(crate) fn merge_shape_streaming(
     result.map(|()| count)
 }
 
+/// Decodes a top-level `ProgramShapeProto` into `shell` as [`merge_message`] does,
+/// except that each parameter goes to `element` (opened into its plain tuples as
+/// [`merge_shape_streaming`] opens them, at paths that start with the parameter's
+/// index) and each parameter name is read (and checked as UTF-8) and counted in
+/// `names`, not kept. It stops, returning `Ok(false)`, at the first field that the
+/// whole decode would keep as unknown, at the top level or in a parameter (whose shapes
+/// handed on so far are then to be dropped), so that bytes of some other message cost
+/// nothing to try; the unknown fields of the result are left in `unknown`. The same
+/// code reads the same bytes in the same order, so an error before any unknown field
+/// is the one [`merge_message`] gives. Returns the number of parameters through
+/// `parameters`.
+pub(crate) fn merge_clean_program_streaming(
+    decoder: &mut Decoder<'_>,
+    shell: &mut ProgramShapeProto,
+    unknown: &mut UnknownFields,
+    parameters: &mut usize,
+    names: &mut usize,
+    element: &mut ElementFn<'_>,
+) -> Result<bool, DecodeError> {
+    let mut unclean = false;
+    let mut path = Vec::new();
+    let hook = |number: u32, wire_type: WireType, decoder: &mut Decoder<'_>| {
+        if unclean {
+            // Stops the decode; the error is not looked at.
+            return Err(DecodeError::new(
+                DecodeErrorKind::TruncatedVarint,
+                decoder.tag_start,
+            ));
+        }
+        match (number, wire_type) {
+            (1, WireType::LengthDelimited) => {
+                // As `repeated_message` reads field 1, the shape opened as
+                // `merge_shape_streaming` opens a tuple element.
+                let index = *parameters;
+                let start = decoder.tag_start;
+                let mut message = ShapeProto::default();
+                let mut node = UnknownFields::new();
+                path.clear();
+                path.push(index);
+                let streamed = plain_tuple_ahead(&decoder.reader);
+                let mut leaf = |path: &[usize], span, shape, node: UnknownFields| {
+                    if node.holds_nothing() || no_unknown(&node) {
+                        element(path, span, shape, UnknownFields::new());
+                    } else {
+                        unclean = true;
+                    }
+                };
+                let result = if streamed {
+                    nested(decoder, |decoder| {
+                        merge_shape_streaming(
+                            decoder,
+                            &mut message,
+                            &mut node,
+                            &mut path,
+                            true,
+                            &mut leaf,
+                        )
+                        .map(drop)
+                    })
+                } else {
+                    merge_submessage(decoder, &mut message, &mut node)
+                };
+                result
+                    .map_err(|e| e.within(Segment::Index(index)))
+                    .map_err(within("parameters"))?;
+                if !streamed {
+                    leaf(&path, start..decoder.reader.position(), message, node);
+                }
+                *parameters += 1;
+                Ok(true)
+            }
+            (2, WireType::LengthDelimited) => Ok(false),
+            (3, WireType::LengthDelimited) => {
+                // As `ProgramShapeProto::merge_field` reads field 3.
+                let index = *names;
+                let start = decoder.reader.position();
+                let name = decoder.reader.read_length_delimited().and_then(|bytes| {
+                    std::str::from_utf8(bytes)
+                        .map(drop)
+                        .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, start))
+                });
+                name.map_err(|e| {
+                    e.within(Segment::Index(index))
+                        .within(Segment::Field("parameter_names"))
+                })?;
+                *names += 1;
+                Ok(true)
+            }
+            _ => {
+                unclean = true;
+                Err(DecodeError::new(
+                    DecodeErrorKind::TruncatedVarint,
+                    decoder.tag_start,
+                ))
+            }
+        }
+    };
+    let outer_highest = std::mem::replace(&mut decoder.highest_seen, 0);
+    let result = merge_fields_with(decoder, shell, unknown, hook);
+    decoder.highest_seen = outer_highest;
+    match result {
+        _ if unclean => Ok(false),
+        Ok(()) => Ok(true),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether a shape decoded with `unknown` has no unknown field (copies of retired
+/// layout fields, which are known, aside).
+pub(crate) fn no_unknown(unknown: &UnknownFields) -> bool {
+    let mut out = Vec::new();
+    unknown.collect(Kind::Shape, &mut crate::path::Path::root(), &mut out);
+    out.is_empty()
+}
+
 /// Whether the length-delimited value at the reader is a `ShapeProto` that is a plain
 /// tuple: at least one `tuple_shapes` element, element type `TUPLE`, and no other
 /// field. Looks at its own fields only (an element is skipped by its length); `false`

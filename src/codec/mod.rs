@@ -210,6 +210,59 @@ fn decode_shape_with(
     Ok(StreamedShape { shell, elements })
 }
 
+/// What [`decode_clean_program_shape_leaves`] read: the message without its parameters
+/// and parameter names, and how many of each there were.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StreamedProgram {
+    /// The message with its `parameters` and `parameter_names` left out: its result,
+    /// with the result's unknown fields.
+    pub shell: Decoded<ProgramShapeProto>,
+    /// The number of parameters handed to the callback.
+    pub parameters: usize,
+    /// The number of parameter names read.
+    pub names: usize,
+}
+
+/// What [`decode_clean_program_shape_leaves`] hands each shape of a parameter to: the
+/// parameter's index, the shape's path of tuple indices inside the parameter (`[]` for
+/// the parameter itself), the byte span of its field in the input, and the shape.
+pub type ProgramLeafFn<'a> = dyn FnMut(usize, &[usize], std::ops::Range<usize>, ShapeProto) + 'a;
+
+/// [`decode_program_shape`] for a message with no unknown field in its parameters or
+/// at its top level, handing the parameters to `leaf` as they are decoded (each opened
+/// into its plain tuples, as [`decode_shape_leaves`] opens a tuple) and reading the
+/// parameter names without keeping them, so that a program shape of a million
+/// parameters costs the memory of one. `Ok(None)` as soon as it meets a field the
+/// whole decode would keep as unknown there (the shapes handed on until then are then
+/// not the message's: nothing more is decoded, so that bytes of another message cost
+/// nothing to try). The error is the one [`decode_program_shape`] gives, at the same
+/// byte, when it comes before any unknown field.
+///
+/// # Errors
+/// As [`decode_program_shape`].
+pub fn decode_clean_program_shape_leaves(
+    bytes: &[u8],
+    leaf: &mut ProgramLeafFn<'_>,
+) -> Result<Option<StreamedProgram>, DecodeError> {
+    let mut streamed = StreamedProgram::default();
+    let clean = messages::merge_clean_program_streaming(
+        &mut Decoder::new(bytes),
+        &mut streamed.shell.message,
+        &mut streamed.shell.unknown,
+        &mut streamed.parameters,
+        &mut streamed.names,
+        &mut |path, span, shape, _| {
+            leaf(
+                path.first().copied().unwrap_or(0),
+                &path[1.min(path.len())..],
+                span,
+                shape,
+            );
+        },
+    )?;
+    Ok(clean.then_some(streamed))
+}
+
 impl StreamedShape {
     /// Whether the message was a plain tuple: at least one element, and besides them
     /// only its element type (see [`is_tuple_shell`]), with no unknown field at the top

@@ -218,6 +218,41 @@ pub fn shape_from_json_leaves(
     read::read_shape_leaves(utf8(json)?, options, leaf)
 }
 
+/// What [`program_shape_from_json_leaves`] read: the result, and how many parameters
+/// and parameter names there were.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StreamedProgram {
+    /// The result shape, if given.
+    pub result: Option<ShapeProto>,
+    /// The number of parameters handed to the callback.
+    pub parameters: usize,
+    /// The number of parameter names read.
+    pub names: usize,
+}
+
+/// [`ProtoJson::from_json_slice`] of a `ProgramShapeProto`, handing the shapes of each
+/// parameter to `leaf` as they are read (the parameter's index, the shape's path of
+/// tuple indices inside the parameter, `[]` for the parameter itself; plain tuples are
+/// opened as [`shape_from_json_leaves`] opens them) and reading the parameter names
+/// without keeping them, so that a program shape of a million parameters costs the
+/// memory of one. The callback sees every shape read before an error; the error is
+/// the one `from_json_slice` gives.
+///
+/// # Errors
+/// As [`ProtoJson::from_json_slice`].
+pub fn program_shape_from_json_leaves(
+    json: &[u8],
+    options: &ParseOptions,
+    leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
+) -> Result<StreamedProgram, JsonError> {
+    let (result, parameters, names) = read::read_program_shape_leaves(utf8(json)?, options, leaf)?;
+    Ok(StreamedProgram {
+        result,
+        parameters,
+        names,
+    })
+}
+
 /// The proto3 JSON of a plain tuple (element type `TUPLE` and its elements, nothing
 /// else), written an element at a time: what [`to_json`] gives for the whole tuple,
 /// without holding it.

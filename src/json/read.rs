@@ -154,6 +154,21 @@ pub(crate) fn read_shape_leaves<'a>(
     read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
 }
 
+/// Reads a whole JSON text as one `ProgramShapeProto`, each shape of its parameters
+/// handed to `leaf` with the parameter's index and its path of tuple indices inside
+/// the parameter (plain tuples opened as [`read_shape_leaves`] opens them), its
+/// parameter names counted and not kept. Returns the result and the two counts.
+pub(crate) fn read_program_shape_leaves<'a>(
+    text: &'a str,
+    options: &ParseOptions,
+    leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
+) -> std::result::Result<(Option<ShapeProto>, usize, usize), JsonError> {
+    let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
+        reader.program_shape_leaves(pos, token, leaf)
+    };
+    read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
+}
+
 fn read_text<'a, T>(
     text: &'a str,
     options: &ParseOptions,
@@ -567,6 +582,42 @@ impl<'a> Reader<'a> {
             Ok(())
         })?;
         Ok(program)
+    }
+
+    /// [`Self::program_shape`] with each parameter's shapes handed to `leaf` (the
+    /// parameter's index, the path inside it) as [`Self::tuple_leaves`] hands on a
+    /// tuple's, and the names counted: the same reading, with the same errors. Returns
+    /// the result and the counts of parameters and names.
+    fn program_shape_leaves(
+        &mut self,
+        pos: usize,
+        token: Token<'a>,
+        leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
+    ) -> Result<(Option<ShapeProto>, usize, usize)> {
+        let (mut result, mut parameters, mut names) = (None, 0, 0);
+        let mut path = Vec::new();
+        self.message(pos, token, &PROGRAM_SHAPE, |reader, index| {
+            match index {
+                0 => reader.each_in_list(|reader, index, pos, token| {
+                    path.clear();
+                    parameters = index + 1;
+                    let mut inner = |path: &[usize], shape| leaf(index, path, shape);
+                    match token {
+                        Token::Object if reader.plain_tuple_ahead() => reader
+                            .shape_leaves(pos, Token::Object, &mut path, true, &mut inner)
+                            .map(drop),
+                        token => reader.shape(pos, token).map(|shape| inner(&[], shape)),
+                    }
+                })?,
+                1 => result = reader.optional(Self::shape)?,
+                _ => reader.each_in_list(|reader, index, pos, token| {
+                    names = index + 1;
+                    reader.string(pos, token).map(drop)
+                })?,
+            }
+            Ok(())
+        })?;
+        Ok((result, parameters, names))
     }
 
     // ---- field shapes ----

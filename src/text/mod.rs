@@ -206,6 +206,109 @@ fn stream_elements(
     }
 }
 
+/// Which part of a program shape a shape handed on by [`parse_program_shape_leaves`]
+/// belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgramPart {
+    /// The parameter of this index.
+    Parameter(usize),
+    /// The result.
+    Result,
+}
+
+/// What [`parse_program_shape_leaves`] hands each shape to: the part it belongs to, its
+/// path of tuple indices inside that part (`[]` for the part itself), its byte span in
+/// the input, and the shape.
+pub type ProgramLeafFn<'a> =
+    dyn FnMut(ProgramPart, &[usize], std::ops::Range<usize>, ShapeProto) + 'a;
+
+/// [`parse_program_shape_with`], handing every parameter and the result to `leaf`
+/// instead of building the program shape, each opened into its tuples as
+/// [`parse_shape_leaves`] opens a tuple (so that every shape handed on is no non-empty
+/// tuple), so that a program shape of a million parameters costs the memory of one.
+/// Names are read and checked as the whole parse reads them, and not kept: every
+/// parameter has one (empty when the text gives none). The callback sees every shape
+/// that parses, also when a later one fails; the result is the error of
+/// [`parse_program_shape_with`], or the number of parameters.
+pub fn parse_program_shape_leaves(
+    input: &str,
+    options: ParseOptions,
+    leaf: &mut ProgramLeafFn<'_>,
+) -> Result<usize, ParseError> {
+    // As `Parser::program_shape`, with each shape read by `stream_shape`.
+    let mut parser = Parser::new(input, options);
+    let braced = parser.cursor.eat(b'{')?;
+    parser
+        .cursor
+        .expect(b'(', "expects '(' to start the parameters")?;
+    let mut parameters = 0;
+    if !parser.cursor.eat(b')')? {
+        let mut named = None;
+        loop {
+            let name = parser.parameter_name()?;
+            match (named, name.is_some()) {
+                (None, has) => named = Some(has),
+                (Some(all), has) if all != has => {
+                    return Err(parser
+                        .cursor
+                        .error_here("either every parameter has a name or none has"))
+                }
+                _ => {}
+            }
+            let part = ProgramPart::Parameter(parameters);
+            stream_shape(&mut parser, &mut |path, span, shape| {
+                leaf(part, path, span, shape);
+            })?;
+            parameters += 1;
+            if !parser.cursor.eat(b',')? {
+                break;
+            }
+        }
+        parser
+            .cursor
+            .expect(b')', "expects ')' at the end of the parameters")?;
+    }
+    if !parser.cursor.eat_str("->")? {
+        return Err(parser
+            .cursor
+            .error_here("expects '->' before the result shape"));
+    }
+    stream_shape(&mut parser, &mut |path, span, shape| {
+        leaf(ProgramPart::Result, path, span, shape);
+    })?;
+    if braced {
+        parser.cursor.expect(b'}', "expects '}'")?;
+    }
+    parser.finish("program shape")?;
+    Ok(parameters)
+}
+
+/// One shape at nesting level 0, as `Parser::shape` reads it, handed to `leaf` with
+/// path `[]`, or, when it is a non-empty tuple, its shapes handed on as
+/// [`parse_shape_leaves`] hands them.
+fn stream_shape(parser: &mut Parser<'_>, leaf: &mut LeafFn<'_>) -> Result<(), ParseError> {
+    parser.cursor.skip_trivia()?;
+    let start = parser.cursor.pos();
+    if parser.cursor.peek()? == Some(b'(') {
+        parser.nest(0)?;
+        parser.cursor.eat(b'(')?;
+        if !parser.cursor.eat(b')')? {
+            stream_elements(parser, 1, true, leaf)?;
+            return Ok(());
+        }
+        let empty = ShapeProto {
+            element_type: crate::proto::PrimitiveType::Tuple as i32,
+            ..ShapeProto::default()
+        };
+        leaf(&[], start..parser.cursor.pos(), empty);
+        return Ok(());
+    }
+    let mut shape = ShapeProto::default();
+    parser.shape_into(0, &mut shape)?;
+    leaf(&[], start..parser.cursor.pos(), shape);
+    Ok(())
+}
+
 /// Parses one shape starting at byte `start` of `input` and returns it with the byte
 /// offset just after it; whatever follows is left alone.
 pub fn parse_shape_at(

@@ -895,7 +895,7 @@ impl<'a> Parser<'a> {
     }
 
     /// `name:` or `(unknown):` before a parameter shape, if present.
-    fn parameter_name(&mut self) -> Result<Option<String>, ParseError> {
+    pub(crate) fn parameter_name(&mut self) -> Result<Option<String>, ParseError> {
         self.cursor.skip_trivia()?;
         let mut ahead = self.cursor.clone();
         if ahead.eat_str("(unknown)")? && ahead.eat(b':')? {

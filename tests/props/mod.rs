@@ -51,6 +51,9 @@ pub fn decode_roundtrip(data: &[u8]) {
         streaming_decode_agrees(bytes);
         leaves_decode_agree(bytes);
     }
+    if kind == MessageKind::ProgramShape {
+        program_decode_agrees(bytes);
+    }
     let Ok(decoded) = decode_any(kind, bytes) else {
         return;
     };
@@ -290,6 +293,7 @@ pub fn json_roundtrip(data: &[u8]) {
         return;
     };
     json_leaves_agree(bytes);
+    json_program_leaves_agree(bytes);
     let kind = kind_of(selector);
     let Ok(message) = json::from_json(kind, bytes, &json::ParseOptions::new()) else {
         return;
@@ -356,6 +360,7 @@ pub fn text_roundtrip(data: &[u8]) {
             fill_missing_layouts: fill,
         };
         leaves_agree(input, options);
+        program_leaves_agree(input, options);
         if let Ok(shape) = text::parse_shape_with(input, options) {
             let _ = text::print_shape_as_xla(&shape);
             if let Ok(printed) = text::print_shape(&shape) {
@@ -613,4 +618,137 @@ pub fn relayout_moved(data: &[u8]) -> bool {
     let before = values;
     assert!(before == after, "A -> B -> A lost elements");
     true
+}
+
+/// Rebuilds a program shape's parameters from the shapes a streamed read hands on in
+/// order: `Some(i)` for parameter `i` (a new one when `i` is past the end), `None` for
+/// the result; a shape at path `[]` is the part itself, any other goes into the part's
+/// tuple ([`insert_leaf`]).
+fn put_program_leaf(
+    parameters: &mut Vec<ShapeProto>,
+    result: &mut Option<ShapeProto>,
+    part: Option<usize>,
+    path: &[usize],
+    leaf: ShapeProto,
+) {
+    let tuple = ShapeProto {
+        element_type: xla_shape::proto::PrimitiveType::Tuple as i32,
+        ..Default::default()
+    };
+    let slot = match part {
+        Some(i) => {
+            assert!(i <= parameters.len(), "parameter {i} out of order");
+            if i == parameters.len() {
+                parameters.push(tuple);
+            } else {
+                assert!(!path.is_empty(), "parameter {i} given twice");
+            }
+            &mut parameters[i]
+        }
+        None => result.get_or_insert(tuple),
+    };
+    if path.is_empty() {
+        *slot = leaf;
+    } else {
+        insert_leaf(slot, path, leaf);
+    }
+}
+
+/// A program shape's text read a shape at a time (`text::parse_program_shape_leaves`)
+/// gives the parameters and result of the whole parse, opened into their tuples, and
+/// the whole parse's error.
+pub fn program_leaves_agree(input: &str, options: ParseOptions) {
+    let whole = text::parse_program_shape_with(input, options);
+    let (mut parameters, mut result) = (Vec::new(), None);
+    let streamed =
+        text::parse_program_shape_leaves(input, options, &mut |part, path, span, leaf| {
+            assert!(input.get(span.clone()).is_some(), "{input:?} {span:?}");
+            let part = match part {
+                text::ProgramPart::Parameter(i) => Some(i),
+                text::ProgramPart::Result => None,
+            };
+            put_program_leaf(&mut parameters, &mut result, part, path, leaf);
+        });
+    match (whole, streamed) {
+        (Ok(program), Ok(n)) => {
+            assert_eq!(n, program.parameters.len(), "{input:?}");
+            assert_eq!(program.parameters, parameters, "{input:?}");
+            assert_eq!(program.result, result, "{input:?}");
+        }
+        (Err(a), Err(b)) => assert_eq!(
+            (a.message(), a.span()),
+            (b.message(), b.span()),
+            "{input:?}"
+        ),
+        (a, b) => panic!("{input:?}: {a:?} vs {b:?}"),
+    }
+}
+
+/// A binary program shape decoded a parameter at a time with no unknown field
+/// (`codec::decode_clean_program_shape_leaves`) gives the whole decode's parameters,
+/// result and count of names when the parameters and the top level hold no unknown
+/// field; it stops (`None`) when they do, and otherwise gives the whole decode's error.
+fn program_decode_agrees(bytes: &[u8]) {
+    let whole = codec::decode_program_shape(bytes);
+    let (mut parameters, mut result) = (Vec::new(), None);
+    let streamed = codec::decode_clean_program_shape_leaves(bytes, &mut |i, path, _, leaf| {
+        put_program_leaf(&mut parameters, &mut result, Some(i), path, leaf);
+    });
+    match (whole, streamed) {
+        (Err(a), Err(b)) => assert_eq!(a, b),
+        (Err(_), Ok(None)) => {}
+        (Ok(whole), Ok(None)) => {
+            let result = Some(&xla_shape::Segment::Field("result"));
+            assert!(
+                whole
+                    .unknown_fields()
+                    .iter()
+                    .any(|field| field.path.segments().first() != result),
+                "stopped on a clean message: {whole:?}"
+            );
+        }
+        (Ok(whole), Ok(Some(streamed))) => {
+            assert_eq!(whole.message.parameters, parameters);
+            assert_eq!(streamed.parameters, parameters.len());
+            assert_eq!(streamed.names, whole.message.parameter_names.len());
+            assert_eq!(whole.message.result, streamed.shell.message.result);
+            // Every unknown field is the result's.
+            assert_eq!(
+                whole.unknown_fields().len(),
+                streamed.shell.unknown_fields().len()
+            );
+            let mut shell = whole;
+            shell.message.parameters.clear();
+            shell.message.parameter_names.clear();
+            assert_eq!(
+                codec::encode_any(&shell.into()),
+                codec::encode_any(&streamed.shell.into())
+            );
+        }
+        (a, b) => panic!("whole {a:?}, streamed {b:?}"),
+    }
+}
+
+/// JSON read as a program shape a parameter at a time
+/// (`json::program_shape_from_json_leaves`) gives the whole read's parameters, result
+/// and count of names, or its error.
+pub fn json_program_leaves_agree(bytes: &[u8]) {
+    use xla_shape::json::ProtoJson;
+    let options = json::ParseOptions::new();
+    let whole = ProgramShapeProto::from_json_slice(bytes, &options);
+    let mut parameters = Vec::new();
+    let streamed = json::program_shape_from_json_leaves(bytes, &options, &mut |i, path, leaf| {
+        put_program_leaf(&mut parameters, &mut None, Some(i), path, leaf);
+    });
+    match (whole, streamed) {
+        (Ok(program), Ok(streamed)) => {
+            let input = String::from_utf8_lossy(bytes);
+            assert_eq!(program.parameters, parameters, "{input:?}");
+            assert_eq!(streamed.parameters, parameters.len(), "{input:?}");
+            assert_eq!(streamed.names, program.parameter_names.len(), "{input:?}");
+            assert_eq!(program.result, streamed.result, "{input:?}");
+        }
+        (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+        (a, b) => panic!("{:?}: {a:?} vs {b:?}", String::from_utf8_lossy(bytes)),
+    }
 }

@@ -75,8 +75,9 @@ pub enum JsonNames {
     Proto,
 }
 
-/// Binary and JSON shapes at least this long are converted a shape at a time when they
-/// can be ([`convert::binary_shape_to_binary`], [`convert::json_shape_to`]).
+/// Binary and JSON shapes and program shapes of any form at least this long are
+/// converted a shape at a time when they can be ([`convert::binary_shape_to_binary`],
+/// [`convert::json_shape_to`], [`convert::program_shape_to`]).
 const STREAMED_MESSAGE: usize = 1 << 20;
 
 pub fn run(args: ConvertArgs) -> Result<(), Failure> {
@@ -144,6 +145,15 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     {
         // A plain top-level tuple is converted a shape at a time, never held whole.
         if let Some(output) = convert::json_shape_to(&input.bytes, args.to.into(), &options) {
+            let output = output.map_err(|e| named(Failure::unreadable(e)))?;
+            return args.output.write(&output);
+        }
+    }
+    if args.message == MessageArg::ProgramShape && input.bytes.len() >= STREAMED_MESSAGE {
+        // A program shape is converted a parameter at a time, never held whole.
+        let streamed =
+            convert::program_shape_to(args.from.into(), &input.bytes, args.to.into(), &options);
+        if let Some(output) = streamed {
             let output = output.map_err(|e| named(Failure::unreadable(e)))?;
             return args.output.write(&output);
         }

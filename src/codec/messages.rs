@@ -284,10 +284,10 @@ pub(crate) fn merge_shape_streaming(
 }
 
 /// Decodes a top-level `ProgramShapeProto` into `shell` as [`merge_message`] does,
-/// except that each parameter goes to `element` (opened into its plain tuples as
-/// [`merge_shape_streaming`] opens them, at paths that start with the parameter's
-/// index) and each parameter name is read (and checked as UTF-8) and counted in
-/// `names`, not kept. It stops, returning `Ok(false)`, at the first field that the
+/// except that each parameter goes to `element` (with `nest`, opened into its plain
+/// tuples as [`merge_shape_streaming`] opens them; at paths that start with the
+/// parameter's index) and each parameter name is read (and checked as UTF-8), handed
+/// to `name` and counted in `names`, not kept. It stops, returning `Ok(false)`, at the first field that the
 /// whole decode would keep as unknown, at the top level or in a parameter (whose shapes
 /// handed on so far are then to be dropped), so that bytes of some other message cost
 /// nothing to try; the unknown fields of the result are left in `unknown`. The same
@@ -298,9 +298,10 @@ pub(crate) fn merge_clean_program_streaming(
     decoder: &mut Decoder<'_>,
     shell: &mut ProgramShapeProto,
     unknown: &mut UnknownFields,
-    parameters: &mut usize,
-    names: &mut usize,
+    (parameters, names): (&mut usize, &mut usize),
+    nest: bool,
     element: &mut ElementFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
 ) -> Result<bool, DecodeError> {
     let mut unclean = false;
     let mut path = Vec::new();
@@ -322,10 +323,12 @@ pub(crate) fn merge_clean_program_streaming(
                 let mut node = UnknownFields::new();
                 path.clear();
                 path.push(index);
-                let streamed = plain_tuple_ahead(&decoder.reader);
+                let streamed = nest && plain_tuple_ahead(&decoder.reader);
                 let mut leaf = |path: &[usize], span, shape, node: UnknownFields| {
+                    // Copies of retired layout fields are no unknown field: they
+                    // go on, for the shape to be re-encoded as it was.
                     if node.holds_nothing() || no_unknown(&node) {
-                        element(path, span, shape, UnknownFields::new());
+                        element(path, span, shape, node);
                     } else {
                         unclean = true;
                     }
@@ -359,15 +362,15 @@ pub(crate) fn merge_clean_program_streaming(
                 // As `ProgramShapeProto::merge_field` reads field 3.
                 let index = *names;
                 let start = decoder.reader.position();
-                let name = decoder.reader.read_length_delimited().and_then(|bytes| {
+                let text = decoder.reader.read_length_delimited().and_then(|bytes| {
                     std::str::from_utf8(bytes)
-                        .map(drop)
                         .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, start))
                 });
-                name.map_err(|e| {
+                let text = text.map_err(|e| {
                     e.within(Segment::Index(index))
                         .within(Segment::Field("parameter_names"))
                 })?;
+                name(index, text);
                 *names += 1;
                 Ok(true)
             }

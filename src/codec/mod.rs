@@ -249,8 +249,8 @@ pub fn decode_clean_program_shape_leaves(
         &mut Decoder::new(bytes),
         &mut streamed.shell.message,
         &mut streamed.shell.unknown,
-        &mut streamed.parameters,
-        &mut streamed.names,
+        (&mut streamed.parameters, &mut streamed.names),
+        true,
         &mut |path, span, shape, _| {
             leaf(
                 path.first().copied().unwrap_or(0),
@@ -259,6 +259,37 @@ pub fn decode_clean_program_shape_leaves(
                 shape,
             );
         },
+        &mut |_, _| {},
+    )?;
+    Ok(clean.then_some(streamed))
+}
+
+/// [`decode_clean_program_shape_leaves`] with each parameter whole (its index and the
+/// shape, with the copies of retired layout fields that place them when it is
+/// encoded again) and each parameter name (its index and the text) handed on as
+/// decoded.
+///
+/// # Errors
+/// As [`decode_program_shape`].
+pub fn decode_clean_program_shape_parts(
+    bytes: &[u8],
+    parameter: &mut dyn FnMut(usize, Decoded<ShapeProto>),
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<Option<StreamedProgram>, DecodeError> {
+    let mut streamed = StreamedProgram::default();
+    let clean = messages::merge_clean_program_streaming(
+        &mut Decoder::new(bytes),
+        &mut streamed.shell.message,
+        &mut streamed.shell.unknown,
+        (&mut streamed.parameters, &mut streamed.names),
+        false,
+        &mut |path, _, message, unknown| {
+            parameter(
+                path.first().copied().unwrap_or(0),
+                Decoded { message, unknown },
+            );
+        },
+        name,
     )?;
     Ok(clean.then_some(streamed))
 }

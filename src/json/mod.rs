@@ -245,12 +245,65 @@ pub fn program_shape_from_json_leaves(
     options: &ParseOptions,
     leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
 ) -> Result<StreamedProgram, JsonError> {
-    let (result, parameters, names) = read::read_program_shape_leaves(utf8(json)?, options, leaf)?;
+    let (result, parameters, names) =
+        read::read_program_shape_leaves(utf8(json)?, options, true, leaf, &mut |_, _| {})?;
     Ok(StreamedProgram {
         result,
         parameters,
         names,
     })
+}
+
+/// [`program_shape_from_json_leaves`] with each parameter whole (its index and the
+/// shape) and each parameter name (its index and the text) handed on as read.
+///
+/// # Errors
+/// As [`ProtoJson::from_json_slice`].
+pub fn program_shape_from_json_parts(
+    json: &[u8],
+    options: &ParseOptions,
+    parameter: &mut dyn FnMut(usize, ShapeProto),
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<StreamedProgram, JsonError> {
+    let mut leaf = |i, _: &[usize], shape| parameter(i, shape);
+    let (result, parameters, names) =
+        read::read_program_shape_leaves(utf8(json)?, options, false, &mut leaf, name)?;
+    Ok(StreamedProgram {
+        result,
+        parameters,
+        names,
+    })
+}
+
+/// The proto3 JSON of a program shape written a parameter at a time: what
+/// [`to_json`] gives for the whole program shape, without holding its parameters.
+pub struct ProgramJson(print::ProgramPrinter);
+
+impl std::fmt::Debug for ProgramJson {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgramJson")
+    }
+}
+
+impl ProgramJson {
+    /// A program shape printed with `options`, with no parameter yet.
+    pub fn new(options: &PrintOptions) -> Self {
+        ProgramJson(print::ProgramPrinter::new(options))
+    }
+
+    /// Appends the next parameter.
+    pub fn parameter(&mut self, shape: &ShapeProto) {
+        self.0.parameter(shape);
+    }
+
+    /// The JSON text (no final newline), ended by the result and the parameter names.
+    pub fn finish<'n>(
+        self,
+        result: Option<&ShapeProto>,
+        names: impl ExactSizeIterator<Item = &'n str>,
+    ) -> String {
+        self.0.finish(result, names)
+    }
 }
 
 /// The proto3 JSON of a plain tuple (element type `TUPLE` and its elements, nothing

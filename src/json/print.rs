@@ -286,6 +286,63 @@ impl Printer {
     }
 }
 
+/// A program shape printed a parameter at a time: [`Printer::program_shape`] of the
+/// parameters, then the result and the names given to [`ProgramPrinter::finish`].
+pub(crate) struct ProgramPrinter {
+    printer: Printer,
+    object: Open,
+    /// The `parameters` array, once a parameter is printed.
+    parameters: Option<Open>,
+}
+
+impl ProgramPrinter {
+    pub(crate) fn new(options: &PrintOptions) -> Self {
+        let mut printer = Printer::new(options);
+        let object = printer.open('{');
+        Self {
+            printer,
+            object,
+            parameters: None,
+        }
+    }
+
+    pub(crate) fn parameter(&mut self, shape: &ShapeProto) {
+        let printer = &mut self.printer;
+        let array = self.parameters.get_or_insert_with(|| {
+            printer.key(&mut self.object, &fields::PROGRAM_SHAPE[0]);
+            printer.open('[')
+        });
+        printer.next(array);
+        printer.shape(shape);
+    }
+
+    pub(crate) fn finish<'n>(
+        mut self,
+        result: Option<&ShapeProto>,
+        names: impl ExactSizeIterator<Item = &'n str>,
+    ) -> String {
+        let f = fields::PROGRAM_SHAPE;
+        if let Some(array) = self.parameters.take() {
+            self.printer.close(array, ']');
+        }
+        if let Some(result) = result {
+            self.printer.key(&mut self.object, &f[1]);
+            self.printer.shape(result);
+        }
+        if names.len() > 0 {
+            self.printer.key(&mut self.object, &f[2]);
+            let mut array = self.printer.open('[');
+            for name in names {
+                self.printer.next(&mut array);
+                self.printer.string(name);
+            }
+            self.printer.close(array, ']');
+        }
+        self.printer.close(self.object, '}');
+        self.printer.finish()
+    }
+}
+
 fn primitive_type_name(value: i32) -> Option<&'static str> {
     PrimitiveType::try_from(value).ok().map(|v| v.as_str_name())
 }

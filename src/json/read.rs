@@ -156,15 +156,17 @@ pub(crate) fn read_shape_leaves<'a>(
 
 /// Reads a whole JSON text as one `ProgramShapeProto`, each shape of its parameters
 /// handed to `leaf` with the parameter's index and its path of tuple indices inside
-/// the parameter (plain tuples opened as [`read_shape_leaves`] opens them), its
-/// parameter names counted and not kept. Returns the result and the two counts.
+/// the parameter (with `nest`, plain tuples opened as [`read_shape_leaves`] opens
+/// them), its parameter names handed to `name`, counted and not kept. Returns the result and the two counts.
 pub(crate) fn read_program_shape_leaves<'a>(
     text: &'a str,
     options: &ParseOptions,
+    nest: bool,
     leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
+    name: &mut dyn FnMut(usize, &str),
 ) -> std::result::Result<(Option<ShapeProto>, usize, usize), JsonError> {
     let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
-        reader.program_shape_leaves(pos, token, leaf)
+        reader.program_shape_leaves(pos, token, nest, leaf, name)
     };
     read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
 }
@@ -592,7 +594,9 @@ impl<'a> Reader<'a> {
         &mut self,
         pos: usize,
         token: Token<'a>,
+        nest: bool,
         leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
+        name: &mut dyn FnMut(usize, &str),
     ) -> Result<(Option<ShapeProto>, usize, usize)> {
         let (mut result, mut parameters, mut names) = (None, 0, 0);
         let mut path = Vec::new();
@@ -603,7 +607,7 @@ impl<'a> Reader<'a> {
                     parameters = index + 1;
                     let mut inner = |path: &[usize], shape| leaf(index, path, shape);
                     match token {
-                        Token::Object if reader.plain_tuple_ahead() => reader
+                        Token::Object if nest && reader.plain_tuple_ahead() => reader
                             .shape_leaves(pos, Token::Object, &mut path, true, &mut inner)
                             .map(drop),
                         token => reader.shape(pos, token).map(|shape| inner(&[], shape)),
@@ -612,7 +616,9 @@ impl<'a> Reader<'a> {
                 1 => result = reader.optional(Self::shape)?,
                 _ => reader.each_in_list(|reader, index, pos, token| {
                     names = index + 1;
-                    reader.string(pos, token).map(drop)
+                    let text = reader.string(pos, token)?;
+                    name(index, text.as_deref().unwrap_or_default());
+                    Ok(())
                 })?,
             }
             Ok(())

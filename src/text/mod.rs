@@ -235,7 +235,36 @@ pub fn parse_program_shape_leaves(
     options: ParseOptions,
     leaf: &mut ProgramLeafFn<'_>,
 ) -> Result<usize, ParseError> {
-    // As `Parser::program_shape`, with each shape read by `stream_shape`.
+    program_parts(input, options, &mut |parser, part, _| {
+        stream_shape(parser, &mut |path, span, shape| {
+            leaf(part, path, span, shape)
+        })
+    })
+}
+
+/// [`parse_program_shape_with`], handing each parameter whole with its name (`""` when
+/// the text gives none, as the whole parse keeps it), then the result (with no name),
+/// to `part` instead of building the program shape: what [`parse_program_shape_leaves`]
+/// reads, each part whole. Returns the number of parameters, or the whole parse's
+/// error.
+pub fn parse_program_shape_parts(
+    input: &str,
+    options: ParseOptions,
+    part: &mut dyn FnMut(ProgramPart, &str, ShapeProto),
+) -> Result<usize, ParseError> {
+    program_parts(input, options, &mut |parser, which, name| {
+        part(which, name, parser.shape()?);
+        Ok(())
+    })
+}
+
+/// The frame of a program shape as `Parser::program_shape` reads it, each parameter's
+/// shape (after its name, `""` for none) and then the result's read by `read`.
+fn program_parts(
+    input: &str,
+    options: ParseOptions,
+    read: &mut dyn FnMut(&mut Parser<'_>, ProgramPart, &str) -> Result<(), ParseError>,
+) -> Result<usize, ParseError> {
     let mut parser = Parser::new(input, options);
     let braced = parser.cursor.eat(b'{')?;
     parser
@@ -256,9 +285,7 @@ pub fn parse_program_shape_leaves(
                 _ => {}
             }
             let part = ProgramPart::Parameter(parameters);
-            stream_shape(&mut parser, &mut |path, span, shape| {
-                leaf(part, path, span, shape);
-            })?;
+            read(&mut parser, part, name.as_deref().unwrap_or_default())?;
             parameters += 1;
             if !parser.cursor.eat(b',')? {
                 break;
@@ -273,9 +300,7 @@ pub fn parse_program_shape_leaves(
             .cursor
             .error_here("expects '->' before the result shape"));
     }
-    stream_shape(&mut parser, &mut |path, span, shape| {
-        leaf(ProgramPart::Result, path, span, shape);
-    })?;
+    read(&mut parser, ProgramPart::Result, "")?;
     if braced {
         parser.cursor.expect(b'}', "expects '}'")?;
     }
@@ -465,6 +490,70 @@ pub fn print_message_as_xla(message: &AnyMessage) -> Result<String, PrintError> 
         AnyMessage::Shape(shape) => print_shape_as_xla(shape),
         AnyMessage::Layout(layout) => print_layout_as_xla(layout),
         AnyMessage::ProgramShape(program) => print_program_shape_as_xla(program),
+    }
+}
+
+/// The HLO text of a program shape written a parameter at a time: what
+/// [`HloStyle::print_message`] gives for the whole program shape (without the final
+/// newline), the same errors first, without holding its parameters.
+#[derive(Debug)]
+pub struct ProgramText {
+    mode: Mode,
+    /// Whether the parameters are printed with their names.
+    named: bool,
+    parameters: usize,
+    out: String,
+}
+
+impl ProgramText {
+    /// A program shape in `style` of `parameters` parameters and `names` names, of
+    /// which some are not empty when `named` (XLA's style prints no name): refused
+    /// as the whole printing refuses names that are not one per parameter.
+    ///
+    /// # Errors
+    /// When some name is not empty and the names are not one per parameter.
+    pub fn new(
+        style: HloStyle,
+        named: bool,
+        names: usize,
+        parameters: usize,
+    ) -> Result<Self, PrintError> {
+        let (mode, named) = match style {
+            HloStyle::Xla => (Mode::Xla, false),
+            HloStyle::Exact => (Mode::Exact, named),
+        };
+        Printer::new(mode, true, &Path::root()).check_names(named, names, parameters)?;
+        Ok(Self {
+            mode,
+            named,
+            parameters: 0,
+            out: String::from("("),
+        })
+    }
+
+    /// Appends the next parameter, with its name (`""` for none).
+    ///
+    /// # Errors
+    /// What the whole printing refuses in this parameter or its name.
+    pub fn parameter(&mut self, name: &str, shape: &ShapeProto) -> Result<(), PrintError> {
+        let name = self.named.then_some(name);
+        Printer::new(self.mode, true, &Path::root()).parameter(
+            self.parameters,
+            name,
+            shape,
+            &mut self.out,
+        )?;
+        self.parameters += 1;
+        Ok(())
+    }
+
+    /// The text, ended by the result.
+    ///
+    /// # Errors
+    /// What the whole printing refuses in the result (or its absence).
+    pub fn finish(mut self, result: Option<&ShapeProto>) -> Result<String, PrintError> {
+        Printer::new(self.mode, true, &Path::root()).program_result(result, &mut self.out)?;
+        Ok(self.out)
     }
 }
 

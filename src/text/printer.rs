@@ -471,40 +471,68 @@ impl<'p> Printer<'p> {
     ) -> Result<(), PrintError> {
         let names = &program.parameter_names;
         let named = names.iter().any(|name| !name.is_empty());
-        if named && names.len() != program.parameters.len() {
-            return Err(PrintError::new(
-                self.prefix.field("parameter_names"),
-                format!(
-                    "{} parameter names for {} parameters",
-                    names.len(),
-                    program.parameters.len()
-                ),
-            ));
-        }
+        self.check_names(named, names.len(), program.parameters.len())?;
         out.push('(');
         for (i, parameter) in program.parameters.iter().enumerate() {
-            if i > 0 {
-                separator(i, out);
-            }
-            if named {
-                let name = names.get(i).map(String::as_str).unwrap_or_default();
-                if name.is_empty() {
-                    out.push_str("(unknown)");
-                } else if !is_plain_name(name) {
-                    return Err(PrintError::new(
-                        self.prefix.field("parameter_names").index(i),
-                        format!("parameter name {name:?} is not an HLO identifier"),
-                    ));
-                } else {
-                    out.push_str(name);
-                }
-                out.push_str(": ");
-            }
-            let at = [Segment::Field("parameters"), Segment::Index(i)];
-            self.shape_under(parameter, &at, out)?;
+            let name = names.get(i).map(String::as_str).unwrap_or_default();
+            self.parameter(i, named.then_some(name), parameter, out)?;
         }
+        self.program_result(program.result.as_ref(), out)
+    }
+
+    /// A program shape's names must be one per parameter when any is not empty.
+    pub(crate) fn check_names(
+        &self,
+        named: bool,
+        names: usize,
+        parameters: usize,
+    ) -> Result<(), PrintError> {
+        if named && names != parameters {
+            return Err(PrintError::new(
+                self.prefix.field("parameter_names"),
+                format!("{names} parameter names for {parameters} parameters"),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Parameter `i` of a program shape, with `name` when the parameters are named,
+    /// after the `(` or the separator before it.
+    pub(crate) fn parameter(
+        &self,
+        i: usize,
+        name: Option<&str>,
+        parameter: &ShapeProto,
+        out: &mut String,
+    ) -> Result<(), PrintError> {
+        if i > 0 {
+            separator(i, out);
+        }
+        if let Some(name) = name {
+            if name.is_empty() {
+                out.push_str("(unknown)");
+            } else if !is_plain_name(name) {
+                return Err(PrintError::new(
+                    self.prefix.field("parameter_names").index(i),
+                    format!("parameter name {name:?} is not an HLO identifier"),
+                ));
+            } else {
+                out.push_str(name);
+            }
+            out.push_str(": ");
+        }
+        let at = [Segment::Field("parameters"), Segment::Index(i)];
+        self.shape_under(parameter, &at, out)
+    }
+
+    /// The end of a program shape: `)->` and the result.
+    pub(crate) fn program_result(
+        &self,
+        result: Option<&ShapeProto>,
+        out: &mut String,
+    ) -> Result<(), PrintError> {
         out.push_str(")->");
-        match &program.result {
+        match result {
             Some(result) => self.shape_under(result, &[Segment::Field("result")], out)?,
             None if self.mode != Mode::Xla => {
                 return Err(PrintError::new(

@@ -53,6 +53,7 @@ pub fn decode_roundtrip(data: &[u8]) {
     }
     if kind == MessageKind::ProgramShape {
         program_decode_agrees(bytes);
+        program_conversions_agree(xla_shape::convert::Form::Binary, bytes);
     }
     let Ok(decoded) = decode_any(kind, bytes) else {
         return;
@@ -294,6 +295,7 @@ pub fn json_roundtrip(data: &[u8]) {
     };
     json_leaves_agree(bytes);
     json_program_leaves_agree(bytes);
+    program_conversions_agree(xla_shape::convert::Form::Json, bytes);
     let kind = kind_of(selector);
     let Ok(message) = json::from_json(kind, bytes, &json::ParseOptions::new()) else {
         return;
@@ -355,6 +357,7 @@ pub fn text_roundtrip(data: &[u8]) {
         return;
     };
     streamed_conversions_agree(input);
+    program_conversions_agree(xla_shape::convert::Form::Hlo, input.as_bytes());
     for fill in [true, false] {
         let options = ParseOptions {
             fill_missing_layouts: fill,
@@ -750,5 +753,41 @@ pub fn json_program_leaves_agree(bytes: &[u8]) {
         }
         (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
         (a, b) => panic!("{:?}: {a:?} vs {b:?}", String::from_utf8_lossy(bytes)),
+    }
+}
+
+/// A program shape converted a parameter at a time from `from` into every form and
+/// style (`convert::program_shape_to`) gives the bytes or the error of the whole
+/// message read and written; it declines only binary input with an unknown field.
+pub fn program_conversions_agree(from: xla_shape::convert::Form, bytes: &[u8]) {
+    use xla_shape::convert::{self, Form};
+    use xla_shape::text::HloStyle;
+    for (to, hlo_style) in [
+        (Form::Binary, HloStyle::Xla),
+        (Form::Json, HloStyle::Xla),
+        (Form::Hlo, HloStyle::Xla),
+        (Form::Hlo, HloStyle::Exact),
+    ] {
+        let options = convert::Options {
+            pretty: bytes.len() % 2 == 0,
+            hlo_style,
+            ..Default::default()
+        };
+        let whole = convert::read(from, MessageKind::ProgramShape, bytes, &options);
+        let Some(streamed) = convert::program_shape_to(from, bytes, to, &options) else {
+            assert_eq!(from, Form::Binary);
+            if let Ok(decoded) = &whole {
+                assert!(!decoded.unknown_fields().is_empty(), "declined {decoded:?}");
+            }
+            continue;
+        };
+        match (
+            whole.and_then(|decoded| convert::write(to, &decoded, &options)),
+            streamed,
+        ) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "{to:?} {hlo_style:?}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("{to:?} {hlo_style:?}: whole {a:?}, streamed {b:?}"),
+        }
     }
 }

@@ -169,7 +169,7 @@ fn clean_kind(bytes: &[u8], try_shape: bool) -> Option<MessageKind> {
     .filter(|&kind| try_shape || kind != MessageKind::Shape)
     .find(|&kind| {
         codec::decode_any(kind, bytes)
-            .is_ok_and(|d| d.unknown_fields_any().is_empty() && plausible(&d.message))
+            .is_ok_and(|d| !d.has_unknown_fields() && plausible(&d.message))
     })
 }
 
@@ -407,7 +407,7 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     let clean = |kind| {
         codec::decode_any(kind, bytes)
             .ok()
-            .filter(|d| d.unknown_fields_any().is_empty())
+            .filter(|d| !d.has_unknown_fields())
     };
     let shape = || match &no_shape {
         Some(e) => Err(e.clone()),
@@ -419,7 +419,7 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         // shape; bytes that are no shape at all are not checked as one.
         None => match shape() {
             Ok(d) if d.message.element_type != 0
-                && !d.unknown_fields().iter().any(|f| f.known_field.is_some()) =>
+                && !has_wrong_wire_type(&d) =>
             {
                 MessageKind::Shape
             }
@@ -444,7 +444,7 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             report.shapes = count_shapes(&decoded.message);
             let issues = validate_decoded(&decoded, GateOptions::proto());
             report.findings = message_findings(&decoded.message, issues.issues(), options);
-            if options.message.is_some() && !decoded.unknown_fields_any().is_empty() {
+            if options.message.is_some() && decoded.has_unknown_fields() {
                 if let Some(other) = [
                     MessageKind::Shape,
                     MessageKind::ProgramShape,
@@ -476,6 +476,14 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     }
 }
 
+/// Whether a decoded message has a known field that arrived with a wrong wire type
+/// (looked at one field at a time: a message may hold millions of unknown fields).
+fn has_wrong_wire_type(decoded: &codec::Decoded<crate::proto::ShapeProto>) -> bool {
+    let mut wrong = false;
+    decoded.for_each_unknown_field(|info| wrong |= info.known_field.is_some());
+    wrong
+}
+
 /// Binary messages at least this long are checked a top-level tuple element at a time
 /// when they can be ([`check_binary_tuple`]).
 const STREAMED_MESSAGE: usize = 1 << 20;
@@ -500,11 +508,25 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
             // As the whole message's report: its issues, then its unknown fields, the
             // tuple's own first (without the tuple's text, which is as large as the
             // input), then those of its elements in order.
-            let own = crate::validate::unknown_fields_report(&streamed.shell.unknown_fields());
+            // At most the whole message's number of each kind listed, the tuple's
+            // own first; the rest counted, at the end.
+            let mut listing = crate::validate::UnknownListing::default();
+            streamed.shell.for_each_unknown_field(|info| {
+                if let Some(issue) = listing.field(&info) {
+                    tuple.findings.push(Finding::from_issue(&issue));
+                }
+            });
+            for (issue, text) in std::mem::take(&mut tuple.unknown) {
+                if let Some(issue) = listing.issue(issue) {
+                    let mut finding = Finding::from_issue(&issue);
+                    finding.shape = text;
+                    tuple.findings.push(finding);
+                }
+            }
+            listing.merge(std::mem::take(&mut tuple.unknown_listing));
             tuple
                 .findings
-                .extend(own.issues().iter().map(Finding::from_issue));
-            tuple.findings.append(&mut tuple.unknown);
+                .extend(listing.finish().map(|issue| Finding::from_issue(&issue)));
             Streamed::Tuple(tuple.report(name, Form::Binary))
         }
         Ok(_) => Streamed::Whole,
@@ -520,9 +542,12 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
 struct TupleFindings<'o> {
     options: &'o Options,
     findings: Vec<Finding>,
-    /// The findings of the elements' unknown fields, which come after every other
-    /// finding (as in the report of the whole message).
-    unknown: Vec<Finding>,
+    /// The issues of the elements' unknown fields (with their element's text), which
+    /// come after every other finding (as in the report of the whole message): the
+    /// first of each kind, as many as a report lists ([`Self::unknown_listing`]).
+    unknown: Vec<(crate::Issue, Option<String>)>,
+    /// Which of the elements' unknown fields are listed, and how many are not.
+    unknown_listing: crate::validate::UnknownListing,
     issues: TupleIssues,
 }
 
@@ -532,6 +557,7 @@ impl<'o> TupleFindings<'o> {
             options,
             findings: Vec::new(),
             unknown: Vec::new(),
+            unknown_listing: crate::validate::UnknownListing::default(),
             issues: TupleIssues::default(),
         }
     }
@@ -549,11 +575,14 @@ impl<'o> TupleFindings<'o> {
         let mut unknown = Vec::new();
         if !element.holds_no_unknown() {
             let prefix = codec::tuple_path(path);
-            let report = crate::validate::unknown_fields_report(&element.unknown_fields());
+            let report = crate::validate::unknown_report(|each| {
+                element.for_each_unknown_field(|info| each(&info));
+            });
+            let listing = &mut self.unknown_listing;
             unknown = report
                 .issues()
                 .iter()
-                .map(|issue| issue.clone().prefixed(&prefix))
+                .filter_map(|issue| listing.issue(issue.clone().prefixed(&prefix)))
                 .collect();
         }
         self.element_with_unknown(path, element.message, unknown);
@@ -580,7 +609,8 @@ impl<'o> TupleFindings<'o> {
             finding
         };
         self.findings.extend(issues.iter().map(finding));
-        self.unknown.extend(unknown.iter().map(finding));
+        self.unknown
+            .extend(unknown.into_iter().map(|issue| (issue, text.clone())));
     }
 
     /// The report of the file: one shape, a tuple, with the findings of its elements.
@@ -692,9 +722,7 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         Err(_) => return None,
     };
     let result = streamed.shell.message.result.as_ref();
-    if !streamed.shell.unknown_fields().is_empty()
-        || (options.message.is_none() && result.is_none())
-    {
+    if streamed.shell.has_unknown_fields() || (options.message.is_none() && result.is_none()) {
         return None;
     }
     Some(program_report(

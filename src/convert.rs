@@ -215,22 +215,35 @@ pub fn binary_shape_to_text(
     options: &Options,
 ) -> Option<Result<Vec<u8>, ConvertError>> {
     match binary_shape_to_text_dropping_unknown(bytes, to, options)? {
-        Ok((output, dropped)) => dropped.is_empty().then_some(Ok(output)),
+        Ok(Dropping {
+            output, dropped, ..
+        }) => dropped.is_empty().then_some(Ok(output)),
         Err(e) => Some(Err(e)),
     }
 }
 
 /// What [`binary_shape_to_text_dropping_unknown`] gives: the output, and the unknown
 /// fields it left out.
-pub type Dropping = (Vec<u8>, Vec<codec::UnknownFieldInfo>);
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Dropping {
+    /// The converted message.
+    pub output: Vec<u8>,
+    /// The unknown fields left out, in the order (and with the paths)
+    /// [`Decoded::unknown_fields`] of the whole message gives: the first
+    /// [`crate::validate::MAX_LISTED_UNKNOWN`] of them.
+    pub dropped: Vec<codec::UnknownFieldInfo>,
+    /// How many more were left out.
+    pub more: usize,
+}
 
 /// [`binary_shape_to_text`] for a tuple whose shapes may hold unknown fields. Into
 /// the forms that drop them, proto3 JSON and XLA's text ([`HloStyle::Xla`]), as
-/// [`write()`] does: the bytes and the fields dropped, in the order (and with the
-/// paths) [`Decoded::unknown_fields`] of the whole message gives, for the caller to
-/// say so (none for a plain tuple). Into the lossless text, which has no form for
-/// them: the first of them refused, as [`write()`] refuses it. `None` for a message
-/// that is not a tuple, which [`read()`] and [`write()`] then convert whole.
+/// [`write()`] does: the bytes and the fields dropped, for the caller to say so (none
+/// for a plain tuple; the first [`crate::validate::MAX_LISTED_UNKNOWN`] listed, the
+/// rest counted, so that millions of them cost nothing to keep). Into the lossless
+/// text, which has no form for them: the first of them refused, as [`write()`]
+/// refuses it. `None` for a message that is not a tuple, which [`read()`] and
+/// [`write()`] then convert whole.
 ///
 /// # Errors
 /// As [`binary_shape_to_text`].
@@ -240,22 +253,29 @@ pub fn binary_shape_to_text_dropping_unknown(
     options: &Options,
 ) -> Option<Result<Dropping, ConvertError>> {
     let lossless = to == Form::Hlo && options.hlo_style == HloStyle::Exact;
+    // Into the lossless text only the first field is refused, and nothing is written
+    // once there is one: the rest are neither kept nor printed.
+    let keep = if lossless {
+        1
+    } else {
+        crate::validate::MAX_LISTED_UNKNOWN
+    };
     let mut writer = TupleWriter::new(to, options);
-    let mut dropped = Vec::new();
+    let (mut dropped, mut more) = (Vec::new(), 0);
     let shell = stream_tuple(bytes, &mut |path, element| {
-        // Into the lossless text only the first field is refused, and nothing is
-        // written once there is one: the rest are neither kept nor printed.
         if lossless && !dropped.is_empty() {
             return;
         }
         if !element.holds_no_unknown() {
             let prefix = codec::tuple_path(path);
-            let fields = element.unknown_fields().into_iter();
-            let kept = if lossless { 1 } else { usize::MAX };
-            dropped.extend(fields.take(kept).map(|mut field| {
-                field.path = field.path.prefixed(&prefix);
-                field
-            }));
+            element.for_each_unknown_field(|mut field| {
+                if dropped.len() < keep {
+                    field.path = field.path.prefixed(&prefix);
+                    dropped.push(field);
+                } else {
+                    more += 1;
+                }
+            });
         }
         if !lossless || dropped.is_empty() {
             writer.put(path, &element.message);
@@ -263,14 +283,27 @@ pub fn binary_shape_to_text_dropping_unknown(
     })?;
     Some(shell.and_then(|shell| {
         // The shell's own unknown fields come first, as in the whole message.
-        let mut fields = shell.unknown_fields();
-        fields.append(&mut dropped);
+        let mut fields = Vec::new();
+        shell.for_each_unknown_field(|field| {
+            if fields.len() < keep {
+                fields.push(field);
+            } else {
+                more += 1;
+            }
+        });
+        let elements = keep.saturating_sub(fields.len()).min(dropped.len());
+        more += dropped.len() - elements;
+        fields.extend(dropped.drain(..elements));
         match fields.first() {
             Some(field) if lossless => Err(ConvertError::UnknownField {
                 path: field.path.clone(),
                 number: field.number,
             }),
-            _ => writer.finish().map(|output| (output, fields)),
+            _ => writer.finish().map(|output| Dropping {
+                output,
+                dropped: fields,
+                more,
+            }),
         }
     }))
 }
@@ -521,7 +554,7 @@ impl ProgramSource<'_> {
                 match codec::decode_clean_program_shape_parts(self.bytes, parameter, name) {
                     Err(e) => Some(Err(ConvertError::Decode(e))),
                     Ok(None) => None,
-                    Ok(Some(program)) if !program.shell.unknown_fields().is_empty() => None,
+                    Ok(Some(program)) if program.shell.has_unknown_fields() => None,
                     Ok(Some(program)) => {
                         let shell = program.shell;
                         let result = shell.message.result.map(|message| Decoded {
@@ -839,9 +872,13 @@ fn read_hlo(kind: MessageKind, bytes: &[u8]) -> Result<Decoded<AnyMessage>, Conv
 /// cannot carry back.
 fn write_hlo(decoded: &Decoded<AnyMessage>, style: HloStyle) -> Result<Vec<u8>, ConvertError> {
     if style == HloStyle::Exact {
-        if let Some(field) = decoded.unknown_fields().first() {
+        let mut first = None;
+        decoded.for_each_unknown_field(|field| {
+            first.get_or_insert(field);
+        });
+        if let Some(field) = first {
             return Err(ConvertError::UnknownField {
-                path: field.path.clone(),
+                path: field.path,
                 number: field.number,
             });
         }

@@ -311,6 +311,13 @@ pub enum IssueKind {
         /// The wire type seen (`varint`, `fixed64`, `length-delimited`, ...).
         wire_type: &'static str,
     },
+    /// More fields with a wrong wire type than a report lists one by one
+    /// ([`crate::validate::MAX_LISTED_UNKNOWN`]): the rest, counted.
+    #[error("{more} more fields arrived with a wire type their declared type cannot have (not listed one by one)")]
+    WrongWireTypesNotListed {
+        /// How many are not listed.
+        more: usize,
+    },
 
     // ----- warnings -----
     /// `dimensions` or `is_dynamic_dimension` on a non-array shape: XLA ignores them.
@@ -371,6 +378,15 @@ pub enum IssueKind {
         /// The wire type (`varint`, `fixed64`, `length-delimited`, ...).
         wire_type: &'static str,
     },
+    /// More unknown fields than a report lists one by one
+    /// ([`crate::validate::MAX_LISTED_UNKNOWN`]): the rest, counted.
+    #[error(
+        "{more} more unknown fields, kept as they are but not listed one by one; XLA ignores them"
+    )]
+    UnknownFieldsNotListed {
+        /// How many are not listed.
+        more: usize,
+    },
 }
 
 impl IssueKind {
@@ -388,7 +404,8 @@ impl IssueKind {
             | ElementSizeBelowWidth { .. }
             | EmptySplit
             | PaddingValueWithoutPadding
-            | UnknownField { .. } => Severity::Warning,
+            | UnknownField { .. }
+            | UnknownFieldsNotListed { .. } => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -432,6 +449,7 @@ impl IssueKind {
             ParameterNamesCount { .. } => "parameter_names_count",
             MissingResult => "missing_result",
             WrongWireType { .. } => "wrong_wire_type",
+            WrongWireTypesNotListed { .. } => "wrong_wire_types_not_listed",
             IgnoredDimensions { .. } => "ignored_dimensions",
             IgnoredTupleShapes { .. } => "ignored_tuple_shapes",
             BufferLayoutReplaced => "buffer_layout_replaced",
@@ -448,6 +466,7 @@ impl IssueKind {
             SplitOfUnboundedDimension { .. } => "split_of_unbounded_dimension",
             PaddingValueWithoutPadding => "padding_value_without_padding",
             UnknownField { .. } => "unknown_field",
+            UnknownFieldsNotListed { .. } => "unknown_fields_not_listed",
         }
     }
 }

@@ -306,11 +306,9 @@ fn lists_unknown_fields_with_paths() {
         .child(4, 1)
         .and_then(|n| n.child(5, 0))
         .expect("layout node");
-    assert_eq!(node.fields()[0], UnknownField::varint(99, 7));
-    assert_eq!(
-        node.fields()[1],
-        UnknownField::fixed64(1, 0x0807060504030201)
-    );
+    let fields: Vec<UnknownField> = node.fields().collect();
+    assert_eq!(fields[0], UnknownField::varint(99, 7));
+    assert_eq!(fields[1], UnknownField::fixed64(1, 0x0807060504030201));
 
     // The AnyMessage form lists the same.
     let any = decode_any(MessageKind::Shape, &input).unwrap();
@@ -710,7 +708,7 @@ fn unknown_field_fixtures_list_their_unknown_fields() {
 }
 
 fn collect_unknown(node: &codec::UnknownFields, out: &mut Vec<Vec<u8>>) {
-    out.extend(node.fields().iter().map(|f| f.raw().to_vec()));
+    out.extend(node.fields().map(|f| f.raw().to_vec()));
     for (_, child) in node.children() {
         collect_unknown(child, out);
     }
@@ -1185,7 +1183,6 @@ fn retired_layout_fields_stay_where_googles_runtime_keeps_them() {
     assert!(decoded
         .unknown
         .fields()
-        .iter()
         .all(|f| f.is_retired_layout_field()));
     // A retired field that cannot be read as its named field is listed as such.
     let unreadable = decode_layout(&bytes(cases[2].0)).unwrap();

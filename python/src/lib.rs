@@ -379,13 +379,30 @@ fn py_convert(
         _ => None,
     };
     if let Some(target) = dropped_by {
-        for field in decoded.unknown_fields() {
+        // The first fields named, the rest counted: a message may hold millions.
+        let (mut dropped, mut more) = (Vec::new(), 0);
+        decoded.for_each_unknown_field(|field| {
+            if dropped.len() < xla_shape::validate::MAX_LISTED_UNKNOWN {
+                dropped.push(field);
+            } else {
+                more += 1;
+            }
+        });
+        for field in dropped {
             warn(
                 py,
                 &format!(
                     "{}unknown field {} is not written: {target} has no form for it",
                     convert::at(&field.path),
                     field.number
+                ),
+            )?;
+        }
+        if more > 0 {
+            warn(
+                py,
+                &format!(
+                    "{more} more unknown fields are not written: {target} has no form for them"
                 ),
             )?;
         }

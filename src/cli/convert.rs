@@ -129,14 +129,19 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         // unknown fields are kept (binary), dropped with a warning (JSON, XLA's text)
         // or refused (the lossless text).
         let streamed = match args.to {
-            Form::Binary => convert::binary_shape_to_binary(&input.bytes)
-                .map(|r| r.map(|output| (output, Vec::new()))),
+            Form::Binary => convert::binary_shape_to_binary(&input.bytes).map(|r| {
+                r.map(|output| convert::Dropping {
+                    output,
+                    dropped: Vec::new(),
+                    more: 0,
+                })
+            }),
             to => convert::binary_shape_to_text_dropping_unknown(&input.bytes, to.into(), &options),
         };
         if let Some(converted) = streamed {
-            let (output, dropped) = converted.map_err(|e| named(Failure::unreadable(e)))?;
-            warn_dropped(name, args.to, &dropped);
-            return args.output.write(&output);
+            let converted = converted.map_err(|e| named(Failure::unreadable(e)))?;
+            warn_dropped(name, args.to, &converted.dropped, converted.more);
+            return args.output.write(&converted.output);
         }
     }
     if args.from == Form::Json
@@ -170,13 +175,22 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     // Neither proto3 JSON nor XLA's text has a form for unknown fields (Google's JSON
     // printers and XLA drop them): say so, so that nothing is lost silently.
     if args.to == Form::Json || options.hlo_style == HloStyle::Xla {
-        warn_dropped(name, args.to, &decoded.unknown_fields());
+        let (mut dropped, mut more) = (Vec::new(), 0);
+        decoded.for_each_unknown_field(|field| {
+            if dropped.len() < xla_shape::validate::MAX_LISTED_UNKNOWN {
+                dropped.push(field);
+            } else {
+                more += 1;
+            }
+        });
+        warn_dropped(name, args.to, &dropped, more);
     }
     args.output.write(&output)
 }
 
-/// Says which unknown fields a conversion into JSON or XLA's text (`to`) left out.
-fn warn_dropped(name: &str, to: Form, dropped: &[xla_shape::codec::UnknownFieldInfo]) {
+/// Says which unknown fields a conversion into JSON or XLA's text (`to`) left out:
+/// those `dropped`, and how many `more`.
+fn warn_dropped(name: &str, to: Form, dropped: &[xla_shape::codec::UnknownFieldInfo], more: usize) {
     let target = match to {
         Form::Json => "JSON",
         Form::Hlo => "XLA's text",
@@ -187,6 +201,11 @@ fn warn_dropped(name: &str, to: Form, dropped: &[xla_shape::codec::UnknownFieldI
         eprintln!(
             "xla-shape: warning: {name}: {at}unknown field {} is not written: {target} has no form for it",
             field.number
+        );
+    }
+    if more > 0 {
+        eprintln!(
+            "xla-shape: warning: {name}: {more} more unknown fields are not written: {target} has no form for them (not listed one by one)"
         );
     }
 }

@@ -15,7 +15,7 @@
 //! as 10-byte varints, then the message's unknown fields in their original order.
 
 use super::error::{DecodeError, DecodeErrorKind};
-use super::unknown::{UnknownField, UnknownFields};
+use super::unknown::UnknownFields;
 use super::wire::{self, Reader, WireType, RECURSION_LIMIT};
 use crate::path::Segment;
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto, SplitConfigProto, TileProto};
@@ -211,11 +211,7 @@ fn merge_fields_with<M: Codec>(
                 .reader
                 .skip_value(number, wire_type, decoder.depth)
                 .map_err(|e| e.within(field))?;
-            unknown.push(UnknownField::from_parts(
-                number,
-                wire_type,
-                decoder.reader.since(start),
-            ));
+            unknown.push_raw(decoder.reader.since(start), false, false);
         }
         decoder.highest_seen = decoder.highest_seen.max(number);
     }
@@ -326,7 +322,11 @@ pub(crate) fn merge_clean_program_streaming(
                 let streamed = nest && plain_tuple_ahead(&decoder.reader);
                 let mut leaf = |path: &[usize], span, shape, node: UnknownFields| {
                     // Copies of retired layout fields are no unknown field: they
-                    // go on, for the shape to be re-encoded as it was.
+                    // go on, for the shape to be re-encoded as it was. Past an
+                    // unknown field nothing more is handed on.
+                    if unclean {
+                        return;
+                    }
                     if node.holds_nothing() || no_unknown(&node) {
                         element(path, span, shape, node);
                     } else {
@@ -939,7 +939,7 @@ enum RetiredPlacement {
 
 impl LayoutProto {
     fn retired_placement(&self, unknown: &UnknownFields) -> RetiredPlacement {
-        if unknown.fields().is_empty() {
+        if unknown.own_is_empty() {
             // No copies: the named fields, whatever they hold.
             return RetiredPlacement::Named;
         }
@@ -950,7 +950,7 @@ impl LayoutProto {
         if copies.peek().is_none() {
             return RetiredPlacement::Named;
         }
-        if copies.all(UnknownField::is_leading) {
+        if copies.all(|copy| copy.is_leading()) {
             RetiredPlacement::Leading
         } else {
             RetiredPlacement::Trailing
@@ -1018,12 +1018,8 @@ impl LayoutProto {
                 // runtime keeps it, so that re-encoding is a fixed point: what the
                 // encoder writes at the end re-decodes as leading only when it
                 // already is where the leading copies would go.
-                let leading = decoder.highest_seen <= 5
-                    && unknown
-                        .fields()
-                        .iter()
-                        .all(UnknownField::is_retired_layout_field);
-                unknown.push(UnknownField::retired(number, wire_type, raw, leading));
+                let leading = decoder.highest_seen <= 5 && unknown.own_all_retired();
+                unknown.push_raw(raw, true, leading);
                 Ok(true)
             }
             Ok(false) => Ok(false),

@@ -113,6 +113,17 @@ impl<M: WireMessage> Decoded<M> {
         self.unknown.collect(M::KIND, &mut Path::root(), &mut out);
         out
     }
+
+    /// [`Decoded::unknown_fields`] one at a time, without keeping them (a message may
+    /// hold millions).
+    pub fn for_each_unknown_field(&self, mut each: impl FnMut(UnknownFieldInfo)) {
+        self.unknown.visit(M::KIND, &mut Path::root(), &mut each);
+    }
+
+    /// Whether [`Decoded::unknown_fields`] lists anything, without listing it.
+    pub fn has_unknown_fields(&self) -> bool {
+        !self.unknown.lists_nothing(M::KIND)
+    }
 }
 
 /// Decodes one message, keeping its unknown fields.
@@ -413,6 +424,26 @@ impl Decoded<AnyMessage> {
     /// The same as [`Decoded::unknown_fields`] (the first name of the method).
     pub fn unknown_fields_any(&self) -> Vec<UnknownFieldInfo> {
         self.unknown_fields()
+    }
+
+    /// [`Decoded::unknown_fields`] one at a time, without keeping them (a message may
+    /// hold millions).
+    pub fn for_each_unknown_field(&self, mut each: impl FnMut(UnknownFieldInfo)) {
+        self.unknown
+            .visit(self.wire_kind(), &mut Path::root(), &mut each);
+    }
+
+    /// Whether [`Decoded::unknown_fields`] lists anything, without listing it.
+    pub fn has_unknown_fields(&self) -> bool {
+        !self.unknown.lists_nothing(self.wire_kind())
+    }
+
+    fn wire_kind(&self) -> messages::Kind {
+        match self.message {
+            AnyMessage::Shape(_) => messages::Kind::Shape,
+            AnyMessage::Layout(_) => messages::Kind::Layout,
+            AnyMessage::ProgramShape(_) => messages::Kind::ProgramShape,
+        }
     }
 }
 

@@ -49,21 +49,6 @@ impl UnknownField {
         }
     }
 
-    /// The bytes of a retired LayoutProto field (2-5) that was also decoded into its
-    /// named field: see [`UnknownField::is_retired_layout_field`].
-    pub(crate) fn retired(
-        number: u32,
-        wire_type: WireType,
-        raw: &[u8],
-        leading: bool,
-    ) -> UnknownField {
-        UnknownField {
-            retired: true,
-            leading,
-            ..UnknownField::from_parts(number, wire_type, raw)
-        }
-    }
-
     fn build(number: u32, wire_type: WireType, value: impl FnOnce(&mut Vec<u8>)) -> Self {
         assert!(
             (1..=wire::MAX_FIELD_NUMBER).contains(&number),
@@ -147,13 +132,6 @@ impl UnknownField {
     pub fn is_retired_layout_field(&self) -> bool {
         self.retired
     }
-
-    /// For a copy of a retired layout field: whether it came before every field
-    /// numbered above 5 of its message, as XLA of 2017-2022 wrote them (the encoder
-    /// then writes the copies back in field-number order, not at the end).
-    pub(crate) fn is_leading(&self) -> bool {
-        self.retired && self.leading
-    }
 }
 
 impl fmt::Debug for UnknownField {
@@ -190,10 +168,70 @@ pub struct UnknownFields {
 }
 
 /// What one message keeps: its own fields and the nodes of its submessages.
+///
+/// The own fields are kept packed: their bytes one after another (each a whole
+/// field, tag and value, read again to walk them) and one byte of flags each, so that
+/// a message of millions of small unknown fields costs about its own size (a struct
+/// and a heap block per field cost 40 times a 3-byte field).
 #[derive(Clone, Debug, Default)]
 struct Node {
-    fields: Vec<UnknownField>,
+    /// The own fields' bytes, one whole field after another.
+    raw: Vec<u8>,
+    /// One entry per own field: [`RETIRED`] and [`LEADING`].
+    flags: Vec<u8>,
+    /// How many own fields are no copy of a retired field.
+    unknown: usize,
     children: BTreeMap<(u32, usize), UnknownFields>,
+}
+
+/// A flag of a field kept in a [`Node`]: a copy of a retired layout field.
+const RETIRED: u8 = 1;
+/// A flag of a field kept in a [`Node`]: a retired copy that came before every field
+/// numbered above 5.
+const LEADING: u8 = 2;
+
+/// One field kept in a [`Node`], borrowed.
+#[derive(Clone, Copy)]
+pub(crate) struct FieldRef<'a> {
+    number: u32,
+    wire_type: WireType,
+    raw: &'a [u8],
+    flags: u8,
+}
+
+impl<'a> FieldRef<'a> {
+    /// The field's bytes: tag and value.
+    pub(crate) fn raw(&self) -> &'a [u8] {
+        self.raw
+    }
+
+    fn retired(&self) -> bool {
+        self.flags & RETIRED != 0
+    }
+
+    /// For a copy of a retired layout field: whether it came before every field
+    /// numbered above 5 of its message, as XLA of 2017-2022 wrote them (the encoder
+    /// then writes the copies back in field-number order, not at the end).
+    pub(crate) fn is_leading(&self) -> bool {
+        self.flags & (RETIRED | LEADING) == RETIRED | LEADING
+    }
+
+    fn to_owned(self) -> UnknownField {
+        UnknownField {
+            number: self.number,
+            wire_type: self.wire_type,
+            raw: self.raw.to_vec(),
+            retired: self.retired(),
+            leading: self.flags & LEADING != 0,
+        }
+    }
+}
+
+impl PartialEq for FieldRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        (self.number, self.wire_type, self.raw, self.flags)
+            == (other.number, other.wire_type, other.raw, other.flags)
+    }
 }
 
 /// An empty node, for submessages without unknown fields.
@@ -205,9 +243,35 @@ impl UnknownFields {
         Self::default()
     }
 
-    /// This message's own fields, copies of retired fields included.
-    fn own(&self) -> &[UnknownField] {
-        self.node.as_deref().map_or(&[], |n| n.fields.as_slice())
+    /// This message's own fields, copies of retired fields included, read again from
+    /// their bytes (which hold whole fields: read when decoded, or built).
+    fn own(&self) -> impl Iterator<Item = FieldRef<'_>> + '_ {
+        let (raw, flags): (&[u8], &[u8]) = match self.node.as_deref() {
+            Some(node) => (&node.raw, &node.flags),
+            None => (&[], &[]),
+        };
+        let mut reader = Reader::new(raw);
+        flags.iter().map_while(move |&flags| {
+            let start = reader.position();
+            let (number, wire_type) = reader.read_tag().ok()?;
+            reader.skip_value(number, wire_type, 0).ok()?;
+            Some(FieldRef {
+                number,
+                wire_type,
+                raw: reader.since(start),
+                flags,
+            })
+        })
+    }
+
+    /// How many own fields this message keeps, copies of retired fields included.
+    fn own_count(&self) -> usize {
+        self.node.as_deref().map_or(0, |n| n.flags.len())
+    }
+
+    /// How many own fields this message keeps that are no copy of a retired field.
+    fn own_unknown_count(&self) -> usize {
+        self.node.as_deref().map_or(0, |n| n.unknown)
     }
 
     /// The submessage nodes, by key.
@@ -222,30 +286,39 @@ impl UnknownFields {
     /// Whether there is no unknown field in this message or any nested one (copies
     /// of retired layout fields do not count).
     pub fn is_empty(&self) -> bool {
-        self.own().iter().all(|f| f.retired) && self.nodes().all(|(_, n)| n.is_empty())
+        self.own_unknown_count() == 0 && self.nodes().all(|(_, n)| n.is_empty())
     }
 
     /// The number of unknown fields in this message and every nested one (copies of
     /// retired layout fields do not count).
     pub fn len(&self) -> usize {
-        self.own().iter().filter(|f| !f.retired).count()
-            + self.nodes().map(|(_, n)| n.len()).sum::<usize>()
+        self.own_unknown_count() + self.nodes().map(|(_, n)| n.len()).sum::<usize>()
     }
 
     /// Whether the node holds nothing at all, copies of retired fields included.
     pub(crate) fn holds_nothing(&self) -> bool {
-        self.own().is_empty() && self.nodes().all(|(_, n)| n.holds_nothing())
+        self.own_count() == 0 && self.nodes().all(|(_, n)| n.holds_nothing())
     }
 
     /// This message's own unknown fields, in their original order (with any copies
     /// of retired layout fields, see [`UnknownField::is_retired_layout_field`]).
-    pub fn fields(&self) -> &[UnknownField] {
-        self.own()
+    pub fn fields(&self) -> impl Iterator<Item = UnknownField> + '_ {
+        self.own().map(FieldRef::to_owned)
+    }
+
+    /// Whether this message keeps no own field (copies of retired fields included).
+    pub(crate) fn own_is_empty(&self) -> bool {
+        self.own_count() == 0
+    }
+
+    /// Whether every own field this message keeps is a copy of a retired field.
+    pub(crate) fn own_all_retired(&self) -> bool {
+        self.own_unknown_count() == 0
     }
 
     /// Adds an unknown field to this message, after the others.
     pub fn push(&mut self, field: UnknownField) {
-        self.node_mut().fields.push(field);
+        self.push_raw(&field.raw, field.retired, field.leading);
     }
 
     /// The node of the submessage in field `number`, element `index` (0 for a
@@ -268,27 +341,33 @@ impl UnknownFields {
     /// The bytes of this message's own unknown fields; with `retired`, the copies of
     /// retired layout fields too.
     pub(crate) fn own_len(&self, retired: bool) -> usize {
+        if retired || self.own_unknown_count() == self.own_count() {
+            return self.node.as_deref().map_or(0, |n| n.raw.len());
+        }
         self.own()
-            .iter()
-            .filter(|f| retired || !f.retired)
+            .filter(|f| !f.retired())
             .map(|f| f.raw.len())
             .sum()
     }
 
     pub(crate) fn write_own(&self, buf: &mut Vec<u8>, retired: bool) {
-        for field in self.own().iter().filter(|f| retired || !f.retired) {
-            buf.extend_from_slice(&field.raw);
+        if retired || self.own_unknown_count() == self.own_count() {
+            buf.extend_from_slice(self.node.as_deref().map_or(&[], |n| &n.raw));
+            return;
+        }
+        for field in self.own().filter(|f| !f.retired()) {
+            buf.extend_from_slice(field.raw);
         }
     }
 
     /// This message's own unknown fields, without copies of retired fields.
-    fn own_unknown(&self) -> impl Iterator<Item = &UnknownField> {
-        self.own().iter().filter(|f| !f.retired)
+    fn own_unknown(&self) -> impl Iterator<Item = FieldRef<'_>> {
+        self.own().filter(|f| !f.retired())
     }
 
     /// The copies of retired layout fields, in order.
-    pub(crate) fn retired_fields(&self) -> impl Iterator<Item = &UnknownField> {
-        self.own().iter().filter(|f| f.retired)
+    pub(crate) fn retired_fields(&self) -> impl Iterator<Item = FieldRef<'_>> {
+        self.own().filter(|f| f.retired())
     }
 
     /// Takes the node of a submessage out (to decode into it).
@@ -307,8 +386,20 @@ impl UnknownFields {
     }
 
     pub(crate) fn collect(&self, kind: Kind, path: &mut Path, out: &mut Vec<UnknownFieldInfo>) {
+        self.visit(kind, path, &mut |info| out.push(info));
+    }
+
+    /// Hands every unknown field of this message (of `kind`, at `path`) and of its
+    /// submessages to `each`, in the order of [`UnknownFields::collect`], without
+    /// keeping them.
+    pub(crate) fn visit(
+        &self,
+        kind: Kind,
+        path: &mut Path,
+        each: &mut dyn FnMut(UnknownFieldInfo),
+    ) {
         for field in self.own_unknown() {
-            out.push(UnknownFieldInfo {
+            each(UnknownFieldInfo {
                 path: path.clone(),
                 number: field.number,
                 wire_type: field.wire_type,
@@ -323,12 +414,31 @@ impl UnknownFields {
             if sub.repeated {
                 path.push(Segment::Index(index));
             }
-            node.collect(sub.kind, path, out);
+            node.visit(sub.kind, path, each);
             if sub.repeated {
                 path.pop();
             }
             path.pop();
         }
+    }
+
+    /// Whether [`UnknownFields::collect`] would list nothing for a message of `kind`.
+    pub(crate) fn lists_nothing(&self, kind: Kind) -> bool {
+        self.own_unknown_count() == 0
+            && self.nodes().all(|(&(number, _), node)| {
+                kind.submessage(number)
+                    .is_none_or(|sub| node.lists_nothing(sub.kind))
+            })
+    }
+
+    /// Adds the bytes of one whole field (tag and value), read by the decoder, as an
+    /// unknown field of this message, after the others.
+    pub(crate) fn push_raw(&mut self, raw: &[u8], retired: bool, leading: bool) {
+        let node = self.node_mut();
+        node.raw.extend_from_slice(raw);
+        node.flags
+            .push((u8::from(retired) * RETIRED) | (u8::from(leading) * LEADING));
+        node.unknown += usize::from(!retired);
     }
 }
 

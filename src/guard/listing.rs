@@ -443,7 +443,7 @@ fn binary_kind(bytes: &[u8]) -> Option<MessageKind> {
         .into_iter()
         .find(|&kind| {
             crate::codec::decode_any(kind, bytes).is_ok_and(|d| {
-                d.unknown_fields_any().is_empty()
+                !d.has_unknown_fields()
                     && match &d.message {
                         AnyMessage::Shape(s) => s.element_type != 0,
                         AnyMessage::ProgramShape(p) => p.result.is_some(),

@@ -67,6 +67,7 @@ pub const CODES: &[CodeInfo] = &[
     code("parameter_names_count", Error, "`parameter_names` does not have one name per parameter."),
     code("missing_result", Error, "A program shape without a result."),
     code("wrong_wire_type", Error, "A known field that arrived with a wire type its declared type cannot have."),
+    code("wrong_wire_types_not_listed", Error, "More fields with a wrong wire type than a report lists one by one (1,000 a message): the rest, counted."),
     code("ignored_dimensions", Warning, "`dimensions` or `is_dynamic_dimension` on a non-array shape: XLA ignores them."),
     code("ignored_tuple_shapes", Warning, "`tuple_shapes` on an array, token or opaque shape: XLA ignores them."),
     code("buffer_layout_replaced", Warning, "A layout on a buffer shape and on its array: XLA uses the buffer's."),
@@ -83,6 +84,7 @@ pub const CODES: &[CodeInfo] = &[
     code("split_of_unbounded_dimension", Error, "A split index on an unbounded dimension, which has no size to split at (XLA compares the index with the unbounded marker and rejects it)."),
     code("padding_value_without_padding", Warning, "`padding_value` without `padded_dimensions`."),
     code("unknown_field", Warning, "A field this schema does not know (from a newer XLA, or another message)."),
+    code("unknown_fields_not_listed", Warning, "More unknown fields than a report lists one by one (1,000 a message): the rest, counted."),
     // ----- reading module text and module protos -----
     code("hlo_syntax", Error, "Text where XLA's HLO parser expects a shape or a layout does not parse as one (the message is the parser's, e.g. \"expects layout to end with '}'\")."),
     code("not_a_shape", Error, "Something that is not a shape stands where XLA's HLO parser expects one (a name, a number, a stray token)."),

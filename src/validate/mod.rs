@@ -223,12 +223,24 @@ pub fn validate_program_shape_with(
     checker.finish(value)
 }
 
-/// The problems the codec's unknown-field listing stands for: a warning for each
-/// unknown field (XLA skips them), at `PATH.#NUMBER`; an error for each known field
-/// that arrived with a wire type it cannot have, at the field's path.
-pub fn unknown_fields_report(unknown: &[UnknownFieldInfo]) -> Report {
-    let mut report = Report::new();
-    for info in unknown {
+/// How many unknown fields, and how many fields with a wrong wire type, one report
+/// lists one by one: the rest are counted in one issue each
+/// ([`IssueKind::UnknownFieldsNotListed`], [`IssueKind::WrongWireTypesNotListed`]),
+/// so that a message of millions of unknown fields gets a report of its own size at
+/// most.
+pub const MAX_LISTED_UNKNOWN: usize = 1000;
+
+/// The issues of unknown fields as they come, the first [`MAX_LISTED_UNKNOWN`] of each
+/// kind listed, the rest counted ([`UnknownListing::finish`]).
+#[derive(Debug, Default)]
+pub(crate) struct UnknownListing {
+    listed: (usize, usize),
+    more: (usize, usize),
+}
+
+impl UnknownListing {
+    /// The issue for one unknown field, when it is listed.
+    pub(crate) fn field(&mut self, info: &UnknownFieldInfo) -> Option<Issue> {
         let wire_type = info.wire_type.name();
         let kind = match info.known_field {
             Some(_) => IssueKind::WrongWireType {
@@ -240,8 +252,78 @@ pub fn unknown_fields_report(unknown: &[UnknownFieldInfo]) -> Report {
                 wire_type,
             },
         };
-        report.push(Issue::new(info.field_path(), kind));
+        self.issue(Issue::new(info.field_path(), kind))
     }
+
+    /// `issue` when it is listed: an unknown field or wrong wire type past the first
+    /// [`MAX_LISTED_UNKNOWN`] of its kind, or a count of those not listed (from a
+    /// report of its own), is counted instead; any other issue is listed.
+    pub(crate) fn issue(&mut self, issue: Issue) -> Option<Issue> {
+        let (listed, more) = match issue.kind() {
+            IssueKind::UnknownField { .. } => (&mut self.listed.0, &mut self.more.0),
+            IssueKind::WrongWireType { .. } => (&mut self.listed.1, &mut self.more.1),
+            IssueKind::UnknownFieldsNotListed { more } => {
+                self.more.0 += more;
+                return None;
+            }
+            IssueKind::WrongWireTypesNotListed { more } => {
+                self.more.1 += more;
+                return None;
+            }
+            _ => return Some(issue),
+        };
+        if *listed < MAX_LISTED_UNKNOWN {
+            *listed += 1;
+            Some(issue)
+        } else {
+            *more += 1;
+            None
+        }
+    }
+
+    /// Adds the counts of the fields `other` did not list.
+    pub(crate) fn merge(&mut self, other: UnknownListing) {
+        self.more.0 += other.more.0;
+        self.more.1 += other.more.1;
+    }
+
+    /// The counts of the fields not listed, at the message itself.
+    pub(crate) fn finish(self) -> impl Iterator<Item = Issue> {
+        let wrong = (self.more.1 > 0).then(|| {
+            Issue::new(
+                Path::root(),
+                IssueKind::WrongWireTypesNotListed { more: self.more.1 },
+            )
+        });
+        let unknown = (self.more.0 > 0).then(|| {
+            Issue::new(
+                Path::root(),
+                IssueKind::UnknownFieldsNotListed { more: self.more.0 },
+            )
+        });
+        wrong.into_iter().chain(unknown)
+    }
+}
+
+/// The problems the codec's unknown-field listing stands for: a warning for each
+/// unknown field (XLA skips them), at `PATH.#NUMBER`; an error for each known field
+/// that arrived with a wire type it cannot have, at the field's path. At most
+/// [`MAX_LISTED_UNKNOWN`] of each are listed; the rest are counted, at the end.
+pub fn unknown_fields_report(unknown: &[UnknownFieldInfo]) -> Report {
+    unknown_report(|each| unknown.iter().for_each(each))
+}
+
+/// [`unknown_fields_report`] of the fields `visit` hands on one at a time (from
+/// [`Decoded::for_each_unknown_field`], which keeps none of them).
+pub(crate) fn unknown_report(visit: impl FnOnce(&mut dyn FnMut(&UnknownFieldInfo))) -> Report {
+    let mut report = Report::new();
+    let mut listing = UnknownListing::default();
+    visit(&mut |info| {
+        if let Some(issue) = listing.field(info) {
+            report.push(issue);
+        }
+    });
+    listing.finish().for_each(|issue| report.push(issue));
     report
 }
 
@@ -249,7 +331,9 @@ pub fn unknown_fields_report(unknown: &[UnknownFieldInfo]) -> Report {
 /// its unknown fields ([`unknown_fields_report`]).
 pub fn validate_decoded(decoded: &Decoded<AnyMessage>, options: Options) -> Report {
     let mut report = validate_message(&decoded.message, options);
-    report.extend(unknown_fields_report(&decoded.unknown_fields_any()));
+    report.extend(unknown_report(|each| {
+        decoded.for_each_unknown_field(|info| each(&info));
+    }));
     report
 }
 
@@ -260,7 +344,9 @@ pub fn validate_decoded_shape(decoded: &Decoded<ShapeProto>, options: Options) -
         return validate_shape_with(&decoded.message, options);
     }
     let Validated { value, mut report } = validate_shape_with(&decoded.message, options);
-    report.extend(unknown_fields_report(&decoded.unknown_fields()));
+    report.extend(unknown_report(|each| {
+        decoded.for_each_unknown_field(|info| each(&info));
+    }));
     Validated {
         value: value.filter(|_| report.is_valid()),
         report,

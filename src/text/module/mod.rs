@@ -859,7 +859,9 @@ impl ProtoScan<'_, '_> {
     fn shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
         match crate::codec::decode_shape(bytes) {
             Ok(decoded) => {
-                let unknown = crate::validate::unknown_fields_report(&decoded.unknown_fields());
+                let unknown = crate::validate::unknown_report(|each| {
+                    decoded.for_each_unknown_field(|info| each(&info));
+                });
                 self.check_shape(&decoded.message, unknown, path, context);
             }
             Err(e) => {
@@ -887,7 +889,9 @@ impl ProtoScan<'_, '_> {
                 if let Some(result) = &program.result {
                     self.check_shape(result, Report::default(), &path.field("result"), context);
                 }
-                let unknown = crate::validate::unknown_fields_report(&decoded.unknown_fields());
+                let unknown = crate::validate::unknown_report(|each| {
+                    decoded.for_each_unknown_field(|info| each(&info));
+                });
                 self.issues(None, [unknown, Report::default()], path, context);
             }
             Err(e) => self.problem(

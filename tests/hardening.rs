@@ -1233,3 +1233,70 @@ fn program_shape_is_converted_a_parameter_at_a_time() {
         }
     }
 }
+
+/// A shape with two million unknown fields (6 MB) is validated and converted in a
+/// 200 MB address space: its fields are kept packed (a struct and a heap block each
+/// took 37 times their bytes, and validation 4.6 GB for ten million), the report lists
+/// the first 1,000 and counts the rest, and binary output is the input byte for byte.
+#[test]
+fn millions_of_unknown_fields_are_kept_and_reported_in_bounded_memory() {
+    let n = 2_000_000;
+    let mut bytes = vec![0x10, 0x0b]; // element_type F32
+    for _ in 0..n {
+        bytes.extend([0xa0, 0x06, 0x01]); // field 100, varint 1
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("unknown.pb");
+    std::fs::write(&input, &bytes).unwrap();
+    let validate = limited(&format!("validate --format json {}", input.display()));
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&validate.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&validate.stdout).unwrap();
+    let findings = report["files"][0]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1001);
+    assert!(findings[..1000]
+        .iter()
+        .all(|f| f["code"] == "unknown_field"));
+    assert_eq!(findings[1000]["code"], "unknown_fields_not_listed");
+    let said = findings[1000]["message"].as_str().unwrap();
+    assert!(said.starts_with("1999000 more unknown fields"), "{said}");
+
+    let output = dir.path().join("out.pb");
+    let convert = limited(&format!(
+        "convert --from binary --to binary {} -o {}",
+        input.display(),
+        output.display()
+    ));
+    assert!(convert.status.success(), "{convert:?}");
+    assert!(std::fs::read(&output).unwrap() == bytes);
+    let convert = limited(&format!(
+        "convert --from binary --to json {} -o {}",
+        input.display(),
+        output.display()
+    ));
+    assert!(convert.status.success(), "{convert:?}");
+    let warnings = String::from_utf8_lossy(&convert.stderr);
+    assert_eq!(warnings.lines().count(), 1001, "{}", &warnings[..200]);
+    assert!(warnings.contains("1999000 more unknown fields are not written"));
+}
+
+/// Copies of retired layout fields are placed without reading the fields kept before
+/// them again: 200,000 of them (each `padded_dimensions` on its own) decode at once,
+/// where each looked at every field before it (100,000 took 3 s in release).
+#[test]
+fn many_retired_layout_fields_decode_in_linear_time() {
+    let bytes: Vec<u8> = [0x10, 0x01].repeat(200_000);
+    let start = Instant::now();
+    let decoded = xla_shape::codec::decode_layout(&bytes).unwrap();
+    assert_eq!(decoded.message.padded_dimensions.len(), 200_000);
+    assert_eq!(decoded.encode_to_vec(), bytes);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        start.elapsed()
+    );
+}

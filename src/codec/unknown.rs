@@ -170,14 +170,18 @@ pub struct UnknownFields {
 /// What one message keeps: its own fields and the nodes of its submessages.
 ///
 /// The own fields are kept packed: their bytes one after another (each a whole
-/// field, tag and value, read again to walk them) and one byte of flags each, so that
-/// a message of millions of small unknown fields costs about its own size (a struct
-/// and a heap block per field cost 40 times a 3-byte field).
+/// field, tag and value, read again to walk them) and, once a copy of a retired
+/// field is among them, one byte of flags each, so that a message of millions of
+/// small unknown fields costs about its own size (a struct and a heap block per field
+/// cost 40 times a 3-byte field).
 #[derive(Clone, Debug, Default)]
 struct Node {
     /// The own fields' bytes, one whole field after another.
     raw: Vec<u8>,
-    /// One entry per own field: [`RETIRED`] and [`LEADING`].
+    /// How many own fields there are.
+    count: usize,
+    /// One entry per own field, [`RETIRED`] and [`LEADING`]; empty while no field has
+    /// a flag.
     flags: Vec<u8>,
     /// How many own fields are no copy of a retired field.
     unknown: usize,
@@ -246,12 +250,13 @@ impl UnknownFields {
     /// This message's own fields, copies of retired fields included, read again from
     /// their bytes (which hold whole fields: read when decoded, or built).
     fn own(&self) -> impl Iterator<Item = FieldRef<'_>> + '_ {
-        let (raw, flags): (&[u8], &[u8]) = match self.node.as_deref() {
-            Some(node) => (&node.raw, &node.flags),
-            None => (&[], &[]),
+        let (raw, count, flags): (&[u8], usize, &[u8]) = match self.node.as_deref() {
+            Some(node) => (&node.raw, node.count, &node.flags),
+            None => (&[], 0, &[]),
         };
         let mut reader = Reader::new(raw);
-        flags.iter().map_while(move |&flags| {
+        (0..count).map_while(move |i| {
+            let flags = flags.get(i).copied().unwrap_or(0);
             let start = reader.position();
             let (number, wire_type) = reader.read_tag().ok()?;
             reader.skip_value(number, wire_type, 0).ok()?;
@@ -266,7 +271,7 @@ impl UnknownFields {
 
     /// How many own fields this message keeps, copies of retired fields included.
     fn own_count(&self) -> usize {
-        self.node.as_deref().map_or(0, |n| n.flags.len())
+        self.node.as_deref().map_or(0, |n| n.count)
     }
 
     /// How many own fields this message keeps that are no copy of a retired field.
@@ -436,8 +441,13 @@ impl UnknownFields {
     pub(crate) fn push_raw(&mut self, raw: &[u8], retired: bool, leading: bool) {
         let node = self.node_mut();
         node.raw.extend_from_slice(raw);
-        node.flags
-            .push((u8::from(retired) * RETIRED) | (u8::from(leading) * LEADING));
+        let flags = (u8::from(retired) * RETIRED) | (u8::from(leading) * LEADING);
+        if flags != 0 || !node.flags.is_empty() {
+            // The fields before the first with a flag have none.
+            node.flags.resize(node.count, 0);
+            node.flags.push(flags);
+        }
+        node.count += 1;
         node.unknown += usize::from(!retired);
     }
 }

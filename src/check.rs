@@ -32,7 +32,7 @@ use crate::message::MessageKind;
 use crate::path::Segment;
 use crate::report::{Document, FileReport, Finding, Form};
 use crate::text::{self, module, HloStyle};
-use crate::validate::{validate_decoded, validate_message, Options as GateOptions};
+use crate::validate::{validate_decoded, validate_message, Options as GateOptions, TupleIssues};
 
 /// How to check inputs.
 #[derive(Clone, Debug, Default)]
@@ -620,62 +620,6 @@ impl<'o> TupleFindings<'o> {
         report.shapes = 1;
         report.findings = self.findings;
         report
-    }
-}
-
-/// The issues of the shapes of a tuple checked one at a time ([`TupleIssues::leaf`]).
-#[derive(Default)]
-struct TupleIssues {
-    /// The path of the tuple last said to nest too deep.
-    too_deep: Option<Vec<usize>>,
-}
-
-impl TupleIssues {
-    /// The issues of the shape at `path` (tuple indices from the top-level tuple's)
-    /// inside tuples that hold nothing but their elements (which have no issues of
-    /// their own), so that they are those of the whole tuple, at `tuple_shapes[i]...`.
-    /// Below the validator's depth limit only the enclosing tuple at the limit is
-    /// looked at, and said to nest too deep once.
-    fn leaf(
-        &mut self,
-        path: &[usize],
-        shape: &crate::proto::ShapeProto,
-        gate: GateOptions,
-    ) -> Vec<crate::Issue> {
-        self.leaf_in(&crate::path::Path::root(), path, shape, gate)
-    }
-
-    /// [`TupleIssues::leaf`] for a tuple at `base` in a larger message, at nesting depth
-    /// 0 there (a program shape's parameter or result): the issues are at
-    /// `base.tuple_shapes[i]...`.
-    fn leaf_in(
-        &mut self,
-        base: &crate::path::Path,
-        path: &[usize],
-        shape: &crate::proto::ShapeProto,
-        gate: GateOptions,
-    ) -> Vec<crate::Issue> {
-        let limit = crate::validate::MAX_DEPTH;
-        let report = if path.len() > limit {
-            let at = &path[..limit];
-            if self.too_deep.as_deref() == Some(at) {
-                return Vec::new();
-            }
-            self.too_deep = Some(at.to_vec());
-            let tuple = crate::proto::ShapeProto {
-                element_type: crate::proto::PrimitiveType::Tuple as i32,
-                ..Default::default()
-            };
-            crate::validate::validate_nested_shape(&tuple, gate, limit)
-        } else {
-            crate::validate::validate_nested_shape(shape, gate, path.len())
-        };
-        let prefix = codec::tuple_path(&path[..path.len().min(limit)]).prefixed(base);
-        report
-            .issues()
-            .iter()
-            .map(|issue| issue.clone().prefixed(&prefix))
-            .collect()
     }
 }
 

@@ -1300,3 +1300,85 @@ fn many_retired_layout_fields_decode_in_linear_time() {
         start.elapsed()
     );
 }
+
+/// A module whose instruction has a tuple shape of `n` elements `f32[8,128]{1,0}` on
+/// one line, with the elements at 1, 3 and (nested) 5 warned of (a tuple element that
+/// is in error does not parse).
+fn module_with_long_tuple(n: usize) -> String {
+    let element = "f32[8,128]{1,0}";
+    let mut elements = vec![element.to_string(); n];
+    elements[1] = "f32[2]{0:E(4)}".into();
+    elements[3] = "s8[4]{0:E(2)}".into();
+    elements[5] = format!("({element}, (s32[], f32[2]{{0:E(4)}}))");
+    format!(
+        "HloModule m\n\nENTRY main {{\n  p = ({}) parameter(0)\n  ROOT t = {element} get-tuple-element(p), index=0\n}}\n",
+        elements.join(", ")
+    )
+}
+
+/// A long tuple in module text is validated a shape at a time when only the findings
+/// are wanted (`validate`): the findings of the whole tuple's check, at the same
+/// paths, lines and columns, each with its own shape's text; a syntax error is all
+/// that is said of a tuple that does not parse. A 9.6 MB instruction line passes in a
+/// 200 MB address space (a 26 MB one took 915 MB).
+#[test]
+fn long_tuple_in_module_text_is_validated_a_shape_at_a_time() {
+    use xla_shape::text::module;
+    let key = |f: &xla_shape::report::Finding| {
+        (
+            f.code,
+            f.path.clone(),
+            f.message.clone(),
+            f.line,
+            f.column,
+            f.computation.clone(),
+            f.instruction.clone(),
+        )
+    };
+    let text = module_with_long_tuple(80_000);
+    assert!(text.len() > 1 << 20);
+    let broken = text.replacen(
+        "f32[8,128]{1,0}, f32[8,128]{1,0})",
+        "f32[8,128]{1,0}, f32[8,)",
+        1,
+    );
+    for input in [&text, &broken] {
+        let mut whole = Vec::new();
+        let mut check = module::validate_text;
+        let a = module::scan_text(input.as_bytes(), &mut check, &mut |f| whole.push(f)).unwrap();
+        let mut streamed = Vec::new();
+        let b = module::scan_text_validated(input.as_bytes(), &mut |f| streamed.push(f)).unwrap();
+        assert_eq!(a, b);
+        let (whole_keys, streamed_keys): (Vec<_>, Vec<_>) = (
+            whole.iter().map(key).collect(),
+            streamed.iter().map(key).collect(),
+        );
+        assert_eq!(whole_keys, streamed_keys);
+        if input == &text {
+            assert_eq!(streamed.len(), 3, "{streamed_keys:?}");
+            assert_eq!(streamed[0].shape.as_deref(), Some("f32[2]{0:E(4)}"));
+            assert!(streamed[2]
+                .path
+                .starts_with("tuple_shapes[5].tuple_shapes[1].tuple_shapes[1]"));
+        } else {
+            assert!(
+                streamed.iter().all(|f| f.code == "hlo_syntax"),
+                "{streamed_keys:?}"
+            );
+        }
+    }
+
+    let big = module_with_long_tuple(600_000);
+    assert!(big.len() > 9_000_000);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("module.hlo");
+    std::fs::write(&input, &big).unwrap();
+    let validate = limited(&format!("validate --format json {}", input.display()));
+    assert_eq!(
+        validate.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&validate.stderr)
+    );
+    assert_eq!(finding_paths(&validate.stdout).len(), 3);
+}

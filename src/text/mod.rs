@@ -334,6 +334,20 @@ fn stream_shape(parser: &mut Parser<'_>, leaf: &mut LeafFn<'_>) -> Result<(), Pa
     Ok(())
 }
 
+/// [`parse_shape_at`] with the shapes handed to `leaf` as [`parse_shape_leaves`] hands
+/// them (a tuple opened however it nests, anything else whole at path `[]`), instead
+/// of building the shape: the same errors. Returns the byte offset just after it.
+pub(crate) fn parse_shape_leaves_at(
+    input: &str,
+    start: usize,
+    options: ParseOptions,
+    leaf: &mut LeafFn<'_>,
+) -> Result<usize, ParseError> {
+    let mut parser = Parser::at(input, start, options);
+    stream_shape(&mut parser, leaf)?;
+    Ok(parser.cursor.pos())
+}
+
 /// Parses one shape starting at byte `start` of `input` and returns it with the byte
 /// offset just after it; whatever follows is left alone.
 pub fn parse_shape_at(

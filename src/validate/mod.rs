@@ -223,6 +223,62 @@ pub fn validate_program_shape_with(
     checker.finish(value)
 }
 
+/// The issues of the shapes of a tuple checked one at a time ([`TupleIssues::leaf`]).
+#[derive(Debug, Default)]
+pub(crate) struct TupleIssues {
+    /// The path of the tuple last said to nest too deep.
+    too_deep: Option<Vec<usize>>,
+}
+
+impl TupleIssues {
+    /// The issues of the shape at `path` (tuple indices from the top-level tuple's)
+    /// inside tuples that hold nothing but their elements (which have no issues of
+    /// their own), so that they are those of the whole tuple, at `tuple_shapes[i]...`.
+    /// Below the validator's depth limit only the enclosing tuple at the limit is
+    /// looked at, and said to nest too deep once.
+    pub(crate) fn leaf(
+        &mut self,
+        path: &[usize],
+        shape: &crate::proto::ShapeProto,
+        gate: Options,
+    ) -> Vec<crate::Issue> {
+        self.leaf_in(&crate::path::Path::root(), path, shape, gate)
+    }
+
+    /// [`TupleIssues::leaf`] for a tuple at `base` in a larger message, at nesting depth
+    /// 0 there (a program shape's parameter or result): the issues are at
+    /// `base.tuple_shapes[i]...`.
+    pub(crate) fn leaf_in(
+        &mut self,
+        base: &crate::path::Path,
+        path: &[usize],
+        shape: &crate::proto::ShapeProto,
+        gate: Options,
+    ) -> Vec<crate::Issue> {
+        let limit = MAX_DEPTH;
+        let report = if path.len() > limit {
+            let at = &path[..limit];
+            if self.too_deep.as_deref() == Some(at) {
+                return Vec::new();
+            }
+            self.too_deep = Some(at.to_vec());
+            let tuple = crate::proto::ShapeProto {
+                element_type: crate::proto::PrimitiveType::Tuple as i32,
+                ..Default::default()
+            };
+            validate_nested_shape(&tuple, gate, limit)
+        } else {
+            validate_nested_shape(shape, gate, path.len())
+        };
+        let prefix = crate::codec::tuple_path(&path[..path.len().min(limit)]).prefixed(base);
+        report
+            .issues()
+            .iter()
+            .map(|issue| issue.clone().prefixed(&prefix))
+            .collect()
+    }
+}
+
 /// How many unknown fields, and how many fields with a wrong wire type, one report
 /// lists one by one: the rest are counted in one issue each
 /// ([`IssueKind::UnknownFieldsNotListed`], [`IssueKind::WrongWireTypesNotListed`]),

@@ -266,7 +266,9 @@ fn scan_checked<R: BufRead>(
     let mut on_problem = |finding: Finding| (report.borrow_mut())(finding);
     let mut scanner = text::Scanner::new(reader, &mut on_shape, &mut on_problem);
     if validated {
-        scanner = scanner.checking(validate_text);
+        scanner = scanner
+            .checking(validate_text)
+            .validating_long_tuples_by_leaf();
     }
     let mut summary = scanner.run()?;
     summary.errors += extra_errors;

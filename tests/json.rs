@@ -1024,3 +1024,46 @@ fn fixture_json_inputs_get_googles_verdict() {
     }
     eprintln!("{} inputs, {deliberate} refused on purpose", lines.len());
 }
+
+/// Large objects (past the 16 keys compared one by one) still find a key given twice,
+/// written alike or with escapes, in a message or in a value stepped over, and
+/// accept distinct ones.
+#[test]
+fn large_objects_find_a_key_given_twice() {
+    use xla_shape::json::{from_json, ParseOptions};
+    use xla_shape::MessageKind;
+    let keys: Vec<String> = (0..200).map(|i| format!("\"k{i}\":{i}")).collect();
+    let read = |json: &str| {
+        from_json(
+            MessageKind::Shape,
+            json.as_bytes(),
+            &ParseOptions::new().ignore_unknown_fields(true),
+        )
+    };
+    let plain = format!("{{\"elementType\":\"F32\",{}}}", keys.join(","));
+    assert!(read(&plain).is_ok(), "{:?}", read(&plain));
+    for (again, at_end) in [
+        ("\"k7\":1", true),
+        ("\"\\u006b7\":1", true),
+        ("\"k199\":1", false),
+    ] {
+        let mut all = keys.clone();
+        if at_end {
+            all.push(again.to_string());
+        } else {
+            all.insert(150, again.to_string());
+        }
+        let json = format!("{{\"elementType\":\"F32\",{}}}", all.join(","));
+        let error = read(&json).unwrap_err().to_string();
+        assert!(error.contains("duplicate"), "{again}: {error}");
+        // The same object as a value stepped over (an unknown field's value).
+        let nested = format!("{{\"elementType\":\"F32\",\"x\":{{{}}}}}", all.join(","));
+        let error = read(&nested).unwrap_err().to_string();
+        assert!(error.contains("duplicate"), "{again}: {error}");
+    }
+    // An escaped key among many, given once.
+    let mut escaped = keys.clone();
+    escaped.push("\"\\u0078y\":1".into());
+    let json = format!("{{\"elementType\":\"F32\",{}}}", escaped.join(","));
+    assert!(read(&json).is_ok());
+}

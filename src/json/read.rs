@@ -329,7 +329,7 @@ impl<'a> Reader<'a> {
                     }
                 },
                 None => {
-                    if !keys.others.insert(key.clone()) {
+                    if !keys.others.insert(key.clone(), self.lexer.text_bytes()) {
                         return Err(self.lexer.duplicate_key(&key, key_pos).into());
                     }
                     (!self.ignore_unknown_fields).then(|| {

@@ -12,7 +12,6 @@
 //! makes it.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use super::error::{JsonError, JsonErrorKind};
 
@@ -61,12 +60,80 @@ impl Token<'_> {
 pub(crate) struct KeySet<'a> {
     keys: Vec<Cow<'a, [u8]>>,
     /// All the keys, once there are enough of them for hashing to pay.
-    hashed: Option<HashSet<Cow<'a, [u8]>>>,
+    hashed: Option<HashedKeys<'a>>,
+}
+
+/// The keys of a large object, kept small: a key written without escapes (the usual
+/// case) as its place in the text, 8 bytes, so that an object of millions of keys
+/// costs about its own size (a set of the keys themselves cost 85 bytes a key).
+struct HashedKeys<'a> {
+    /// The whole text the keys are read from.
+    text: &'a [u8],
+    /// Each key: `(offset << 24) | len` of a key in `text`, or [`OWNED`] and its index
+    /// in `owned`.
+    table: hashbrown::HashTable<u64>,
+    owned: Vec<Box<[u8]>>,
+    hasher: foldhash::quality::RandomState,
+}
+
+/// The bit of a [`HashedKeys`] entry that marks a key kept in `owned`.
+const OWNED: u64 = 1 << 63;
+
+impl std::fmt::Debug for HashedKeys<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HashedKeys({} keys)", self.table.len())
+    }
+}
+
+impl<'a> HashedKeys<'a> {
+    fn key<'t>(text: &'t [u8], owned: &'t [Box<[u8]>], entry: u64) -> &'t [u8] {
+        if entry & OWNED != 0 {
+            let index = usize::try_from(entry & !OWNED).unwrap_or(usize::MAX);
+            return owned.get(index).map_or(&[], |key| key);
+        }
+        let (offset, len) = (entry >> 24, entry & 0xff_ffff);
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let end = start.saturating_add(usize::try_from(len).unwrap_or(0));
+        text.get(start..end).unwrap_or_default()
+    }
+
+    /// Adds a key; false if it was there already.
+    fn insert(&mut self, key: Cow<'a, [u8]>) -> bool {
+        use std::hash::BuildHasher;
+        let hash = self.hasher.hash_one(&*key);
+        let (text, owned) = (self.text, &self.owned);
+        if self
+            .table
+            .find(hash, |&entry| Self::key(text, owned, entry) == &*key)
+            .is_some()
+        {
+            return false;
+        }
+        // A borrowed key is a slice of the text: its place there.
+        let place = match &key {
+            Cow::Borrowed(slice) => {
+                let offset = (slice.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+                let inside = text.get(offset..offset.wrapping_add(slice.len())) == Some(*slice);
+                let (offset, len) = (offset as u64, slice.len() as u64);
+                (inside && offset < 1 << 39 && len < 1 << 24).then_some((offset << 24) | len)
+            }
+            Cow::Owned(_) => None,
+        };
+        let entry = place.unwrap_or_else(|| {
+            self.owned.push(key.into_owned().into_boxed_slice());
+            OWNED | (self.owned.len() as u64 - 1)
+        });
+        let (text, owned, hasher) = (self.text, &self.owned, &self.hasher);
+        self.table.insert_unique(hash, entry, |&entry| {
+            hasher.hash_one(Self::key(text, owned, entry))
+        });
+        true
+    }
 }
 
 impl<'a> KeySet<'a> {
-    /// Adds a key; false if it was there already.
-    pub(crate) fn insert(&mut self, key: Cow<'a, [u8]>) -> bool {
+    /// Adds a key of an object in `text`; false if it was there already.
+    pub(crate) fn insert(&mut self, key: Cow<'a, [u8]>, text: &'a [u8]) -> bool {
         if let Some(set) = &mut self.hashed {
             return set.insert(key);
         }
@@ -75,7 +142,16 @@ impl<'a> KeySet<'a> {
         }
         self.keys.push(key);
         if self.keys.len() >= HASH_KEYS_FROM {
-            self.hashed = Some(self.keys.drain(..).collect());
+            let mut set = HashedKeys {
+                text,
+                table: hashbrown::HashTable::new(),
+                owned: Vec::new(),
+                hasher: foldhash::quality::RandomState::default(),
+            };
+            for key in self.keys.drain(..) {
+                set.insert(key);
+            }
+            self.hashed = Some(set);
         }
         true
     }
@@ -260,6 +336,11 @@ impl<'a> Lexer<'a> {
         }
     }
 
+    /// The whole text, as bytes.
+    pub(crate) fn text_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
     /// Steps over the next value, checking it as closely as a value that is read:
     /// syntax, nesting (with `nesting` arrays and objects open around it) and
     /// duplicate keys. Its containers are tracked on the heap, not the call stack.
@@ -275,7 +356,7 @@ impl<'a> Lexer<'a> {
                 let keys = match token {
                     Token::Object => {
                         let mut keys = KeySet::default();
-                        keys.insert(self.key()?.0);
+                        keys.insert(self.key()?.0, self.bytes);
                         Some(keys)
                     }
                     _ => None,
@@ -292,7 +373,7 @@ impl<'a> Lexer<'a> {
                         let more = self.next_in_object()?;
                         if more {
                             let (key, key_pos) = self.key()?;
-                            if !keys.insert(key.clone()) {
+                            if !keys.insert(key.clone(), self.bytes) {
                                 return Err(self.duplicate_key(&key, key_pos));
                             }
                         }

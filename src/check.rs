@@ -476,6 +476,12 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     }
 }
 
+/// Whether a shape read without its elements is a tuple (whatever other fields it has:
+/// they are checked apart, [`TupleFindings::around_elements`]).
+fn is_tuple_type(shell: &crate::proto::ShapeProto) -> bool {
+    shell.element_type == crate::proto::PrimitiveType::Tuple as i32
+}
+
 /// Whether a decoded message has a known field that arrived with a wrong wire type
 /// (looked at one field at a time: a message may hold millions of unknown fields).
 fn has_wrong_wire_type(decoded: &codec::Decoded<crate::proto::ShapeProto>) -> bool {
@@ -504,10 +510,12 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
         tuple.decoded_element(path, element);
     });
     match result {
-        Ok(streamed) if streamed.is_tuple() => {
-            // As the whole message's report: its issues, then its unknown fields, the
-            // tuple's own first (without the tuple's text, which is as large as the
-            // input), then those of its elements in order.
+        Ok(streamed) if streamed.elements > 0 && is_tuple_type(&streamed.shell.message) => {
+            // As the whole message's report: its issues (the tuple's own around its
+            // elements'), then its unknown fields, the tuple's own first (without the
+            // tuple's text, which is as large as the input), then those of its
+            // elements in order.
+            tuple.around_elements(&streamed.shell.message);
             // At most the whole message's number of each kind listed, the tuple's
             // own first; the rest counted, at the end.
             let mut listing = crate::validate::UnknownListing::default();
@@ -611,6 +619,21 @@ impl<'o> TupleFindings<'o> {
         self.findings.extend(issues.iter().map(finding));
         self.unknown
             .extend(unknown.into_iter().map(|issue| (issue, text.clone())));
+    }
+
+    /// Puts the issues of the tuple's own fields (read without its elements) where the
+    /// whole check puts them: `dimensions` before its elements' issues, `layout` and
+    /// `is_dynamic_dimension` after them.
+    fn around_elements(&mut self, shell: &crate::proto::ShapeProto) {
+        let report = crate::validate::validate_nested_shape(shell, GateOptions::proto(), 0);
+        let (before, after): (Vec<_>, Vec<_>) = report.issues().iter().partition(|issue| {
+            issue.path().segments().first() == Some(&Segment::Field("dimensions"))
+        });
+        let elements = std::mem::take(&mut self.findings);
+        self.findings = before.into_iter().map(Finding::from_issue).collect();
+        self.findings.extend(elements);
+        self.findings
+            .extend(after.into_iter().map(Finding::from_issue));
     }
 
     /// The report of the file: one shape, a tuple, with the findings of its elements.
@@ -779,7 +802,8 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             tuple.element(path, leaf);
         });
         match read {
-            Ok(shell) if count > 0 && codec::is_tuple_shell(&shell) => {
+            Ok(shell) if count > 0 && is_tuple_type(&shell) => {
+                tuple.around_elements(&shell);
                 return tuple.report(name, Form::Json);
             }
             Ok(_) => {}

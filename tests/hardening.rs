@@ -1382,3 +1382,26 @@ fn long_tuple_in_module_text_is_validated_a_shape_at_a_time() {
     );
     assert_eq!(finding_paths(&validate.stdout).len(), 3);
 }
+
+/// A tuple with fields of its own besides its elements (dimensions, a layout, dynamic
+/// flags: all ignored or refused on a tuple) is still checked an element at a time,
+/// from binary and from JSON: its own issues where the whole check puts them (the
+/// dimensions before the elements', the rest after), in a 200 MB address space
+/// (decoded whole, such a tuple took 30 times its size).
+#[test]
+fn tuple_with_fields_of_its_own_is_checked_an_element_at_a_time() {
+    let (mut whole, _) = tuple_with_two_broken_elements(400_000);
+    whole.dimensions = vec![2, 3];
+    whole.is_dynamic_dimension = vec![false];
+    whole.layout = Some(Box::default());
+    let expected = issue_paths(&whole);
+    assert_eq!(expected.len(), 5, "{expected:?}");
+    assert_eq!(expected[0], "dimensions");
+    let dir = tempfile::tempdir().unwrap();
+    let bytes = xla_shape::codec::encode(&whole);
+    assert!(bytes.len() > 10_000_000);
+    validated_in_bounded_memory(dir.path(), "tuple.pb", &bytes, &expected);
+    let message = xla_shape::AnyMessage::Shape(whole);
+    let json = xla_shape::json::to_json(&message, &xla_shape::json::PrintOptions::new());
+    validated_in_bounded_memory(dir.path(), "tuple.json", json.as_bytes(), &expected);
+}

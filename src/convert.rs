@@ -236,6 +236,22 @@ pub struct Dropping {
     pub more: usize,
 }
 
+/// The unknown fields of a message that JSON and XLA's text leave out, as
+/// [`Decoded::unknown_fields`] lists them: the first
+/// [`crate::validate::MAX_LISTED_UNKNOWN`], and how many more (a message may hold
+/// millions).
+pub fn dropped_fields(decoded: &Decoded<AnyMessage>) -> (Vec<codec::UnknownFieldInfo>, usize) {
+    let (mut dropped, mut more) = (Vec::new(), 0);
+    decoded.for_each_unknown_field(|field| {
+        if dropped.len() < crate::validate::MAX_LISTED_UNKNOWN {
+            dropped.push(field);
+        } else {
+            more += 1;
+        }
+    });
+    (dropped, more)
+}
+
 /// [`binary_shape_to_text`] for a tuple whose shapes may hold unknown fields. Into
 /// the forms that drop them, proto3 JSON and XLA's text ([`HloStyle::Xla`]), as
 /// [`write()`] does: the bytes and the fields dropped, for the caller to say so (none

@@ -597,18 +597,20 @@ fn json_tuple_is_checked_an_element_at_a_time() {
     )
     .unwrap_err();
     std::fs::write(&input, &broken).unwrap();
-    let output = cli()
-        .args(["validate", "--from", "json"])
-        .arg(&input)
-        .output()
-        .unwrap();
+    refused_with(
+        &["validate", "--from", "json"],
+        &input,
+        &whole_error.to_string(),
+    );
+}
+
+/// Runs the command line with `args` on `input`: exit 2, saying `error`.
+fn refused_with(args: &[&str], input: &std::path::Path, error: &str) {
+    let output = cli().args(args).arg(input).output().unwrap();
     assert_eq!(output.status.code(), Some(2));
     let said = String::from_utf8_lossy(&output.stdout).to_string()
         + &String::from_utf8_lossy(&output.stderr);
-    assert!(
-        said.contains(&whole_error.to_string()),
-        "{said}\n{whole_error}"
-    );
+    assert!(said.contains(error), "{said}\n{error}");
 }
 
 /// A long line whose tuple nests is checked a shape at a time however deep: a 6 MB
@@ -1036,24 +1038,9 @@ fn binary_program_shape_is_checked_a_parameter_at_a_time() {
             expected[2].starts_with("result.tuple_shapes[1]."),
             "{expected:?}"
         );
-        for message in ["", "--message program-shape"] {
-            let input = dir.path().join("program.pb");
-            std::fs::write(&input, &bytes).unwrap();
-            let validate = limited(&format!(
-                "validate --from binary {message} --format json {}",
-                input.display()
-            ));
-            assert_eq!(
-                validate.status.code(),
-                Some(1),
-                "{}",
-                String::from_utf8_lossy(&validate.stderr)
-            );
-            assert_eq!(finding_paths(&validate.stdout), expected, "{message}");
-            let report: serde_json::Value = serde_json::from_slice(&validate.stdout).unwrap();
-            assert_eq!(report["files"][0]["shapes"], 150_001);
-            assert_eq!(report["files"][0]["message"], "xla.ProgramShapeProto");
-        }
+        let input = dir.path().join("program.pb");
+        std::fs::write(&input, &bytes).unwrap();
+        program_checked_in_bounded_memory("binary", &input, &expected, 150_001);
     }
 
     // Not clean: an unknown field after the first parameter, or a cut message, are
@@ -1133,22 +1120,7 @@ fn json_program_shape_is_checked_a_parameter_at_a_time() {
         assert!(json.len() > 25_000_000, "{}", json.len());
         let input = dir.path().join("program.json");
         std::fs::write(&input, &json).unwrap();
-        for flag in ["", "--message program-shape"] {
-            let validate = limited(&format!(
-                "validate --from json {flag} --format json {}",
-                input.display()
-            ));
-            assert_eq!(
-                validate.status.code(),
-                Some(1),
-                "{}",
-                String::from_utf8_lossy(&validate.stderr)
-            );
-            assert_eq!(finding_paths(&validate.stdout), expected, "{flag}");
-            let report: serde_json::Value = serde_json::from_slice(&validate.stdout).unwrap();
-            assert_eq!(report["files"][0]["shapes"], 150_001);
-            assert_eq!(report["files"][0]["message"], "xla.ProgramShapeProto");
-        }
+        program_checked_in_bounded_memory("json", &input, &expected, 150_001);
         let cut = &json[..json.len() - 2];
         std::fs::write(&input, cut).unwrap();
         let whole_error = xla_shape::json::from_json(
@@ -1157,17 +1129,10 @@ fn json_program_shape_is_checked_a_parameter_at_a_time() {
             &xla_shape::json::ParseOptions::new(),
         )
         .unwrap_err();
-        let validate = cli()
-            .args(["validate", "--from", "json", "--message", "program-shape"])
-            .arg(&input)
-            .output()
-            .unwrap();
-        assert_eq!(validate.status.code(), Some(2));
-        let said = String::from_utf8_lossy(&validate.stdout).to_string()
-            + &String::from_utf8_lossy(&validate.stderr);
-        assert!(
-            said.contains(&whole_error.to_string()),
-            "{said}\n{whole_error}"
+        refused_with(
+            &["validate", "--from", "json", "--message", "program-shape"],
+            &input,
+            &whole_error.to_string(),
         );
     }
 }
@@ -1420,5 +1385,32 @@ fn tuple_with_fields_of_its_own_is_checked_an_element_at_a_time() {
         };
         assert!(bytes.len() > 10_000_000);
         validated_in_bounded_memory(dir.path(), &format!("tuple.{form}"), &bytes, &expected);
+    }
+}
+
+/// Validates the program shape in `input` (`from` binary or JSON), with and without
+/// `--message program-shape`, in the 200 MB address space: exit 1, findings at exactly
+/// the `expected` paths, `shapes` counted.
+fn program_checked_in_bounded_memory(
+    from: &str,
+    input: &std::path::Path,
+    expected: &[String],
+    shapes: usize,
+) {
+    for message in ["", "--message program-shape"] {
+        let validate = limited(&format!(
+            "validate --from {from} {message} --format json {}",
+            input.display()
+        ));
+        assert_eq!(
+            validate.status.code(),
+            Some(1),
+            "{}",
+            String::from_utf8_lossy(&validate.stderr)
+        );
+        assert_eq!(finding_paths(&validate.stdout), expected, "{message}");
+        let report: serde_json::Value = serde_json::from_slice(&validate.stdout).unwrap();
+        assert_eq!(report["files"][0]["shapes"], shapes);
+        assert_eq!(report["files"][0]["message"], "xla.ProgramShapeProto");
     }
 }

@@ -380,14 +380,7 @@ fn py_convert(
     };
     if let Some(target) = dropped_by {
         // The first fields named, the rest counted: a message may hold millions.
-        let (mut dropped, mut more) = (Vec::new(), 0);
-        decoded.for_each_unknown_field(|field| {
-            if dropped.len() < xla_shape::validate::MAX_LISTED_UNKNOWN {
-                dropped.push(field);
-            } else {
-                more += 1;
-            }
-        });
+        let (dropped, more) = convert::dropped_fields(&decoded);
         for field in dropped {
             warn(
                 py,

@@ -175,14 +175,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     // Neither proto3 JSON nor XLA's text has a form for unknown fields (Google's JSON
     // printers and XLA drop them): say so, so that nothing is lost silently.
     if args.to == Form::Json || options.hlo_style == HloStyle::Xla {
-        let (mut dropped, mut more) = (Vec::new(), 0);
-        decoded.for_each_unknown_field(|field| {
-            if dropped.len() < xla_shape::validate::MAX_LISTED_UNKNOWN {
-                dropped.push(field);
-            } else {
-                more += 1;
-            }
-        });
+        let (dropped, more) = convert::dropped_fields(&decoded);
         warn_dropped(name, args.to, &dropped, more);
     }
     args.output.write(&output)

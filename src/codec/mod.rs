@@ -255,22 +255,34 @@ pub fn decode_clean_program_shape_leaves(
     bytes: &[u8],
     leaf: &mut ProgramLeafFn<'_>,
 ) -> Result<Option<StreamedProgram>, DecodeError> {
+    let mut each = |path: &[usize], span, shape, _| {
+        leaf(
+            path.first().copied().unwrap_or(0),
+            &path[1.min(path.len())..],
+            span,
+            shape,
+        );
+    };
+    decode_clean_program(bytes, true, &mut each, &mut |_, _| {})
+}
+
+/// The top-level `ProgramShapeProto` of `bytes`, its parameters and names handed on
+/// ([`messages::merge_clean_program_streaming`]); `None` at an unknown field.
+fn decode_clean_program(
+    bytes: &[u8],
+    nest: bool,
+    element: &mut messages::ElementFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<Option<StreamedProgram>, DecodeError> {
     let mut streamed = StreamedProgram::default();
     let clean = messages::merge_clean_program_streaming(
         &mut Decoder::new(bytes),
         &mut streamed.shell.message,
         &mut streamed.shell.unknown,
         (&mut streamed.parameters, &mut streamed.names),
-        true,
-        &mut |path, span, shape, _| {
-            leaf(
-                path.first().copied().unwrap_or(0),
-                &path[1.min(path.len())..],
-                span,
-                shape,
-            );
-        },
-        &mut |_, _| {},
+        nest,
+        element,
+        name,
     )?;
     Ok(clean.then_some(streamed))
 }
@@ -287,22 +299,13 @@ pub fn decode_clean_program_shape_parts(
     parameter: &mut dyn FnMut(usize, Decoded<ShapeProto>),
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<Option<StreamedProgram>, DecodeError> {
-    let mut streamed = StreamedProgram::default();
-    let clean = messages::merge_clean_program_streaming(
-        &mut Decoder::new(bytes),
-        &mut streamed.shell.message,
-        &mut streamed.shell.unknown,
-        (&mut streamed.parameters, &mut streamed.names),
-        false,
-        &mut |path, _, message, unknown| {
-            parameter(
-                path.first().copied().unwrap_or(0),
-                Decoded { message, unknown },
-            );
-        },
-        name,
-    )?;
-    Ok(clean.then_some(streamed))
+    let mut each = |path: &[usize], _, message, unknown| {
+        parameter(
+            path.first().copied().unwrap_or(0),
+            Decoded { message, unknown },
+        );
+    };
+    decode_clean_program(bytes, false, &mut each, name)
 }
 
 impl StreamedShape {

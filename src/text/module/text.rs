@@ -1274,13 +1274,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 self.lexer.seek(after);
                 Ok(())
             }
-            Err(e) => {
-                let at = e.span().start.min(self.lexer.line().len());
-                let (line, column) = (self.lexer.line_of(at), self.lexer.column(at));
-                let message = e.message().to_string();
-                self.problem_at(line, column, "hlo_syntax", message);
-                Err(Reported)
-            }
+            Err(e) => self.syntax_error(&e),
         }
     }
 }
@@ -1329,14 +1323,16 @@ impl<R: BufRead> Scanner<'_, R> {
                 self.lexer.seek(after);
                 Ok(())
             }
-            Err(e) => {
-                let at = e.span().start.min(self.lexer.line().len());
-                let (line, column) = (self.lexer.line_of(at), self.lexer.column(at));
-                let message = e.message().to_string();
-                self.problem_at(line, column, "hlo_syntax", message);
-                Err(Reported)
-            }
+            Err(e) => self.syntax_error(&e),
         }
+    }
+
+    /// Reports a shape that does not parse, where the parser stopped.
+    fn syntax_error(&mut self, e: &crate::text::ParseError) -> Step {
+        let at = e.span().start.min(self.lexer.line().len());
+        let (line, column) = (self.lexer.line_of(at), self.lexer.column(at));
+        self.problem_at(line, column, "hlo_syntax", e.message().to_string());
+        Err(Reported)
     }
 }
 

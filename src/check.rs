@@ -583,9 +583,8 @@ impl<'o> TupleFindings<'o> {
         let mut unknown = Vec::new();
         if !element.holds_no_unknown() {
             let prefix = codec::tuple_path(path);
-            let report = crate::validate::unknown_report(|each| {
-                element.for_each_unknown_field(|info| each(&info));
-            });
+            let report =
+                crate::validate::unknown_report(|each| element.for_each_unknown_field(each));
             let listing = &mut self.unknown_listing;
             unknown = report
                 .issues()
@@ -657,20 +656,9 @@ impl<'o> TupleFindings<'o> {
 /// report.
 fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<FileReport> {
     let mut findings = Vec::new();
-    let mut part = (None, TupleIssues::default());
+    let mut program = ProgramIssues::default();
     let decoded = codec::decode_clean_program_shape_leaves(bytes, &mut |i, path, _, shape| {
-        if part.0 != Some(i) {
-            part = (Some(i), TupleIssues::default());
-        }
-        let base = crate::path::Path::root().field("parameters").index(i);
-        let issues = part.1.leaf_in(&base, path, &shape, GateOptions::proto());
-        if !issues.is_empty() {
-            findings.extend(message_findings(
-                &crate::AnyMessage::Shape(shape),
-                &issues,
-                options,
-            ));
-        }
+        program.parameter(i, path, shape, options, &mut findings);
     });
     let streamed = match decoded {
         Ok(Some(streamed)) => streamed,
@@ -819,22 +807,12 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     {
         // A program shape is checked a parameter at a time.
         let mut findings = Vec::new();
-        let mut part = (None, TupleIssues::default());
+        let mut program = ProgramIssues::default();
         let json_options = crate::json::ParseOptions::new();
         let read = crate::json::program_shape_from_json_leaves(
             bytes,
             &json_options,
-            &mut |i, path, shape| {
-                if part.0 != Some(i) {
-                    part = (Some(i), TupleIssues::default());
-                }
-                let base = crate::path::Path::root().field("parameters").index(i);
-                let issues = part.1.leaf_in(&base, path, &shape, GateOptions::proto());
-                if !issues.is_empty() {
-                    let shape = crate::AnyMessage::Shape(shape);
-                    findings.extend(message_findings(&shape, &issues, options));
-                }
-            },
+            &mut |i, path, shape| program.parameter(i, path, shape, options, &mut findings),
         );
         match read {
             Ok(program) => {
@@ -1009,13 +987,10 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
         text::ParseOptions::default(),
         &mut |path, span, element| {
             let issues = tuple.leaf(path, &element, GateOptions::hlo_text());
-            let element_text = line.get(span.clone()).unwrap_or_default();
-            for issue in &issues {
-                let mut finding = Finding::from_issue(issue);
-                finding.column = Some(line.len() - line.trim_start().len());
-                finding.shape = Some(element_text.to_string());
-                found(finding);
-            }
+            let element_text = line.get(span).unwrap_or_default();
+            issues
+                .iter()
+                .for_each(|issue| found(line_finding(issue, line, element_text)));
         },
     );
     match result {
@@ -1025,16 +1000,78 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
                 .into_parts()
                 .1;
             for issue in report.issues() {
-                let mut finding = Finding::from_issue(issue);
-                finding.column = Some(line.len() - line.trim_start().len());
-                finding.shape = Some(trimmed.to_string());
-                found(finding);
+                found(line_finding(issue, line, trimmed));
             }
         }
-        Err(e) => {
-            let mut finding = Finding::new("hlo_syntax", Severity::Error, e.message());
-            finding.column = Some(e.span().start.min(line.len()));
-            found(finding);
+        Err(e) => found(line_syntax_error(&e, line)),
+    }
+}
+
+/// The finding of `issue` in a shape of a long line, with that shape's text; `column`
+/// carries the byte offset of the line's text.
+fn line_finding(issue: &crate::Issue, line: &str, shape_text: &str) -> Finding {
+    let mut finding = Finding::from_issue(issue);
+    finding.column = Some(line.len() - line.trim_start().len());
+    finding.shape = Some(shape_text.to_string());
+    finding
+}
+
+/// The finding of a long line that does not parse; `column` carries the byte offset
+/// of the error.
+fn line_syntax_error(e: &text::ParseError, line: &str) -> Finding {
+    let mut finding = Finding::new("hlo_syntax", Severity::Error, e.message());
+    finding.column = Some(e.span().start.min(line.len()));
+    finding
+}
+
+/// The issues of a program shape's shapes checked one at a time, a part (parameter or
+/// result) after another: each part is a tuple of its own, at `parameters[i]` or
+/// `result`, checked as [`TupleIssues::leaf_in`] checks it.
+#[derive(Default)]
+struct ProgramIssues {
+    part: Option<text::ProgramPart>,
+    tuple: TupleIssues,
+}
+
+impl ProgramIssues {
+    /// The issues of the shape at `path` in `part`, as the whole program shape's.
+    fn leaf(
+        &mut self,
+        part: text::ProgramPart,
+        path: &[usize],
+        shape: &crate::proto::ShapeProto,
+        gate: GateOptions,
+    ) -> Vec<crate::Issue> {
+        if self.part != Some(part) {
+            *self = Self {
+                part: Some(part),
+                tuple: TupleIssues::default(),
+            };
+        }
+        let base = match part {
+            text::ProgramPart::Parameter(i) => {
+                crate::path::Path::root().field("parameters").index(i)
+            }
+            text::ProgramPart::Result => crate::path::Path::root().field("result"),
+        };
+        self.tuple.leaf_in(&base, path, shape, gate)
+    }
+
+    /// The findings of parameter `i`'s shape at `path`, read from bytes or JSON (proto
+    /// rules), each with the shape's text, added to `findings`.
+    fn parameter(
+        &mut self,
+        i: usize,
+        path: &[usize],
+        shape: crate::proto::ShapeProto,
+        options: &Options,
+        findings: &mut Vec<Finding>,
+    ) {
+        let part = text::ProgramPart::Parameter(i);
+        let issues = self.leaf(part, path, &shape, GateOptions::proto());
+        if !issues.is_empty() {
+            let shape = crate::AnyMessage::Shape(shape);
+            findings.extend(message_findings(&shape, &issues, options));
         }
     }
 }
@@ -1045,38 +1082,22 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
 /// the count of names is never at fault). Returns the number of shapes it counts
 /// (parameters and result) as the whole check does, or 0 when the line does not parse.
 fn check_long_program_line(line: &str, found: &mut dyn FnMut(Finding)) -> usize {
-    let mut part = (None, TupleIssues::default());
+    let mut program = ProgramIssues::default();
     let result = text::parse_program_shape_leaves(
         line,
         text::ParseOptions::default(),
-        &mut |which, path, span, shape| {
-            if part.0 != Some(which) {
-                part = (Some(which), TupleIssues::default());
-            }
-            let prefix = match which {
-                text::ProgramPart::Parameter(i) => {
-                    crate::path::Path::root().field("parameters").index(i)
-                }
-                text::ProgramPart::Result => crate::path::Path::root().field("result"),
-            };
-            let issues = part
-                .1
-                .leaf_in(&prefix, path, &shape, GateOptions::hlo_text());
+        &mut |part, path, span, shape| {
+            let issues = program.leaf(part, path, &shape, GateOptions::hlo_text());
             let shape_text = line.get(span).unwrap_or_default();
-            for issue in &issues {
-                let mut finding = Finding::from_issue(issue);
-                finding.column = Some(line.len() - line.trim_start().len());
-                finding.shape = Some(shape_text.to_string());
-                found(finding);
-            }
+            issues
+                .iter()
+                .for_each(|issue| found(line_finding(issue, line, shape_text)));
         },
     );
     match result {
         Ok(parameters) => parameters + 1,
         Err(e) => {
-            let mut finding = Finding::new("hlo_syntax", Severity::Error, e.message());
-            finding.column = Some(e.span().start.min(line.len()));
-            found(finding);
+            found(line_syntax_error(&e, line));
             0
         }
     }

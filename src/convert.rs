@@ -241,15 +241,34 @@ pub struct Dropping {
 /// [`crate::validate::MAX_LISTED_UNKNOWN`], and how many more (a message may hold
 /// millions).
 pub fn dropped_fields(decoded: &Decoded<AnyMessage>) -> (Vec<codec::UnknownFieldInfo>, usize) {
-    let (mut dropped, mut more) = (Vec::new(), 0);
-    decoded.for_each_unknown_field(|field| {
-        if dropped.len() < crate::validate::MAX_LISTED_UNKNOWN {
-            dropped.push(field);
-        } else {
-            more += 1;
+    let mut first = FirstFields::new(crate::validate::MAX_LISTED_UNKNOWN);
+    decoded.for_each_unknown_field(|field| first.push(field));
+    (first.fields, first.more)
+}
+
+/// The first `keep` unknown fields pushed, and how many more.
+struct FirstFields {
+    keep: usize,
+    fields: Vec<codec::UnknownFieldInfo>,
+    more: usize,
+}
+
+impl FirstFields {
+    fn new(keep: usize) -> Self {
+        Self {
+            keep,
+            fields: Vec::new(),
+            more: 0,
         }
-    });
-    (dropped, more)
+    }
+
+    fn push(&mut self, field: codec::UnknownFieldInfo) {
+        if self.fields.len() < self.keep {
+            self.fields.push(field);
+        } else {
+            self.more += 1;
+        }
+    }
 }
 
 /// [`binary_shape_to_text`] for a tuple whose shapes may hold unknown fields. Into
@@ -277,48 +296,43 @@ pub fn binary_shape_to_text_dropping_unknown(
         crate::validate::MAX_LISTED_UNKNOWN
     };
     let mut writer = TupleWriter::new(to, options);
-    let (mut dropped, mut more) = (Vec::new(), 0);
+    let mut dropped = FirstFields::new(keep);
     let shell = stream_tuple(bytes, &mut |path, element| {
-        if lossless && !dropped.is_empty() {
+        if lossless && !dropped.fields.is_empty() {
             return;
         }
         if !element.holds_no_unknown() {
             let prefix = codec::tuple_path(path);
             element.for_each_unknown_field(|mut field| {
-                if dropped.len() < keep {
+                // Only a field kept needs its whole path.
+                if dropped.fields.len() < dropped.keep {
                     field.path = field.path.prefixed(&prefix);
-                    dropped.push(field);
-                } else {
-                    more += 1;
                 }
+                dropped.push(field);
             });
         }
-        if !lossless || dropped.is_empty() {
+        if !lossless || dropped.fields.is_empty() {
             writer.put(path, &element.message);
         }
     })?;
     Some(shell.and_then(|shell| {
         // The shell's own unknown fields come first, as in the whole message.
-        let mut fields = Vec::new();
-        shell.for_each_unknown_field(|field| {
-            if fields.len() < keep {
-                fields.push(field);
-            } else {
-                more += 1;
-            }
-        });
-        let elements = keep.saturating_sub(fields.len()).min(dropped.len());
-        more += dropped.len() - elements;
-        fields.extend(dropped.drain(..elements));
-        match fields.first() {
+        let mut fields = FirstFields::new(keep);
+        shell.for_each_unknown_field(|field| fields.push(field));
+        dropped
+            .fields
+            .into_iter()
+            .for_each(|field| fields.push(field));
+        fields.more += dropped.more;
+        match fields.fields.first() {
             Some(field) if lossless => Err(ConvertError::UnknownField {
                 path: field.path.clone(),
                 number: field.number,
             }),
             _ => writer.finish().map(|output| Dropping {
                 output,
-                dropped: fields,
-                more,
+                dropped: fields.fields,
+                more: fields.more,
             }),
         }
     }))
@@ -609,11 +623,7 @@ impl ProgramSource<'_> {
             input,
             text::ParseOptions::default(),
             &mut |part, label, shape| {
-                let shape = AnyMessage::Shape(shape);
-                deepest = deepest.max(text::message_depth(&shape) + 1);
-                let AnyMessage::Shape(shape) = shape else {
-                    return;
-                };
+                deepest = deepest.max(text::shape_depth(&shape) + 1);
                 match part {
                     text::ProgramPart::Parameter(i) => {
                         name(i, label);
@@ -750,10 +760,9 @@ pub fn hlo_shape_to_text(
         input,
         text::ParseOptions::default(),
         &mut |path, _, element| {
-            let element = AnyMessage::Shape(element);
-            deepest = deepest.max(text::message_depth(&element) + path.len());
-            if let (true, AnyMessage::Shape(element)) = (deepest <= limit, &element) {
-                writer.put(path, element);
+            deepest = deepest.max(text::shape_depth(&element) + path.len());
+            if deepest <= limit {
+                writer.put(path, &element);
             }
         },
     )
@@ -795,10 +804,9 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
         input,
         text::ParseOptions::default(),
         &mut |path, _, element| {
-            let element = AnyMessage::Shape(element);
-            deepest = deepest.max(text::message_depth(&element) + path.len());
-            if let (true, AnyMessage::Shape(element)) = (deepest <= limit, &element) {
-                writer.put(path, element);
+            deepest = deepest.max(text::shape_depth(&element) + path.len());
+            if deepest <= limit {
+                writer.put(path, &element);
             }
         },
     )

@@ -359,3 +359,35 @@ fn program_shapes_converted_a_parameter_at_a_time_agree_with_the_whole() {
         props::program_conversions_agree(Form::Binary, &bytes);
     }
 }
+
+/// A program shape's parameters and result handed on a shape at a time
+/// (`text::parse_program_shape_leaves`) are those of the whole parse, opened into their
+/// tuples, and the first error is the whole parse's, at the same place: named,
+/// unnamed and `(unknown)` parameters, nested and empty tuples, braces, and each way
+/// the frame can break.
+#[test]
+fn program_shapes_read_leaf_by_leaf_agree_with_the_whole_parse() {
+    for input in [
+        "(f32[2,3]{1,0}, (s32[], (f32[4], ())), token[], b(f32[2]))->(f32[], ())",
+        "()->f32[]",
+        " { ( a: f32[2] , b: () ) -> (f32[3]{7}) } ",
+        "(a: f32[2], s32[])->f32[]",
+        "(f32[2], b: s32[])->f32[]",
+        "((f32[2]{7}, f32[))->f32[]",
+        "((f32[2]{7}, f32[3]))->f32[]",
+        "(f32[2])->",
+        "(f32[2]) f32[]",
+        "(f32[2])->f32[] extra",
+        "{(f32[2])->f32[]",
+        "(",
+        "(unknown): f32[2], (unknown): f32[3])->f32[]",
+        "((unknown): f32[2], (unknown): f32[3])->f32[]",
+    ] {
+        for fill in [true, false] {
+            let options = xla_shape::text::ParseOptions {
+                fill_missing_layouts: fill,
+            };
+            props::program_leaves_agree(input, options);
+        }
+    }
+}

@@ -327,7 +327,7 @@ pub(crate) fn merge_clean_program_streaming(
                     if unclean {
                         return;
                     }
-                    if node.holds_nothing() || no_unknown(&node) {
+                    if node.lists_nothing(Kind::Shape) {
                         element(path, span, shape, node);
                     } else {
                         unclean = true;
@@ -360,17 +360,7 @@ pub(crate) fn merge_clean_program_streaming(
             (2, WireType::LengthDelimited) => Ok(false),
             (3, WireType::LengthDelimited) => {
                 // As `ProgramShapeProto::merge_field` reads field 3.
-                let index = *names;
-                let start = decoder.reader.position();
-                let text = decoder.reader.read_length_delimited().and_then(|bytes| {
-                    std::str::from_utf8(bytes)
-                        .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, start))
-                });
-                let text = text.map_err(|e| {
-                    e.within(Segment::Index(index))
-                        .within(Segment::Field("parameter_names"))
-                })?;
-                name(index, text);
+                name(*names, parameter_name(decoder, *names)?);
                 *names += 1;
                 Ok(true)
             }
@@ -393,12 +383,18 @@ pub(crate) fn merge_clean_program_streaming(
     }
 }
 
-/// Whether a shape decoded with `unknown` has no unknown field (copies of retired
-/// layout fields, which are known, aside).
-pub(crate) fn no_unknown(unknown: &UnknownFields) -> bool {
-    let mut out = Vec::new();
-    unknown.collect(Kind::Shape, &mut crate::path::Path::root(), &mut out);
-    out.is_empty()
+/// The value of `parameter_names[index]` (field 3 of `ProgramShapeProto`, its tag
+/// just read): its text, which must be UTF-8.
+fn parameter_name<'a>(decoder: &mut Decoder<'a>, index: usize) -> Result<&'a str, DecodeError> {
+    let start = decoder.reader.position();
+    let name = decoder.reader.read_length_delimited().and_then(|bytes| {
+        std::str::from_utf8(bytes)
+            .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, start))
+    });
+    name.map_err(|e| {
+        e.within(Segment::Index(index))
+            .within(Segment::Field("parameter_names"))
+    })
 }
 
 /// Whether the length-delimited value at the reader is a `ShapeProto` that is a plain
@@ -1129,17 +1125,8 @@ impl Codec for ProgramShapeProto {
                 singular_message(d, 2, result, unknown).map_err(within("result"))
             }
             3 if wt == WireType::LengthDelimited => {
-                let index = self.parameter_names.len();
-                let start = d.reader.position();
-                let name = d.reader.read_length_delimited().and_then(|bytes| {
-                    String::from_utf8(bytes.to_vec())
-                        .map_err(|_| DecodeError::new(DecodeErrorKind::InvalidUtf8, start))
-                });
-                let name = name.map_err(|e| {
-                    e.within(Segment::Index(index))
-                        .within(Segment::Field("parameter_names"))
-                })?;
-                self.parameter_names.push(name);
+                let name = parameter_name(d, self.parameter_names.len())?;
+                self.parameter_names.push(name.to_owned());
                 Ok(true)
             }
             _ => Ok(false),

@@ -267,7 +267,9 @@ pub fn program_shape_from_json_parts(
 ) -> Result<StreamedProgram, JsonError> {
     let mut leaf = |i, _: &[usize], shape| parameter(i, shape);
     let (result, parameters, names) =
-        read::read_program_shape_leaves(utf8(json)?, options, false, &mut leaf, name)?;
+        read::read_program_shape_leaves(utf8(json)?, options, false, &mut leaf, &mut |i, text| {
+            name(i, &text);
+        })?;
     Ok(StreamedProgram {
         result,
         parameters,

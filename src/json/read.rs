@@ -163,7 +163,7 @@ pub(crate) fn read_program_shape_leaves<'a>(
     options: &ParseOptions,
     nest: bool,
     leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
-    name: &mut dyn FnMut(usize, &str),
+    name: &mut dyn FnMut(usize, String),
 ) -> std::result::Result<(Option<ShapeProto>, usize, usize), JsonError> {
     let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
         reader.program_shape_leaves(pos, token, nest, leaf, name)
@@ -574,16 +574,19 @@ impl<'a> Reader<'a> {
         pos: usize,
         token: Token<'a>,
     ) -> Result<ProgramShapeProto> {
-        let mut program = ProgramShapeProto::default();
-        self.message(pos, token, &PROGRAM_SHAPE, |reader, index| {
-            match index {
-                0 => program.parameters = reader.list(Self::shape_element)?,
-                1 => program.result = reader.optional(Self::shape)?,
-                _ => program.parameter_names = reader.list(Self::string)?,
-            }
-            Ok(())
-        })?;
-        Ok(program)
+        let (mut parameters, mut names) = (Vec::new(), Vec::new());
+        let (result, _, _) = self.program_shape_leaves(
+            pos,
+            token,
+            false,
+            &mut |_, _, shape| parameters.push(shape),
+            &mut |_, name| names.push(name),
+        )?;
+        Ok(ProgramShapeProto {
+            parameters,
+            result,
+            parameter_names: names,
+        })
     }
 
     /// [`Self::program_shape`] with each parameter's shapes handed to `leaf` (the
@@ -596,7 +599,7 @@ impl<'a> Reader<'a> {
         token: Token<'a>,
         nest: bool,
         leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
-        name: &mut dyn FnMut(usize, &str),
+        name: &mut dyn FnMut(usize, String),
     ) -> Result<(Option<ShapeProto>, usize, usize)> {
         let (mut result, mut parameters, mut names) = (None, 0, 0);
         let mut path = Vec::new();
@@ -617,7 +620,7 @@ impl<'a> Reader<'a> {
                 _ => reader.each_in_list(|reader, index, pos, token| {
                     names = index + 1;
                     let text = reader.string(pos, token)?;
-                    name(index, text.as_deref().unwrap_or_default());
+                    name(index, text.unwrap_or_default());
                     Ok(())
                 })?,
             }

@@ -258,52 +258,16 @@ pub fn parse_program_shape_parts(
     })
 }
 
-/// The frame of a program shape as `Parser::program_shape` reads it, each parameter's
-/// shape (after its name, `""` for none) and then the result's read by `read`.
+/// The frame of a program shape as [`parse_program_shape_with`] reads it (the whole
+/// input, `Parser::program_frame`), each parameter's shape (after its name, `""` for
+/// none) and then the result's read by `read`.
 fn program_parts(
     input: &str,
     options: ParseOptions,
     read: &mut dyn FnMut(&mut Parser<'_>, ProgramPart, &str) -> Result<(), ParseError>,
 ) -> Result<usize, ParseError> {
     let mut parser = Parser::new(input, options);
-    let braced = parser.cursor.eat(b'{')?;
-    parser
-        .cursor
-        .expect(b'(', "expects '(' to start the parameters")?;
-    let mut parameters = 0;
-    if !parser.cursor.eat(b')')? {
-        let mut named = None;
-        loop {
-            let name = parser.parameter_name()?;
-            match (named, name.is_some()) {
-                (None, has) => named = Some(has),
-                (Some(all), has) if all != has => {
-                    return Err(parser
-                        .cursor
-                        .error_here("either every parameter has a name or none has"))
-                }
-                _ => {}
-            }
-            let part = ProgramPart::Parameter(parameters);
-            read(&mut parser, part, name.as_deref().unwrap_or_default())?;
-            parameters += 1;
-            if !parser.cursor.eat(b',')? {
-                break;
-            }
-        }
-        parser
-            .cursor
-            .expect(b')', "expects ')' at the end of the parameters")?;
-    }
-    if !parser.cursor.eat_str("->")? {
-        return Err(parser
-            .cursor
-            .error_here("expects '->' before the result shape"));
-    }
-    read(&mut parser, ProgramPart::Result, "")?;
-    if braced {
-        parser.cursor.expect(b'}', "expects '}'")?;
-    }
+    let parameters = parser.program_frame(&mut |parser, part, name| read(parser, part, &name))?;
     parser.finish("program shape")?;
     Ok(parameters)
 }
@@ -462,7 +426,6 @@ pub fn print_program_shape_as_xla(program: &ProgramShapeProto) -> Result<String,
 /// buffer level and each physical shape adds 1), counted without recursion.
 pub fn message_depth(message: &AnyMessage) -> usize {
     let mut stack: Vec<(&ShapeProto, usize)> = Vec::new();
-    let mut deepest = 0;
     match message {
         AnyMessage::Shape(shape) => stack.push((shape, 0)),
         AnyMessage::Layout(layout) => {
@@ -475,6 +438,18 @@ pub fn message_depth(message: &AnyMessage) -> usize {
             stack.extend(program.result.iter().map(|r| (r, 1)));
         }
     }
+    deepest_of(stack)
+}
+
+/// [`message_depth`] of a shape.
+pub fn shape_depth(shape: &ShapeProto) -> usize {
+    deepest_of(vec![(shape, 0)])
+}
+
+/// How deep the shapes on `stack` (each with its own depth) nest, counted without
+/// recursion.
+fn deepest_of(mut stack: Vec<(&ShapeProto, usize)>) -> usize {
+    let mut deepest = 0;
     while let Some((shape, depth)) = stack.pop() {
         deepest = deepest.max(depth);
         stack.extend(shape.tuple_shapes.iter().map(|s| (s, depth + 1)));

@@ -8,6 +8,7 @@
 use super::cursor::Cursor;
 use super::error::ParseError;
 use super::types;
+use super::ProgramPart;
 use crate::proto::{
     LayoutProto, PrimitiveType, ProgramShapeProto, ShapeProto, SplitConfigProto, TileProto,
 };
@@ -854,27 +855,48 @@ impl<'a> Parser<'a> {
     /// `(p0, p1, ...)->result`; each parameter may carry a name (`name: shape`), and the
     /// whole may be wrapped in `{...}` as in `entry_computation_layout={...}`.
     pub(crate) fn program_shape(&mut self) -> Result<ProgramShapeProto, ParseError> {
+        let mut program = ProgramShapeProto::default();
+        self.program_frame(&mut |parser, part, name| {
+            let shape = parser.shape()?;
+            match part {
+                ProgramPart::Parameter(_) => {
+                    program.parameter_names.push(name);
+                    program.parameters.push(shape);
+                }
+                ProgramPart::Result => program.result = Some(shape),
+            }
+            Ok(())
+        })?;
+        Ok(program)
+    }
+
+    /// The frame of a program shape, [`Self::program_shape`] without its shapes: each
+    /// parameter's shape (after its name, `""` for none, which it is given) and then
+    /// the result's are read by `read`. Returns the number of parameters.
+    pub(crate) fn program_frame(
+        &mut self,
+        read: &mut dyn FnMut(&mut Self, ProgramPart, String) -> Result<(), ParseError>,
+    ) -> Result<usize, ParseError> {
         let braced = self.cursor.eat(b'{')?;
         self.cursor
             .expect(b'(', "expects '(' to start the parameters")?;
-        let mut program = ProgramShapeProto::default();
-        let mut named = None;
+        let mut parameters = 0;
         if !self.cursor.eat(b')')? {
+            let mut named = None;
             loop {
                 let name = self.parameter_name()?;
-                let at = self.cursor.pos();
-                match (named, &name) {
-                    (None, _) => named = Some(name.is_some()),
-                    (Some(true), None) | (Some(false), Some(_)) => {
+                match (named, name.is_some()) {
+                    (None, has) => named = Some(has),
+                    (Some(all), has) if all != has => {
                         return Err(self
                             .cursor
                             .error_here("either every parameter has a name or none has"))
                     }
                     _ => {}
                 }
-                let _ = at;
-                program.parameter_names.push(name.unwrap_or_default());
-                program.parameters.push(self.shape()?);
+                let part = ProgramPart::Parameter(parameters);
+                read(self, part, name.unwrap_or_default())?;
+                parameters += 1;
                 if !self.cursor.eat(b',')? {
                     break;
                 }
@@ -887,15 +909,15 @@ impl<'a> Parser<'a> {
                 .cursor
                 .error_here("expects '->' before the result shape"));
         }
-        program.result = Some(self.shape()?);
+        read(self, ProgramPart::Result, String::new())?;
         if braced {
             self.cursor.expect(b'}', "expects '}'")?;
         }
-        Ok(program)
+        Ok(parameters)
     }
 
     /// `name:` or `(unknown):` before a parameter shape, if present.
-    pub(crate) fn parameter_name(&mut self) -> Result<Option<String>, ParseError> {
+    fn parameter_name(&mut self) -> Result<Option<String>, ParseError> {
         self.cursor.skip_trivia()?;
         let mut ahead = self.cursor.clone();
         if ahead.eat_str("(unknown)")? && ahead.eat(b':')? {

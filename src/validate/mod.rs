@@ -366,16 +366,16 @@ impl UnknownListing {
 /// that arrived with a wire type it cannot have, at the field's path. At most
 /// [`MAX_LISTED_UNKNOWN`] of each are listed; the rest are counted, at the end.
 pub fn unknown_fields_report(unknown: &[UnknownFieldInfo]) -> Report {
-    unknown_report(|each| unknown.iter().for_each(each))
+    unknown_report(|each| unknown.iter().cloned().for_each(each))
 }
 
 /// [`unknown_fields_report`] of the fields `visit` hands on one at a time (from
 /// [`Decoded::for_each_unknown_field`], which keeps none of them).
-pub(crate) fn unknown_report(visit: impl FnOnce(&mut dyn FnMut(&UnknownFieldInfo))) -> Report {
+pub(crate) fn unknown_report(visit: impl FnOnce(&mut dyn FnMut(UnknownFieldInfo))) -> Report {
     let mut report = Report::new();
     let mut listing = UnknownListing::default();
     visit(&mut |info| {
-        if let Some(issue) = listing.field(info) {
+        if let Some(issue) = listing.field(&info) {
             report.push(issue);
         }
     });
@@ -387,9 +387,7 @@ pub(crate) fn unknown_report(visit: impl FnOnce(&mut dyn FnMut(&UnknownFieldInfo
 /// its unknown fields ([`unknown_fields_report`]).
 pub fn validate_decoded(decoded: &Decoded<AnyMessage>, options: Options) -> Report {
     let mut report = validate_message(&decoded.message, options);
-    report.extend(unknown_report(|each| {
-        decoded.for_each_unknown_field(|info| each(&info));
-    }));
+    report.extend(unknown_report(|each| decoded.for_each_unknown_field(each)));
     report
 }
 
@@ -400,9 +398,7 @@ pub fn validate_decoded_shape(decoded: &Decoded<ShapeProto>, options: Options) -
         return validate_shape_with(&decoded.message, options);
     }
     let Validated { value, mut report } = validate_shape_with(&decoded.message, options);
-    report.extend(unknown_report(|each| {
-        decoded.for_each_unknown_field(|info| each(&info));
-    }));
+    report.extend(unknown_report(|each| decoded.for_each_unknown_field(each)));
     Validated {
         value: value.filter(|_| report.is_valid()),
         report,

@@ -861,9 +861,8 @@ impl ProtoScan<'_, '_> {
     fn shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
         match crate::codec::decode_shape(bytes) {
             Ok(decoded) => {
-                let unknown = crate::validate::unknown_report(|each| {
-                    decoded.for_each_unknown_field(|info| each(&info));
-                });
+                let unknown =
+                    crate::validate::unknown_report(|each| decoded.for_each_unknown_field(each));
                 self.check_shape(&decoded.message, unknown, path, context);
             }
             Err(e) => {
@@ -891,9 +890,8 @@ impl ProtoScan<'_, '_> {
                 if let Some(result) = &program.result {
                     self.check_shape(result, Report::default(), &path.field("result"), context);
                 }
-                let unknown = crate::validate::unknown_report(|each| {
-                    decoded.for_each_unknown_field(|info| each(&info));
-                });
+                let unknown =
+                    crate::validate::unknown_report(|each| decoded.for_each_unknown_field(each));
                 self.issues(None, [unknown, Report::default()], path, context);
             }
             Err(e) => self.problem(

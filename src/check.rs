@@ -423,6 +423,10 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             {
                 MessageKind::Shape
             }
+            // Read as a shape up to the limit on its lists: that error is the one to give.
+            Err(e) if matches!(e.kind(), codec::DecodeErrorKind::TooManyEntries { .. }) => {
+                MessageKind::Shape
+            }
             _ if options.from.is_none() => {
                 return FileReport::unreadable(
                     name,

@@ -31,3 +31,22 @@ pub use path::{Path, Segment};
 pub use primitive::PrimitiveType;
 pub use shape::{ArrayShape, DimSize, ProgramShape, Shape};
 pub use validate::Validated;
+
+/// The most list entries one shape may hold in all, in every form the crate reads
+/// (binary, JSON, HLO text): 1,048,576.
+///
+/// The entries are those of the shape's own lists and its layout's, counted as the
+/// message holds them: `dimensions` and `is_dynamic_dimension`; `minor_to_major`,
+/// `padded_dimensions`, `dim_level_types`, `dim_unique` and `dim_ordered`; each tile
+/// and each of its dimensions; each split config and each of its indices; and the same
+/// lists of a physical shape. A tuple's elements and a program shape's parameters are
+/// not entries: each counts its own (a tuple or a program may have millions of them,
+/// and they are read one at a time). A shape over the limit is refused as unreadable,
+/// as a message nested deeper than the decoders' depth limits is, before its lists
+/// are built. Every list is as long as the rank in a valid shape, so the limit allows
+/// any rank up to about 150,000 (349,525 for dimensions, dynamic flags and
+/// `minor_to_major` alone): XLA sets no rank limit, but TensorFlow stops at 254 and
+/// NumPy at 64. What the limit buys is a fixed bound on the memory one array takes
+/// (a whole shape holds 8 bytes an entry, its text as little as 2), whatever the
+/// input: see `docs/hardening.md`.
+pub const MAX_LIST_ENTRIES: usize = 1 << 20;

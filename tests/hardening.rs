@@ -1332,3 +1332,156 @@ fn program_checked_in_bounded_memory(
         assert_eq!(report["files"][0]["message"], "xla.ProgramShapeProto");
     }
 }
+
+/// The three readings of one message: from HLO text (when given), from its binary
+/// encoding and from its JSON; each `Ok` or the error's text.
+fn read_in_every_form(
+    text_form: Option<&str>,
+    message: &xla_shape::AnyMessage,
+) -> Vec<Result<xla_shape::AnyMessage, String>> {
+    use xla_shape::codec::{encode, Decoded};
+    use xla_shape::json;
+    let kind = message.kind();
+    let binary = match message {
+        xla_shape::AnyMessage::Shape(m) => encode(m),
+        xla_shape::AnyMessage::Layout(m) => encode(m),
+        xla_shape::AnyMessage::ProgramShape(m) => encode(m),
+    };
+    let json_text = json::to_json(message, &json::PrintOptions::default());
+    let mut read = vec![
+        decode_any(kind, &binary)
+            .map(|d: Decoded<_>| d.message)
+            .map_err(|e| e.to_string()),
+        json::from_json(kind, json_text.as_bytes(), &json::ParseOptions::default())
+            .map_err(|e| e.to_string()),
+    ];
+    if let Some(input) = text_form {
+        read.push(text::parse_message(kind, input).map_err(|e| e.to_string()));
+    }
+    read
+}
+
+/// An array of `rank` dimensions of 1 with its layout `{rank-1,...,0}` and the
+/// layout attributes `attrs` (`""` for none): `3 * rank` list entries and the tiles'.
+fn wide_array(rank: usize, attrs: &str) -> String {
+    let dims = vec!["1"; rank].join(",");
+    let m2m: Vec<String> = (0..rank).rev().map(|d| d.to_string()).collect();
+    format!("f32[{dims}]{{{}{attrs}}}", m2m.join(","))
+}
+
+/// One shape holds at most `MAX_LIST_ENTRIES` list entries in all, in every form, and
+/// the same message is read or refused alike from text, binary and JSON: its
+/// dimensions, dynamic flags and `minor_to_major` (three entries a dimension), a
+/// tile (one, and one a tile dimension), and a physical shape's lists count together.
+/// A tuple's elements and a program's parameters each count their own. XLA sets no
+/// limit; without one, a shape of 10 million dimensions took 22 times its text.
+#[test]
+fn a_shape_holds_a_bounded_number_of_list_entries() {
+    use xla_shape::{AnyMessage, MAX_LIST_ENTRIES};
+    let rank = MAX_LIST_ENTRIES / 3;
+    assert_eq!(3 * rank, MAX_LIST_ENTRIES - 1);
+    let limit = format!("more than {MAX_LIST_ENTRIES} entries in all");
+    let fits = wide_array(rank, "");
+    let shape = text::parse_shape(&fits).expect("at the limit");
+    let mut over = shape.clone();
+    let layout = over.layout.as_mut().unwrap();
+    layout.tiles.push(xla_shape::proto::TileProto {
+        dimensions: vec![1],
+    });
+    for read in read_in_every_form(Some(&fits), &AnyMessage::Shape(shape.clone())) {
+        assert_eq!(read.expect("fits"), AnyMessage::Shape(shape.clone()));
+    }
+    let over_text = wide_array(rank, ":T(1)");
+    assert_eq!(text::print_shape(&over).unwrap(), over_text);
+    for read in read_in_every_form(Some(&over_text), &AnyMessage::Shape(over.clone())) {
+        let error = read.expect_err("one tile over");
+        assert!(error.contains(&limit), "{error}");
+    }
+    // Without a layout of its own, the text fills one in: the same entries.
+    let filled = format!("f32[{}]", vec!["1"; rank + 1].join(","));
+    let error = text::parse_shape(&filled).expect_err("filled layout over");
+    assert!(error.to_string().contains(&limit), "{error}");
+
+    // A physical shape's lists are its layout's: one short of the limit, then five.
+    let layout_text = format!("{{4,3,2,1,0:P({})}}", wide_array(rank - 1, ""));
+    let error = text::parse_layout(&layout_text).expect_err("physical over");
+    assert!(error.to_string().contains(&limit), "{error}");
+    let layout = xla_shape::proto::LayoutProto {
+        minor_to_major: vec![4, 3, 2, 1, 0],
+        physical_shape: Some(Box::new(
+            text::parse_shape(&wide_array(rank - 1, "")).unwrap(),
+        )),
+        ..Default::default()
+    };
+    for read in read_in_every_form(None, &AnyMessage::Layout(layout)) {
+        let error = read.expect_err("physical over");
+        assert!(error.contains(&limit), "{error}");
+    }
+
+    // Elements and parameters count their own: two shapes at the limit, together twice it.
+    let pair = format!("({fits}, {fits})");
+    let tuple = text::parse_shape(&pair).expect("a tuple of two at the limit");
+    for read in read_in_every_form(Some(&pair), &AnyMessage::Shape(tuple.clone())) {
+        assert_eq!(read.expect("fits"), AnyMessage::Shape(tuple.clone()));
+    }
+    let program_text = format!("(a: {fits}, b: {fits}) -> {fits}");
+    let program = text::parse_program_shape(&program_text).expect("a program of three");
+    let message = AnyMessage::ProgramShape(program);
+    for read in read_in_every_form(Some(&program_text), &message) {
+        assert_eq!(read.expect("fits"), message);
+    }
+}
+
+/// A shape of 10,000,000 dimensions is refused at the limit in little memory, in every
+/// form, by `validate` and `convert` (before the limit it took 437 MB from 20 MB of
+/// text, and 8.3 times its binary).
+#[test]
+fn a_shape_of_millions_of_dimensions_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 10_000_000;
+    let text_path = dir.path().join("wide.txt");
+    std::fs::write(&text_path, format!("f32[{}]\n", vec!["1"; n].join(","))).unwrap();
+    // Field 2 (element type F32), then field 3 (dimensions) packed: n ones.
+    let mut binary = vec![0x10, 0x0b, 0x1a];
+    let mut len = n as u64;
+    while len >= 0x80 {
+        binary.push((len as u8) | 0x80);
+        len >>= 7;
+    }
+    binary.push(len as u8);
+    binary.resize(binary.len() + n, 1);
+    let binary_path = dir.path().join("wide.binpb");
+    std::fs::write(&binary_path, &binary).unwrap();
+    let json_path = dir.path().join("wide.json");
+    let json = format!(
+        "{{\"elementType\":\"F32\",\"dimensions\":[{}]}}",
+        vec!["1"; n].join(",")
+    );
+    std::fs::write(&json_path, json).unwrap();
+    let limit = format!("more than {} entries in all", xla_shape::MAX_LIST_ENTRIES);
+    for (path, from, invalid) in [
+        (&text_path, "hlo", 1),
+        (&binary_path, "binary", 2),
+        (&json_path, "json", 2),
+    ] {
+        let out = dir.path().join("out");
+        for (args, code) in [
+            (format!("validate {}", path.display()), invalid),
+            (
+                format!(
+                    "convert --from {from} --to binary {} -o {}",
+                    path.display(),
+                    out.display()
+                ),
+                2,
+            ),
+        ] {
+            let run = limited(&args);
+            let said = String::from_utf8_lossy(&run.stdout).to_string()
+                + &String::from_utf8_lossy(&run.stderr);
+            assert_eq!(run.status.code(), Some(code), "{args}: {said}");
+            assert!(said.contains(&limit), "{args}: {said}");
+            assert!(!out.exists(), "{args}");
+        }
+    }
+}

@@ -279,6 +279,22 @@ def test_bad_input_raises(call, error):
         call()
 
 
+def test_a_shape_over_the_list_limit_is_refused_in_every_form():
+    """One shape holds at most 1,048,576 list entries (MAX_LIST_ENTRIES), in every form."""
+    rank = 1_048_576 // 3
+    fits = "f32[%s]" % ",".join(["1"] * rank)
+    assert xla_shape.Shape.parse(fits).rank == rank
+    over = "f32[%s]" % ",".join(["1"] * (rank + 1))
+    with pytest.raises(xla_shape.ParseError, match="more than 1048576 entries"):
+        xla_shape.Shape.parse(over)
+    # Field 2 (F32), then field 3 packed: 600,000 dimensions and 600,000 flags.
+    ones = b"\x01" * 600_000
+    packed = b"\xc0\xcf\x24" + ones
+    data = b"\x10\x0b\x1a" + packed + b"\x32" + packed
+    with pytest.raises(xla_shape.DecodeError, match="more than 1048576 entries"):
+        xla_shape.convert(data, "binary", "json")
+
+
 def test_garbage_never_crashes():
     """Random and truncated bytes through every entry point: exceptions, never a crash
     of the interpreter (run in a child process so a crash fails the test)."""

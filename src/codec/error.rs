@@ -84,6 +84,12 @@ pub enum DecodeErrorKind {
     /// Bytes left over after a single field (see [`super::UnknownField::from_raw`]).
     #[error("{0} bytes after the end of the field")]
     TrailingBytes(usize),
+    /// A shape's lists hold more entries in all than [`crate::MAX_LIST_ENTRIES`].
+    #[error("the shape's lists hold more than {limit} entries in all (xla-shape's limit)")]
+    TooManyEntries {
+        /// The most entries allowed.
+        limit: usize,
+    },
     /// A string field holds bytes that are not UTF-8 (proto3 requires UTF-8).
     #[error("string is not valid utf-8")]
     InvalidUtf8,

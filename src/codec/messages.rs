@@ -108,6 +108,10 @@ pub struct Decoder<'a> {
     pub(crate) tag_start: usize,
     /// The highest field number read so far in the message being decoded.
     pub(crate) highest_seen: u32,
+    /// The list entries read so far into the shape being decoded (see
+    /// [`crate::MAX_LIST_ENTRIES`]): a tuple element or a program parameter counts its
+    /// own ([`own_entries`]).
+    pub(crate) entries: usize,
 }
 
 impl<'a> Decoder<'a> {
@@ -118,6 +122,7 @@ impl<'a> Decoder<'a> {
             depth: 0,
             tag_start: 0,
             highest_seen: 0,
+            entries: 0,
         }
     }
 }
@@ -251,15 +256,17 @@ pub(crate) fn merge_shape_streaming(
         let mut node = UnknownFields::new();
         path.push(count);
         let streamed = nest && plain_tuple_ahead(&decoder.reader);
-        let result = if streamed {
-            // As `merge_submessage`, with the elements streamed.
-            nested(decoder, |decoder| {
-                merge_shape_streaming(decoder, &mut message, &mut node, path, nest, element)
-                    .map(drop)
-            })
-        } else {
-            merge_submessage(decoder, &mut message, &mut node)
-        };
+        let result = own_entries(decoder, |decoder| {
+            if streamed {
+                // As `merge_submessage`, with the elements streamed.
+                nested(decoder, |decoder| {
+                    merge_shape_streaming(decoder, &mut message, &mut node, path, nest, element)
+                        .map(drop)
+                })
+            } else {
+                merge_submessage(decoder, &mut message, &mut node)
+            }
+        });
         result
             .map_err(|e| e.within(Segment::Index(count)))
             .map_err(within("tuple_shapes"))?;
@@ -333,21 +340,23 @@ pub(crate) fn merge_clean_program_streaming(
                         unclean = true;
                     }
                 };
-                let result = if streamed {
-                    nested(decoder, |decoder| {
-                        merge_shape_streaming(
-                            decoder,
-                            &mut message,
-                            &mut node,
-                            &mut path,
-                            true,
-                            &mut leaf,
-                        )
-                        .map(drop)
-                    })
-                } else {
-                    merge_submessage(decoder, &mut message, &mut node)
-                };
+                let result = own_entries(decoder, |decoder| {
+                    if streamed {
+                        nested(decoder, |decoder| {
+                            merge_shape_streaming(
+                                decoder,
+                                &mut message,
+                                &mut node,
+                                &mut path,
+                                true,
+                                &mut leaf,
+                            )
+                            .map(drop)
+                        })
+                    } else {
+                        merge_submessage(decoder, &mut message, &mut node)
+                    }
+                });
                 result
                     .map_err(|e| e.within(Segment::Index(index)))
                     .map_err(within("parameters"))?;
@@ -497,6 +506,30 @@ fn enumeration(
     })
 }
 
+/// Counts `more` list entries into the shape being decoded: an error past
+/// [`crate::MAX_LIST_ENTRIES`], before they are read.
+fn count_entries(decoder: &mut Decoder<'_>, more: usize) -> Result<(), DecodeError> {
+    let entries = decoder.entries.saturating_add(more);
+    if entries > crate::MAX_LIST_ENTRIES {
+        let limit = crate::MAX_LIST_ENTRIES;
+        return Err(DecodeError::new(
+            DecodeErrorKind::TooManyEntries { limit },
+            decoder.tag_start,
+        ));
+    }
+    decoder.entries = entries;
+    Ok(())
+}
+
+/// Runs `decode` on a shape that counts its own list entries (a tuple element, a
+/// program parameter), the count of the shape around it put back afterwards.
+fn own_entries<T>(decoder: &mut Decoder<'_>, decode: impl FnOnce(&mut Decoder<'_>) -> T) -> T {
+    let outer = std::mem::replace(&mut decoder.entries, 0);
+    let result = decode(decoder);
+    decoder.entries = outer;
+    result
+}
+
 /// A repeated varint-encoded field, packed or not.
 fn repeated<T>(
     decoder: &mut Decoder<'_>,
@@ -507,6 +540,7 @@ fn repeated<T>(
     match wire_type {
         WireType::Varint => {
             let value = decoder.reader.read_varint()?;
+            count_entries(decoder, 1)?;
             out.push(convert(value));
         }
         WireType::LengthDelimited => {
@@ -515,6 +549,10 @@ fn repeated<T>(
             let body = decoder.reader.rest();
             // Every varint ends with exactly one byte below 0x80: reserve that many.
             let count = body.iter().filter(|&&b| b < 0x80).count();
+            if let Err(e) = count_entries(decoder, count) {
+                decoder.reader.pop_limit(saved);
+                return Err(e);
+            }
             if out.is_empty() {
                 *out = Vec::with_capacity(count);
             } else {
@@ -571,8 +609,16 @@ fn repeated_message<M: Codec>(
     let index = list.len();
     let mut message = M::default();
     let mut node = UnknownFields::new();
-    merge_submessage(decoder, &mut message, &mut node)
-        .map_err(|e| e.within(Segment::Index(index)))?;
+    let merged = if M::KIND == Kind::Shape {
+        // A tuple element or a program parameter: a shape of its own.
+        own_entries(decoder, |decoder| {
+            merge_submessage(decoder, &mut message, &mut node)
+        })
+    } else {
+        // A tile or a split config: an entry of the shape's layout.
+        count_entries(decoder, 1).and_then(|()| merge_submessage(decoder, &mut message, &mut node))
+    };
+    merged.map_err(|e| e.within(Segment::Index(index)))?;
     list.push(message);
     unknown.put_child(number, index, node);
     Ok(true)
@@ -998,7 +1044,7 @@ impl LayoutProto {
         unknown: &mut UnknownFields,
     ) -> Result<bool, DecodeError> {
         let snapshot = decoder.reader.clone();
-        let listed = self.padded_dimensions.len();
+        let (listed, entries) = (self.padded_dimensions.len(), decoder.entries);
         let read = match number {
             2 => repeated(decoder, wire_type, &mut self.padded_dimensions, to_i64),
             3 => enumeration(decoder, wire_type, &mut self.padding_value),
@@ -1019,11 +1065,13 @@ impl LayoutProto {
                 Ok(true)
             }
             Ok(false) => Ok(false),
+            Err(e) if matches!(e.kind(), DecodeErrorKind::TooManyEntries { .. }) => Err(e),
             Err(_) => {
                 // Unreadable as the named field (a bad packed list, a varint past 64
                 // bits): Google's runtime keeps such bytes as an unknown field, whole.
                 self.padded_dimensions.truncate(listed);
                 decoder.reader = snapshot;
+                decoder.entries = entries;
                 Ok(false)
             }
         }

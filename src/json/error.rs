@@ -41,6 +41,11 @@ pub enum JsonErrorKind {
         /// The most message levels allowed.
         limit: usize,
     },
+    /// A shape's lists hold more entries in all than [`crate::MAX_LIST_ENTRIES`].
+    TooManyEntries {
+        /// The most entries allowed.
+        limit: usize,
+    },
     /// A key that names no field of the message.
     UnknownField {
         /// The message, e.g. `xla.LayoutProto`.
@@ -157,6 +162,10 @@ impl fmt::Display for JsonErrorKind {
             JsonErrorKind::MessageTooDeep { limit } => {
                 write!(f, "messages nest deeper than {limit} levels")
             }
+            JsonErrorKind::TooManyEntries { limit } => write!(
+                f,
+                "the shape's lists hold more than {limit} entries in all (xla-shape's limit)"
+            ),
             JsonErrorKind::UnknownField { message, key } => {
                 write!(f, "{message} has no field named {key:?}")
             }

@@ -191,6 +191,7 @@ fn read_text_with<'a, T>(
         ignore_unknown_fields: options.ignore_unknown_fields,
         depth: 0,
         nesting: 0,
+        entries: 0,
     };
     let (pos, token) = reader.lexer.token()?;
     let read = message(&mut reader, pos, token);
@@ -210,6 +211,10 @@ pub(crate) struct Reader<'a> {
     depth: usize,
     /// Arrays and objects open.
     nesting: usize,
+    /// The list entries read so far into the shape being read (see
+    /// [`crate::MAX_LIST_ENTRIES`]): a tuple element or a program parameter counts its
+    /// own ([`Reader::own_entries`]).
+    entries: usize,
 }
 
 /// The keys of one message object so far, to find a key or a field given twice
@@ -375,7 +380,14 @@ impl<'a> Reader<'a> {
         let mut shape = ShapeProto::default();
         self.message(pos, token, &SHAPE, |reader, index| {
             match index {
-                2 => shape.tuple_shapes = reader.list(Self::shape_element)?,
+                2 => {
+                    let elements = &mut shape.tuple_shapes;
+                    reader.each_in_list(|reader, _, pos, token| {
+                        let element = reader.own_entries(|reader| reader.shape(pos, token))?;
+                        elements.push(element);
+                        Ok(())
+                    })?;
+                }
                 3 => reader.shape_layout(&mut shape)?,
                 _ => reader.shape_scalar(&mut shape, index)?,
             }
@@ -410,8 +422,8 @@ impl<'a> Reader<'a> {
         Ok(shape)
     }
 
-    /// The `tuple_shapes` list of [`Self::shape_leaves`], read as [`Self::list_into`]
-    /// reads one.
+    /// The `tuple_shapes` list of [`Self::shape_leaves`], read as [`Self::shape`]
+    /// reads it.
     fn tuple_leaves(
         &mut self,
         path: &mut Vec<usize>,
@@ -420,12 +432,12 @@ impl<'a> Reader<'a> {
     ) -> Result<()> {
         self.each_in_list(|reader, index, pos, token| {
             path.push(index);
-            let item = match token {
+            let item = reader.own_entries(|reader| match token {
                 Token::Object if nest && reader.plain_tuple_ahead() => reader
                     .shape_leaves(pos, Token::Object, path, true, leaf)
                     .map(drop),
                 token => reader.shape(pos, token).map(|shape| leaf(path, shape)),
-            };
+            });
             path.pop();
             item
         })
@@ -473,8 +485,13 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn shape_element(&mut self, pos: usize, token: Token<'a>) -> Result<Option<ShapeProto>> {
-        self.shape(pos, token).map(Some)
+    /// Runs `read` on a shape that counts its own list entries (a tuple element, a
+    /// program parameter), the count of the shape around it put back afterwards.
+    fn own_entries<T>(&mut self, read: impl FnOnce(&mut Self) -> T) -> T {
+        let outer = std::mem::replace(&mut self.entries, 0);
+        let result = read(self);
+        self.entries = outer;
+        result
     }
 
     #[inline(never)]
@@ -609,12 +626,12 @@ impl<'a> Reader<'a> {
                     path.clear();
                     parameters = index + 1;
                     let mut inner = |path: &[usize], shape| leaf(index, path, shape);
-                    match token {
+                    reader.own_entries(|reader| match token {
                         Token::Object if nest && reader.plain_tuple_ahead() => reader
                             .shape_leaves(pos, Token::Object, &mut path, true, &mut inner)
                             .map(drop),
                         token => reader.shape(pos, token).map(|shape| inner(&[], shape)),
-                    }
+                    })
                 })?,
                 1 => result = reader.optional(Self::shape)?,
                 _ => reader.each_in_list(|reader, index, pos, token| {
@@ -639,24 +656,24 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A repeated field: an array (or `null`, the empty list) of non-null elements.
-    /// `read` returns `None` for an element to drop (an unknown enum name when unknown
-    /// fields are ignored).
+    /// A repeated field of a shape's own lists (not its elements): an array (or
+    /// `null`, the empty list) of non-null elements, each an entry of the shape (see
+    /// [`crate::MAX_LIST_ENTRIES`]). `read` returns `None` for an element to drop (an
+    /// unknown enum name when unknown fields are ignored).
     fn list<T>(&mut self, read: ReadMessage<'a, Option<T>>) -> Result<Vec<T>> {
         let mut items = Vec::new();
-        self.list_into(read, &mut |item| items.push(item))?;
-        Ok(items)
-    }
-
-    /// [`Self::list`], handing each element to `sink` instead of keeping it.
-    fn list_into<T>(
-        &mut self,
-        read: ReadMessage<'a, Option<T>>,
-        sink: &mut dyn FnMut(T),
-    ) -> Result<()> {
         self.each_in_list(|reader, _, pos, token| {
-            read(reader, pos, token).map(|item| item.into_iter().for_each(&mut *sink))
-        })
+            if let Some(item) = read(reader, pos, token)? {
+                if reader.entries >= crate::MAX_LIST_ENTRIES {
+                    let limit = crate::MAX_LIST_ENTRIES;
+                    return Err(Stop::invalid(pos, JsonErrorKind::TooManyEntries { limit }));
+                }
+                reader.entries += 1;
+                items.push(item);
+            }
+            Ok(())
+        })?;
+        Ok(items)
     }
 
     /// An array (or `null`, the empty list) of non-null elements, each read by `item`

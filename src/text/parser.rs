@@ -110,6 +110,8 @@ struct PendingBuffer {
 }
 
 struct PendingArray {
+    /// The list entries of the array so far (see [`crate::MAX_LIST_ENTRIES`]).
+    entries: usize,
     array: ShapeProto,
     layout: Box<LayoutProto>,
     physical: ShapeProto,
@@ -159,6 +161,10 @@ pub(crate) struct Parser<'a> {
     /// The first soft failure inside the current layout's attributes (see
     /// [`Parser::layout_attributes`]), reported if the layout then fails to close.
     soft: Option<ParseError>,
+    /// The list entries read so far into the shape being read (see
+    /// [`crate::MAX_LIST_ENTRIES`]): each shape read on its own, tuple element and
+    /// buffer counts its own.
+    entries: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -167,6 +173,7 @@ impl<'a> Parser<'a> {
             cursor: Cursor::new(input),
             options,
             soft: None,
+            entries: 0,
         }
     }
 
@@ -175,6 +182,7 @@ impl<'a> Parser<'a> {
             cursor: Cursor::at(input, pos),
             options,
             soft: None,
+            entries: 0,
         }
     }
 
@@ -203,6 +211,7 @@ impl<'a> Parser<'a> {
         out: &mut ShapeProto,
     ) -> Result<(), ParseError> {
         self.cursor.skip_trivia()?;
+        self.entries = 0;
         match self.begin(base, out)? {
             // Most shapes are one array, read in place.
             None => Ok(()),
@@ -226,6 +235,10 @@ impl<'a> Parser<'a> {
             let Some(parent) = stack.last_mut() else {
                 return Ok(());
             };
+            if !matches!(parent, Frame::Physical(_)) {
+                // A tuple element or a buffer's array: a shape of its own.
+                self.entries = 0;
+            }
             let place = parent.place();
             if let Some(opened) = self.begin(depth, place)? {
                 parent.unplace();
@@ -297,6 +310,7 @@ impl<'a> Parser<'a> {
             }
             Frame::Physical(pending) => {
                 let PendingArray {
+                    entries,
                     mut array,
                     mut layout,
                     physical,
@@ -305,6 +319,10 @@ impl<'a> Parser<'a> {
                 } = *pending;
                 self.cursor
                     .expect(b')', "expects physical shape to end with ')'")?;
+                if physical.element_type == PrimitiveType::Tuple as i32 {
+                    // Its elements counted their own: back to the array's.
+                    self.entries = entries;
+                }
                 layout.physical_shape = Some(Box::new(physical));
                 self.layout_attributes(&mut layout, Some(Attr::P))?;
                 self.layout_end()?;
@@ -377,6 +395,7 @@ impl<'a> Parser<'a> {
             if self.options.fill_missing_layouts || array.dimensions.is_empty() {
                 let mut layout = new_layout();
                 let rank = array.dimensions.len() as i64;
+                self.count(array.dimensions.len())?;
                 if rank > 0 {
                     layout.minor_to_major = (0..rank).rev().collect();
                 }
@@ -389,6 +408,7 @@ impl<'a> Parser<'a> {
         if self.cursor.eat(b':')? && self.layout_attributes(&mut layout, None)? {
             self.nest(depth)?;
             return Ok(Some(Frame::Physical(Box::new(PendingArray {
+                entries: self.entries,
                 array: std::mem::take(array),
                 layout,
                 physical: ShapeProto::default(),
@@ -424,6 +444,8 @@ impl<'a> Parser<'a> {
                 Some(size) => (size, false),
                 None => self.dimension_size()?,
             };
+            // The size and its dynamic flag.
+            self.count(2)?;
             array.dimensions.push(size);
             array.is_dynamic_dimension.push(dynamic);
             if self.cursor.eat(b',')? {
@@ -472,6 +494,7 @@ impl<'a> Parser<'a> {
                     Some(dim) => dim,
                     None => self.cursor.int("an integer")?.0,
                 };
+                self.count(1)?;
                 layout.minor_to_major.push(dim);
                 if !self.cursor.eat(b',')? {
                     break;
@@ -479,6 +502,20 @@ impl<'a> Parser<'a> {
             }
         }
         Ok(layout)
+    }
+
+    /// Counts `more` list entries into the shape being read: an error past
+    /// [`crate::MAX_LIST_ENTRIES`].
+    fn count(&mut self, more: usize) -> Result<(), ParseError> {
+        let entries = self.entries.saturating_add(more);
+        if entries > crate::MAX_LIST_ENTRIES {
+            return Err(self.cursor.error_here(format!(
+                "the shape's lists hold more than {} entries in all (xla-shape's limit)",
+                crate::MAX_LIST_ENTRIES
+            )));
+        }
+        self.entries = entries;
+        Ok(())
     }
 
     fn layout_end(&mut self) -> Result<(), ParseError> {
@@ -610,6 +647,7 @@ impl<'a> Parser<'a> {
                     self.soft_list(b'(', b')', Self::dim_level_type)?;
                 }
                 Attr::T => loop {
+                    self.count(1)?;
                     layout.tiles.push(TileProto::default());
                     let complete = self.soft_list(b'(', b')', |p| {
                         let Some(tile) = layout.tiles.last_mut() else {
@@ -702,7 +740,9 @@ impl<'a> Parser<'a> {
         let mut values = Vec::new();
         if !self.cursor.eat(b')')? {
             loop {
-                values.push(self.cursor.int("an integer")?.0);
+                let value = self.cursor.int("an integer")?.0;
+                self.count(1)?;
+                values.push(value);
                 if !self.cursor.eat(b',')? {
                     break;
                 }
@@ -759,7 +799,9 @@ impl<'a> Parser<'a> {
         let mut values = Vec::new();
         if !self.cursor.eat(b')')? {
             loop {
-                values.push(self.enum_value(&["D", "C", "S", "H"], "a dim level type")?);
+                let value = self.enum_value(&["D", "C", "S", "H"], "a dim level type")?;
+                self.count(1)?;
+                values.push(value);
                 if !self.cursor.eat(b',')? {
                     break;
                 }
@@ -785,10 +827,12 @@ impl<'a> Parser<'a> {
     /// One tile dimension: an integer or `*`.
     fn tile_dimension(&mut self, tile: &mut TileProto) -> Result<bool, ParseError> {
         if let Some(n) = self.cursor.digits() {
+            self.count(1)?;
             tile.dimensions.push(n);
             return Ok(true);
         }
         if self.cursor.eat(b'*')? {
+            self.count(1)?;
             tile.dimensions.push(i64::MIN);
             return Ok(true);
         }
@@ -803,6 +847,7 @@ impl<'a> Parser<'a> {
                 format!("tile dimension {n} is negative (a combined dimension is '*')"),
             ));
         }
+        self.count(1)?;
         tile.dimensions.push(n);
         Ok(true)
     }
@@ -819,6 +864,7 @@ impl<'a> Parser<'a> {
                 self.soft_fail("expected an integer")?;
                 return Ok(());
             }
+            self.count(1)?;
             let mut split = SplitConfigProto {
                 dimension: self.cursor.int("an integer")?.0,
                 ..SplitConfigProto::default()
@@ -827,7 +873,9 @@ impl<'a> Parser<'a> {
                 if !p.cursor.at_int()? {
                     return p.soft_fail("expected an integer");
                 }
-                split.split_indices.push(p.cursor.int("an integer")?.0);
+                let index = p.cursor.int("an integer")?.0;
+                p.count(1)?;
+                split.split_indices.push(index);
                 Ok(true)
             })?;
             layout.split_configs.push(split);
@@ -842,7 +890,15 @@ impl<'a> Parser<'a> {
     pub(crate) fn layout(&mut self) -> Result<LayoutProto, ParseError> {
         let mut layout = self.layout_head()?;
         if self.cursor.eat(b':')? && self.layout_attributes(&mut layout, None)? {
+            // The physical shape's entries are the layout's (a tuple's elements count
+            // their own).
+            let outer = self.entries;
             let shape = self.shape()?;
+            if shape.element_type == PrimitiveType::Tuple as i32 {
+                self.entries = outer;
+            } else {
+                self.count(outer)?;
+            }
             self.cursor
                 .expect(b')', "expects physical shape to end with ')'")?;
             layout.physical_shape = Some(Box::new(shape));

@@ -157,6 +157,15 @@ pub fn detect(head: &[u8]) -> Result<Form, String> {
     Err("it is text, but not an HLO module, one shape per line, or JSON".to_string())
 }
 
+/// [`detect`] on the first bytes of an input that may go on (a reader's buffer): text is
+/// judged by its whole lines, since the last may be cut.
+pub fn detect_prefix(head: &[u8]) -> Result<Form, String> {
+    match head.iter().rposition(|&b| b == b'\n') {
+        Some(end) if end + 1 < head.len() && is_text(head) => detect(&head[..=end]),
+        _ => detect(head),
+    }
+}
+
 /// The message kind binary bytes decode as with no unknown field: shape, program
 /// shape or layout, in that order.
 fn clean_kind(bytes: &[u8], try_shape: bool) -> Option<MessageKind> {
@@ -338,7 +347,7 @@ fn check_reader<R: BufRead>(
         Ok(head) => head.to_vec(),
         Err(e) => return FileReport::unreadable(name, options.from, "io_error", e.to_string()),
     };
-    let form = options.from.or_else(|| detect(&head).ok());
+    let form = options.from.or_else(|| detect_prefix(&head).ok());
     if form == Some(Form::HloModule) && !head.is_empty() && is_text(&head) {
         let report = scan_text_report(name, reader);
         let report = with_policy(report, Form::HloModule, options, relist);

@@ -44,6 +44,24 @@ fn shapes_lists_every_shape_and_reads_back_as_a_baseline() {
     assert!(stdout(&out).starts_with("<stdin>: entry_computation_layout/parameter 0: "));
     let out = run(&["shapes", "no/such/file"], b"");
     assert_eq!(out.status.code(), Some(2));
+    // Shapes are written as they are read; a file that cannot be listed leaves `-o`'s
+    // file as it was.
+    let bad = dir.path().join("bad.hlo");
+    std::fs::write(
+        &bad,
+        "HloModule m\n\nENTRY e {\n  p = f32[2 parameter(0)\n}\n",
+    )
+    .unwrap();
+    let before = std::fs::read(lock).unwrap();
+    let out = run(&["shapes", &module, bad.to_str().unwrap(), "-o", lock], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("bad.hlo"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(lock).unwrap(), before);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        2,
+        "no temporary file left"
+    );
 }
 
 #[test]

@@ -1509,7 +1509,7 @@ fn shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<ShapeSite>> {
                 .map(|entry| {
                     let (role, index, role_name) = role_fields(&entry.role);
                     ShapeSite {
-                        shape: valid_shape(py, &entry.shape, GateOptions::proto()),
+                        shape: valid_shape(py, &entry.shape(), GateOptions::proto()),
                         text: entry.text,
                         role,
                         index,

@@ -133,6 +133,81 @@ impl OutputArg {
     }
 }
 
+impl OutputArg {
+    /// Output written as it comes: to a temporary file renamed into place by
+    /// [`OutputStream::finish`] (dropped, it leaves the file as it was), or to standard
+    /// output.
+    pub fn stream(&self) -> Result<OutputStream, Failure> {
+        let sink = match self.file() {
+            Some(path) => {
+                let file = temporary_beside(path).map_err(|e| {
+                    Failure::unreadable(format!("{}: cannot write: {e}", path.display()))
+                })?;
+                Sink::File(
+                    std::io::BufWriter::with_capacity(1 << 16, file),
+                    path.to_path_buf(),
+                )
+            }
+            None => Sink::Stdout(std::io::BufWriter::with_capacity(
+                1 << 16,
+                std::io::stdout(),
+            )),
+        };
+        Ok(OutputStream { sink, error: None })
+    }
+}
+
+/// Output written as it comes ([`OutputArg::stream`]).
+pub struct OutputStream {
+    sink: Sink,
+    /// The first write error; later writes are skipped.
+    error: Option<std::io::Error>,
+}
+
+enum Sink {
+    File(std::io::BufWriter<tempfile::NamedTempFile>, PathBuf),
+    Stdout(std::io::BufWriter<std::io::Stdout>),
+}
+
+impl OutputStream {
+    /// Writes `bytes` (an error is kept for [`Self::finish`]).
+    pub fn write(&mut self, bytes: &[u8]) {
+        if self.error.is_some() {
+            return;
+        }
+        let written = match &mut self.sink {
+            Sink::File(file, _) => file.write_all(bytes),
+            Sink::Stdout(out) => out.write_all(bytes),
+        };
+        if let Err(e) = written {
+            self.error = Some(e);
+        }
+    }
+
+    /// Flushes, and renames the file into place.
+    pub fn finish(self) -> Result<(), Failure> {
+        match self.sink {
+            Sink::File(file, path) => {
+                let cannot = |e: std::io::Error| {
+                    Failure::unreadable(format!("{}: cannot write: {e}", path.display()))
+                };
+                if let Some(e) = self.error {
+                    return Err(cannot(e));
+                }
+                let file = file.into_inner().map_err(|e| cannot(e.into_error()))?;
+                file.as_file().sync_all().map_err(cannot)?;
+                file.persist(&path).map_err(|e| cannot(e.error))?;
+                Ok(())
+            }
+            Sink::Stdout(mut out) => match self.error.map_or_else(|| out.flush(), Err) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(Failure::unreadable(format!("<stdout>: {e}"))),
+            },
+        }
+    }
+}
+
 /// One JSON document and a newline; indented with `pretty`.
 pub fn to_json(value: &impl serde::Serialize, pretty: bool) -> Result<String, Failure> {
     let json = if pretty {
@@ -152,6 +227,16 @@ pub fn to_json(value: &impl serde::Serialize, pretty: bool) -> Result<String, Fa
 /// the temporary file is removed. A new file gets the usual permissions (0666 less the
 /// umask), a replaced file keeps its own.
 fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = temporary_beside(path)?;
+    file.write_all(bytes)?;
+    file.as_file().sync_all()?;
+    file.persist(path).map_err(|e| e.error)?;
+    Ok(())
+}
+
+/// A temporary file in the directory of `path`, with the permissions `path` has (or
+/// would get), to be renamed into place.
+fn temporary_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -164,11 +249,7 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode() & 0o7777);
         builder.permissions(std::fs::Permissions::from_mode(mode));
     }
-    let mut file = builder.tempfile_in(dir)?;
-    file.write_all(bytes)?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    builder.tempfile_in(dir)
 }
 
 /// A failure that ends a command, with the exit code it maps to.

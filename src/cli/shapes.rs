@@ -8,7 +8,7 @@ use xla_shape::check::Walk;
 use xla_shape::guard::listing::{self, ReadOptions, Source};
 use xla_shape::report::Form;
 
-use super::{Failure, HloStyleArg, MessageArg, OutputArg};
+use super::{Failure, HloStyleArg, MessageArg, OutputArg, OutputStream};
 
 /// List every shape of modules, protos and messages, one per line, with where it stands.
 #[derive(Debug, Args)]
@@ -117,13 +117,27 @@ pub enum ListFormat {
 pub fn run(args: ShapesArgs) -> Result<(), Failure> {
     let walk = args.input.walk()?;
     let options = args.input.read_options();
-    let mut listings = Vec::new();
+    let format = args.format;
+    let mut out = args.output.stream()?;
+    let mut text = String::new();
+    let mut write = |listing: &listing::Listing, entry: listing::Entry, out: &mut OutputStream| {
+        text.clear();
+        match format {
+            ListFormat::Text => listing.write_entry_text(&entry, &mut text),
+            ListFormat::Json => listing.write_entry_json(&entry, &mut text),
+        }
+        out.write(text.as_bytes());
+    };
     for path in &args.paths {
         if path.as_os_str() == "-" {
             let bytes = super::read_input(None)?;
-            listings.extend(
-                listing::read_bytes("<stdin>", &bytes, &options).map_err(Failure::unreadable)?,
-            );
+            let listings =
+                listing::read_bytes("<stdin>", &bytes, &options).map_err(Failure::unreadable)?;
+            for mut listing in listings {
+                for entry in std::mem::take(&mut listing.entries) {
+                    write(&listing, entry, &mut out);
+                }
+            }
             continue;
         }
         let files = match std::fs::metadata(path) {
@@ -133,23 +147,61 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
             Ok(_) => vec![path.clone()],
             Err(e) => return Err(Failure::unreadable(format!("{}: {e}", path.display()))),
         };
-        let read: Vec<_> = {
-            use rayon::prelude::*;
-            files
-                .par_iter()
-                .map(|file| listing::read_path(file, &file.display().to_string(), &options))
-                .collect()
-        };
-        for result in read {
-            listings.extend(result.map_err(Failure::unreadable)?);
+        // Files of up to SIDE_BY_SIDE bytes are listed side by side, a batch at a time,
+        // each into its own text; a larger one is written as it is read.
+        let mut batch: Vec<&PathBuf> = Vec::new();
+        for file in &files {
+            let size = std::fs::metadata(file).map_or(0, |m| m.len());
+            if size <= SIDE_BY_SIDE && batch.len() < BATCH {
+                batch.push(file);
+                continue;
+            }
+            list_side_by_side(&batch, &options, format, &mut out)?;
+            batch.clear();
+            if size <= SIDE_BY_SIDE {
+                batch.push(file);
+                continue;
+            }
+            listing::stream_path(file, &file.display().to_string(), &options, &mut |l, e| {
+                write(l, e, &mut out);
+            })
+            .map_err(Failure::unreadable)?;
         }
+        list_side_by_side(&batch, &options, format, &mut out)?;
     }
-    let mut out = String::new();
-    for listing in &listings {
-        match args.format {
-            ListFormat::Text => listing.write_text(&mut out),
-            ListFormat::Json => listing.write_json_lines(&mut out),
-        }
+    out.finish()
+}
+
+/// The largest file listed beside others (its text held until its turn to be written).
+const SIDE_BY_SIDE: u64 = 16 << 20;
+
+/// The most files listed side by side at once.
+const BATCH: usize = 64;
+
+/// Lists `files` on rayon's pool, each into a text of its own, and writes the texts in
+/// order.
+fn list_side_by_side(
+    files: &[&PathBuf],
+    options: &ReadOptions,
+    format: ListFormat,
+    out: &mut OutputStream,
+) -> Result<(), Failure> {
+    use rayon::prelude::*;
+    let texts: Vec<Result<String, listing::ReadError>> = files
+        .par_iter()
+        .map(|file| {
+            let mut text = String::new();
+            listing::stream_path(file, &file.display().to_string(), options, &mut |l, e| {
+                match format {
+                    ListFormat::Text => l.write_entry_text(&e, &mut text),
+                    ListFormat::Json => l.write_entry_json(&e, &mut text),
+                }
+            })
+            .map(|()| text)
+        })
+        .collect();
+    for text in texts {
+        out.write(text.map_err(Failure::unreadable)?.as_bytes());
     }
-    args.output.write(out.as_bytes())
+    Ok(())
 }

@@ -995,8 +995,11 @@ impl Differ<'_> {
     }
 
     fn changed(&mut self, at: &At<'_>, old: &Entry, new: &Entry) {
+        if old.same_text(new) {
+            return;
+        }
         let mut aspects = Vec::new();
-        compare(&old.shape, &new.shape, &mut Vec::new(), &mut aspects);
+        compare(&old.shape(), &new.shape(), &mut Vec::new(), &mut aspects);
         aspects.retain(|a| self.keep(a.kind));
         if aspects.is_empty() {
             return;

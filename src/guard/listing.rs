@@ -57,8 +57,9 @@ pub struct Entry {
     pub instruction: Option<String>,
     /// What the shape is there.
     pub role: Role,
-    /// The shape.
-    pub shape: ShapeProto,
+    /// The shape, when its text does not read back as it ([`Entry::shape`]): most
+    /// entries keep only their text.
+    held: Option<Box<ShapeProto>>,
     /// The shape's text in the listing's style (as written, when it does not print).
     pub text: String,
     /// 1-based line in module text (or in HLO text, or in a listing read back).
@@ -110,9 +111,44 @@ impl Entry {
         })
     }
 
+    /// An entry of `shape`, at no place yet, with `text` for its text: the shape is
+    /// kept only if the text does not read back as it.
+    pub fn new(role: Role, shape: &ShapeProto, text: String) -> Self {
+        let held = match read_back(&text) {
+            Ok(back) if back == *shape => None,
+            _ => Some(Box::new(shape.clone())),
+        };
+        Entry {
+            computation: None,
+            entry: false,
+            instruction: None,
+            role,
+            held,
+            text,
+            line: None,
+            column: None,
+            path: None,
+        }
+    }
+
+    /// The shape: its text read back (as a listing is read, [`parse_listing`]), or the
+    /// shape itself when that text does not read back as it.
+    pub fn shape(&self) -> std::borrow::Cow<'_, ShapeProto> {
+        match &self.held {
+            Some(shape) => std::borrow::Cow::Borrowed(shape),
+            None => std::borrow::Cow::Owned(read_back(&self.text).unwrap_or_default()),
+        }
+    }
+
+    /// Whether two entries hold the same shape, known from their texts alone (both
+    /// read back from their texts, and the texts are the same).
+    pub(crate) fn same_text(&self, other: &Entry) -> bool {
+        self.held.is_none() && other.held.is_none() && self.text == other.text
+    }
+
     /// The validated shape (with the rules of the form it was read from), if valid.
     pub fn validated(&self) -> Option<Shape> {
-        validate_shape_with(&self.shape, GateOptions::hlo_text())
+        validate_shape_with(&self.shape(), GateOptions::hlo_text())
             .into_parts()
             .0
     }
@@ -137,6 +173,17 @@ pub fn allocated_bytes(shape: &Shape) -> Option<u64> {
             .try_fold(0u64, |sum, e| sum.checked_add(allocated_bytes(e)?)),
         Shape::Token | Shape::Opaque => Some(0),
     }
+}
+
+/// A listing's shape text read back: as HLO module text gives shapes, with no layout
+/// filled in.
+fn read_back(text: &str) -> Result<ShapeProto, crate::text::ParseError> {
+    crate::text::parse_shape_with(
+        text,
+        crate::text::ParseOptions {
+            fill_missing_layouts: false,
+        },
+    )
 }
 
 /// A parameter name without `%` or a trailing `:`.
@@ -196,25 +243,36 @@ impl Listing {
     /// Writes the listing text (see the module docs), one line per shape.
     pub fn write_text(&self, out: &mut String) {
         for entry in &self.entries {
-            out.push_str(&self.file);
-            out.push_str(": ");
-            if let Some(location) = entry.location(self.kind == Kind::Module) {
-                out.push_str(&location);
-                out.push_str(": ");
-            }
-            out.push_str(&entry.text);
-            out.push('\n');
+            self.write_entry_text(entry, out);
         }
+    }
+
+    /// Writes the listing line of `entry`, one of this listing's shapes (which may be
+    /// handed on alone by [`stream_path`]).
+    pub fn write_entry_text(&self, entry: &Entry, out: &mut String) {
+        out.push_str(&self.file);
+        out.push_str(": ");
+        if let Some(location) = entry.location(self.kind == Kind::Module) {
+            out.push_str(&location);
+            out.push_str(": ");
+        }
+        out.push_str(&entry.text);
+        out.push('\n');
     }
 
     /// Writes one JSON line per shape ([`JsonLine`]).
     pub fn write_json_lines(&self, out: &mut String) {
         for entry in &self.entries {
-            let line = JsonLine::new(self, entry);
-            if let Ok(text) = serde_json::to_string(&line) {
-                out.push_str(&text);
-                out.push('\n');
-            }
+            self.write_entry_json(entry, out);
+        }
+    }
+
+    /// Writes the JSON line ([`JsonLine`]) of `entry`, one of this listing's shapes.
+    pub fn write_entry_json(&self, entry: &Entry, out: &mut String) {
+        let line = JsonLine::new(self, entry);
+        if let Ok(text) = serde_json::to_string(&line) {
+            out.push_str(&text);
+            out.push('\n');
         }
     }
 }
@@ -336,24 +394,148 @@ pub fn read_path(
     name: &str,
     options: &ReadOptions,
 ) -> Result<Vec<Listing>, ReadError> {
+    let mut listings: Vec<Listing> = Vec::new();
+    let module = stream_path_with(
+        path,
+        name,
+        options,
+        true,
+        &mut |listing, entry| match listings.last_mut() {
+            Some(last) if last.file == listing.file => last.entries.push(entry),
+            _ => {
+                let mut new = Listing::new(&listing.file, listing.kind, listing.form);
+                new.entries.push(entry);
+                listings.push(new);
+            }
+        },
+    )?;
+    if let Some(mut module) = module {
+        // A module is one listing, with its instructions.
+        module.entries = listings.pop().map(|l| l.entries).unwrap_or_default();
+        listings = vec![module];
+    }
+    Ok(listings)
+}
+
+/// Lists one file as [`read_path`] does, handing each shape to `sink` as it is read
+/// with the listing it belongs to (its file, kind and form; no entries), so that
+/// module text and shape lines are listed in memory that stays flat whatever their
+/// length (the entries of a listing file read back, and of other inputs, are read
+/// whole first). On an error the shapes handed on so far are to be dropped.
+pub fn stream_path(
+    path: &FsPath,
+    name: &str,
+    options: &ReadOptions,
+    sink: &mut dyn FnMut(&Listing, Entry),
+) -> Result<(), ReadError> {
+    stream_path_with(path, name, options, false, sink).map(drop)
+}
+
+/// [`stream_path`], returning a module's listing without its entries, with its
+/// instructions if `instructions` is set (`None` for other inputs).
+fn stream_path_with(
+    path: &FsPath,
+    name: &str,
+    options: &ReadOptions,
+    instructions: bool,
+    sink: &mut dyn FnMut(&Listing, Entry),
+) -> Result<Option<Listing>, ReadError> {
     let file = std::fs::File::open(path).map_err(|e| error(name, "io_error", e.to_string()))?;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let head = reader
         .fill_buf()
         .map_err(|e| error(name, "io_error", e.to_string()))?
         .to_vec();
-    let module_text = match options.source {
-        Source::Form(Form::HloModule) => true,
-        Source::Auto => check::detect(&head) == Ok(Form::HloModule),
-        _ => false,
+    // Text, as far as the buffer goes (it may end inside a character).
+    let text = !head.contains(&0)
+        && std::str::from_utf8(&head).map_or_else(|e| e.error_len().is_none(), |_| true);
+    let form = match options.source {
+        Source::Form(form) => Some(form),
+        Source::Auto => check::detect_prefix(&head).ok(),
+        Source::Listing => None,
     };
-    if module_text && std::str::from_utf8(&head).is_ok_and(|t| !t.contains('\0')) {
-        return module_text_listing(name, reader, options.style).map(|l| vec![l]);
+    match form {
+        Some(Form::HloModule) if text => {
+            let mut listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
+            listing.instructions =
+                module_text_scan(&listing, reader, options.style, instructions, sink)?;
+            return Ok(Some(listing));
+        }
+        Some(Form::Hlo) if text && !head.is_empty() => {
+            hlo_lines(name, reader, options, sink)?;
+            return Ok(None);
+        }
+        _ => {}
     }
     let mut bytes = Vec::new();
     std::io::Read::read_to_end(&mut reader, &mut bytes)
         .map_err(|e| error(name, "io_error", e.to_string()))?;
-    read_bytes(name, &bytes, options)
+    let listings = read_bytes(name, &bytes, options)?;
+    let module =
+        matches!(listings.as_slice(), [only] if only.kind == Kind::Module && only.form.is_some());
+    let mut kept = None;
+    for mut listing in listings {
+        let entries = std::mem::take(&mut listing.entries);
+        for entry in entries {
+            sink(&listing, entry);
+        }
+        if module {
+            kept = Some(listing);
+        }
+    }
+    Ok(kept)
+}
+
+/// Lists HLO text of one shape (or program shape) a line, a line at a time.
+fn hlo_lines(
+    name: &str,
+    mut reader: impl BufRead,
+    options: &ReadOptions,
+    sink: &mut dyn FnMut(&Listing, Entry),
+) -> Result<(), ReadError> {
+    let listing = Listing::new(name, Kind::Messages, Some(Form::Hlo));
+    let kind = options.message.unwrap_or_default();
+    let mut line = String::new();
+    let (mut number, mut listed) = (0, 0usize);
+    loop {
+        line.clear();
+        let read = reader.read_line(&mut line).map_err(|e| {
+            let message = if e.kind() == std::io::ErrorKind::InvalidData {
+                "not UTF-8 text".to_string()
+            } else {
+                e.to_string()
+            };
+            let code = if e.kind() == std::io::ErrorKind::InvalidData {
+                "wrong_form"
+            } else {
+                "io_error"
+            };
+            error(name, code, message)
+        })?;
+        if read == 0 {
+            break;
+        }
+        number += 1;
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with("//") {
+            continue;
+        }
+        let message = crate::text::parse_message(kind, trimmed).map_err(|e| {
+            error(
+                name,
+                "hlo_syntax",
+                format!("line {number}: {}", e.message()),
+            )
+        })?;
+        message_entries(name, &message, Some(number), options.style, &mut |entry| {
+            listed += 1;
+            sink(&listing, entry);
+        })?;
+    }
+    if listed == 0 {
+        return Err(error(name, "no_shapes", "no shape in the input"));
+    }
+    Ok(())
 }
 
 /// Lists one input held in memory (see [`read_path`]).
@@ -471,42 +653,49 @@ fn message_listing(
 ) -> Result<Listing, ReadError> {
     let mut listing = Listing::new(name, Kind::Messages, Some(form));
     for (message, line) in messages {
-        let mut push = |role: Role, shape: &ShapeProto| {
-            listing.entries.push(Entry {
-                computation: None,
-                entry: false,
-                instruction: None,
-                role,
-                text: print(shape, style, None),
-                shape: shape.clone(),
-                line,
-                column: None,
-                path: None,
-            });
-        };
-        match &message {
-            AnyMessage::Shape(shape) => push(Role::Result, shape),
-            AnyMessage::ProgramShape(program) => {
-                for (index, parameter) in program.parameters.iter().enumerate() {
-                    push(Role::EntryParameter { index }, parameter);
-                }
-                if let Some(result) = &program.result {
-                    push(Role::EntryResult, result);
-                }
-            }
-            AnyMessage::Layout(_) => {
-                return Err(error(
-                    name,
-                    "wrong_message",
-                    "a LayoutProto alone holds no shape to list or compare; give --message shape or program-shape",
-                ))
-            }
-        }
+        message_entries(name, &message, line, style, &mut |entry| {
+            listing.entries.push(entry);
+        })?;
     }
     if listing.entries.is_empty() {
         return Err(error(name, "no_shapes", "no shape in the input"));
     }
     Ok(listing)
+}
+
+/// The entries of one message (a shape, or a program shape's parameters and result),
+/// at `line` of HLO text if it was read from one.
+fn message_entries(
+    name: &str,
+    message: &AnyMessage,
+    line: Option<usize>,
+    style: HloStyle,
+    push: &mut dyn FnMut(Entry),
+) -> Result<(), ReadError> {
+    let mut push = |role: Role, shape: &ShapeProto| {
+        let mut entry = Entry::new(role, shape, print(shape, style, None));
+        entry.line = line;
+        push(entry);
+    };
+    match message {
+        AnyMessage::Shape(shape) => push(Role::Result, shape),
+        AnyMessage::ProgramShape(program) => {
+            for (index, parameter) in program.parameters.iter().enumerate() {
+                push(Role::EntryParameter { index }, parameter);
+            }
+            if let Some(result) = &program.result {
+                push(Role::EntryResult, result);
+            }
+        }
+        AnyMessage::Layout(_) => {
+            return Err(error(
+                name,
+                "wrong_message",
+                "a LayoutProto alone holds no shape to list or compare; give --message shape or program-shape",
+            ))
+        }
+    }
+    Ok(())
 }
 
 fn first_problem(name: &str, problems: Vec<Finding>) -> Result<(), ReadError> {
@@ -533,32 +722,48 @@ pub fn module_text_listing<R: BufRead>(
     style: HloStyle,
 ) -> Result<Listing, ReadError> {
     let mut listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
+    let mut entries = Vec::new();
+    listing.instructions = module_text_scan(&listing, reader, style, true, &mut |_, entry| {
+        entries.push(entry)
+    })?;
+    listing.entries = entries;
+    Ok(listing)
+}
+
+/// Scans module text into `listing` (a module's, with no entries), handing each entry
+/// to `sink` as it comes; returns the instructions if `keep` is set (none otherwise).
+fn module_text_scan<R: BufRead>(
+    listing: &Listing,
+    reader: R,
+    style: HloStyle,
+    keep: bool,
+    sink: &mut dyn FnMut(&Listing, Entry),
+) -> Result<Vec<Instruction>, ReadError> {
+    let name = listing.file.as_str();
     let mut problems = Vec::new();
-    let mut entry_computation: Option<String> = None;
-    let entries = &mut listing.entries;
-    let instructions = &mut listing.instructions;
+    let mut instructions = Vec::new();
     let mut on_shape = |site: &Site<'_>, shape: &ShapeProto| {
         let computation = match site.role {
             Role::EntryParameter { .. } | Role::EntryResult => None,
             _ => site.computation.map(str::to_string),
         };
-        entries.push(Entry {
-            computation,
-            entry: false,
-            instruction: site.instruction.map(str::to_string),
-            role: site.role.clone(),
-            text: print(shape, style, Some(site.text)),
-            shape: shape.clone(),
-            line: Some(site.line),
-            column: Some(site.column),
-            path: None,
-        });
+        let mut entry = Entry::new(
+            site.role.clone(),
+            shape,
+            print(shape, style, Some(site.text)),
+        );
+        entry.entry = computation.is_some() && site.entry;
+        entry.computation = computation;
+        entry.instruction = site.instruction.map(str::to_string);
+        entry.line = Some(site.line);
+        entry.column = Some(site.column);
+        sink(listing, entry);
     };
     let mut on_instruction = |site: &InstructionSite<'_>| {
-        let computation = site.computation.unwrap_or_default().to_string();
-        if site.entry {
-            entry_computation.get_or_insert_with(|| computation.clone());
+        if !keep {
+            return;
         }
+        let computation = site.computation.unwrap_or_default().to_string();
         instructions.push(Instruction {
             computation,
             name: site.name.to_string(),
@@ -578,16 +783,7 @@ pub fn module_text_listing<R: BufRead>(
             "not an HLO module: no HloModule header, computation or instruction found",
         ));
     }
-    mark_entry(&mut listing, entry_computation.as_deref());
-    Ok(listing)
-}
-
-fn mark_entry(listing: &mut Listing, entry: Option<&str>) {
-    if let Some(entry) = entry {
-        for e in &mut listing.entries {
-            e.entry = e.computation.as_deref() == Some(entry);
-        }
-    }
+    Ok(instructions)
 }
 
 /// Lists a module proto (`HloModuleProto`, or an `HloProto` / `HloSnapshot` around one).
@@ -601,17 +797,12 @@ pub fn module_proto_listing(
     let entries = &mut listing.entries;
     let instructions = &mut listing.instructions;
     let mut on_shape = |site: &ProtoSite<'_>, shape: &ShapeProto| {
-        entries.push(Entry {
-            computation: site.computation.map(str::to_string),
-            entry: site.entry,
-            instruction: site.instruction.map(str::to_string),
-            role: site.role.clone(),
-            text: print(shape, style, None),
-            shape: shape.clone(),
-            line: None,
-            column: None,
-            path: Some(site.path.to_string()),
-        });
+        let mut entry = Entry::new(site.role.clone(), shape, print(shape, style, None));
+        entry.computation = site.computation.map(str::to_string);
+        entry.entry = site.entry;
+        entry.instruction = site.instruction.map(str::to_string);
+        entry.path = Some(site.path.to_string());
+        entries.push(entry);
     };
     let mut on_instruction = |site: &InstructionSite<'_>| {
         instructions.push(Instruction {
@@ -664,13 +855,9 @@ pub fn parse_listing(name: &str, bytes: &[u8]) -> Result<Vec<Listing>, ReadError
             )
         };
         let (head, shape_text) = trimmed.rsplit_once(": ").ok_or_else(|| bad("no ': '"))?;
-        let shape = crate::text::parse_shape_with(
-            shape_text,
-            crate::text::ParseOptions {
-                fill_missing_layouts: false,
-            },
-        )
-        .map_err(|e| bad(&format!("the shape does not parse: {}", e.message())))?;
+        // Checked here, read again when asked for (`Entry::shape`).
+        read_back(shape_text)
+            .map_err(|e| bad(&format!("the shape does not parse: {}", e.message())))?;
         let (file, location) = match head.rsplit_once(": ") {
             Some((file, location)) => (file, Some(location)),
             None => (head, None),
@@ -680,7 +867,6 @@ pub fn parse_listing(name: &str, bytes: &[u8]) -> Result<Vec<Listing>, ReadError
             Some(location) => parse_location(location).ok_or_else(|| bad("unknown location"))?,
         };
         entry.text = shape_text.to_string();
-        entry.shape = shape;
         entry.line = Some(number);
         let at = match listings.iter().position(|l| l.file == file) {
             Some(at) => at,
@@ -707,7 +893,7 @@ fn bare_entry(role: Role) -> Entry {
         entry: false,
         instruction: None,
         role,
-        shape: ShapeProto::default(),
+        held: None,
         text: String::new(),
         line: None,
         column: None,

@@ -74,6 +74,8 @@ pub struct Site<'a> {
     pub column: usize,
     /// The computation it is in (its name without `%`), if any.
     pub computation: Option<&'a str>,
+    /// Whether that computation is the module's entry computation (`ENTRY`).
+    pub entry: bool,
     /// The instruction it belongs to (its name without `%`), if any.
     pub instruction: Option<&'a str>,
     /// What the shape is.

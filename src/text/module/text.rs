@@ -784,6 +784,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         for (role, shape) in shapes.chain(result) {
             self.summary.shapes += 1;
             let site = Site {
+                entry: self.in_entry,
                 line: line_no,
                 column: self.lexer.column(shape.start),
                 computation: self.computation.as_deref(),
@@ -858,6 +859,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             self.summary.shapes += 1;
             let site = Site {
+                entry: self.in_entry,
                 line: line_no,
                 column: self.lexer.column(shape.start),
                 computation: self.computation.as_deref(),
@@ -1223,6 +1225,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             if let Some(known) = self.memo.get(text) {
                 self.summary.shapes += 1;
                 let site = Site {
+                    entry: self.in_entry,
                     line: token.line,
                     column: self.lexer.column(token.start),
                     computation: self.computation.as_deref(),
@@ -1263,6 +1266,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     self.memo.put(text, &known);
                 }
                 let site = Site {
+                    entry: self.in_entry,
                     line: token.line,
                     column: self.lexer.column(token.start),
                     computation: self.computation.as_deref(),
@@ -1311,6 +1315,7 @@ impl<R: BufRead> Scanner<'_, R> {
                 let column = self.lexer.column(token.start);
                 for (span, report) in found {
                     let site = Site {
+                        entry: self.in_entry,
                         line: token.line,
                         column,
                         computation: self.computation.as_deref(),

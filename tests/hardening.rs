@@ -1538,3 +1538,106 @@ fn shapes_of_many_lines_are_listed_in_bounded_memory() {
     let validate = limited(&format!("validate {}", lines.display()));
     assert_eq!(validate.status.code(), Some(0));
 }
+
+/// A long tuple on one line is listed a shape at a time (`Entry::of_long_tuple`): the
+/// text is the whole tuple's printing, the shape reads back from it, and a tuple that
+/// does not parse or print is left to the whole path.
+#[test]
+fn long_tuple_entries_agree_with_whole_ones() {
+    use xla_shape::guard::listing::Entry;
+    use xla_shape::text::module::Role;
+    use xla_shape::text::HloStyle;
+    let module = ParseOptions {
+        fill_missing_layouts: false,
+    };
+    for input in [
+        "(f32[2]{0}, (s32[], ()), ((bf16[4,4]{0,1:T(2,2)})), b(f32[3]{0}))",
+        "((((f32[1]{0}))), f32[], (), ((), ()), (u8[2,2]{1,0}, (pred[])))",
+        "(f32[2], s32[3,4])",
+        "(f32[2]{0:T(2)S(1)}, token[], opaque[])",
+    ] {
+        for options in [module, ParseOptions::default()] {
+            for style in [HloStyle::Xla, HloStyle::Exact] {
+                let whole = text::parse_shape_with(input, options).unwrap();
+                let expected = Entry::new(Role::Result, &whole, style.print_shape(&whole).unwrap());
+                let long = Entry::of_long_tuple(Role::Result, input, options, style).expect(input);
+                assert_eq!(long.text, expected.text, "{input}");
+                assert_eq!(long.shape(), expected.shape(), "{input}");
+                assert_eq!(long.bytes(), expected.bytes(), "{input}");
+            }
+        }
+    }
+    for input in [
+        "(f32[2]{0}, f32[2]{5})",
+        "(f32[2]{0}",
+        "(f32[2]{0:Pd(4)})",
+        "f32[2]{0}",
+    ] {
+        let long = Entry::of_long_tuple(Role::Result, input, module, HloStyle::Xla);
+        assert!(long.is_none(), "{input}");
+    }
+}
+
+/// `shapes` and `diff` read a long tuple of module text, and a listing line of one,
+/// a shape at a time: a 4 MB tuple line is listed (text and JSON, with its byte size),
+/// compared with itself and with its listing in a 200 MB address space (the listing
+/// built each whole: 903 MB for a 17 MB line, 53 times), and the lines are those of
+/// the whole tuple.
+#[test]
+fn long_tuple_lines_are_listed_and_compared_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 250_000;
+    let element = "f32[8,128]{1,0}";
+    let mut elements = vec![element.to_string(); n];
+    elements[5] = format!("({element}, (s32[], ()))");
+    let tuple_text = format!("({})", elements.join(", "));
+    let module = dir.path().join("long.hlo");
+    std::fs::write(
+        &module,
+        format!("HloModule m\n\nENTRY main {{\n  p = f32[2]{{0}} parameter(0)\n  t = {tuple_text} tuple()\n  ROOT c = f32[2]{{0}} copy(p)\n}}\n"),
+    )
+    .unwrap();
+    let lock = dir.path().join("long.lock");
+    let run = limited(&format!(
+        "shapes {} -o {}",
+        module.display(),
+        lock.display()
+    ));
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let listing = std::fs::read_to_string(&lock).unwrap();
+    let tuple = listing
+        .lines()
+        .find_map(|line| line.split_once(": ENTRY main/t: ").map(|(_, shape)| shape))
+        .expect("the tuple's line");
+    let whole = text::parse_shape_with(
+        &tuple_text,
+        ParseOptions {
+            fill_missing_layouts: false,
+        },
+    )
+    .unwrap();
+    let expected = text::print_shape_as_xla(&whole).unwrap();
+    assert!(tuple == expected, "the tuple's text differs");
+    let json = limited(&format!("shapes --format json {}", module.display()));
+    assert_eq!(json.status.code(), Some(0));
+    let line = String::from_utf8_lossy(&json.stdout)
+        .lines()
+        .find(|line| line.contains("\"instruction\":\"t\""))
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .expect("the tuple's JSON line");
+    assert_eq!(line["bytes"], 4096 * n as u64 + 4);
+    for (old, new) in [(&module, &module), (&lock, &module)] {
+        let run = limited(&format!("diff {} {}", old.display(), new.display()));
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+}

@@ -39,7 +39,7 @@ use crate::proto::ShapeProto;
 use crate::report::{Finding, Form};
 use crate::shape::Shape;
 use crate::text::module::{self, InstructionSite, ProtoSite, Role, Site};
-use crate::text::HloStyle;
+use crate::text::{HloStyle, TupleText};
 use crate::validate::{validate_shape_with, Options as GateOptions};
 
 /// The location word of the module's entry computation layout.
@@ -118,6 +118,53 @@ impl Entry {
             Ok(back) if back == *shape => None,
             _ => Some(Box::new(shape.clone())),
         };
+        Entry::bare(role, text, held)
+    }
+
+    /// An entry of the tuple `written` (HLO text, read with `options`), at no place
+    /// yet, made a shape at a time: its text in `style`, and the tuple kept only if
+    /// that text does not read back as it, which each shape's text tells. `None` when
+    /// it must be made whole instead (it does not parse, or does not print in the
+    /// style), so that its errors are the whole parse's and printing's.
+    pub fn of_long_tuple(
+        role: Role,
+        written: &str,
+        options: crate::text::ParseOptions,
+        style: HloStyle,
+    ) -> Option<Self> {
+        let mut printer = TupleText::new(style);
+        // The path of the tuples open in `printer` below the top-level one.
+        let mut open: Vec<usize> = Vec::new();
+        let mut reads_back = true;
+        let parsed = crate::text::parse_shape_leaves(written, options, &mut |path, _, leaf| {
+            let tuples = &path[..path.len() - 1];
+            while !tuples.starts_with(&open) {
+                open.pop();
+                printer.close();
+            }
+            for &index in &tuples[open.len()..] {
+                open.push(index);
+                printer.open();
+            }
+            printer.element(&leaf);
+            reads_back = reads_back
+                && style
+                    .print_shape(&leaf)
+                    .is_ok_and(|text| read_back(&text).is_ok_and(|back| back == leaf));
+        });
+        if !matches!(parsed, Ok(crate::text::Streamed::Tuple { .. })) {
+            return None;
+        }
+        let text = printer.finish().ok()?;
+        if reads_back {
+            return Some(Entry::bare(role, text, None));
+        }
+        let shape = crate::text::parse_shape_with(written, options).ok()?;
+        Some(Entry::new(role, &shape, text))
+    }
+
+    /// An entry at no place yet.
+    fn bare(role: Role, text: String, held: Option<Box<ShapeProto>>) -> Self {
         Entry {
             computation: None,
             entry: false,
@@ -153,8 +200,12 @@ impl Entry {
             .0
     }
 
-    /// Allocated bytes ([`allocated_bytes`]).
+    /// Allocated bytes ([`allocated_bytes`]); a long tuple kept as its text is sized a
+    /// shape at a time.
     pub fn bytes(&self) -> Option<u64> {
+        if self.held.is_none() && long_tuple(&self.text) {
+            return long_tuple_bytes(&self.text);
+        }
         allocated_bytes(&self.validated()?)
     }
 }
@@ -175,15 +226,62 @@ pub fn allocated_bytes(shape: &Shape) -> Option<u64> {
     }
 }
 
-/// A listing's shape text read back: as HLO module text gives shapes, with no layout
-/// filled in.
+/// How HLO module text gives shapes: with no layout filled in.
+const MODULE_TEXT: crate::text::ParseOptions = crate::text::ParseOptions {
+    fill_missing_layouts: false,
+};
+
+/// Shape text of this many bytes or more that is a tuple is read a shape at a time
+/// where it can be: listed, checked when a listing is read back, sized.
+const LONG_TEXT: usize = 1 << 20;
+
+/// A listing's shape text read back: as HLO module text gives shapes.
 fn read_back(text: &str) -> Result<ShapeProto, crate::text::ParseError> {
-    crate::text::parse_shape_with(
-        text,
-        crate::text::ParseOptions {
-            fill_missing_layouts: false,
-        },
-    )
+    crate::text::parse_shape_with(text, MODULE_TEXT)
+}
+
+/// Whether `text` is long tuple text ([`LONG_TEXT`]).
+fn long_tuple(text: &str) -> bool {
+    text.len() >= LONG_TEXT && text.trim_start().starts_with('(')
+}
+
+/// [`read_back`] without the shape: a long tuple is read a shape at a time.
+fn check_reads_back(text: &str) -> Result<(), crate::text::ParseError> {
+    if long_tuple(text) {
+        crate::text::parse_shape_leaves(text, MODULE_TEXT, &mut |_, _, _| {}).map(drop)
+    } else {
+        read_back(text).map(drop)
+    }
+}
+
+/// [`allocated_bytes`] of the tuple `text` (which reads back), a shape at a time: the
+/// sum of its shapes', `None` if one is invalid (as the whole tuple then is, or nests
+/// too deep for the validator) or has no size.
+fn long_tuple_bytes(text: &str) -> Option<u64> {
+    let mut sum = Some(0u64);
+    let mut tuple = crate::validate::TupleIssues::default();
+    let parsed = crate::text::parse_shape_leaves(text, MODULE_TEXT, &mut |path, _, leaf| {
+        if sum.is_none() {
+            return;
+        }
+        let gate = GateOptions::hlo_text();
+        let issues = tuple.leaf(path, &leaf, gate);
+        let bytes = if issues
+            .iter()
+            .any(|i| i.severity() == crate::Severity::Error)
+        {
+            None
+        } else {
+            validate_shape_with(&leaf, gate)
+                .into_parts()
+                .0
+                .and_then(|shape| allocated_bytes(&shape))
+        };
+        sum = sum
+            .zip(bytes)
+            .and_then(|(sum, bytes)| sum.checked_add(bytes));
+    });
+    parsed.ok().and(sum)
 }
 
 /// A parameter name without `%` or a trailing `:`.
@@ -494,7 +592,7 @@ fn hlo_lines(
     sink: &mut dyn FnMut(&Listing, Entry),
 ) -> Result<(), ReadError> {
     let listing = Listing::new(name, Kind::Messages, Some(Form::Hlo));
-    let kind = options.message.unwrap_or_default();
+    let (kind, style) = (options.message.unwrap_or_default(), options.style);
     let mut line = String::new();
     let (mut number, mut listed) = (0, 0usize);
     loop {
@@ -519,6 +617,16 @@ fn hlo_lines(
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with("//") {
             continue;
+        }
+        if kind == MessageKind::Shape && long_tuple(trimmed) {
+            let options = crate::text::ParseOptions::default();
+            let role = Role::Result;
+            if let Some(mut entry) = Entry::of_long_tuple(role, trimmed, options, style) {
+                entry.line = Some(number);
+                listed += 1;
+                sink(&listing, entry);
+                continue;
+            }
         }
         let message = crate::text::parse_message(kind, trimmed).map_err(|e| {
             error(
@@ -747,11 +855,24 @@ fn module_text_scan<R: BufRead>(
             Role::EntryParameter { .. } | Role::EntryResult => None,
             _ => site.computation.map(str::to_string),
         };
-        let mut entry = Entry::new(
-            site.role.clone(),
-            shape,
-            print(shape, style, Some(site.text)),
-        );
+        let long = site
+            .elided
+            .then(|| Entry::of_long_tuple(site.role.clone(), site.text, MODULE_TEXT, style))
+            .flatten();
+        let mut entry = long.unwrap_or_else(|| {
+            let whole;
+            let shape = if site.elided {
+                whole = crate::text::parse_shape_with(site.text, MODULE_TEXT).unwrap_or_default();
+                &whole
+            } else {
+                shape
+            };
+            Entry::new(
+                site.role.clone(),
+                shape,
+                print(shape, style, Some(site.text)),
+            )
+        });
         entry.entry = computation.is_some() && site.entry;
         entry.computation = computation;
         entry.instruction = site.instruction.map(str::to_string);
@@ -773,7 +894,7 @@ fn module_text_scan<R: BufRead>(
     };
     let mut on_problem = |finding: Finding| problems.push(finding);
     let summary =
-        module::scan_text_instructions(reader, &mut on_shape, &mut on_instruction, &mut on_problem)
+        module::scan_text_for_listing(reader, &mut on_shape, &mut on_instruction, &mut on_problem)
             .map_err(|e| error(name, "io_error", e.to_string()))?;
     first_problem(name, problems)?;
     if summary.structures == 0 {
@@ -856,7 +977,7 @@ pub fn parse_listing(name: &str, bytes: &[u8]) -> Result<Vec<Listing>, ReadError
         };
         let (head, shape_text) = trimmed.rsplit_once(": ").ok_or_else(|| bad("no ': '"))?;
         // Checked here, read again when asked for (`Entry::shape`).
-        read_back(shape_text)
+        check_reads_back(shape_text)
             .map_err(|e| bad(&format!("the shape does not parse: {}", e.message())))?;
         let (file, location) = match head.rsplit_once(": ") {
             Some((file, location)) => (file, Some(location)),
@@ -888,17 +1009,7 @@ pub fn parse_listing(name: &str, bytes: &[u8]) -> Result<Vec<Listing>, ReadError
 }
 
 fn bare_entry(role: Role) -> Entry {
-    Entry {
-        computation: None,
-        entry: false,
-        instruction: None,
-        role,
-        held: None,
-        text: String::new(),
-        line: None,
-        column: None,
-        path: None,
-    }
+    Entry::bare(role, String::new(), None)
 }
 
 fn parse_location(location: &str) -> Option<(Kind, Entry)> {

@@ -82,6 +82,10 @@ pub struct Site<'a> {
     pub role: Role,
     /// The shape as written.
     pub text: &'a str,
+    /// Whether the shape handed on with the site is an empty tuple standing for the
+    /// long tuple `text` holds, to be read from it (only when asked for: see
+    /// [`scan_text_for_listing`]).
+    pub elided: bool,
 }
 
 /// An instruction found in a module (text or proto), once its operands are read.
@@ -188,6 +192,23 @@ pub fn scan_text_instructions<R: BufRead>(
         |site: &Site<'_>, shape: &ShapeProto, _: Option<&Report>| on_shape(site, shape);
     text::Scanner::new(reader, &mut on_shape, on_problem)
         .with_instructions(on_instruction)
+        .run()
+}
+
+/// [`scan_text_instructions`], except that a tuple of 1 MiB or more on one line is
+/// checked a shape at a time and handed on as its text alone ([`Site::elided`]): the
+/// layout guard's listing reads it again from there, a shape at a time.
+pub fn scan_text_for_listing<R: BufRead>(
+    reader: R,
+    on_shape: &mut dyn FnMut(&Site<'_>, &ShapeProto),
+    on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
+    on_problem: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    let mut on_shape =
+        |site: &Site<'_>, shape: &ShapeProto, _: Option<&Report>| on_shape(site, shape);
+    text::Scanner::new(reader, &mut on_shape, on_problem)
+        .with_instructions(on_instruction)
+        .eliding_long_tuples()
         .run()
 }
 

@@ -81,6 +81,9 @@ pub(super) struct Scanner<'v, R> {
     /// Whether a long tuple is validated a shape at a time, its reports handed on
     /// without the shape ([`Self::validating_long_tuples_by_leaf`]).
     long_tuples_by_leaf: bool,
+    /// Whether a long tuple on one line is checked a shape at a time and handed on as
+    /// its text alone ([`Self::eliding_long_tuples`]).
+    eliding_long_tuples: bool,
 }
 
 /// Values by the exact text of a shape, so that a dump's thousandth `f32[1024]{0}` costs
@@ -237,6 +240,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             memo: Memo::new(),
             whole_lines: true,
             long_tuples_by_leaf: false,
+            eliding_long_tuples: false,
         }
     }
 
@@ -249,6 +253,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// its size.
     pub fn validating_long_tuples_by_leaf(mut self) -> Self {
         self.long_tuples_by_leaf = true;
+        self
+    }
+
+    /// Checks that a tuple of [`LONG_TUPLE`] bytes or more on one line parses, a shape
+    /// at a time, and hands it on as its text alone: an empty tuple in place of the
+    /// shape and [`Site::elided`] set, for callers that read it again from the text as
+    /// they need it (the layout guard's listing).
+    pub fn eliding_long_tuples(mut self) -> Self {
+        self.eliding_long_tuples = true;
         self
     }
 
@@ -784,6 +797,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         for (role, shape) in shapes.chain(result) {
             self.summary.shapes += 1;
             let site = Site {
+                elided: false,
                 entry: self.in_entry,
                 line: line_no,
                 column: self.lexer.column(shape.start),
@@ -859,6 +873,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             self.summary.shapes += 1;
             let site = Site {
+                elided: false,
                 entry: self.in_entry,
                 line: line_no,
                 column: self.lexer.column(shape.start),
@@ -1225,6 +1240,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             if let Some(known) = self.memo.get(text) {
                 self.summary.shapes += 1;
                 let site = Site {
+                    elided: false,
                     entry: self.in_entry,
                     line: token.line,
                     column: self.lexer.column(token.start),
@@ -1239,8 +1255,12 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             }
         }
         let long = extent.is_some_and(|end| end - token.start >= LONG_TUPLE);
-        if self.long_tuples_by_leaf && long && self.lexer.line().as_bytes()[token.start] == b'(' {
+        let tuple = long && self.lexer.line().as_bytes()[token.start] == b'(';
+        if tuple && self.long_tuples_by_leaf {
             return self.read_long_tuple(token, role);
+        }
+        if tuple && self.eliding_long_tuples {
+            return self.elide_long_tuple(token, role);
         }
         let parsed = loop {
             let line = self.lexer.line();
@@ -1266,6 +1286,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     self.memo.put(text, &known);
                 }
                 let site = Site {
+                    elided: false,
                     entry: self.in_entry,
                     line: token.line,
                     column: self.lexer.column(token.start),
@@ -1315,6 +1336,7 @@ impl<R: BufRead> Scanner<'_, R> {
                 let column = self.lexer.column(token.start);
                 for (span, report) in found {
                     let site = Site {
+                        elided: false,
                         entry: self.in_entry,
                         line: token.line,
                         column,
@@ -1325,6 +1347,37 @@ impl<R: BufRead> Scanner<'_, R> {
                     };
                     (self.on_shape)(&site, &shell, Some(&report));
                 }
+                self.lexer.seek(after);
+                Ok(())
+            }
+            Err(e) => self.syntax_error(&e),
+        }
+    }
+
+    /// [`Self::read_shape`] of a long tuple on one line, checked a shape at a time and
+    /// handed on as its text ([`Self::eliding_long_tuples`]).
+    fn elide_long_tuple(&mut self, token: Token, role: Role) -> Step {
+        let line = self.lexer.line();
+        let parsed =
+            crate::text::parse_shape_leaves_at(line, token.start, self.options, &mut |_, _, _| {});
+        match parsed {
+            Ok(after) => {
+                self.summary.shapes += 1;
+                let shell = ShapeProto {
+                    element_type: crate::proto::PrimitiveType::Tuple as i32,
+                    ..ShapeProto::default()
+                };
+                let site = Site {
+                    entry: self.in_entry,
+                    line: token.line,
+                    column: self.lexer.column(token.start),
+                    computation: self.computation.as_deref(),
+                    instruction: self.instruction.as_deref(),
+                    role,
+                    text: line[token.start..after].trim_end(),
+                    elided: true,
+                };
+                (self.on_shape)(&site, &shell, None);
                 self.lexer.seek(after);
                 Ok(())
             }

@@ -268,8 +268,13 @@ pub fn check_bytes(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         }
         Form::HloModuleProto => check_module_proto(name, bytes, options),
     };
-    let report = with_policy(report, form, options, |source| {
-        crate::guard::listing::read_bytes(name, bytes, source)
+    let report = with_policy(report, form, options, |source, sink| {
+        for mut listing in crate::guard::listing::read_bytes(name, bytes, source)? {
+            for entry in std::mem::take(&mut listing.entries) {
+                sink(&listing, entry);
+            }
+        }
+        Ok(())
     });
     finish(report, options)
 }
@@ -282,7 +287,8 @@ fn with_policy(
     options: &Options,
     list: impl FnOnce(
         &crate::guard::ReadOptions,
-    ) -> Result<Vec<crate::guard::Listing>, crate::guard::listing::ReadError>,
+        &mut EntrySink<'_>,
+    ) -> Result<(), crate::guard::listing::ReadError>,
 ) -> FileReport {
     let Some(policy) = &options.policy else {
         return report;
@@ -295,13 +301,31 @@ fn with_policy(
         message: options.message,
         style: crate::text::HloStyle::Xla,
     };
-    if let Ok(listings) = list(&read) {
-        for listing in &listings {
-            report.findings.extend(policy.check(listing));
+    // The input listed a shape at a time, each listing (file) checked on its own.
+    let mut findings = Vec::new();
+    let mut current: Option<(String, crate::guard::policy::PolicyCheck<'_>)> = None;
+    let listed = list(&read, &mut |listing, entry| match &mut current {
+        Some((file, check)) if *file == listing.file => check.entry(&entry),
+        _ => {
+            if let Some((_, check)) = current.take() {
+                findings.extend(check.finish());
+            }
+            let mut check = policy.checker();
+            check.entry(&entry);
+            current = Some((listing.file.clone(), check));
         }
+    });
+    if let Some((_, check)) = current {
+        findings.extend(check.finish());
+    }
+    if listed.is_ok() {
+        report.findings.extend(findings);
     }
     report
 }
+
+/// Where a listing streamed for a policy hands each shape.
+type EntrySink<'a> = dyn FnMut(&crate::guard::Listing, crate::guard::listing::Entry) + 'a;
 
 /// Checks one file, streaming module text and shape lines (memory stays flat for any
 /// number of lines).
@@ -311,8 +335,8 @@ pub fn check_path(path: &Path, name: &str, options: &Options) -> FileReport {
         Err(e) => return FileReport::unreadable(name, options.from, "io_error", e.to_string()),
     };
     let reader = BufReader::with_capacity(1 << 20, file);
-    check_reader(name, reader, options, &|source| {
-        crate::guard::listing::read_path(path, name, source)
+    check_reader(name, reader, options, &|source, sink| {
+        crate::guard::listing::stream_path(path, name, source, sink)
     })
 }
 
@@ -328,13 +352,15 @@ pub fn check_stream<R: Read>(name: &str, reader: R, options: &Options) -> FileRe
         }
         return check_bytes(name, &bytes, options);
     }
-    check_reader(name, reader, options, &|_| Ok(Vec::new()))
+    check_reader(name, reader, options, &|_, _| Ok(()))
 }
 
-/// The listing of an input for its policy, read again by itself.
+/// The listing of an input for its policy, read again by itself and handed on a shape
+/// at a time.
 type Relist<'a> = dyn Fn(
         &crate::guard::ReadOptions,
-    ) -> Result<Vec<crate::guard::Listing>, crate::guard::listing::ReadError>
+        &mut EntrySink<'_>,
+    ) -> Result<(), crate::guard::listing::ReadError>
     + 'a;
 
 fn check_reader<R: BufRead>(

@@ -187,6 +187,12 @@ impl Entry {
         }
     }
 
+    /// Whether the entry is a long tuple kept as its text alone, which is read a shape
+    /// at a time where it can be ([`Entry::bytes`], the policy check).
+    pub(crate) fn is_long_tuple_text(&self) -> bool {
+        self.held.is_none() && long_tuple(&self.text)
+    }
+
     /// Whether two entries hold the same shape, known from their texts alone (both
     /// read back from their texts, and the texts are the same).
     pub(crate) fn same_text(&self, other: &Entry) -> bool {
@@ -203,8 +209,8 @@ impl Entry {
     /// Allocated bytes ([`allocated_bytes`]); a long tuple kept as its text is sized a
     /// shape at a time.
     pub fn bytes(&self) -> Option<u64> {
-        if self.held.is_none() && long_tuple(&self.text) {
-            return long_tuple_bytes(&self.text);
+        if self.is_long_tuple_text() {
+            return long_tuple_size(&self.text).flatten();
         }
         allocated_bytes(&self.validated()?)
     }
@@ -254,34 +260,58 @@ fn check_reads_back(text: &str) -> Result<(), crate::text::ParseError> {
     }
 }
 
-/// [`allocated_bytes`] of the tuple `text` (which reads back), a shape at a time: the
-/// sum of its shapes', `None` if one is invalid (as the whole tuple then is, or nests
-/// too deep for the validator) or has no size.
-fn long_tuple_bytes(text: &str) -> Option<u64> {
-    let mut sum = Some(0u64);
+/// Whether the tuple `text` (which reads back) is valid, and then its allocated
+/// bytes ([`allocated_bytes`]), a shape at a time: `None` if a shape is invalid (the
+/// whole tuple then is, as it is if it nests too deep for the validator), `Some(None)`
+/// if a shape has no size.
+pub(crate) fn long_tuple_size(text: &str) -> Option<Option<u64>> {
+    let (mut valid, mut sum) = (true, Some(0u64));
     let mut tuple = crate::validate::TupleIssues::default();
     let parsed = crate::text::parse_shape_leaves(text, MODULE_TEXT, &mut |path, _, leaf| {
-        if sum.is_none() {
+        if !valid {
             return;
         }
         let gate = GateOptions::hlo_text();
         let issues = tuple.leaf(path, &leaf, gate);
-        let bytes = if issues
+        if issues
             .iter()
             .any(|i| i.severity() == crate::Severity::Error)
         {
-            None
-        } else {
-            validate_shape_with(&leaf, gate)
-                .into_parts()
-                .0
-                .and_then(|shape| allocated_bytes(&shape))
-        };
-        sum = sum
-            .zip(bytes)
-            .and_then(|(sum, bytes)| sum.checked_add(bytes));
+            valid = false;
+            return;
+        }
+        match validate_shape_with(&leaf, gate).into_parts().0 {
+            Some(shape) => {
+                let bytes = allocated_bytes(&shape);
+                sum = sum
+                    .zip(bytes)
+                    .and_then(|(sum, bytes)| sum.checked_add(bytes));
+            }
+            None => valid = false,
+        }
     });
-    parsed.ok().and(sum)
+    (parsed.is_ok() && valid).then_some(sum)
+}
+
+/// Each array of the valid tuple `text` (which reads back), a shape at a time, with
+/// its path of tuple indices and its text in XLA's style (that of the buffer for a
+/// buffer's array).
+pub(crate) fn for_each_long_tuple_array(
+    text: &str,
+    each: &mut dyn FnMut(&[usize], &crate::ArrayShape, String),
+) {
+    let gate = GateOptions::hlo_text();
+    let _ = crate::text::parse_shape_leaves(text, MODULE_TEXT, &mut |path, span, leaf| {
+        if let Some(Shape::Array(array) | Shape::Buffer(array)) =
+            validate_shape_with(&leaf, gate).into_parts().0
+        {
+            let written = text.get(span).unwrap_or_default().trim_end();
+            let shown = HloStyle::Xla
+                .print_shape(&leaf)
+                .unwrap_or_else(|_| written.to_string());
+            each(path, &array, shown);
+        }
+    });
 }
 
 /// A parameter name without `%` or a trailing `:`.

@@ -213,71 +213,139 @@ impl Policy {
 
     /// Every violation in a listing, in the order of its shapes.
     pub fn check(&self, listing: &Listing) -> Vec<Finding> {
-        let mut findings = Vec::new();
-        let mut seen = HashSet::new();
-        let mut total: u64 = 0;
-        let mut total_known = true;
-        let mut first_parameter: Option<&Entry> = None;
-        for (at, entry) in listing.entries.iter().enumerate() {
-            let Some(shape) = entry.validated() else {
-                continue;
-            };
-            let is_entry = matches!(entry.role, Role::EntryParameter { .. } | Role::EntryResult);
-            let mut scopes: Vec<(&str, &Rules)> = vec![("[all]", &self.all)];
-            if is_entry {
-                scopes.push(("[entry]", &self.entry));
+        let mut check = self.checker();
+        for entry in &listing.entries {
+            check.entry(entry);
+        }
+        check.finish()
+    }
+
+    /// A check of one listing's shapes handed on one at a time ([`PolicyCheck::entry`]),
+    /// as a listing is streamed: the findings of [`Policy::check`].
+    pub fn checker(&self) -> PolicyCheck<'_> {
+        PolicyCheck {
+            policy: self,
+            findings: Vec::new(),
+            at: 0,
+            total: 0,
+            total_known: true,
+            first_parameter: None,
+        }
+    }
+}
+
+/// A policy check of one listing, a shape at a time ([`Policy::checker`]).
+#[derive(Debug)]
+pub struct PolicyCheck<'p> {
+    policy: &'p Policy,
+    findings: Vec<Finding>,
+    /// The index of the next entry.
+    at: usize,
+    /// The entry parameters' allocated bytes so far, and whether each was known.
+    total: u64,
+    total_known: bool,
+    /// Where the first entry parameter stands: its line, column and proto path.
+    first_parameter: Option<(Option<usize>, Option<usize>, Option<String>)>,
+}
+
+impl PolicyCheck<'_> {
+    /// Checks the next shape of the listing. A tuple kept as its long text is read a
+    /// shape at a time (twice: once to know it valid and its size, once to check its
+    /// arrays), and its findings carry their array's own text.
+    pub fn entry(&mut self, entry: &Entry) {
+        let at = self.at;
+        self.at += 1;
+        let long = entry.is_long_tuple_text();
+        let (valid, bytes) = if long {
+            match super::listing::long_tuple_size(&entry.text) {
+                Some(bytes) => (None, bytes),
+                None => return,
             }
-            let names: Vec<String>;
-            if let Some(computation) = entry.computation.as_deref() {
-                names = self
-                    .computations
-                    .iter()
-                    .map(|(pattern, _, _)| format!("[computations.\"{pattern}\"]"))
-                    .collect();
-                for (k, (_, glob, rules)) in self.computations.iter().enumerate() {
-                    if glob.is_match(computation) {
-                        scopes.push((&names[k], rules));
-                    }
+        } else {
+            match entry.validated() {
+                Some(shape) => {
+                    let bytes = allocated_bytes(&shape);
+                    (Some(shape), bytes)
                 }
+                None => return,
             }
-            if matches!(entry.role, Role::EntryParameter { .. }) {
-                first_parameter.get_or_insert(entry);
-                match allocated_bytes(&shape) {
-                    Some(bytes) => total = total.saturating_add(bytes),
-                    None => total_known = false,
-                }
-            }
-            let mut leaves = Vec::new();
-            arrays(&shape, &mut Vec::new(), &mut leaves);
-            for (index, array) in leaves {
-                let mut report = |code: &'static str, message: String| {
-                    if seen.insert((at, index.clone(), code)) {
-                        findings.push(finding(entry, &index, code, message));
-                    }
-                };
-                if is_entry && self.entry_layout == Some(EntryLayout::Default) {
-                    if let Some(layout) = array.layout() {
-                        let rank = array.number_of_dimensions();
-                        let default: Vec<usize> = (0..rank).rev().collect();
-                        if layout.minor_to_major() != default.as_slice() {
-                            report(
-                                "policy.entry_layout",
-                                format!(
-                                    "minor_to_major {{{}}} is not the default layout {{{}}} the policy requires ([entry] layout = \"default\")",
-                                    join(layout.minor_to_major()),
-                                    join(&default)
-                                ),
-                            );
-                        }
-                    }
-                }
-                for (table, rules) in &scopes {
-                    check_array(table, rules, array, &mut report);
+        };
+        let policy = self.policy;
+        let is_entry = matches!(entry.role, Role::EntryParameter { .. } | Role::EntryResult);
+        let mut scopes: Vec<(String, &Rules)> = vec![("[all]".to_string(), &policy.all)];
+        if is_entry {
+            scopes.push(("[entry]".to_string(), &policy.entry));
+        }
+        if let Some(computation) = entry.computation.as_deref() {
+            for (pattern, glob, rules) in &policy.computations {
+                if glob.is_match(computation) {
+                    scopes.push((format!("[computations.\"{pattern}\"]"), rules));
                 }
             }
         }
-        if let (Some(max), Some(first)) = (self.max_total_bytes, first_parameter) {
-            if total_known && total > max {
+        if matches!(entry.role, Role::EntryParameter { .. }) {
+            self.first_parameter
+                .get_or_insert_with(|| (entry.line, entry.column, entry.path.clone()));
+            match bytes {
+                Some(bytes) => self.total = self.total.saturating_add(bytes),
+                None => self.total_known = false,
+            }
+        }
+        let mut seen = HashSet::new();
+        let findings = &mut self.findings;
+        let mut check = |index: &[usize], array: &crate::ArrayShape, text: Option<String>| {
+            let mut report = |code: &'static str, message: String| {
+                if seen.insert((at, index.to_vec(), code)) {
+                    let mut f = finding(entry, index, code, message);
+                    if let Some(text) = &text {
+                        f.shape = Some(text.clone());
+                    }
+                    findings.push(f);
+                }
+            };
+            if is_entry && policy.entry_layout == Some(EntryLayout::Default) {
+                if let Some(layout) = array.layout() {
+                    let rank = array.number_of_dimensions();
+                    let default: Vec<usize> = (0..rank).rev().collect();
+                    if layout.minor_to_major() != default.as_slice() {
+                        report(
+                            "policy.entry_layout",
+                            format!(
+                                "minor_to_major {{{}}} is not the default layout {{{}}} the policy requires ([entry] layout = \"default\")",
+                                join(layout.minor_to_major()),
+                                join(&default)
+                            ),
+                        );
+                    }
+                }
+            }
+            for (table, rules) in &scopes {
+                check_array(table, rules, array, &mut report);
+            }
+        };
+        match valid {
+            Some(shape) => {
+                let mut leaves = Vec::new();
+                arrays(&shape, &mut Vec::new(), &mut leaves);
+                for (index, array) in leaves {
+                    check(&index, array, None);
+                }
+            }
+            None => {
+                super::listing::for_each_long_tuple_array(&entry.text, &mut |index, array, text| {
+                    check(index, array, Some(text));
+                })
+            }
+        }
+    }
+
+    /// The findings, with the entry parameters' total last.
+    pub fn finish(mut self) -> Vec<Finding> {
+        if let (Some(max), Some((line, column, path))) =
+            (self.policy.max_total_bytes, self.first_parameter)
+        {
+            if self.total_known && self.total > max {
+                let total = self.total;
                 let mut f = Finding::new(
                     "policy.max_total_bytes",
                     Severity::Error,
@@ -285,13 +353,13 @@ impl Policy {
                         "the entry parameters allocate {total} bytes in all, above the policy's {max} ([entry] max_total_bytes)"
                     ),
                 );
-                f.line = first.line;
-                f.column = first.column;
-                f.path = first.path.clone().unwrap_or_default();
-                findings.push(f);
+                f.line = line;
+                f.column = column;
+                f.path = path.unwrap_or_default();
+                self.findings.push(f);
             }
         }
-        findings
+        self.findings
     }
 }
 

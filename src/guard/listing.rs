@@ -1099,3 +1099,63 @@ fn parse_location(location: &str) -> Option<(Kind, Entry)> {
     };
     Some((Kind::Module, result))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tuple's validity and size a shape at a time are the whole tuple's, and so are
+    /// its arrays.
+    #[test]
+    fn long_tuples_are_sized_and_walked_as_the_whole() {
+        let deep = format!("{}f32[2]{{0}}{}", "(".repeat(300), ")".repeat(300));
+        for text in [
+            "(f32[2]{0}, (s32[], ()), ((bf16[4,4]{0,1:T(2,2)})), b(f32[3]{0}))",
+            "(f32[2]{0}, f32[<=4]{0}, u4[3]{0:E(4)})",
+            "(f32[2]{0}, f32[?]{0})",
+            "(f32[2]{0}, f32[2]{0:E(4)})",
+            "(s8[4611686018427387904]{0}, s8[4611686018427387904]{0}, s8[4611686018427387904]{0}, s8[4611686018427387904]{0}, s8[4611686018427387904]{0})",
+            "((), token[], opaque[])",
+            deep.as_str(),
+        ] {
+            let whole = read_back(text).unwrap();
+            let validated = validate_shape_with(&whole, GateOptions::hlo_text())
+                .into_parts()
+                .0;
+            let expected = validated.as_ref().map(allocated_bytes);
+            assert_eq!(long_tuple_size(text), expected, "{text}");
+            let mut arrays = Vec::new();
+            if validated.is_some() {
+                for_each_long_tuple_array(text, &mut |path, array, shown| {
+                    arrays.push((path.to_vec(), array.clone(), shown));
+                });
+            }
+            let mut expected = Vec::new();
+            if let Some(shape) = &validated {
+                collect(shape, &mut Vec::new(), &mut expected);
+            }
+            assert_eq!(arrays.len(), expected.len(), "{text}");
+            for ((path, array, _), (want_path, want)) in arrays.iter().zip(&expected) {
+                assert_eq!((path, array), (want_path, want), "{text}");
+            }
+        }
+    }
+
+    fn collect(
+        shape: &Shape,
+        path: &mut Vec<usize>,
+        out: &mut Vec<(Vec<usize>, crate::ArrayShape)>,
+    ) {
+        match shape {
+            Shape::Array(a) | Shape::Buffer(a) => out.push((path.clone(), a.clone())),
+            Shape::Tuple(elements) => {
+                for (i, e) in elements.iter().enumerate() {
+                    path.push(i);
+                    collect(e, path, out);
+                    path.pop();
+                }
+            }
+            Shape::Token | Shape::Opaque => {}
+        }
+    }
+}

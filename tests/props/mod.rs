@@ -270,6 +270,35 @@ pub fn leaves_agree(input: &str, options: ParseOptions) {
     }
 }
 
+/// A tuple's listing entry made a shape at a time (`Entry::of_long_tuple`) is the
+/// whole tuple's: the same text and shape, made whenever the whole parses and prints.
+pub fn long_entries_agree(input: &str, options: ParseOptions) {
+    use xla_shape::guard::listing::Entry;
+    use xla_shape::text::{module::Role, HloStyle};
+    let whole = text::parse_shape_with(input, options);
+    for style in [HloStyle::Xla, HloStyle::Exact] {
+        let long = Entry::of_long_tuple(Role::Result, input, options, style);
+        let printed = whole.as_ref().ok().and_then(|w| style.print_shape(w).ok());
+        match (&whole, printed, long) {
+            (Ok(w), Some(text), Some(long)) if !w.tuple_shapes.is_empty() => {
+                let expected = Entry::new(Role::Result, w, text);
+                assert_eq!(long.text, expected.text, "{input:?}");
+                assert_eq!(long.shape(), expected.shape(), "{input:?}");
+                assert_eq!(long.bytes(), expected.bytes(), "{input:?}");
+            }
+            (Ok(w), Some(_), long)
+                if !w.tuple_shapes.is_empty() && input.trim_start().starts_with('(') =>
+            {
+                panic!("{input:?}: a tuple that parses and prints: {long:?}")
+            }
+            (_, _, Some(long)) if whole.is_err() => {
+                panic!("{input:?}: made of text that does not parse: {long:?}")
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Shape text to JSON and to HLO text, a top-level tuple an element at a time, gives
 /// the bytes or the error of the whole message read and written.
 fn streamed_conversions_agree(input: &str) {
@@ -366,6 +395,7 @@ pub fn text_roundtrip(data: &[u8]) {
             fill_missing_layouts: fill,
         };
         leaves_agree(input, options);
+        long_entries_agree(input, options);
         program_leaves_agree(input, options);
         if let Ok(shape) = text::parse_shape_with(input, options) {
             let _ = text::print_shape_as_xla(&shape);

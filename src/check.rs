@@ -1208,10 +1208,9 @@ fn check_module_proto(name: &str, bytes: &[u8], options: &Options) -> FileReport
     };
     let mut report = FileReport::new(name, form);
     report.message = Some(wrapper);
-    let mut check = module::validate_proto;
     let mut findings = Vec::new();
     let mut collect = |f| findings.push(f);
-    match module::scan_proto_with_style(bytes, &mut check, &mut collect, options.hlo_style) {
+    match module::scan_proto_validated(bytes, &mut collect, options.hlo_style) {
         Ok(summary) if summary.shapes == 0 => {
             FileReport::unreadable(name, form, "no_shapes", "no shape in the module")
         }

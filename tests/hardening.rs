@@ -1703,3 +1703,84 @@ fn policy_checks_long_tuples_a_shape_at_a_time() {
         ]
     );
 }
+
+/// A module proto whose one instruction has `shape` (`computations[0].instructions[0]`).
+fn module_proto_with_shape(shape: &xla_shape::proto::ShapeProto) -> Vec<u8> {
+    fn field(number: u8, body: &[u8]) -> Vec<u8> {
+        let mut out = vec![(number << 3) | 2];
+        let mut len = body.len() as u64;
+        while len >= 0x80 {
+            out.push((len as u8) | 0x80);
+            len >>= 7;
+        }
+        out.push(len as u8);
+        out.extend_from_slice(body);
+        out
+    }
+    let mut instruction = field(1, b"t");
+    instruction.extend(field(2, b"parameter"));
+    instruction.extend(field(3, &xla_shape::codec::encode(shape)));
+    let mut computation = field(1, b"main");
+    computation.extend(field(2, &instruction));
+    let mut module = field(1, b"m");
+    module.extend(field(3, &computation));
+    module
+}
+
+/// A module proto's shape of 1 MiB or more that is a plain tuple is validated a shape
+/// at a time: a 9 MB tuple shape with three invalid shapes passes in a 200 MB address
+/// space (decoded whole, about 30 times its size), with the findings of the whole
+/// check, each with its own shape's text.
+#[test]
+fn long_tuple_in_a_module_proto_is_validated_a_shape_at_a_time() {
+    use xla_shape::proto::{LayoutProto, ShapeProto};
+    use xla_shape::text::module;
+    let array = |dims: Vec<i64>, m2m: Vec<i64>| ShapeProto {
+        element_type: 11,
+        is_dynamic_dimension: vec![false; dims.len()],
+        dimensions: dims,
+        layout: Some(Box::new(LayoutProto {
+            minor_to_major: m2m,
+            tail_padding_alignment_in_elements: 1,
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    let tuple = |elements| ShapeProto {
+        element_type: 13,
+        tuple_shapes: elements,
+        ..Default::default()
+    };
+    let n = 400_000;
+    let mut elements = vec![array(vec![8, 128], vec![1, 0]); n];
+    elements[2] = array(vec![8, 128], vec![0, 0]);
+    elements[9] = tuple(vec![array(vec![2], vec![0]), array(vec![3], vec![1])]);
+    elements[n - 1] = array(vec![-3], vec![0]);
+    let bytes = module_proto_with_shape(&tuple(elements));
+    assert!(bytes.len() > 8_000_000, "{}", bytes.len());
+    let mut whole = Vec::new();
+    let mut check = module::validate_proto;
+    module::scan_proto(&bytes, &mut check, &mut |f| whole.push(f)).unwrap();
+    assert_eq!(whole.len(), 3, "{whole:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.hlo.pb");
+    std::fs::write(&input, &bytes).unwrap();
+    let run = limited(&format!("validate --format json {}", input.display()));
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let found = report["files"][0]["findings"].as_array().unwrap();
+    assert_eq!(found.len(), whole.len());
+    for (got, want) in found.iter().zip(&whole) {
+        assert_eq!(got["path"], want.path.as_str());
+        assert_eq!(got["code"], want.code);
+        assert_eq!(got["message"], want.message.as_str());
+        assert_eq!(got["instruction"], "t");
+    }
+    let shapes: Vec<&str> = found.iter().map(|f| f["shape"].as_str().unwrap()).collect();
+    assert_eq!(shapes, ["f32[8,128]{0,0}", "f32[3]{1}", "f32[-3]{0}"]);
+}

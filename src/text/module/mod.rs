@@ -403,6 +403,31 @@ pub fn scan_proto_with_style(
     report: &mut dyn FnMut(Finding),
     style: HloStyle,
 ) -> Result<Summary, ScanError> {
+    scan_proto_by(bytes, check, report, style, None)
+}
+
+/// [`scan_proto_with_style`] with [`validate_proto`] for the check, where a shape of
+/// 1 MiB or more that is a plain tuple (its element type and its elements, no unknown
+/// field anywhere) is validated a shape at a time, as [`crate::codec::decode_shape_leaves`]
+/// reads it: the findings of the whole shape's check, in the same order, each with its
+/// own shape's text, in the memory of one shape.
+pub fn scan_proto_validated(
+    bytes: &[u8],
+    report: &mut dyn FnMut(Finding),
+    style: HloStyle,
+) -> Result<Summary, ScanError> {
+    let mut check = validate_proto;
+    let gate = crate::validate::Options::proto();
+    scan_proto_by(bytes, &mut check, report, style, Some(gate))
+}
+
+fn scan_proto_by(
+    bytes: &[u8],
+    check: &mut Check<'_>,
+    report: &mut dyn FnMut(Finding),
+    style: HloStyle,
+    by_leaf: Option<crate::validate::Options>,
+) -> Result<Summary, ScanError> {
     let (module, root) = probe_proto(bytes).map_err(ScanError::NotAModule)?;
     let mut summary = Summary::default();
     let mut scan = ProtoScan {
@@ -410,6 +435,7 @@ pub fn scan_proto_with_style(
         report,
         summary: &mut summary,
         style,
+        by_leaf,
     };
     let mut computation_index = 0;
     for field in fields(module) {
@@ -811,7 +837,14 @@ struct ProtoScan<'s, 'c> {
     report: &'s mut dyn FnMut(Finding),
     summary: &'s mut Summary,
     style: HloStyle,
+    /// The gate `check` is, when it is the validation gate: shapes of [`LONG_SHAPE`]
+    /// bytes or more that are plain tuples are then validated a shape at a time.
+    by_leaf: Option<crate::validate::Options>,
 }
+
+/// Shape messages inside a module proto this long or longer are validated a shape at
+/// a time when they are plain tuples ([`scan_proto_validated`]).
+const LONG_SHAPE: usize = 1 << 20;
 
 impl ProtoScan<'_, '_> {
     fn finding(
@@ -882,6 +915,11 @@ impl ProtoScan<'_, '_> {
     }
 
     fn shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
+        if let Some(gate) = self.by_leaf.filter(|_| bytes.len() >= LONG_SHAPE) {
+            if self.plain_tuple_by_leaf(bytes, gate, path, context) {
+                return;
+            }
+        }
         match crate::codec::decode_shape(bytes) {
             Ok(decoded) => {
                 let unknown =
@@ -899,6 +937,59 @@ impl ProtoScan<'_, '_> {
                 );
             }
         }
+    }
+
+    /// Validates the shape `bytes` a shape at a time if it is a plain tuple with no
+    /// unknown field, and reports its findings; `false`, having reported nothing, for
+    /// anything else (which is then checked whole).
+    fn plain_tuple_by_leaf(
+        &mut self,
+        bytes: &[u8],
+        gate: crate::validate::Options,
+        path: &Path,
+        context: Option<Context<'_>>,
+    ) -> bool {
+        let mut clean = true;
+        let mut tuple = crate::validate::TupleIssues::default();
+        // The shapes with issues: their issues, and their text (printed now, so that
+        // the shape itself is not kept).
+        let mut found: Vec<(Report, Option<String>)> = Vec::new();
+        let style = self.style;
+        let decoded = crate::codec::decode_shape_leaves(bytes, &mut |at, _, leaf| {
+            if !clean || !leaf.holds_no_unknown() {
+                clean = false;
+                return;
+            }
+            let issues = tuple.leaf(at, &leaf.message, gate);
+            if !issues.is_empty() {
+                let mut report = Report::new();
+                issues.into_iter().for_each(|issue| report.push(issue));
+                found.push((report, style.print_shape(&leaf.message).ok()));
+            }
+        });
+        let plain = match &decoded {
+            Ok(streamed) => {
+                streamed.elements > 0
+                    && streamed.shell.holds_no_unknown()
+                    && crate::codec::is_tuple_shell(&streamed.shell.message)
+            }
+            Err(_) => false,
+        };
+        if !(clean && plain) {
+            return false;
+        }
+        self.summary.shapes += 1;
+        for (report, text) in found {
+            for issue in report {
+                let issue = issue.prefixed(path);
+                let message = issue.kind().to_string();
+                let (code, severity) = (issue.kind().code(), issue.severity());
+                let mut finding = self.finding(issue.path(), context, code, severity, message);
+                finding.shape = text.clone();
+                (self.report)(finding);
+            }
+        }
+        true
     }
 
     fn program_shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {

@@ -1730,9 +1730,10 @@ fn module_proto_with_shape(shape: &xla_shape::proto::ShapeProto) -> Vec<u8> {
 /// A module proto's shape of 1 MiB or more that is a plain tuple is validated a shape
 /// at a time: a 9 MB tuple shape with three invalid shapes passes in a 200 MB address
 /// space (decoded whole, about 30 times its size), with the findings of the whole
-/// check, each with its own shape's text.
+/// check, each with its own shape's text; `shapes` and `diff` list it a shape at a time,
+/// the whole tuple's text.
 #[test]
-fn long_tuple_in_a_module_proto_is_validated_a_shape_at_a_time() {
+fn long_tuple_in_a_module_proto_is_read_a_shape_at_a_time() {
     use xla_shape::proto::{LayoutProto, ShapeProto};
     use xla_shape::text::module;
     let array = |dims: Vec<i64>, m2m: Vec<i64>| ShapeProto {
@@ -1783,4 +1784,29 @@ fn long_tuple_in_a_module_proto_is_validated_a_shape_at_a_time() {
     }
     let shapes: Vec<&str> = found.iter().map(|f| f["shape"].as_str().unwrap()).collect();
     assert_eq!(shapes, ["f32[8,128]{0,0}", "f32[3]{1}", "f32[-3]{0}"]);
+    // Listed and compared a shape at a time too (a 22 MB tuple shape: 907 MB before).
+    let mut elements = vec![array(vec![8, 128], vec![1, 0]); n];
+    elements[9] = tuple(vec![array(vec![2], vec![0]), tuple(Vec::new())]);
+    let shape = tuple(elements);
+    std::fs::write(&input, module_proto_with_shape(&shape)).unwrap();
+    let run = limited(&format!("shapes {}", input.display()));
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let expected = format!(
+        "{}: main/t: {}\n",
+        input.display(),
+        text::print_shape_as_xla(&shape).unwrap()
+    );
+    assert!(run.stdout == expected.as_bytes(), "the listing differs");
+    let run = limited(&format!("diff {} {}", input.display(), input.display()));
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
 }

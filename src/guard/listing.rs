@@ -132,35 +132,38 @@ impl Entry {
         options: crate::text::ParseOptions,
         style: HloStyle,
     ) -> Option<Self> {
-        let mut printer = TupleText::new(style);
-        // The path of the tuples open in `printer` below the top-level one.
-        let mut open: Vec<usize> = Vec::new();
-        let mut reads_back = true;
+        let mut printer = LongTuple::new(style);
         let parsed = crate::text::parse_shape_leaves(written, options, &mut |path, _, leaf| {
-            let tuples = &path[..path.len() - 1];
-            while !tuples.starts_with(&open) {
-                open.pop();
-                printer.close();
-            }
-            for &index in &tuples[open.len()..] {
-                open.push(index);
-                printer.open();
-            }
-            printer.element(&leaf);
-            reads_back = reads_back
-                && style
-                    .print_shape(&leaf)
-                    .is_ok_and(|text| read_back(&text).is_ok_and(|back| back == leaf));
+            printer.leaf(path, &leaf);
         });
         if !matches!(parsed, Ok(crate::text::Streamed::Tuple { .. })) {
             return None;
         }
-        let text = printer.finish().ok()?;
+        let reads_back = printer.reads_back;
+        let text = printer.text.finish().ok()?;
         if reads_back {
             return Some(Entry::bare(role, text, None));
         }
         let shape = crate::text::parse_shape_with(written, options).ok()?;
         Some(Entry::new(role, &shape, text))
+    }
+
+    /// [`Entry::of_long_tuple`] for a binary `ShapeProto` that is a plain tuple with
+    /// no unknown field (as [`module::walk_proto_for_listing`] hands one on): `None`
+    /// unless each shape's text reads back as it (else it must be made whole).
+    pub fn of_long_tuple_proto(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
+        let mut printer = LongTuple::new(style);
+        let decoded = crate::codec::decode_shape_leaves(bytes, &mut |path, _, leaf| {
+            printer.reads_back &= leaf.holds_no_unknown();
+            printer.leaf(path, &leaf.message);
+        })
+        .ok()?;
+        let plain = decoded.elements > 0
+            && decoded.shell.holds_no_unknown()
+            && crate::codec::is_tuple_shell(&decoded.shell.message);
+        let reads_back = printer.reads_back && plain;
+        let text = printer.text.finish().ok()?;
+        reads_back.then(|| Entry::bare(role, text, None))
     }
 
     /// An entry at no place yet.
@@ -229,6 +232,46 @@ pub fn allocated_bytes(shape: &Shape) -> Option<u64> {
             .iter()
             .try_fold(0u64, |sum, e| sum.checked_add(allocated_bytes(e)?)),
         Shape::Token | Shape::Opaque => Some(0),
+    }
+}
+
+/// The text of a tuple written a shape at a time, and whether each shape's text reads
+/// back as it.
+struct LongTuple {
+    style: HloStyle,
+    text: TupleText,
+    /// The path of the tuples open in `text` below the top-level one.
+    open: Vec<usize>,
+    reads_back: bool,
+}
+
+impl LongTuple {
+    fn new(style: HloStyle) -> Self {
+        LongTuple {
+            style,
+            text: TupleText::new(style),
+            open: Vec::new(),
+            reads_back: true,
+        }
+    }
+
+    /// The next shape of the tuple, at `path` (its tuple indices).
+    fn leaf(&mut self, path: &[usize], leaf: &ShapeProto) {
+        let tuples = &path[..path.len() - 1];
+        while !tuples.starts_with(&self.open) {
+            self.open.pop();
+            self.text.close();
+        }
+        for &index in &tuples[self.open.len()..] {
+            self.open.push(index);
+            self.text.open();
+        }
+        self.text.element(leaf);
+        self.reads_back = self.reads_back
+            && self
+                .style
+                .print_shape(leaf)
+                .is_ok_and(|text| read_back(&text).is_ok_and(|back| back == *leaf));
     }
 }
 
@@ -948,7 +991,22 @@ pub fn module_proto_listing(
     let entries = &mut listing.entries;
     let instructions = &mut listing.instructions;
     let mut on_shape = |site: &ProtoSite<'_>, shape: &ShapeProto| {
-        let mut entry = Entry::new(site.role.clone(), shape, print(shape, style, None));
+        let long = site
+            .elided
+            .and_then(|bytes| Entry::of_long_tuple_proto(site.role.clone(), bytes, style));
+        let mut entry = long.unwrap_or_else(|| {
+            let whole;
+            let shape = match site.elided {
+                Some(bytes) => {
+                    whole = crate::codec::decode_shape(bytes)
+                        .map(|d| d.message)
+                        .unwrap_or_default();
+                    &whole
+                }
+                None => shape,
+            };
+            Entry::new(site.role.clone(), shape, print(shape, style, None))
+        });
         entry.computation = site.computation.map(str::to_string);
         entry.entry = site.entry;
         entry.instruction = site.instruction.map(str::to_string);
@@ -964,15 +1022,14 @@ pub fn module_proto_listing(
         });
     };
     let mut on_problem = |finding: Finding| problems.push(finding);
-    module::walk_proto(bytes, &mut on_shape, &mut on_instruction, &mut on_problem).map_err(
-        |e| {
+    module::walk_proto_for_listing(bytes, &mut on_shape, &mut on_instruction, &mut on_problem)
+        .map_err(|e| {
             let code = match e {
                 module::ScanError::NotAModule(_) => "not_a_module",
                 _ => "decode_error",
             };
             error(name, code, e.to_string())
-        },
-    )?;
+        })?;
     first_problem(name, problems)?;
     if listing.entries.is_empty() {
         return Err(error(name, "no_shapes", "no shape in the module"));

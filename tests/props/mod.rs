@@ -84,6 +84,7 @@ pub fn decode_roundtrip(data: &[u8]) {
 /// decode gives: the same error, or the same elements, the rest in the shell, and the
 /// same unknown fields.
 fn streaming_decode_agrees(bytes: &[u8]) {
+    long_proto_entries_agree(bytes);
     let whole = codec::decode_shape(bytes);
     let mut elements = Vec::new();
     let mut spans = Vec::new();
@@ -236,6 +237,27 @@ fn leaves_decode_agree(bytes: &[u8]) {
     assert_eq!(shell, streamed.shell.message);
     assert_eq!(tuple, rebuilt.tuple_shapes);
     assert_eq!(whole.unknown.len(), streamed.shell.unknown.len() + unknown);
+}
+
+/// A binary tuple's listing entry made a shape at a time
+/// (`Entry::of_long_tuple_proto`) is the whole tuple's when it is made: the same text
+/// and shape.
+fn long_proto_entries_agree(bytes: &[u8]) {
+    use xla_shape::guard::listing::Entry;
+    use xla_shape::text::{module::Role, HloStyle};
+    let Ok(whole) = codec::decode_shape(bytes) else {
+        return;
+    };
+    for style in [HloStyle::Xla, HloStyle::Exact] {
+        if let Some(long) = Entry::of_long_tuple_proto(Role::Result, bytes, style) {
+            assert!(whole.holds_no_unknown(), "{bytes:02x?}");
+            let text = style.print_shape(&whole.message).expect("prints");
+            let expected = Entry::new(Role::Result, &whole.message, text);
+            assert_eq!(long.text, expected.text, "{bytes:02x?}");
+            assert_eq!(long.shape(), expected.shape(), "{bytes:02x?}");
+            assert_eq!(*long.shape(), whole.message, "{bytes:02x?}");
+        }
+    }
 }
 
 /// A shape's text read leaf by leaf into nested tuples (`text::parse_shape_leaves`)

@@ -125,6 +125,10 @@ pub struct ProtoSite<'a> {
     /// `outfeed_shape` and `operand_shapes_with_layout` [`Role::Attribute`] (the latter
     /// named `operand_layout_constraints`, as in text).
     pub role: Role,
+    /// When set, the shape handed on is an empty tuple standing for the plain tuple
+    /// these bytes encode (a `ShapeProto` of 1 MiB or more with no unknown field), to
+    /// be read from them a shape at a time ([`walk_proto_for_listing`]).
+    pub elided: Option<&'a [u8]>,
 }
 
 /// What a scan saw.
@@ -573,6 +577,29 @@ pub fn walk_proto(
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
+    walk_proto_by(bytes, on_shape, on_instruction, on_problem, false)
+}
+
+/// [`walk_proto`], except that a shape of 1 MiB or more that is a plain tuple with no
+/// unknown field is checked to decode, a shape at a time, and handed on as its bytes
+/// alone ([`ProtoSite::elided`]): the layout guard's listing reads it again from there,
+/// a shape at a time.
+pub fn walk_proto_for_listing(
+    bytes: &[u8],
+    on_shape: &mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
+    on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
+    on_problem: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    walk_proto_by(bytes, on_shape, on_instruction, on_problem, true)
+}
+
+fn walk_proto_by(
+    bytes: &[u8],
+    on_shape: &mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
+    on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
+    on_problem: &mut dyn FnMut(Finding),
+    elide: bool,
+) -> Result<Summary, ScanError> {
     let (module, root) = probe_proto(bytes).map_err(ScanError::NotAModule)?;
     let mut entry_name = None;
     for field in fields(module) {
@@ -585,6 +612,7 @@ pub fn walk_proto(
         on_instruction,
         on_problem,
         summary: Summary::default(),
+        elide,
     };
     let mut computation_index = 0;
     for field in fields(module) {
@@ -612,6 +640,8 @@ struct ProtoWalk<'s> {
     on_instruction: &'s mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &'s mut dyn FnMut(Finding),
     summary: Summary,
+    /// Whether long plain tuples are handed on as their bytes ([`walk_proto_for_listing`]).
+    elide: bool,
 }
 
 impl ProtoWalk<'_> {
@@ -624,6 +654,37 @@ impl ProtoWalk<'_> {
     }
 
     fn shape(&mut self, bytes: &[u8], site: &ProtoSite<'_>) {
+        if self.elide && bytes.len() >= LONG_SHAPE {
+            let mut clean = true;
+            let decoded = crate::codec::decode_shape_leaves(bytes, &mut |_, _, leaf| {
+                clean = clean && leaf.holds_no_unknown();
+            });
+            match decoded {
+                Ok(streamed)
+                    if clean
+                        && streamed.elements > 0
+                        && streamed.shell.holds_no_unknown()
+                        && crate::codec::is_tuple_shell(&streamed.shell.message) =>
+                {
+                    self.summary.shapes += 1;
+                    let elided = ProtoSite {
+                        elided: Some(bytes),
+                        role: site.role.clone(),
+                        ..*site
+                    };
+                    (self.on_shape)(&elided, &streamed.shell.message);
+                    return;
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    return self.problem(
+                        site.path,
+                        site.computation,
+                        format!("cannot decode the shape: {e}"),
+                    )
+                }
+            }
+        }
         match crate::codec::decode_shape(bytes) {
             Ok(decoded) => {
                 self.summary.shapes += 1;
@@ -671,6 +732,7 @@ impl ProtoWalk<'_> {
                 entry,
                 instruction: None,
                 role,
+                elided: None,
             };
             self.summary.shapes += 1;
             (self.on_shape)(&site, parameter);
@@ -688,6 +750,7 @@ impl ProtoWalk<'_> {
                 entry,
                 instruction: None,
                 role,
+                elided: None,
             };
             self.summary.shapes += 1;
             (self.on_shape)(&site, result);
@@ -818,6 +881,7 @@ impl ProtoWalk<'_> {
                 entry,
                 instruction: Some(name.as_str()).filter(|n| !n.is_empty()),
                 role,
+                elided: None,
             };
             self.shape(value, &site);
         }

@@ -840,24 +840,66 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
 /// element, the tuple's own after its elements (each message's unknown fields after
 /// its known ones). `None` when the message is not a tuple (its element type and at
 /// least one element, nothing else but unknown fields), which [`read()`] and
-/// [`write()`] then convert whole.
+/// [`write()`] then convert whole. A tuple with fields of its own besides its elements
+/// (dimensions, a layout, dynamic flags) is read twice, its own fields first, then
+/// written an element at a time too ([`tuple_with_own_fields_to_binary`]).
 ///
 /// # Errors
 /// As [`read`] of a binary shape.
 pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertError>> {
     let mut writer = TupleWriter::new(Form::Binary, &Options::default());
-    let shell = stream_tuple(bytes, &mut |path, element| {
+    let Some(shell) = stream_tuple(bytes, &mut |path, element| {
         if element.holds_no_unknown() {
             writer.put(path, &element.message);
         } else {
             writer.put_encoded(path, &element.encode_to_vec());
         }
-    })?;
+    }) else {
+        return tuple_with_own_fields_to_binary(bytes);
+    };
     Some(shell.and_then(|shell| {
         let mut out = writer.finish()?;
         shell.unknown.write_own(&mut out, false);
         Ok(out)
     }))
+}
+
+/// [`binary_shape_to_binary`] of a tuple (element type `TUPLE` and at least one
+/// element) with fields of its own: its own fields read first, each element then
+/// re-encoded as it is read, between the fields numbered below `tuple_shapes` and
+/// those above it (and the tuple's unknown fields), where the whole encoding puts them.
+/// `None` for anything else.
+fn tuple_with_own_fields_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertError>> {
+    let shell = match codec::decode_shape_streaming(bytes, &mut |_, _, _| {}) {
+        Ok(streamed) if streamed.elements > 0 => streamed.shell,
+        _ => return None,
+    };
+    if shell.message.element_type != crate::proto::PrimitiveType::Tuple as i32 {
+        return None;
+    }
+    let Decoded { message, unknown } = shell;
+    let head = crate::proto::ShapeProto {
+        element_type: message.element_type,
+        dimensions: message.dimensions,
+        ..Default::default()
+    };
+    let mut out = codec::encode(&head);
+    let elements = codec::decode_shape_streaming(bytes, &mut |_, _, element| {
+        put_element(&mut out, &element.encode_to_vec());
+    });
+    if let Err(e) = elements {
+        return Some(Err(ConvertError::Decode(e)));
+    }
+    let tail = Decoded {
+        message: crate::proto::ShapeProto {
+            layout: message.layout,
+            is_dynamic_dimension: message.is_dynamic_dimension,
+            ..Default::default()
+        },
+        unknown,
+    };
+    out.extend(tail.encode_to_vec());
+    Some(Ok(out))
 }
 
 /// A shape read from HLO text, refused as [`read_hlo`] refuses it when it nests deeper

@@ -775,25 +775,12 @@ pub fn read_bytes(
             message_listing(name, Form::Json, [(message, None)], options.style)?
         }
         Form::Hlo => {
-            let text = std::str::from_utf8(bytes)
-                .map_err(|_| error(name, "wrong_form", "not UTF-8 text"))?;
-            let kind = options.message.unwrap_or_default();
-            let mut messages = Vec::new();
-            for (index, line) in text.lines().enumerate() {
-                let trimmed = line.trim();
-                if trimmed.is_empty() || trimmed.starts_with("//") {
-                    continue;
-                }
-                let message = crate::text::parse_message(kind, trimmed).map_err(|e| {
-                    error(
-                        name,
-                        "hlo_syntax",
-                        format!("line {}: {}", index + 1, e.message()),
-                    )
-                })?;
-                messages.push((message, Some(index + 1)));
-            }
-            message_listing(name, Form::Hlo, messages, options.style)?
+            std::str::from_utf8(bytes).map_err(|_| error(name, "wrong_form", "not UTF-8 text"))?;
+            let mut listing = Listing::new(name, Kind::Messages, Some(Form::Hlo));
+            hlo_lines(name, bytes, options, &mut |_, entry| {
+                listing.entries.push(entry)
+            })?;
+            listing
         }
     };
     Ok(vec![listing])

@@ -192,11 +192,7 @@ pub fn scan_text_instructions<R: BufRead>(
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    let mut on_shape =
-        |site: &Site<'_>, shape: &ShapeProto, _: Option<&Report>| on_shape(site, shape);
-    text::Scanner::new(reader, &mut on_shape, on_problem)
-        .with_instructions(on_instruction)
-        .run()
+    scan_instructions(reader, on_shape, on_instruction, on_problem, false)
 }
 
 /// [`scan_text_instructions`], except that a tuple of 1 MiB or more on one line is
@@ -208,12 +204,25 @@ pub fn scan_text_for_listing<R: BufRead>(
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
+    scan_instructions(reader, on_shape, on_instruction, on_problem, true)
+}
+
+fn scan_instructions<R: BufRead>(
+    reader: R,
+    on_shape: &mut dyn FnMut(&Site<'_>, &ShapeProto),
+    on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
+    on_problem: &mut dyn FnMut(Finding),
+    elide: bool,
+) -> Result<Summary, ScanError> {
     let mut on_shape =
         |site: &Site<'_>, shape: &ShapeProto, _: Option<&Report>| on_shape(site, shape);
-    text::Scanner::new(reader, &mut on_shape, on_problem)
-        .with_instructions(on_instruction)
-        .eliding_long_tuples()
-        .run()
+    let scanner =
+        text::Scanner::new(reader, &mut on_shape, on_problem).with_instructions(on_instruction);
+    if elide {
+        scanner.eliding_long_tuples().run()
+    } else {
+        scanner.run()
+    }
 }
 
 /// Scans an HLO module in text form, calling `report` for each problem: structure and

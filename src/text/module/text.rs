@@ -1256,11 +1256,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         }
         let long = extent.is_some_and(|end| end - token.start >= LONG_TUPLE);
         let tuple = long && self.lexer.line().as_bytes()[token.start] == b'(';
-        if tuple && self.long_tuples_by_leaf {
+        if tuple && (self.long_tuples_by_leaf || self.eliding_long_tuples) {
             return self.read_long_tuple(token, role);
-        }
-        if tuple && self.eliding_long_tuples {
-            return self.elide_long_tuple(token, role);
         }
         let parsed = loop {
             let line = self.lexer.line();
@@ -1305,12 +1302,14 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 }
 
 impl<R: BufRead> Scanner<'_, R> {
-    /// [`Self::read_shape`] of a long tuple on one line, a shape at a time
-    /// ([`Self::validating_long_tuples_by_leaf`]): the shapes with issues are handed
-    /// on once the whole tuple has parsed (a syntax error is all that is said of a
-    /// tuple that does not).
+    /// [`Self::read_shape`] of a long tuple on one line, a shape at a time: when
+    /// validating ([`Self::validating_long_tuples_by_leaf`]), the shapes with issues
+    /// are handed on once the whole tuple has parsed; when eliding
+    /// ([`Self::eliding_long_tuples`]), the tuple is handed on as its text. A syntax
+    /// error is all that is said of a tuple that does not parse.
     fn read_long_tuple(&mut self, token: Token, role: Role) -> Step {
         let line = self.lexer.line();
+        let validating = self.long_tuples_by_leaf;
         let mut tuple = crate::validate::TupleIssues::default();
         let mut found: Vec<(std::ops::Range<usize>, Report)> = Vec::new();
         let parsed = crate::text::parse_shape_leaves_at(
@@ -1318,6 +1317,9 @@ impl<R: BufRead> Scanner<'_, R> {
             token.start,
             self.options,
             &mut |path, span, leaf| {
+                if !validating {
+                    return;
+                }
                 let issues = tuple.leaf(path, &leaf, crate::validate::Options::hlo_text());
                 if !issues.is_empty() {
                     let mut report = Report::new();
@@ -1326,63 +1328,36 @@ impl<R: BufRead> Scanner<'_, R> {
                 }
             },
         );
-        match parsed {
-            Ok(after) => {
-                self.summary.shapes += 1;
-                let shell = ShapeProto {
-                    element_type: crate::proto::PrimitiveType::Tuple as i32,
-                    ..ShapeProto::default()
-                };
-                let column = self.lexer.column(token.start);
-                for (span, report) in found {
-                    let site = Site {
-                        elided: false,
-                        entry: self.in_entry,
-                        line: token.line,
-                        column,
-                        computation: self.computation.as_deref(),
-                        instruction: self.instruction.as_deref(),
-                        role: role.clone(),
-                        text: line.get(span).unwrap_or_default().trim_end(),
-                    };
-                    (self.on_shape)(&site, &shell, Some(&report));
-                }
-                self.lexer.seek(after);
-                Ok(())
+        let after = match parsed {
+            Ok(after) => after,
+            Err(e) => return self.syntax_error(&e),
+        };
+        self.summary.shapes += 1;
+        let shell = ShapeProto {
+            element_type: crate::proto::PrimitiveType::Tuple as i32,
+            ..ShapeProto::default()
+        };
+        let site = |text, elided| Site {
+            elided,
+            entry: self.in_entry,
+            line: token.line,
+            column: self.lexer.column(token.start),
+            computation: self.computation.as_deref(),
+            instruction: self.instruction.as_deref(),
+            role: role.clone(),
+            text,
+        };
+        if validating {
+            for (span, report) in found {
+                let text = line.get(span).unwrap_or_default().trim_end();
+                (self.on_shape)(&site(text, false), &shell, Some(&report));
             }
-            Err(e) => self.syntax_error(&e),
+        } else {
+            let text = line[token.start..after].trim_end();
+            (self.on_shape)(&site(text, true), &shell, None);
         }
-    }
-
-    /// [`Self::read_shape`] of a long tuple on one line, checked a shape at a time and
-    /// handed on as its text ([`Self::eliding_long_tuples`]).
-    fn elide_long_tuple(&mut self, token: Token, role: Role) -> Step {
-        let line = self.lexer.line();
-        let parsed =
-            crate::text::parse_shape_leaves_at(line, token.start, self.options, &mut |_, _, _| {});
-        match parsed {
-            Ok(after) => {
-                self.summary.shapes += 1;
-                let shell = ShapeProto {
-                    element_type: crate::proto::PrimitiveType::Tuple as i32,
-                    ..ShapeProto::default()
-                };
-                let site = Site {
-                    entry: self.in_entry,
-                    line: token.line,
-                    column: self.lexer.column(token.start),
-                    computation: self.computation.as_deref(),
-                    instruction: self.instruction.as_deref(),
-                    role,
-                    text: line[token.start..after].trim_end(),
-                    elided: true,
-                };
-                (self.on_shape)(&site, &shell, None);
-                self.lexer.seek(after);
-                Ok(())
-            }
-            Err(e) => self.syntax_error(&e),
-        }
+        self.lexer.seek(after);
+        Ok(())
     }
 
     /// Reports a shape that does not parse, where the parser stopped.

@@ -842,7 +842,7 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
 /// least one element, nothing else but unknown fields), which [`read()`] and
 /// [`write()`] then convert whole. A tuple with fields of its own besides its elements
 /// (dimensions, a layout, dynamic flags) is read twice, its own fields first, then
-/// written an element at a time too ([`tuple_with_own_fields_to_binary`]).
+/// written an element at a time too.
 ///
 /// # Errors
 /// As [`read`] of a binary shape.

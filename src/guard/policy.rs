@@ -226,7 +226,6 @@ impl Policy {
         PolicyCheck {
             policy: self,
             findings: Vec::new(),
-            at: 0,
             total: 0,
             total_known: true,
             first_parameter: None,
@@ -239,8 +238,6 @@ impl Policy {
 pub struct PolicyCheck<'p> {
     policy: &'p Policy,
     findings: Vec<Finding>,
-    /// The index of the next entry.
-    at: usize,
     /// The entry parameters' allocated bytes so far, and whether each was known.
     total: u64,
     total_known: bool,
@@ -253,8 +250,6 @@ impl PolicyCheck<'_> {
     /// shape at a time (twice: once to know it valid and its size, once to check its
     /// arrays), and its findings carry their array's own text.
     pub fn entry(&mut self, entry: &Entry) {
-        let at = self.at;
-        self.at += 1;
         let long = entry.is_long_tuple_text();
         let (valid, bytes) = if long {
             match super::listing::long_tuple_size(&entry.text) {
@@ -291,16 +286,13 @@ impl PolicyCheck<'_> {
                 None => self.total_known = false,
             }
         }
+        // The codes already reported for each array of this entry.
         let mut seen = HashSet::new();
         let findings = &mut self.findings;
         let mut check = |index: &[usize], array: &crate::ArrayShape, text: Option<String>| {
             let mut report = |code: &'static str, message: String| {
-                if seen.insert((at, index.to_vec(), code)) {
-                    let mut f = finding(entry, index, code, message);
-                    if let Some(text) = &text {
-                        f.shape = Some(text.clone());
-                    }
-                    findings.push(f);
+                if seen.insert((index.to_vec(), code)) {
+                    findings.push(finding(entry, index, text.as_deref(), code, message));
                 }
             };
             if is_entry && policy.entry_layout == Some(EntryLayout::Default) {
@@ -371,7 +363,15 @@ fn join(values: &[usize]) -> String {
         .join(",")
 }
 
-fn finding(entry: &Entry, index: &[usize], code: &'static str, message: String) -> Finding {
+/// A finding about the array at `index` of `entry`, with `shape` for its text (the
+/// entry's own when `None`).
+fn finding(
+    entry: &Entry,
+    index: &[usize],
+    shape: Option<&str>,
+    code: &'static str,
+    message: String,
+) -> Finding {
     let message = match entry.role {
         Role::EntryParameter { index } => format!("entry parameter {index}: {message}"),
         Role::EntryResult => format!("entry result: {message}"),
@@ -390,7 +390,7 @@ fn finding(entry: &Entry, index: &[usize], code: &'static str, message: String) 
     };
     f.computation = entry.computation.clone();
     f.instruction = entry.instruction.clone();
-    f.shape = Some(entry.text.clone());
+    f.shape = Some(shape.unwrap_or(&entry.text).to_string());
     f
 }
 

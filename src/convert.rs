@@ -426,21 +426,14 @@ impl TupleWriter {
     /// Closes and opens the nested tuples between the last shape and the one at
     /// `path`.
     fn nest_to(&mut self, path: &[usize]) {
-        let enclosing = path.split_last().map_or(&[][..], |(_, rest)| rest);
-        let common = self
-            .open
-            .iter()
-            .zip(enclosing)
-            .take_while(|(a, b)| a == b)
-            .count();
-        while self.open.len() > common {
-            self.open.pop();
-            self.close();
-        }
-        for &i in &enclosing[common..] {
-            self.open.push(i);
-            self.open_tuple();
-        }
+        let form = &mut self.form;
+        text::nest_to(&mut self.open, path, &mut |enter| {
+            if enter {
+                form.open_tuple();
+            } else {
+                form.close();
+            }
+        });
     }
 
     /// Writes the shape at `path` (`[i]` for element `i` of the top-level tuple,
@@ -456,9 +449,11 @@ impl TupleWriter {
             Writer::Binary(out, _) => put_element(out, &codec::encode(element)),
         }
     }
+}
 
+impl Writer {
     fn open_tuple(&mut self) {
-        match &mut self.form {
+        match self {
             Writer::Json(w) => w.open(),
             Writer::Hlo(w) => w.open(),
             Writer::Binary(out, starts) => {
@@ -470,7 +465,7 @@ impl TupleWriter {
 
     fn close(&mut self) {
         use codec::wire::{put_tag, put_varint, WireType};
-        match &mut self.form {
+        match self {
             Writer::Json(w) => w.close(),
             Writer::Hlo(w) => w.close(),
             Writer::Binary(out, starts) => {
@@ -484,12 +479,14 @@ impl TupleWriter {
             }
         }
     }
+}
 
+impl TupleWriter {
     /// The output: text with its final newline, or the bytes; what the whole
     /// tuple's HLO text refuses, if anything.
     fn finish(mut self) -> Result<Vec<u8>, ConvertError> {
         while self.open.pop().is_some() {
-            self.close();
+            self.form.close();
         }
         let mut out = match self.form {
             Writer::Json(w) => w.finish(),

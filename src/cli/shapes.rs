@@ -114,6 +114,16 @@ pub enum ListFormat {
     Json,
 }
 
+impl ListFormat {
+    /// Writes the line of `entry`, one of `listing`'s shapes, in this format.
+    fn write(self, listing: &listing::Listing, entry: &listing::Entry, out: &mut String) {
+        match self {
+            ListFormat::Text => listing.write_entry_text(entry, out),
+            ListFormat::Json => listing.write_entry_json(entry, out),
+        }
+    }
+}
+
 pub fn run(args: ShapesArgs) -> Result<(), Failure> {
     let walk = args.input.walk()?;
     let options = args.input.read_options();
@@ -122,10 +132,7 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
     let mut text = String::new();
     let mut write = |listing: &listing::Listing, entry: listing::Entry, out: &mut OutputStream| {
         text.clear();
-        match format {
-            ListFormat::Text => listing.write_entry_text(&entry, &mut text),
-            ListFormat::Json => listing.write_entry_json(&entry, &mut text),
-        }
+        format.write(listing, &entry, &mut text);
         out.write(text.as_bytes());
     };
     for path in &args.paths {
@@ -192,10 +199,7 @@ fn list_side_by_side(
         .map(|file| {
             let mut text = String::new();
             listing::stream_path(file, &file.display().to_string(), options, &mut |l, e| {
-                match format {
-                    ListFormat::Text => l.write_entry_text(&e, &mut text),
-                    ListFormat::Json => l.write_entry_json(&e, &mut text),
-                }
+                format.write(l, &e, &mut text);
             })
             .map(|()| text)
         })

@@ -158,9 +158,7 @@ impl Entry {
             printer.leaf(path, &leaf.message);
         })
         .ok()?;
-        let plain = decoded.elements > 0
-            && decoded.shell.holds_no_unknown()
-            && crate::codec::is_tuple_shell(&decoded.shell.message);
+        let plain = decoded.is_tuple() && decoded.shell.holds_no_unknown();
         let reads_back = printer.reads_back && plain;
         let text = printer.text.finish().ok()?;
         reads_back.then(|| Entry::bare(role, text, None))
@@ -257,15 +255,14 @@ impl LongTuple {
 
     /// The next shape of the tuple, at `path` (its tuple indices).
     fn leaf(&mut self, path: &[usize], leaf: &ShapeProto) {
-        let tuples = &path[..path.len() - 1];
-        while !tuples.starts_with(&self.open) {
-            self.open.pop();
-            self.text.close();
-        }
-        for &index in &tuples[self.open.len()..] {
-            self.open.push(index);
-            self.text.open();
-        }
+        let text = &mut self.text;
+        crate::text::nest_to(&mut self.open, path, &mut |enter| {
+            if enter {
+                text.open();
+            } else {
+                text.close();
+            }
+        });
         self.text.element(leaf);
         self.reads_back = self.reads_back
             && self
@@ -670,18 +667,9 @@ fn hlo_lines(
     let (mut number, mut listed) = (0, 0usize);
     loop {
         line.clear();
-        let read = reader.read_line(&mut line).map_err(|e| {
-            let message = if e.kind() == std::io::ErrorKind::InvalidData {
-                "not UTF-8 text".to_string()
-            } else {
-                e.to_string()
-            };
-            let code = if e.kind() == std::io::ErrorKind::InvalidData {
-                "wrong_form"
-            } else {
-                "io_error"
-            };
-            error(name, code, message)
+        let read = reader.read_line(&mut line).map_err(|e| match e.kind() {
+            std::io::ErrorKind::InvalidData => error(name, "wrong_form", "not UTF-8 text"),
+            _ => error(name, "io_error", e.to_string()),
         })?;
         if read == 0 {
             break;

@@ -578,6 +578,29 @@ pub enum HloStyle {
     Exact,
 }
 
+/// Steps from the shape last written inside the nested tuples `open` (their indices,
+/// below the top-level tuple) to the next one, at `path` (its tuple indices): `step`
+/// closes each tuple left (`false`) and opens each tuple entered (`true`), and `open`
+/// becomes the path of the tuples around the next shape. How a tuple handed on a
+/// shape at a time ([`parse_shape_leaves`], [`crate::codec::decode_shape_leaves`]) is
+/// written again with its nesting.
+pub(crate) fn nest_to(open: &mut Vec<usize>, path: &[usize], step: &mut dyn FnMut(bool)) {
+    let enclosing = path.split_last().map_or(&[][..], |(_, rest)| rest);
+    let common = open
+        .iter()
+        .zip(enclosing)
+        .take_while(|(a, b)| a == b)
+        .count();
+    while open.len() > common {
+        open.pop();
+        step(false);
+    }
+    for &i in &enclosing[common..] {
+        open.push(i);
+        step(true);
+    }
+}
+
 /// The HLO text of a plain tuple (element type `TUPLE` and its elements, nothing
 /// else), written an element at a time: what [`HloStyle::print_shape`] gives for the
 /// whole tuple, errors included (their paths start at `tuple_shapes[i]`), without

@@ -670,10 +670,7 @@ impl ProtoWalk<'_> {
             });
             match decoded {
                 Ok(streamed)
-                    if clean
-                        && streamed.elements > 0
-                        && streamed.shell.holds_no_unknown()
-                        && crate::codec::is_tuple_shell(&streamed.shell.message) =>
+                    if clean && streamed.is_tuple() && streamed.shell.holds_no_unknown() =>
                 {
                     self.summary.shapes += 1;
                     let elided = ProtoSite {
@@ -961,16 +958,28 @@ impl ProtoScan<'_, '_> {
     ) {
         let mut text: Option<Option<String>> = None;
         for issue in found.into_iter().flatten() {
-            let issue = issue.prefixed(path);
-            let message = issue.kind().to_string();
-            let (code, severity) = (issue.kind().code(), issue.severity());
-            let mut finding = self.finding(issue.path(), context, code, severity, message);
             let style = self.style;
-            finding.shape = text
+            let shown = text
                 .get_or_insert_with(|| shape.and_then(|s| style.print_shape(s).ok()))
                 .clone();
-            (self.report)(finding);
+            self.issue(issue, path, context, shown);
         }
+    }
+
+    /// Reports `issue` of the shape at `path`, with `text` for the shape's text.
+    fn issue(
+        &mut self,
+        issue: crate::Issue,
+        path: &Path,
+        context: Option<Context<'_>>,
+        text: Option<String>,
+    ) {
+        let issue = issue.prefixed(path);
+        let message = issue.kind().to_string();
+        let (code, severity) = (issue.kind().code(), issue.severity());
+        let mut finding = self.finding(issue.path(), context, code, severity, message);
+        finding.shape = text;
+        (self.report)(finding);
     }
 
     /// Checks one shape (with `unknown`, its unknown fields, when it was decoded
@@ -1040,26 +1049,14 @@ impl ProtoScan<'_, '_> {
                 found.push((report, style.print_shape(&leaf.message).ok()));
             }
         });
-        let plain = match &decoded {
-            Ok(streamed) => {
-                streamed.elements > 0
-                    && streamed.shell.holds_no_unknown()
-                    && crate::codec::is_tuple_shell(&streamed.shell.message)
-            }
-            Err(_) => false,
-        };
+        let plain = decoded.is_ok_and(|s| s.is_tuple() && s.shell.holds_no_unknown());
         if !(clean && plain) {
             return false;
         }
         self.summary.shapes += 1;
         for (report, text) in found {
             for issue in report {
-                let issue = issue.prefixed(path);
-                let message = issue.kind().to_string();
-                let (code, severity) = (issue.kind().code(), issue.severity());
-                let mut finding = self.finding(issue.path(), context, code, severity, message);
-                finding.shape = text.clone();
-                (self.report)(finding);
+                self.issue(issue, path, context, text.clone());
             }
         }
         true

@@ -694,10 +694,11 @@ impl<'o> TupleFindings<'o> {
 /// caller checks as before; with `--message program-shape`, a decode error is the
 /// report.
 fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<FileReport> {
-    let mut findings = Vec::new();
+    let (mut findings, mut result_findings) = (Vec::new(), Vec::new());
     let mut program = ProgramIssues::default();
-    let decoded = codec::decode_clean_program_shape_leaves(bytes, &mut |i, path, _, shape| {
-        program.parameter(i, path, shape, options, &mut findings);
+    let decoded = codec::decode_clean_program_shape_leaves(bytes, &mut |part, path, _, shape| {
+        let found = (&mut findings, &mut result_findings);
+        program.proto_leaf(part, path, shape, options, found);
     });
     let streamed = match decoded {
         Ok(Some(streamed)) => streamed,
@@ -716,39 +717,42 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         Err(_) => return None,
     };
     let result = streamed.shell.message.result.as_ref();
-    if streamed.shell.has_unknown_fields() || (options.message.is_none() && result.is_none()) {
+    let has_result = result.is_some() || streamed.result_streamed;
+    if streamed.shell.has_unknown_fields() || (options.message.is_none() && !has_result) {
         return None;
     }
+    findings.extend(result_findings);
     Some(program_report(
         name,
         Form::Binary,
         findings,
         result,
         (streamed.parameters, streamed.names),
-        options,
+        (streamed.result_streamed, options),
     ))
 }
 
 /// The report of a program shape checked a parameter at a time, with the findings of
-/// its parameters: what the whole check says after the parameters, that is the
-/// result's findings (with its text) and the count of names, with the parameters left
-/// out.
+/// its parameters (and of its result, when it was `streamed` a shape at a time too):
+/// what the whole check says after them, that is the findings of a `result` read whole
+/// (with its text) and the count of names, with the parameters left out.
 fn program_report(
     name: &str,
     form: Form,
     mut findings: Vec<Finding>,
     result: Option<&crate::proto::ShapeProto>,
     (parameters, names): (usize, usize),
-    options: &Options,
+    (streamed, options): (bool, &Options),
 ) -> FileReport {
     let rest = crate::proto::ProgramShapeProto {
         parameters: Vec::new(),
         result: result.cloned(),
         parameter_names: Vec::new(),
     };
-    for issue in
-        validate_message(&crate::AnyMessage::ProgramShape(rest), GateOptions::proto()).issues()
-    {
+    // A streamed result's findings are among `findings`: nothing is left to check.
+    let rest = (!streamed).then_some(crate::AnyMessage::ProgramShape(rest));
+    let checked = rest.map(|rest| validate_message(&rest, GateOptions::proto()));
+    for issue in checked.iter().flat_map(|report| report.issues()) {
         let text = match result {
             Some(result) if issue.path().segments().first() == Some(&Segment::Field("result")) => {
                 options
@@ -771,7 +775,7 @@ fn program_report(
     }
     let mut report = FileReport::new(name, Some(form));
     report.message = Some(MessageKind::ProgramShape.proto_name());
-    report.shapes = parameters + usize::from(result.is_some());
+    report.shapes = parameters + usize::from(result.is_some() || streamed);
     report.findings = findings;
     report
 }
@@ -845,24 +849,28 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         && options.message != Some(MessageKind::Layout)
     {
         // A program shape is checked a parameter at a time.
-        let mut findings = Vec::new();
+        let (mut findings, mut result_findings) = (Vec::new(), Vec::new());
         let mut program = ProgramIssues::default();
         let json_options = crate::json::ParseOptions::new();
         let read = crate::json::program_shape_from_json_leaves(
             bytes,
             &json_options,
-            &mut |i, path, shape| program.parameter(i, path, shape, options, &mut findings),
+            &mut |part, path, shape| {
+                let found = (&mut findings, &mut result_findings);
+                program.proto_leaf(part, path, shape, options, found);
+            },
         );
         match read {
             Ok(program) => {
+                findings.extend(result_findings);
                 return program_report(
                     name,
                     Form::Json,
                     findings,
                     program.result.as_ref(),
                     (program.parameters, program.names),
-                    options,
-                )
+                    (program.result_streamed, options),
+                );
             }
             Err(e) => no_program = Some(e),
         }
@@ -1096,21 +1104,26 @@ impl ProgramIssues {
         self.tuple.leaf_in(&base, path, shape, gate)
     }
 
-    /// The findings of parameter `i`'s shape at `path`, read from bytes or JSON (proto
-    /// rules), each with the shape's text, added to `findings`.
-    fn parameter(
+    /// The findings of the shape at `path` in `part`, read from bytes or JSON (proto
+    /// rules), each with the shape's text: a parameter's added to `findings`, the
+    /// result's to `result` (the whole check gives them after every parameter's, and
+    /// binary input may hold the result first).
+    fn proto_leaf(
         &mut self,
-        i: usize,
+        part: text::ProgramPart,
         path: &[usize],
         shape: crate::proto::ShapeProto,
         options: &Options,
-        findings: &mut Vec<Finding>,
+        (findings, result): (&mut Vec<Finding>, &mut Vec<Finding>),
     ) {
-        let part = text::ProgramPart::Parameter(i);
         let issues = self.leaf(part, path, &shape, GateOptions::proto());
         if !issues.is_empty() {
             let shape = crate::AnyMessage::Shape(shape);
-            findings.extend(message_findings(&shape, &issues, options));
+            let found = message_findings(&shape, &issues, options);
+            match part {
+                text::ProgramPart::Result => result.extend(found),
+                text::ProgramPart::Parameter(_) => findings.extend(found),
+            }
         }
     }
 }

@@ -25,6 +25,7 @@ use std::fmt;
 
 use crate::codec::{self, DecodeError, Decoded};
 use crate::json::{self, JsonError};
+use crate::message::ProgramPart;
 use crate::path::Path;
 use crate::text::{self, HloStyle, ParseError, PrintError};
 use crate::{AnyMessage, MessageKind};
@@ -200,11 +201,13 @@ fn json_print_options(options: &Options) -> json::PrintOptions {
 
 /// A binary `ShapeProto` to JSON or HLO text (`to`), a top-level tuple one element at
 /// a time: the same bytes as [`read()`] then [`write()`] give, in the memory of the
-/// input, the output and one element. `None` when the message is not a plain tuple
-/// (as for [`binary_shape_to_binary`]), which [`read()`] and [`write()`] then convert
-/// whole. A tuple whose shapes hold unknown fields is `None` too, except into the
-/// lossless text, which refuses it with the error [`write()`] gives (the whole
-/// message's first unknown field: the tuple's own, then its elements' in order).
+/// input, the output and one element. A tuple with fields of its own besides its
+/// elements (dimensions, a layout, dynamic flags) is read twice, its own fields first
+/// (as for [`binary_shape_to_binary`]). `None` when the message is not a tuple with
+/// elements, which [`read()`] and [`write()`] then convert whole. A tuple whose shapes
+/// hold unknown fields is `None` too, except into the lossless text, which refuses it
+/// with the error [`write()`] gives (the whole message's first unknown field: the
+/// tuple's own, then its elements' in order, then its layout's).
 ///
 /// # Errors
 /// As [`read()`] of a binary shape, then [`write()`]: a decode error first, then an
@@ -277,8 +280,10 @@ impl FirstFields {
 /// for a plain tuple; the first [`crate::validate::MAX_LISTED_UNKNOWN`] listed, the
 /// rest counted, so that millions of them cost nothing to keep). Into the lossless
 /// text, which has no form for them: the first of them refused, as [`write()`]
-/// refuses it. `None` for a message that is not a tuple, which [`read()`] and
-/// [`write()`] then convert whole.
+/// refuses it. A tuple with fields of its own prints them where the whole message does
+/// (JSON), or is refused as its whole printing refuses them (a layout in HLO text).
+/// `None` for a message that is not a tuple, which [`read()`] and [`write()`] then
+/// convert whole.
 ///
 /// # Errors
 /// As [`binary_shape_to_text`].
@@ -287,6 +292,10 @@ pub fn binary_shape_to_text_dropping_unknown(
     to: Form,
     options: &Options,
 ) -> Option<Result<Dropping, ConvertError>> {
+    let own = match own_fields_shell(bytes) {
+        Ok(own) => own,
+        Err(e) => return Some(Err(e)),
+    };
     let lossless = to == Form::Hlo && options.hlo_style == HloStyle::Exact;
     // Into the lossless text only the first field is refused, and nothing is written
     // once there is one: the rest are neither kept nor printed.
@@ -295,9 +304,12 @@ pub fn binary_shape_to_text_dropping_unknown(
     } else {
         crate::validate::MAX_LISTED_UNKNOWN
     };
-    let mut writer = TupleWriter::new(to, options);
+    let mut writer = match &own {
+        Some(shell) => TupleWriter::with_fields(to, options, shell.clone()),
+        None => TupleWriter::new(to, options),
+    };
     let mut dropped = FirstFields::new(keep);
-    let shell = stream_tuple(bytes, &mut |path, element| {
+    let shell = stream_tuple(bytes, own.is_some(), &mut |path, element| {
         if lossless && !dropped.fields.is_empty() {
             return;
         }
@@ -316,14 +328,17 @@ pub fn binary_shape_to_text_dropping_unknown(
         }
     })?;
     Some(shell.and_then(|shell| {
-        // The shell's own unknown fields come first, as in the whole message.
-        let mut fields = FirstFields::new(keep);
-        shell.for_each_unknown_field(|field| fields.push(field));
-        dropped
-            .fields
-            .into_iter()
-            .for_each(|field| fields.push(field));
-        fields.more += dropped.more;
+        // In the whole message's order: the tuple's own unknown fields, its elements',
+        // then those of its layout.
+        let (mut fields, mut layout) = (FirstFields::new(keep), FirstFields::new(keep));
+        shell.for_each_unknown_field(|field| match field.path.is_root() {
+            true => fields.push(field),
+            false => layout.push(field),
+        });
+        for field in dropped.fields.into_iter().chain(layout.fields) {
+            fields.push(field);
+        }
+        fields.more += dropped.more + layout.more;
         match fields.fields.first() {
             Some(field) if lossless => Err(ConvertError::UnknownField {
                 path: field.path.clone(),
@@ -341,23 +356,56 @@ pub fn binary_shape_to_text_dropping_unknown(
 /// Decodes a binary `ShapeProto` a shape at a time ([`codec::decode_shape_leaves`]:
 /// plain tuples that nest are opened), handing each shape, with its path and unknown
 /// fields, to `each`. Returns the top-level message without its elements when it is a
-/// tuple (its element type and at least one element, nothing else but unknown fields);
-/// `None` when it is not; the decode error of [`read()`] when there is one.
+/// tuple (its element type and at least one element, nothing else but unknown fields,
+/// or with `own_fields` anything else too); `None` when it is not; the decode error of
+/// [`read()`] when there is one.
 fn stream_tuple(
     bytes: &[u8],
+    own_fields: bool,
     each: &mut dyn FnMut(&[usize], Decoded<crate::proto::ShapeProto>),
 ) -> Option<Result<Decoded<crate::proto::ShapeProto>, ConvertError>> {
     match codec::decode_shape_leaves(bytes, &mut |path, _, element| each(path, element)) {
         Err(e) => Some(Err(ConvertError::Decode(e))),
-        Ok(streamed) if streamed.is_tuple() => Some(Ok(streamed.shell)),
+        Ok(streamed)
+            if streamed.is_tuple() || (own_fields && is_tuple_with_elements(&streamed)) =>
+        {
+            Some(Ok(streamed.shell))
+        }
         Ok(_) => None,
     }
+}
+
+/// Whether a message read a shape at a time is a tuple with at least one element,
+/// whatever else it holds.
+fn is_tuple_with_elements(streamed: &codec::StreamedShape) -> bool {
+    streamed.elements > 0
+        && streamed.shell.message.element_type == crate::proto::PrimitiveType::Tuple as i32
+}
+
+/// A binary tuple with fields of its own besides its elements (dimensions, a layout,
+/// dynamic flags: found by a look at its top-level fields,
+/// [`codec::is_tuple_with_own_fields`]), without its elements, read by a first pass
+/// over the input so that a second can write those fields where the whole message
+/// puts them. `None` for anything else (a plain tuple is streamed in one pass).
+///
+/// # Errors
+/// The decode error of [`read()`], found by the first pass.
+fn own_fields_shell(
+    bytes: &[u8],
+) -> Result<Option<Decoded<crate::proto::ShapeProto>>, ConvertError> {
+    if !codec::is_tuple_with_own_fields(bytes) {
+        return Ok(None);
+    }
+    let streamed =
+        codec::decode_shape_streaming(bytes, &mut |_, _, _| {}).map_err(ConvertError::Decode)?;
+    Ok(is_tuple_with_elements(&streamed).then_some(streamed.shell))
 }
 
 /// Proto3 JSON of a `ShapeProto` to any form (`to`), a top-level tuple a shape at a
 /// time ([`json::shape_from_json_leaves`]: plain tuples that nest are opened): the same
 /// bytes as [`read()`] then [`write()`] give, in the memory of the input, the output
-/// and one shape. `None` when the message is not a plain tuple with elements, which
+/// and one shape. A tuple with fields of its own besides its elements is read twice,
+/// those fields first. `None` when the message is not a tuple with elements, which
 /// [`read()`] and [`write()`] then convert whole.
 ///
 /// # Errors
@@ -367,18 +415,34 @@ pub fn json_shape_to(
     to: Form,
     options: &Options,
 ) -> Option<Result<Vec<u8>, ConvertError>> {
+    let parse = json::ParseOptions::new().ignore_unknown_fields(options.ignore_unknown_fields);
     let mut writer = TupleWriter::new(to, options);
     let mut elements = 0;
-    let parse = json::ParseOptions::new().ignore_unknown_fields(options.ignore_unknown_fields);
     let read = json::shape_from_json_leaves(bytes, &parse, &mut |path, leaf| {
         elements = elements.max(path.first().map_or(0, |&i| i + 1));
         writer.put(path, &leaf);
     });
-    match read {
-        Err(e) => Some(Err(ConvertError::Json(e))),
-        Ok(shell) if elements > 0 && codec::is_tuple_shell(&shell) => Some(writer.finish()),
-        Ok(_) => None,
-    }
+    let shell = match read {
+        Err(e) => return Some(Err(ConvertError::Json(e))),
+        Ok(shell) if elements > 0 && codec::is_tuple_shell(&shell) => return Some(writer.finish()),
+        Ok(shell)
+            if elements > 0 && shell.element_type == crate::proto::PrimitiveType::Tuple as i32 =>
+        {
+            shell
+        }
+        Ok(_) => return None,
+    };
+    // A tuple with fields of its own: written again, those fields where the whole
+    // message puts them (the first pass has read them, and found no error).
+    drop(writer);
+    let mut writer = TupleWriter::with_fields(to, options, Decoded::new(shell));
+    let read = json::shape_from_json_leaves(bytes, &parse, &mut |path, leaf| {
+        writer.put(path, &leaf);
+    });
+    Some(match read {
+        Err(e) => Err(ConvertError::Json(e)),
+        Ok(_) => writer.finish(),
+    })
 }
 
 /// The JSON, HLO text or binary form of a plain tuple, a shape at a time: each shape
@@ -388,6 +452,13 @@ struct TupleWriter {
     form: Writer,
     /// The path of the innermost open nested tuple.
     open: Vec<usize>,
+    /// Binary output: what the top-level tuple holds after its elements (its layout,
+    /// dynamic flags and unknown fields).
+    tail: Option<Decoded<crate::proto::ShapeProto>>,
+    /// HLO text output: why the top-level tuple's own fields cannot be printed (a
+    /// layout, or dimensions in the lossless text), which the whole printing says
+    /// before it prints an element. Nothing is written then.
+    refused: Option<text::PrintError>,
 }
 
 enum Writer {
@@ -398,25 +469,82 @@ enum Writer {
 }
 
 impl TupleWriter {
+    /// A writer of a plain tuple (element type `TUPLE` and its elements).
     fn new(to: Form, options: &Options) -> Self {
+        let plain = crate::proto::ShapeProto {
+            element_type: crate::proto::PrimitiveType::Tuple as i32,
+            ..Default::default()
+        };
+        Self::with_fields(to, options, Decoded::new(plain))
+    }
+
+    /// A writer of a tuple whose own fields are those of `shell` (the tuple without its
+    /// elements, with its unknown fields): in JSON and binary its dimensions before the
+    /// elements and the rest after them, where the whole message puts them; in HLO
+    /// text, where a tuple shows none of them, the whole printing's refusal of those
+    /// it cannot print.
+    fn with_fields(to: Form, options: &Options, shell: Decoded<crate::proto::ShapeProto>) -> Self {
+        let (mut tail, mut refused) = (None, None);
         let form = match to {
-            Form::Json => Writer::Json(json::TupleJson::new(&json_print_options(options))),
+            Form::Json => Writer::Json(json::TupleJson::with_fields(
+                &json_print_options(options),
+                &shell.message,
+            )),
             Form::Binary => {
-                let mut out = Vec::new();
-                put_tuple_type(&mut out);
-                Writer::Binary(out, Vec::new())
+                let Decoded { message, unknown } = shell;
+                let head = crate::proto::ShapeProto {
+                    element_type: message.element_type,
+                    dimensions: message.dimensions,
+                    ..Default::default()
+                };
+                tail = Some(Decoded {
+                    message: crate::proto::ShapeProto {
+                        layout: message.layout,
+                        is_dynamic_dimension: message.is_dynamic_dimension,
+                        ..Default::default()
+                    },
+                    unknown,
+                });
+                Writer::Binary(codec::encode(&head), Vec::new())
             }
-            _ => Writer::Hlo(text::TupleText::new(options.hlo_style)),
+            _ => {
+                // The tuple printed with no elements is refused exactly when it is
+                // refused with them, before any element is printed.
+                let own = AnyMessage::Shape(shell.message);
+                refused = options.hlo_style.print_message(&own).err();
+                Writer::Hlo(text::TupleText::new(options.hlo_style))
+            }
         };
         Self {
             form,
             open: Vec::new(),
+            tail,
+            refused,
         }
+    }
+
+    /// A writer of a plain tuple that is `part` of a program shape: in JSON at its
+    /// depth there, in HLO text with its path there.
+    fn of_part(to: Form, options: &Options, part: ProgramPart) -> Self {
+        let mut writer = Self::new(to, options);
+        let (depth, at) = match part {
+            ProgramPart::Parameter(i) => (2, crate::Path::root().field("parameters").index(i)),
+            ProgramPart::Result => (1, crate::Path::root().field("result")),
+        };
+        match &mut writer.form {
+            Writer::Json(w) => *w = json::TupleJson::nested(&json_print_options(options), depth),
+            Writer::Hlo(w) => *w = text::TupleText::under(options.hlo_style, at),
+            Writer::Binary(..) => {}
+        }
+        writer
     }
 
     /// The binary writer's [`Self::put`] of a shape already encoded (with its unknown
     /// fields).
     fn put_encoded(&mut self, path: &[usize], encoded: &[u8]) {
+        if self.refused.is_some() {
+            return;
+        }
         self.nest_to(path);
         if let Writer::Binary(out, _) = &mut self.form {
             put_element(out, encoded);
@@ -442,6 +570,9 @@ impl TupleWriter {
     /// shape HLO text cannot carry is refused by [`Self::finish`], as the whole
     /// tuple's printing refuses it.
     fn put(&mut self, path: &[usize], element: &crate::proto::ShapeProto) {
+        if self.refused.is_some() {
+            return;
+        }
         self.nest_to(path);
         match &mut self.form {
             Writer::Json(w) => w.element(element),
@@ -484,16 +615,33 @@ impl Writer {
 impl TupleWriter {
     /// The output: text with its final newline, or the bytes; what the whole
     /// tuple's HLO text refuses, if anything.
-    fn finish(mut self) -> Result<Vec<u8>, ConvertError> {
+    fn finish(self) -> Result<Vec<u8>, ConvertError> {
+        let binary = matches!(self.form, Writer::Binary(..));
+        let mut out = self.finish_part()?;
+        if !binary {
+            out.push(b'\n');
+        }
+        Ok(out)
+    }
+
+    /// [`Self::finish`] without the final newline of text.
+    fn finish_part(mut self) -> Result<Vec<u8>, ConvertError> {
+        if let Some(refused) = self.refused {
+            return Err(ConvertError::Print(refused));
+        }
         while self.open.pop().is_some() {
             self.form.close();
         }
-        let mut out = match self.form {
+        let out = match self.form {
             Writer::Json(w) => w.finish(),
             Writer::Hlo(w) => w.finish().map_err(ConvertError::Print)?,
-            Writer::Binary(out, _) => return Ok(out),
+            Writer::Binary(mut out, _) => {
+                if let Some(tail) = self.tail {
+                    out.extend(tail.encode_to_vec());
+                }
+                return Ok(out);
+            }
         };
-        out.push('\n');
         Ok(out.into_bytes())
     }
 }
@@ -554,12 +702,16 @@ impl Names {
     }
 }
 
-/// What a program shape read a part at a time gives besides its parameters: the
-/// result (with the copies of retired layout fields that place them in binary), and
-/// the numbers of parameters and names.
-type ProgramRest = (Option<Decoded<crate::proto::ShapeProto>>, usize, usize);
+/// What a program shape read a shape at a time gives besides its shapes: the numbers
+/// of parameters and names.
+type ProgramRest = (usize, usize);
 
-/// A program shape's input, read a part at a time ([`ProgramSource::read`]).
+/// What [`ProgramSource::read`] hands each shape of a program shape to: its part, its
+/// path of tuple indices inside the part (`[]` for the part itself), and the shape
+/// with the copies of retired layout fields of binary input.
+type ProgramLeafFn<'a> = dyn FnMut(ProgramPart, &[usize], Decoded<crate::proto::ShapeProto>) + 'a;
+
+/// A program shape's input, read a shape at a time ([`ProgramSource::read`]).
 struct ProgramSource<'a> {
     from: Form,
     bytes: &'a [u8],
@@ -567,77 +719,144 @@ struct ProgramSource<'a> {
 }
 
 impl ProgramSource<'_> {
-    /// Reads the input, handing each parameter (whole, with the copies of retired
-    /// layout fields of binary input) and each name on in order; `None` for binary
-    /// input with an unknown field.
+    /// Reads the input, handing each shape of the parameters and of the result on in
+    /// order (a part that is a plain tuple opened into its shapes, as the readers open
+    /// it; a result read whole last), and each name; `None` for binary input with an
+    /// unknown field.
     fn read(
         &self,
-        parameter: &mut dyn FnMut(usize, Decoded<crate::proto::ShapeProto>),
+        leaf: &mut ProgramLeafFn<'_>,
         name: &mut dyn FnMut(usize, &str),
     ) -> Option<Result<ProgramRest, ConvertError>> {
-        let mut plain = |i, shape| parameter(i, Decoded::new(shape));
-        match self.from {
+        let (result, rest) = match self.from {
             Form::Binary => {
-                match codec::decode_clean_program_shape_parts(self.bytes, parameter, name) {
-                    Err(e) => Some(Err(ConvertError::Decode(e))),
-                    Ok(None) => None,
-                    Ok(Some(program)) if program.shell.has_unknown_fields() => None,
+                let mut each = |part, path: &[usize], _, shape| leaf(part, path, shape);
+                match codec::decode_clean_program_shape_streamed(self.bytes, &mut each, name) {
+                    Err(e) => return Some(Err(ConvertError::Decode(e))),
+                    Ok(None) => return None,
+                    Ok(Some(program)) if program.shell.has_unknown_fields() => return None,
                     Ok(Some(program)) => {
                         let shell = program.shell;
                         let result = shell.message.result.map(|message| Decoded {
                             message,
                             unknown: shell.unknown.child(2, 0).cloned().unwrap_or_default(),
                         });
-                        Some(Ok((result, program.parameters, program.names)))
+                        (result, (program.parameters, program.names))
                     }
                 }
             }
             Form::Json => {
                 let parse = json::ParseOptions::new()
                     .ignore_unknown_fields(self.options.ignore_unknown_fields);
-                let read =
-                    json::program_shape_from_json_parts(self.bytes, &parse, &mut plain, name);
-                Some(
-                    read.map(|p| (p.result.map(Decoded::new), p.parameters, p.names))
-                        .map_err(ConvertError::Json),
-                )
+                let mut each = |part, path: &[usize], shape| leaf(part, path, Decoded::new(shape));
+                match json::program_shape_from_json_streamed(self.bytes, &parse, &mut each, name) {
+                    Err(e) => return Some(Err(ConvertError::Json(e))),
+                    Ok(p) => (p.result.map(Decoded::new), (p.parameters, p.names)),
+                }
             }
-            Form::Hlo => Some(self.read_hlo(&mut plain, name)),
+            Form::Hlo => match self.read_hlo(leaf, name) {
+                Ok(rest) => (None, rest),
+                Err(e) => return Some(Err(e)),
+            },
+        };
+        if let Some(result) = result {
+            leaf(ProgramPart::Result, &[], result);
         }
+        Some(Ok(rest))
     }
 
     /// [`ProgramSource::read`] of HLO text, refused as [`read_hlo`] refuses it when it
     /// nests deeper than the binary form allows.
     fn read_hlo(
         &self,
-        parameter: &mut dyn FnMut(usize, crate::proto::ShapeProto),
+        leaf: &mut ProgramLeafFn<'_>,
         name: &mut dyn FnMut(usize, &str),
     ) -> Result<ProgramRest, ConvertError> {
         let input =
             std::str::from_utf8(self.bytes).map_err(|e| ConvertError::NotUtf8(e.to_string()))?;
-        let (mut result, mut deepest) = (None, 0);
-        let parameters = text::parse_program_shape_parts(
+        let limit = codec::wire::RECURSION_LIMIT as usize;
+        let mut deepest = 0;
+        let parameters = text::parse_program_shape_named_leaves(
             input,
             text::ParseOptions::default(),
-            &mut |part, label, shape| {
-                deepest = deepest.max(text::shape_depth(&shape) + 1);
-                match part {
-                    text::ProgramPart::Parameter(i) => {
-                        name(i, label);
-                        parameter(i, shape);
-                    }
-                    text::ProgramPart::Result => result = Some(Decoded::new(shape)),
+            &mut |part, path, _, shape| {
+                deepest = deepest.max(path.len() + text::shape_depth(&shape) + 1);
+                if deepest <= limit {
+                    leaf(part, path, Decoded::new(shape));
                 }
             },
+            name,
         )
         .map_err(|error| ConvertError::Parse {
             rendered: error.render(input),
             error,
         })?;
-        if deepest > codec::wire::RECURSION_LIMIT as usize {
+        if deepest > limit {
             return Err(ConvertError::TooDeep { depth: deepest });
         }
-        Ok((result, parameters, parameters))
+        Ok((parameters, parameters))
+    }
+}
+
+/// A part of a program shape as [`ProgramParts`] hands it on: a shape read whole, or
+/// a plain tuple written a shape at a time (its bytes or text, or what its text
+/// refuses).
+enum WrittenPart {
+    Whole(Decoded<crate::proto::ShapeProto>),
+    Written(Result<Vec<u8>, ConvertError>),
+}
+
+/// The shapes of a program shape's parts written as they come: a part that is a plain
+/// tuple, handed on a shape at a time, is written into a [`TupleWriter`] of its own
+/// (at its place's depth in JSON, its path in HLO text) and handed on once written,
+/// so that no part is held whole.
+struct ProgramParts<'o> {
+    to: Form,
+    options: &'o Options,
+    open: Option<(ProgramPart, TupleWriter)>,
+}
+
+impl<'o> ProgramParts<'o> {
+    fn new(to: Form, options: &'o Options) -> Self {
+        Self {
+            to,
+            options,
+            open: None,
+        }
+    }
+
+    /// Takes the next shape, at `path` in `part`; hands each part on to `done` once
+    /// it is read.
+    fn leaf(
+        &mut self,
+        part: ProgramPart,
+        path: &[usize],
+        shape: Decoded<crate::proto::ShapeProto>,
+        done: &mut dyn FnMut(ProgramPart, WrittenPart),
+    ) {
+        if self.open.as_ref().is_some_and(|(open, _)| *open != part) {
+            self.flush(done);
+        }
+        if path.is_empty() {
+            done(part, WrittenPart::Whole(shape));
+            return;
+        }
+        let (to, options) = (self.to, self.options);
+        let (_, writer) = self
+            .open
+            .get_or_insert_with(|| (part, TupleWriter::of_part(to, options, part)));
+        if to == Form::Binary && !shape.holds_no_unknown() {
+            writer.put_encoded(path, &shape.encode_to_vec());
+        } else {
+            writer.put(path, &shape.message);
+        }
+    }
+
+    /// Hands the part being written on, if any.
+    fn flush(&mut self, done: &mut dyn FnMut(ProgramPart, WrittenPart)) {
+        if let Some((part, writer)) = self.open.take() {
+            done(part, WrittenPart::Written(writer.finish_part()));
+        }
     }
 }
 
@@ -645,20 +864,32 @@ impl ProgramSource<'_> {
 /// the names, in the order of the canonical encoding.
 fn program_to_binary(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertError>> {
     use codec::wire::{put_tag, put_varint, WireType};
-    let mut out = Vec::new();
-    let mut names = Names::default();
     let put = |out: &mut Vec<u8>, number, body: &[u8]| {
         put_tag(out, number, WireType::LengthDelimited);
         put_varint(out, body.len() as u64);
         out.extend_from_slice(body);
     };
+    let (mut out, mut result, mut names) = (Vec::new(), None, Names::default());
+    let mut parts = ProgramParts::new(Form::Binary, source.options);
+    let mut done = |part, written| {
+        let body = match written {
+            WrittenPart::Whole(shape) => shape.encode_to_vec(),
+            // The binary writer refuses nothing.
+            WrittenPart::Written(body) => body.unwrap_or_default(),
+        };
+        match part {
+            ProgramPart::Parameter(_) => put(&mut out, 1, &body),
+            ProgramPart::Result => result = Some(body),
+        }
+    };
     let rest = source.read(
-        &mut |_, shape| put(&mut out, 1, &shape.encode_to_vec()),
+        &mut |part, path, shape| parts.leaf(part, path, shape, &mut done),
         &mut |_, name| names.push(name),
     )?;
-    Some(rest.map(|(result, _, _)| {
+    parts.flush(&mut done);
+    Some(rest.map(|_| {
         if let Some(result) = result {
-            put(&mut out, 2, &result.encode_to_vec());
+            put(&mut out, 2, &result);
         }
         for name in names.iter() {
             put(&mut out, 3, name.as_bytes());
@@ -667,16 +898,53 @@ fn program_to_binary(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, Conve
     }))
 }
 
+/// A part held until the end: a shape read whole, or its text written.
+enum HeldPart {
+    Whole(Decoded<crate::proto::ShapeProto>),
+    Text(String),
+}
+
+impl WrittenPart {
+    /// The part to hold, or what its text refuses.
+    fn held(self) -> Result<HeldPart, ConvertError> {
+        match self {
+            WrittenPart::Whole(shape) => Ok(HeldPart::Whole(shape)),
+            WrittenPart::Written(text) => {
+                let text = text?;
+                // The writers of JSON and HLO text write UTF-8.
+                Ok(HeldPart::Text(String::from_utf8(text).unwrap_or_default()))
+            }
+        }
+    }
+}
+
 /// [`program_shape_to`] into proto3 JSON.
 fn program_to_json(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertError>> {
     let mut writer = json::ProgramJson::new(&json_print_options(source.options));
-    let mut names = Names::default();
+    let (mut result, mut names) = (None, Names::default());
+    let mut parts = ProgramParts::new(Form::Json, source.options);
+    let mut done = |part, written: WrittenPart| {
+        let Ok(held) = written.held() else {
+            return; // JSON refuses nothing.
+        };
+        match (part, held) {
+            (ProgramPart::Result, held) => result = Some(held),
+            (_, HeldPart::Whole(shape)) => writer.parameter(&shape.message),
+            (_, HeldPart::Text(text)) => writer.parameter_part(json::Part::Printed(&text)),
+        }
+    };
     let rest = source.read(
-        &mut |_, shape| writer.parameter(&shape.message),
+        &mut |part, path, shape| parts.leaf(part, path, shape, &mut done),
         &mut |_, name| names.push(name),
     )?;
-    Some(rest.map(|(result, _, _)| {
-        let mut out = writer.finish(result.as_ref().map(|r| &r.message), names.iter());
+    parts.flush(&mut done);
+    Some(rest.map(|_| {
+        let result = match &result {
+            Some(HeldPart::Whole(shape)) => Some(json::Part::Shape(&shape.message)),
+            Some(HeldPart::Text(text)) => Some(json::Part::Printed(text)),
+            None => None,
+        };
+        let mut out = writer.finish_part(result, names.iter());
         out.push('\n');
         out.into_bytes()
     }))
@@ -689,12 +957,12 @@ fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertE
     let mut names = Names::default();
     let (mut named, mut counts) = (false, (0, 0));
     if style == HloStyle::Exact {
-        let rest = source.read(&mut |_, _| {}, &mut |_, name| {
+        let rest = source.read(&mut |_, _, _| {}, &mut |_, name| {
             named |= !name.is_empty();
             names.push(name);
         })?;
         match rest {
-            Ok((_, parameters, count)) => counts = (count, parameters),
+            Ok((parameters, count)) => counts = (count, parameters),
             Err(e) => return Some(Err(e)),
         }
     }
@@ -702,21 +970,42 @@ fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertE
         Ok(writer) => writer,
         Err(e) => return Some(Err(ConvertError::Print(e))),
     };
-    let mut failed = None;
-    let rest = source.read(
-        &mut |i, shape| {
-            if failed.is_none() {
-                failed = writer.parameter(names.get(i), &shape.message).err();
+    let (mut failed, mut result) = (None, None);
+    let mut parts = ProgramParts::new(Form::Hlo, source.options);
+    let mut done = |part, written: WrittenPart| {
+        if failed.is_some() {
+            return;
+        }
+        let printed = written.held().and_then(|held| match (part, held) {
+            (ProgramPart::Result, held) => {
+                result = Some(held);
+                Ok(())
             }
-        },
+            (ProgramPart::Parameter(i), HeldPart::Whole(shape)) => writer
+                .parameter(names.get(i), &shape.message)
+                .map_err(ConvertError::Print),
+            (ProgramPart::Parameter(i), HeldPart::Text(text)) => writer
+                .printed_parameter(names.get(i), &text)
+                .map_err(ConvertError::Print),
+        });
+        failed = printed.err();
+    };
+    let rest = source.read(
+        &mut |part, path, shape| parts.leaf(part, path, shape, &mut done),
         &mut |_, _| {},
     )?;
-    Some(rest.and_then(|(result, _, _)| {
+    parts.flush(&mut done);
+    Some(rest.and_then(|_| {
         if let Some(e) = failed {
-            return Err(ConvertError::Print(e));
+            return Err(e);
         }
-        let result = result.as_ref().map(|r| &r.message);
-        let mut out = writer.finish(result).map_err(ConvertError::Print)?;
+        let mut out = match result {
+            Some(HeldPart::Text(text)) => writer.finish_printed(&text),
+            Some(HeldPart::Whole(shape)) => writer
+                .finish(Some(&shape.message))
+                .map_err(ConvertError::Print)?,
+            None => writer.finish(None).map_err(ConvertError::Print)?,
+        };
         out.push('\n');
         Ok(out.into_bytes())
     }))
@@ -835,68 +1124,39 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
 /// and one element (a 220 MB tuple decoded whole took 22 times its size). Unknown
 /// fields are kept where the whole encoding puts them: an element's inside its
 /// element, the tuple's own after its elements (each message's unknown fields after
-/// its known ones). `None` when the message is not a tuple (its element type and at
-/// least one element, nothing else but unknown fields), which [`read()`] and
-/// [`write()`] then convert whole. A tuple with fields of its own besides its elements
-/// (dimensions, a layout, dynamic flags) is read twice, its own fields first, then
-/// written an element at a time too.
+/// its known ones). A tuple with fields of its own besides its elements (dimensions,
+/// a layout, dynamic flags) is read twice, its own fields first, then written an
+/// element at a time too, between its fields numbered below `tuple_shapes` and those
+/// above it. `None` when the message is not a tuple with elements, which [`read()`]
+/// and [`write()`] then convert whole.
 ///
 /// # Errors
 /// As [`read`] of a binary shape.
 pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertError>> {
-    let mut writer = TupleWriter::new(Form::Binary, &Options::default());
-    let Some(shell) = stream_tuple(bytes, &mut |path, element| {
+    let own = match own_fields_shell(bytes) {
+        Ok(own) => own,
+        Err(e) => return Some(Err(e)),
+    };
+    let options = Options::default();
+    let mut writer = match &own {
+        Some(shell) => TupleWriter::with_fields(Form::Binary, &options, shell.clone()),
+        None => TupleWriter::new(Form::Binary, &options),
+    };
+    let shell = stream_tuple(bytes, own.is_some(), &mut |path, element| {
         if element.holds_no_unknown() {
             writer.put(path, &element.message);
         } else {
             writer.put_encoded(path, &element.encode_to_vec());
         }
-    }) else {
-        return tuple_with_own_fields_to_binary(bytes);
-    };
+    })?;
     Some(shell.and_then(|shell| {
         let mut out = writer.finish()?;
-        shell.unknown.write_own(&mut out, false);
+        if own.is_none() {
+            // A plain tuple's own unknown fields come after its elements.
+            shell.unknown.write_own(&mut out, false);
+        }
         Ok(out)
     }))
-}
-
-/// [`binary_shape_to_binary`] of a tuple (element type `TUPLE` and at least one
-/// element) with fields of its own: its own fields read first, each element then
-/// re-encoded as it is read, between the fields numbered below `tuple_shapes` and
-/// those above it (and the tuple's unknown fields), where the whole encoding puts them.
-/// `None` for anything else.
-fn tuple_with_own_fields_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertError>> {
-    let shell = match codec::decode_shape_streaming(bytes, &mut |_, _, _| {}) {
-        Ok(streamed) if streamed.elements > 0 => streamed.shell,
-        _ => return None,
-    };
-    if shell.message.element_type != crate::proto::PrimitiveType::Tuple as i32 {
-        return None;
-    }
-    let Decoded { message, unknown } = shell;
-    let head = crate::proto::ShapeProto {
-        element_type: message.element_type,
-        dimensions: message.dimensions,
-        ..Default::default()
-    };
-    let mut out = codec::encode(&head);
-    let elements = codec::decode_shape_streaming(bytes, &mut |_, _, element| {
-        put_element(&mut out, &element.encode_to_vec());
-    });
-    if let Err(e) = elements {
-        return Some(Err(ConvertError::Decode(e)));
-    }
-    let tail = Decoded {
-        message: crate::proto::ShapeProto {
-            layout: message.layout,
-            is_dynamic_dimension: message.is_dynamic_dimension,
-            ..Default::default()
-        },
-        unknown,
-    };
-    out.extend(tail.encode_to_vec());
-    Some(Ok(out))
 }
 
 /// A shape read from HLO text, refused as [`read_hlo`] refuses it when it nests deeper

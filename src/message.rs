@@ -55,3 +55,15 @@ impl AnyMessage {
         }
     }
 }
+
+/// Which part of a program shape a shape belongs to, as the readers that hand a
+/// program shape on a shape at a time say ([`crate::text::parse_program_shape_leaves`],
+/// [`crate::codec::decode_clean_program_shape_leaves`],
+/// [`crate::json::program_shape_from_json_leaves`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProgramPart {
+    /// The parameter of this index.
+    Parameter(usize),
+    /// The result.
+    Result,
+}

@@ -302,12 +302,24 @@ pub(crate) fn merge_clean_program_streaming(
     shell: &mut ProgramShapeProto,
     unknown: &mut UnknownFields,
     (parameters, names): (&mut usize, &mut usize),
-    nest: bool,
+    (nest, stream_result): (bool, bool),
     element: &mut ElementFn<'_>,
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<bool, DecodeError> {
     let mut unclean = false;
     let mut path = Vec::new();
+    // Copies of retired layout fields are no unknown field: they go on, for the shape
+    // to be re-encoded as it was. Past an unknown field nothing more is handed on.
+    let mut leaf = |path: &[usize], span, shape, node: UnknownFields, unclean: &mut bool| {
+        if *unclean {
+            return;
+        }
+        if node.lists_nothing(Kind::Shape) {
+            element(path, span, shape, node);
+        } else {
+            *unclean = true;
+        }
+    };
     let hook = |number: u32, wire_type: WireType, decoder: &mut Decoder<'_>| {
         if unclean {
             // Stops the decode; the error is not looked at.
@@ -327,18 +339,8 @@ pub(crate) fn merge_clean_program_streaming(
                 path.clear();
                 path.push(index);
                 let streamed = nest && plain_tuple_ahead(&decoder.reader);
-                let mut leaf = |path: &[usize], span, shape, node: UnknownFields| {
-                    // Copies of retired layout fields are no unknown field: they
-                    // go on, for the shape to be re-encoded as it was. Past an
-                    // unknown field nothing more is handed on.
-                    if unclean {
-                        return;
-                    }
-                    if node.lists_nothing(Kind::Shape) {
-                        element(path, span, shape, node);
-                    } else {
-                        unclean = true;
-                    }
+                let mut each = |path: &[usize], span, shape, node| {
+                    leaf(path, span, shape, node, &mut unclean);
                 };
                 let result = own_entries(decoder, |decoder| {
                     if streamed {
@@ -349,7 +351,7 @@ pub(crate) fn merge_clean_program_streaming(
                                 &mut node,
                                 &mut path,
                                 true,
-                                &mut leaf,
+                                &mut each,
                             )
                             .map(drop)
                         })
@@ -361,9 +363,36 @@ pub(crate) fn merge_clean_program_streaming(
                     .map_err(|e| e.within(Segment::Index(index)))
                     .map_err(within("parameters"))?;
                 if !streamed {
-                    leaf(&path, start..decoder.reader.position(), message, node);
+                    each(&path, start..decoder.reader.position(), message, node);
                 }
                 *parameters += 1;
+                Ok(true)
+            }
+            (2, WireType::LengthDelimited)
+                if stream_result && plain_tuple_ahead(&decoder.reader) =>
+            {
+                // The only result, a plain tuple: opened as a parameter is (as
+                // `singular_message` reads field 2), its shapes at paths that start
+                // with `RESULT_INDEX`, and left out of the shell.
+                let mut message = ShapeProto::default();
+                let mut node = UnknownFields::new();
+                path.clear();
+                path.push(RESULT_INDEX);
+                let mut each = |path: &[usize], span, shape, node| {
+                    leaf(path, span, shape, node, &mut unclean);
+                };
+                nested(decoder, |decoder| {
+                    merge_shape_streaming(
+                        decoder,
+                        &mut message,
+                        &mut node,
+                        &mut path,
+                        true,
+                        &mut each,
+                    )
+                    .map(drop)
+                })
+                .map_err(within("result"))?;
                 Ok(true)
             }
             (2, WireType::LengthDelimited) => Ok(false),
@@ -391,6 +420,10 @@ pub(crate) fn merge_clean_program_streaming(
         Err(e) => Err(e),
     }
 }
+
+/// The first index of the paths at which [`merge_clean_program_streaming`] hands on
+/// the shapes of a streamed result (a parameter's paths start with its index).
+pub(crate) const RESULT_INDEX: usize = usize::MAX;
 
 /// The value of `parameter_names[index]` (field 3 of `ProgramShapeProto`, its tag
 /// just read): its text, which must be UTF-8.

@@ -57,6 +57,8 @@ mod messages;
 mod unknown;
 pub mod wire;
 
+use crate::message::ProgramPart;
+
 use std::fmt;
 
 pub use error::{DecodeError, DecodeErrorKind};
@@ -232,22 +234,34 @@ pub struct StreamedProgram {
     pub parameters: usize,
     /// The number of parameter names read.
     pub names: usize,
+    /// Whether the result was handed to the callback a shape at a time (a plain tuple,
+    /// given once), and so is not in `shell`.
+    pub result_streamed: bool,
 }
 
-/// What [`decode_clean_program_shape_leaves`] hands each shape of a parameter to: the
-/// parameter's index, the shape's path of tuple indices inside the parameter (`[]` for
-/// the parameter itself), the byte span of its field in the input, and the shape.
-pub type ProgramLeafFn<'a> = dyn FnMut(usize, &[usize], std::ops::Range<usize>, ShapeProto) + 'a;
+/// What [`decode_clean_program_shape_leaves`] hands each shape of a parameter or of the
+/// result to: the part, the shape's path of tuple indices inside the part (`[]` for
+/// the part itself), the byte span of its field in the input, and the shape.
+pub type ProgramLeafFn<'a> =
+    dyn FnMut(ProgramPart, &[usize], std::ops::Range<usize>, ShapeProto) + 'a;
+
+/// What [`decode_clean_program_shape_streamed`] hands each shape to: as
+/// [`ProgramLeafFn`], the shape with the copies of retired layout fields that place
+/// them when it is encoded again.
+pub type ProgramDecodedLeafFn<'a> =
+    dyn FnMut(ProgramPart, &[usize], std::ops::Range<usize>, Decoded<ShapeProto>) + 'a;
 
 /// [`decode_program_shape`] for a message with no unknown field in its parameters or
 /// at its top level, handing the parameters to `leaf` as they are decoded (each opened
-/// into its plain tuples, as [`decode_shape_leaves`] opens a tuple) and reading the
-/// parameter names without keeping them, so that a program shape of a million
-/// parameters costs the memory of one. `Ok(None)` as soon as it meets a field the
-/// whole decode would keep as unknown there (the shapes handed on until then are then
-/// not the message's: nothing more is decoded, so that bytes of another message cost
-/// nothing to try). The error is the one [`decode_program_shape`] gives, at the same
-/// byte, when it comes before any unknown field.
+/// into its plain tuples, as [`decode_shape_leaves`] opens a tuple), and the result
+/// too when it is a plain tuple given once ([`StreamedProgram::result_streamed`]), and
+/// reading the parameter names without keeping them, so that a program shape of a
+/// million parameters, or of a result of a million shapes, costs the memory of one.
+/// `Ok(None)` as soon as it meets a field the whole decode would keep as unknown there
+/// (the shapes handed on until then are then not the message's: nothing more is
+/// decoded, so that bytes of another message cost nothing to try). The error is the
+/// one [`decode_program_shape`] gives, at the same byte, when it comes before any
+/// unknown field.
 ///
 /// # Errors
 /// As [`decode_program_shape`].
@@ -255,22 +269,68 @@ pub fn decode_clean_program_shape_leaves(
     bytes: &[u8],
     leaf: &mut ProgramLeafFn<'_>,
 ) -> Result<Option<StreamedProgram>, DecodeError> {
-    let mut each = |path: &[usize], span, shape, _| {
-        leaf(
-            path.first().copied().unwrap_or(0),
-            &path[1.min(path.len())..],
-            span,
-            shape,
-        );
+    decode_clean_program_shape_streamed(
+        bytes,
+        &mut |part, path, span, shape| leaf(part, path, span, shape.message),
+        &mut |_, _| {},
+    )
+}
+
+/// [`decode_clean_program_shape_leaves`] with each shape's copies of retired layout
+/// fields (to encode it again as it was) and each parameter name (its index and the
+/// text) handed on as decoded.
+///
+/// # Errors
+/// As [`decode_program_shape`].
+pub fn decode_clean_program_shape_streamed(
+    bytes: &[u8],
+    leaf: &mut ProgramDecodedLeafFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<Option<StreamedProgram>, DecodeError> {
+    let mut result_streamed = false;
+    let mut each = |path: &[usize], span, message, unknown| {
+        let (part, inner) = match path.split_first() {
+            Some((&messages::RESULT_INDEX, inner)) => {
+                result_streamed = true;
+                (ProgramPart::Result, inner)
+            }
+            Some((&i, inner)) => (ProgramPart::Parameter(i), inner),
+            None => (ProgramPart::Parameter(0), path),
+        };
+        leaf(part, inner, span, Decoded { message, unknown });
     };
-    decode_clean_program(bytes, true, &mut each, &mut |_, _| {})
+    let stream_result = count_top_level_fields(bytes, 2) == 1;
+    let streamed = decode_clean_program(bytes, (true, stream_result), &mut each, name)?;
+    Ok(streamed.map(|streamed| StreamedProgram {
+        result_streamed,
+        ..streamed
+    }))
+}
+
+/// How many times field `number` stands at the top level of `bytes`, read a tag at a
+/// time (values skipped by their lengths); as many as were read before bytes that do
+/// not read as fields (which the decode then reports).
+fn count_top_level_fields(bytes: &[u8], number: u32) -> usize {
+    let mut reader = wire::Reader::new(bytes);
+    let mut count = 0;
+    while !reader.is_at_end() {
+        let Ok((n, wire_type)) = reader.read_tag() else {
+            break;
+        };
+        count += usize::from(n == number);
+        if reader.skip_value(n, wire_type, 0).is_err() {
+            break;
+        }
+    }
+    count
 }
 
 /// The top-level `ProgramShapeProto` of `bytes`, its parameters and names handed on
-/// ([`messages::merge_clean_program_streaming`]); `None` at an unknown field.
+/// ([`messages::merge_clean_program_streaming`]: with `nest`, plain tuples opened; with
+/// `stream_result`, the result too when it is one); `None` at an unknown field.
 fn decode_clean_program(
     bytes: &[u8],
-    nest: bool,
+    (nest, stream_result): (bool, bool),
     element: &mut messages::ElementFn<'_>,
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<Option<StreamedProgram>, DecodeError> {
@@ -280,7 +340,7 @@ fn decode_clean_program(
         &mut streamed.shell.message,
         &mut streamed.shell.unknown,
         (&mut streamed.parameters, &mut streamed.names),
-        nest,
+        (nest, stream_result),
         element,
         name,
     )?;
@@ -305,7 +365,7 @@ pub fn decode_clean_program_shape_parts(
             Decoded { message, unknown },
         );
     };
-    decode_clean_program(bytes, false, &mut each, name)
+    decode_clean_program(bytes, (false, false), &mut each, name)
 }
 
 impl StreamedShape {
@@ -331,6 +391,42 @@ pub fn is_tuple_shell(shell: &ShapeProto) -> bool {
             element_type: crate::proto::PrimitiveType::Tuple as i32,
             ..Default::default()
         }
+}
+
+/// Whether a serialized `ShapeProto` looks, from its top-level fields alone, like a
+/// tuple with fields of its own besides its elements: element type `TUPLE`, at least
+/// one `tuple_shapes` element, and `dimensions`, a `layout` or `is_dynamic_dimension`
+/// (which XLA never writes for a tuple, but the schema allows). The elements are
+/// skipped by their lengths, not decoded; `false` for bytes that do not read as fields,
+/// whose decode then reports them.
+pub fn is_tuple_with_own_fields(bytes: &[u8]) -> bool {
+    let mut reader = wire::Reader::new(bytes);
+    let (mut element_type, mut elements, mut own) = (0, 0usize, false);
+    while !reader.is_at_end() {
+        let Ok((number, wire_type)) = reader.read_tag() else {
+            return false;
+        };
+        match (number, wire_type) {
+            (2, wire::WireType::Varint) => match reader.read_varint() {
+                // As an enum field is read: the low 32 bits.
+                Ok(v) => element_type = v as i32,
+                Err(_) => return false,
+            },
+            (4, wire::WireType::LengthDelimited) => {
+                if reader.read_length_delimited().is_err() {
+                    return false;
+                }
+                elements += 1;
+            }
+            _ => {
+                own |= matches!(number, 3 | 5 | 6);
+                if reader.skip_value(number, wire_type, 0).is_err() {
+                    return false;
+                }
+            }
+        }
+    }
+    own && elements > 0 && element_type == crate::proto::PrimitiveType::Tuple as i32
 }
 
 impl<M> Decoded<M> {

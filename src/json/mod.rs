@@ -80,12 +80,14 @@ mod error;
 mod fields;
 mod number;
 mod print;
+
+pub use print::Part;
 mod read;
 mod syntax;
 
 pub use error::{JsonError, JsonErrorKind};
 
-use crate::message::{AnyMessage, MessageKind};
+use crate::message::{AnyMessage, MessageKind, ProgramPart};
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 
 /// How deeply messages may nest in JSON input, counting the top-level message as 1:
@@ -222,8 +224,11 @@ pub fn shape_from_json_leaves(
 /// and parameter names there were.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct StreamedProgram {
-    /// The result shape, if given.
+    /// The result shape, if given and read whole.
     pub result: Option<ShapeProto>,
+    /// Whether the result was handed to the callback a shape at a time (a plain
+    /// tuple), and so is not in `result`.
+    pub result_streamed: bool,
     /// The number of parameters handed to the callback.
     pub parameters: usize,
     /// The number of parameter names read.
@@ -231,11 +236,11 @@ pub struct StreamedProgram {
 }
 
 /// [`ProtoJson::from_json_slice`] of a `ProgramShapeProto`, handing the shapes of each
-/// parameter to `leaf` as they are read (the parameter's index, the shape's path of
-/// tuple indices inside the parameter, `[]` for the parameter itself; plain tuples are
-/// opened as [`shape_from_json_leaves`] opens them) and reading the parameter names
-/// without keeping them, so that a program shape of a million parameters costs the
-/// memory of one. The callback sees every shape read before an error; the error is
+/// parameter, and of the result when it is a plain tuple, to `leaf` as they are read
+/// (the part, the shape's path of tuple indices inside the part, `[]` for the part
+/// itself; plain tuples are opened as [`shape_from_json_leaves`] opens them) and
+/// reading the parameter names without keeping them, so that a program shape of a
+/// million parameters, or of a result of a million shapes, costs the memory of one. The callback sees every shape read before an error; the error is
 /// the one `from_json_slice` gives.
 ///
 /// # Errors
@@ -243,12 +248,29 @@ pub struct StreamedProgram {
 pub fn program_shape_from_json_leaves(
     json: &[u8],
     options: &ParseOptions,
-    leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
+    leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
 ) -> Result<StreamedProgram, JsonError> {
-    let (result, parameters, names) =
-        read::read_program_shape_leaves(utf8(json)?, options, true, leaf, &mut |_, _| {})?;
+    program_shape_from_json_streamed(json, options, leaf, &mut |_, _| {})
+}
+
+/// [`program_shape_from_json_leaves`] with each parameter name (its index and the
+/// text) handed on as read.
+///
+/// # Errors
+/// As [`ProtoJson::from_json_slice`].
+pub fn program_shape_from_json_streamed(
+    json: &[u8],
+    options: &ParseOptions,
+    leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<StreamedProgram, JsonError> {
+    let (result, result_streamed, parameters, names) =
+        read::read_program_shape_leaves(utf8(json)?, options, true, leaf, &mut |i, text| {
+            name(i, &text);
+        })?;
     Ok(StreamedProgram {
         result,
+        result_streamed,
         parameters,
         names,
     })
@@ -265,13 +287,18 @@ pub fn program_shape_from_json_parts(
     parameter: &mut dyn FnMut(usize, ShapeProto),
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<StreamedProgram, JsonError> {
-    let mut leaf = |i, _: &[usize], shape| parameter(i, shape);
-    let (result, parameters, names) =
+    let mut leaf = |part, _: &[usize], shape| {
+        if let ProgramPart::Parameter(i) = part {
+            parameter(i, shape);
+        }
+    };
+    let (result, result_streamed, parameters, names) =
         read::read_program_shape_leaves(utf8(json)?, options, false, &mut leaf, &mut |i, text| {
             name(i, &text);
         })?;
     Ok(StreamedProgram {
         result,
+        result_streamed,
         parameters,
         names,
     })
@@ -295,6 +322,12 @@ impl ProgramJson {
 
     /// Appends the next parameter.
     pub fn parameter(&mut self, shape: &ShapeProto) {
+        self.0.parameter(Part::Shape(shape));
+    }
+
+    /// Appends the next parameter, given as a shape or as its JSON already printed
+    /// ([`TupleJson::nested`] at depth 2).
+    pub fn parameter_part(&mut self, shape: Part<'_>) {
         self.0.parameter(shape);
     }
 
@@ -304,13 +337,23 @@ impl ProgramJson {
         result: Option<&ShapeProto>,
         names: impl ExactSizeIterator<Item = &'n str>,
     ) -> String {
+        self.0.finish(result.map(Part::Shape), names)
+    }
+
+    /// [`Self::finish`] with the result given as a shape or as its JSON already
+    /// printed ([`TupleJson::nested`] at depth 1).
+    pub fn finish_part<'n>(
+        self,
+        result: Option<Part<'_>>,
+        names: impl ExactSizeIterator<Item = &'n str>,
+    ) -> String {
         self.0.finish(result, names)
     }
 }
 
-/// The proto3 JSON of a plain tuple (element type `TUPLE` and its elements, nothing
-/// else), written an element at a time: what [`to_json`] gives for the whole tuple,
-/// without holding it.
+/// The proto3 JSON of a tuple (element type `TUPLE` and its elements, and with
+/// [`TupleJson::with_fields`] fields of its own), written an element at a time: what
+/// [`to_json`] gives for the whole tuple, without holding it.
 pub struct TupleJson(print::TuplePrinter);
 
 impl std::fmt::Debug for TupleJson {
@@ -323,6 +366,24 @@ impl TupleJson {
     /// A tuple printed with `options`, with no element yet.
     pub fn new(options: &PrintOptions) -> Self {
         TupleJson(print::TuplePrinter::new(options))
+    }
+
+    /// A plain tuple printed inside `depth` open objects and arrays (with `pretty`,
+    /// indented as there): a parameter of a program shape (depth 2) or its result
+    /// (depth 1), given to [`ProgramJson`] as a [`Part::Printed`].
+    pub fn nested(options: &PrintOptions, depth: usize) -> Self {
+        let plain = ShapeProto {
+            element_type: crate::proto::PrimitiveType::Tuple as i32,
+            ..Default::default()
+        };
+        TupleJson(print::TuplePrinter::at_depth(options, &plain, depth))
+    }
+
+    /// A tuple with fields of its own besides its elements, those of `shell` (a tuple
+    /// without its elements): its dimensions printed before the elements, its layout
+    /// and dynamic flags after them, where the whole message puts them.
+    pub fn with_fields(options: &PrintOptions, shell: &ShapeProto) -> Self {
+        TupleJson(print::TuplePrinter::with_fields(options, shell))
     }
 
     /// Appends the next element.

@@ -306,19 +306,19 @@ impl ProgramPrinter {
         }
     }
 
-    pub(crate) fn parameter(&mut self, shape: &ShapeProto) {
+    pub(crate) fn parameter(&mut self, shape: Part<'_>) {
         let printer = &mut self.printer;
         let array = self.parameters.get_or_insert_with(|| {
             printer.key(&mut self.object, &fields::PROGRAM_SHAPE[0]);
             printer.open('[')
         });
         printer.next(array);
-        printer.shape(shape);
+        printer.part(shape);
     }
 
     pub(crate) fn finish<'n>(
         mut self,
-        result: Option<&ShapeProto>,
+        result: Option<Part<'_>>,
         names: impl ExactSizeIterator<Item = &'n str>,
     ) -> String {
         let f = fields::PROGRAM_SHAPE;
@@ -327,7 +327,7 @@ impl ProgramPrinter {
         }
         if let Some(result) = result {
             self.printer.key(&mut self.object, &f[1]);
-            self.printer.shape(result);
+            self.printer.part(result);
         }
         if names.len() > 0 {
             self.printer.key(&mut self.object, &f[2]);
@@ -343,37 +343,87 @@ impl ProgramPrinter {
     }
 }
 
+/// A shape of a program shape printed a part at a time: the shape, or its JSON
+/// already printed at its place's indentation.
+#[derive(Clone, Copy, Debug)]
+pub enum Part<'a> {
+    /// The shape, to be printed.
+    Shape(&'a ShapeProto),
+    /// Its JSON, printed by a [`super::TupleJson::nested`] at its place's depth.
+    Printed(&'a str),
+}
+
+impl Printer {
+    fn part(&mut self, part: Part<'_>) {
+        match part {
+            Part::Shape(shape) => self.shape(shape),
+            Part::Printed(json) => self.out.push_str(json),
+        }
+    }
+}
+
 fn primitive_type_name(value: i32) -> Option<&'static str> {
     PrimitiveType::try_from(value).ok().map(|v| v.as_str_name())
 }
 
-/// A plain tuple printed an element at a time: [`Printer::shape`] of `element_type:
-/// TUPLE` and the elements, opened by [`TuplePrinter::new`] and closed by
-/// [`TuplePrinter::finish`].
+/// A tuple printed an element at a time: [`Printer::shape`] of `element_type: TUPLE`
+/// and the elements, opened by [`TuplePrinter::new`] (or, for a tuple with fields of
+/// its own, [`TuplePrinter::with_fields`]) and closed by [`TuplePrinter::finish`].
 pub(crate) struct TuplePrinter {
     printer: Printer,
     /// The open tuples, outermost first: each one's object and `tupleShapes` array.
     open: Vec<(Open, Open)>,
+    /// The top-level tuple's fields numbered above `tuple_shapes` (its layout and
+    /// dynamic flags), printed after its elements.
+    tail: ShapeProto,
 }
 
 impl TuplePrinter {
     pub(crate) fn new(options: &PrintOptions) -> Self {
-        let mut tuple = Self {
-            printer: Printer::new(options),
-            open: Vec::new(),
+        let plain = ShapeProto {
+            element_type: PrimitiveType::Tuple as i32,
+            ..Default::default()
         };
-        tuple.open_tuple();
+        Self::with_fields(options, &plain)
+    }
+
+    /// A tuple whose own fields are those of `shell` (its elements left out): its
+    /// dimensions before the elements, its layout and dynamic flags after them.
+    pub(crate) fn with_fields(options: &PrintOptions, shell: &ShapeProto) -> Self {
+        Self::at_depth(options, shell, 0)
+    }
+
+    /// [`Self::with_fields`] of a tuple printed inside `depth` open objects and arrays
+    /// (with `pretty`, indented as there).
+    pub(crate) fn at_depth(options: &PrintOptions, shell: &ShapeProto, depth: usize) -> Self {
+        let mut printer = Printer::new(options);
+        printer.indent = depth;
+        let mut tuple = Self {
+            printer,
+            open: Vec::new(),
+            tail: ShapeProto {
+                layout: shell.layout.clone(),
+                is_dynamic_dimension: shell.is_dynamic_dimension.clone(),
+                ..Default::default()
+            },
+        };
+        tuple.open_tuple(&shell.dimensions);
         tuple
     }
 
-    /// `{"elementType": "TUPLE", "tupleShapes": [`, as a plain tuple prints.
-    fn open_tuple(&mut self) {
+    /// `{"elementType": "TUPLE", "tupleShapes": [`, as a plain tuple prints (with its
+    /// `dimensions` before `tupleShapes`).
+    fn open_tuple(&mut self, dimensions: &[i64]) {
         let f = fields::SHAPE;
         let printer = &mut self.printer;
         let mut object = printer.open('{');
         printer.key(&mut object, &f[0]);
         let tuple = PrimitiveType::Tuple as i32;
         printer.enum_value(tuple, primitive_type_name(tuple));
+        if !dimensions.is_empty() {
+            printer.key(&mut object, &f[1]);
+            printer.list(dimensions, |p, &v| p.int64(v));
+        }
         printer.key(&mut object, &f[2]);
         let array = printer.open('[');
         self.open.push((object, array));
@@ -394,7 +444,7 @@ impl TuplePrinter {
     /// Opens a plain tuple as the next element of the innermost open one.
     pub(crate) fn open(&mut self) {
         self.next_element();
-        self.open_tuple();
+        self.open_tuple(&[]);
     }
 
     /// Closes the innermost open tuple.
@@ -406,8 +456,21 @@ impl TuplePrinter {
     }
 
     pub(crate) fn finish(mut self) -> String {
-        while !self.open.is_empty() {
+        while self.open.len() > 1 {
             self.close();
+        }
+        if let Some((mut object, array)) = self.open.pop() {
+            let (f, tail, printer) = (fields::SHAPE, &self.tail, &mut self.printer);
+            printer.close(array, ']');
+            if let Some(layout) = &tail.layout {
+                printer.key(&mut object, &f[3]);
+                printer.layout(layout);
+            }
+            if !tail.is_dynamic_dimension.is_empty() {
+                printer.key(&mut object, &f[4]);
+                printer.list(&tail.is_dynamic_dimension, |p, &v| p.bool(v));
+            }
+            printer.close(object, '}');
         }
         self.printer.finish()
     }

@@ -21,6 +21,7 @@ use super::fields::{self, Field, Spelling};
 use super::number;
 use super::syntax::{KeySet, Lexer, Token};
 use super::{ParseOptions, MAX_MESSAGE_DEPTH};
+use crate::message::ProgramPart;
 use crate::path::{Path, Segment};
 use crate::proto::{
     DimLevelType, Format, LayoutProto, PaddingValue, PrimitiveType, ProgramShapeProto, ShapeProto,
@@ -154,17 +155,22 @@ pub(crate) fn read_shape_leaves<'a>(
     read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
 }
 
+/// What [`read_program_shape_leaves`] read besides the shapes it handed on: the result
+/// when it was read whole, whether it was handed on instead, and the numbers of
+/// parameters and names.
+pub(crate) type ProgramRead = (Option<ShapeProto>, bool, usize, usize);
+
 /// Reads a whole JSON text as one `ProgramShapeProto`, each shape of its parameters
-/// handed to `leaf` with the parameter's index and its path of tuple indices inside
-/// the parameter (with `nest`, plain tuples opened as [`read_shape_leaves`] opens
-/// them), its parameter names handed to `name`, counted and not kept. Returns the result and the two counts.
+/// handed to `leaf` with its part and its path of tuple indices inside the part (with
+/// `nest`, plain tuples opened as [`read_shape_leaves`] opens them, the result's too),
+/// its parameter names handed to `name`, counted and not kept.
 pub(crate) fn read_program_shape_leaves<'a>(
     text: &'a str,
     options: &ParseOptions,
     nest: bool,
-    leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
+    leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
     name: &mut dyn FnMut(usize, String),
-) -> std::result::Result<(Option<ShapeProto>, usize, usize), JsonError> {
+) -> std::result::Result<ProgramRead, JsonError> {
     let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
         reader.program_shape_leaves(pos, token, nest, leaf, name)
     };
@@ -592,7 +598,7 @@ impl<'a> Reader<'a> {
         token: Token<'a>,
     ) -> Result<ProgramShapeProto> {
         let (mut parameters, mut names) = (Vec::new(), Vec::new());
-        let (result, _, _) = self.program_shape_leaves(
+        let (result, _, _, _) = self.program_shape_leaves(
             pos,
             token,
             false,
@@ -615,17 +621,18 @@ impl<'a> Reader<'a> {
         pos: usize,
         token: Token<'a>,
         nest: bool,
-        leaf: &mut dyn FnMut(usize, &[usize], ShapeProto),
+        leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
         name: &mut dyn FnMut(usize, String),
-    ) -> Result<(Option<ShapeProto>, usize, usize)> {
-        let (mut result, mut parameters, mut names) = (None, 0, 0);
+    ) -> Result<ProgramRead> {
+        let (mut result, mut streamed, mut parameters, mut names) = (None, false, 0, 0);
         let mut path = Vec::new();
         self.message(pos, token, &PROGRAM_SHAPE, |reader, index| {
             match index {
                 0 => reader.each_in_list(|reader, index, pos, token| {
                     path.clear();
                     parameters = index + 1;
-                    let mut inner = |path: &[usize], shape| leaf(index, path, shape);
+                    let part = ProgramPart::Parameter(index);
+                    let mut inner = |path: &[usize], shape| leaf(part, path, shape);
                     reader.own_entries(|reader| match token {
                         Token::Object if nest && reader.plain_tuple_ahead() => reader
                             .shape_leaves(pos, Token::Object, &mut path, true, &mut inner)
@@ -633,7 +640,18 @@ impl<'a> Reader<'a> {
                         token => reader.shape(pos, token).map(|shape| inner(&[], shape)),
                     })
                 })?,
-                1 => result = reader.optional(Self::shape)?,
+                1 => match reader.lexer.token()? {
+                    (_, Token::Null) => {}
+                    (pos, Token::Object) if nest && reader.plain_tuple_ahead() => {
+                        // As `optional(Self::shape)` reads it, a shape at a time.
+                        path.clear();
+                        let mut inner =
+                            |path: &[usize], shape| leaf(ProgramPart::Result, path, shape);
+                        reader.shape_leaves(pos, Token::Object, &mut path, true, &mut inner)?;
+                        streamed = true;
+                    }
+                    (pos, token) => result = Some(reader.shape(pos, token)?),
+                },
                 _ => reader.each_in_list(|reader, index, pos, token| {
                     names = index + 1;
                     let text = reader.string(pos, token)?;
@@ -643,7 +661,7 @@ impl<'a> Reader<'a> {
             }
             Ok(())
         })?;
-        Ok((result, parameters, names))
+        Ok((result, streamed, parameters, names))
     }
 
     // ---- field shapes ----

@@ -206,15 +206,7 @@ fn stream_elements(
     }
 }
 
-/// Which part of a program shape a shape handed on by [`parse_program_shape_leaves`]
-/// belongs to.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ProgramPart {
-    /// The parameter of this index.
-    Parameter(usize),
-    /// The result.
-    Result,
-}
+pub use crate::message::ProgramPart;
 
 /// What [`parse_program_shape_leaves`] hands each shape to: the part it belongs to, its
 /// path of tuple indices inside that part (`[]` for the part itself), its byte span in
@@ -235,7 +227,21 @@ pub fn parse_program_shape_leaves(
     options: ParseOptions,
     leaf: &mut ProgramLeafFn<'_>,
 ) -> Result<usize, ParseError> {
-    program_parts(input, options, &mut |parser, part, _| {
+    parse_program_shape_named_leaves(input, options, leaf, &mut |_, _| {})
+}
+
+/// [`parse_program_shape_leaves`] with each parameter's name (`""` when the text gives
+/// none) handed to `name` before the parameter's shapes.
+pub fn parse_program_shape_named_leaves(
+    input: &str,
+    options: ParseOptions,
+    leaf: &mut ProgramLeafFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<usize, ParseError> {
+    program_parts(input, options, &mut |parser, part, label| {
+        if let ProgramPart::Parameter(i) = part {
+            name(i, label);
+        }
         stream_shape(parser, &mut |path, span, shape| {
             leaf(part, path, span, shape)
         })
@@ -536,6 +542,27 @@ impl ProgramText {
         Ok(())
     }
 
+    /// Appends the next parameter, with its name (`""` for none), already printed: the
+    /// text of a tuple written a shape at a time ([`TupleText::under`] at
+    /// `parameters[i]`).
+    ///
+    /// # Errors
+    /// What the whole printing refuses in the name.
+    pub fn printed_parameter(&mut self, name: &str, text: &str) -> Result<(), PrintError> {
+        let name = self.named.then_some(name);
+        Printer::new(self.mode, true, &Path::root()).parameter_with(
+            self.parameters,
+            name,
+            &mut self.out,
+            &mut |out| {
+                out.push_str(text);
+                Ok(())
+            },
+        )?;
+        self.parameters += 1;
+        Ok(())
+    }
+
     /// The text, ended by the result.
     ///
     /// # Errors
@@ -543,6 +570,14 @@ impl ProgramText {
     pub fn finish(mut self, result: Option<&ShapeProto>) -> Result<String, PrintError> {
         Printer::new(self.mode, true, &Path::root()).program_result(result, &mut self.out)?;
         Ok(self.out)
+    }
+
+    /// The text, ended by the result already printed (as for
+    /// [`printed_parameter`](Self::printed_parameter), at `result`).
+    pub fn finish_printed(mut self, result: &str) -> String {
+        self.out.push_str(")->");
+        self.out.push_str(result);
+        self.out
     }
 }
 
@@ -637,6 +672,12 @@ impl Level {
 impl TupleText {
     /// A tuple in `style`, with no element yet.
     pub fn new(style: HloStyle) -> Self {
+        Self::under(style, Path::root())
+    }
+
+    /// A tuple in `style` that stands at `at` in a larger message (a parameter or the
+    /// result of a program shape), so that what it refuses is said at its path there.
+    pub fn under(style: HloStyle, at: Path) -> Self {
         let mode = match style {
             HloStyle::Xla => Mode::Xla,
             HloStyle::Exact => Mode::Exact,
@@ -645,7 +686,7 @@ impl TupleText {
             mode,
             out: String::from("("),
             levels: vec![Level::default()],
-            path: Path::root(),
+            path: at,
         }
     }
 

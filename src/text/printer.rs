@@ -505,6 +505,20 @@ impl<'p> Printer<'p> {
         parameter: &ShapeProto,
         out: &mut String,
     ) -> Result<(), PrintError> {
+        self.parameter_with(i, name, out, &mut |out| {
+            let at = [Segment::Field("parameters"), Segment::Index(i)];
+            self.shape_under(parameter, &at, out)
+        })
+    }
+
+    /// [`Self::parameter`] with the shape printed by `shape`.
+    pub(crate) fn parameter_with(
+        &self,
+        i: usize,
+        name: Option<&str>,
+        out: &mut String,
+        shape: &mut dyn FnMut(&mut String) -> Result<(), PrintError>,
+    ) -> Result<(), PrintError> {
         if i > 0 {
             separator(i, out);
         }
@@ -521,8 +535,7 @@ impl<'p> Printer<'p> {
             }
             out.push_str(": ");
         }
-        let at = [Segment::Field("parameters"), Segment::Index(i)];
-        self.shape_under(parameter, &at, out)
+        shape(out)
     }
 
     /// The end of a program shape: `)->` and the result.

@@ -712,6 +712,14 @@ fn put_program_leaf(
     }
 }
 
+/// The parameter index of a part of a program shape, `None` for the result.
+fn part_index(part: text::ProgramPart) -> Option<usize> {
+    match part {
+        text::ProgramPart::Parameter(i) => Some(i),
+        text::ProgramPart::Result => None,
+    }
+}
+
 /// A program shape's text read a shape at a time (`text::parse_program_shape_leaves`)
 /// gives the parameters and result of the whole parse, opened into their tuples, and
 /// the whole parse's error.
@@ -721,11 +729,7 @@ pub fn program_leaves_agree(input: &str, options: ParseOptions) {
     let streamed =
         text::parse_program_shape_leaves(input, options, &mut |part, path, span, leaf| {
             assert!(input.get(span.clone()).is_some(), "{input:?} {span:?}");
-            let part = match part {
-                text::ProgramPart::Parameter(i) => Some(i),
-                text::ProgramPart::Result => None,
-            };
-            put_program_leaf(&mut parameters, &mut result, part, path, leaf);
+            put_program_leaf(&mut parameters, &mut result, part_index(part), path, leaf);
         });
     match (whole, streamed) {
         (Ok(program), Ok(n)) => {
@@ -749,8 +753,8 @@ pub fn program_leaves_agree(input: &str, options: ParseOptions) {
 fn program_decode_agrees(bytes: &[u8]) {
     let whole = codec::decode_program_shape(bytes);
     let (mut parameters, mut result) = (Vec::new(), None);
-    let streamed = codec::decode_clean_program_shape_leaves(bytes, &mut |i, path, _, leaf| {
-        put_program_leaf(&mut parameters, &mut result, Some(i), path, leaf);
+    let streamed = codec::decode_clean_program_shape_leaves(bytes, &mut |part, path, _, leaf| {
+        put_program_leaf(&mut parameters, &mut result, part_index(part), path, leaf);
     });
     match (whole, streamed) {
         (Err(a), Err(b)) => assert_eq!(a, b),
@@ -769,7 +773,14 @@ fn program_decode_agrees(bytes: &[u8]) {
             assert_eq!(whole.message.parameters, parameters);
             assert_eq!(streamed.parameters, parameters.len());
             assert_eq!(streamed.names, whole.message.parameter_names.len());
-            assert_eq!(whole.message.result, streamed.shell.message.result);
+            // A result given once as a plain tuple is handed on a shape at a time.
+            assert_eq!(streamed.result_streamed, result.is_some());
+            if streamed.result_streamed {
+                assert_eq!(streamed.shell.message.result, None);
+                assert_eq!(whole.message.result, result);
+            } else {
+                assert_eq!(whole.message.result, streamed.shell.message.result);
+            }
             // Every unknown field is the result's.
             assert_eq!(
                 whole.unknown_fields().len(),
@@ -778,6 +789,9 @@ fn program_decode_agrees(bytes: &[u8]) {
             let mut shell = whole;
             shell.message.parameters.clear();
             shell.message.parameter_names.clear();
+            if streamed.result_streamed {
+                shell.message.result = None;
+            }
             assert_eq!(
                 codec::encode_any(&shell.into()),
                 codec::encode_any(&streamed.shell.into())
@@ -794,17 +808,19 @@ pub fn json_program_leaves_agree(bytes: &[u8]) {
     use xla_shape::json::ProtoJson;
     let options = json::ParseOptions::new();
     let whole = ProgramShapeProto::from_json_slice(bytes, &options);
-    let mut parameters = Vec::new();
-    let streamed = json::program_shape_from_json_leaves(bytes, &options, &mut |i, path, leaf| {
-        put_program_leaf(&mut parameters, &mut None, Some(i), path, leaf);
-    });
+    let (mut parameters, mut result) = (Vec::new(), None);
+    let streamed =
+        json::program_shape_from_json_leaves(bytes, &options, &mut |part, path, leaf| {
+            put_program_leaf(&mut parameters, &mut result, part_index(part), path, leaf);
+        });
     match (whole, streamed) {
         (Ok(program), Ok(streamed)) => {
             let input = String::from_utf8_lossy(bytes);
             assert_eq!(program.parameters, parameters, "{input:?}");
             assert_eq!(streamed.parameters, parameters.len(), "{input:?}");
             assert_eq!(streamed.names, program.parameter_names.len(), "{input:?}");
-            assert_eq!(program.result, streamed.result, "{input:?}");
+            assert_eq!(streamed.result_streamed, result.is_some(), "{input:?}");
+            assert_eq!(program.result, streamed.result.or(result), "{input:?}");
         }
         (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
         (a, b) => panic!("{:?}: {a:?} vs {b:?}", String::from_utf8_lossy(bytes)),

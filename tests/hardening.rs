@@ -1928,3 +1928,136 @@ fn long_tuple_in_a_module_proto_is_read_a_shape_at_a_time() {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+/// A program shape whose result is a long plain tuple, and a single binary or JSON
+/// shape that is one, are read a shape at a time everywhere, in a 200 MB address
+/// space: `validate` gives the whole check's findings (the result's after every
+/// parameter's), `convert` the whole conversion's bytes, `shapes` the whole listing.
+/// Read whole they took 30 to 50 times their bytes (binary) and 7 to 8 times (JSON).
+#[test]
+fn long_results_and_single_long_tuples_are_read_a_shape_at_a_time() {
+    use xla_shape::codec::{decode_program_shape, encode};
+    use xla_shape::convert::{self, Form};
+    use xla_shape::validate::validate_decoded;
+    let element = "f32[8,128]{1,0}";
+    let n = 300_000;
+    let result = one_line_tuple(element, n).trim_end().replacen(
+        element,
+        &format!("({element}, (s32[], f32[2]{{0:E(4)}}))"),
+        1,
+    );
+    let mut program = text::parse_program_shape(&format!(
+        "(a: f32[2]{{0}}, b: f32[8,128]{{0,0}}) -> {result}"
+    ))
+    .unwrap();
+    program.result.as_mut().unwrap().tuple_shapes[2]
+        .layout
+        .as_mut()
+        .unwrap()
+        .minor_to_major = vec![1];
+    let bytes = encode(&program);
+    assert!(bytes.len() > 6_000_000, "{}", bytes.len());
+    let decoded = decode_program_shape(&bytes).unwrap();
+    let expected: Vec<String> = validate_decoded(&decoded.clone().into(), Options::proto())
+        .issues()
+        .iter()
+        .map(|i| i.path().to_string())
+        .collect();
+    assert_eq!(expected.len(), 3, "{expected:?}");
+    assert!(expected[0].starts_with("parameters[1]."), "{expected:?}");
+    assert!(expected[1].starts_with("result.tuple_shapes[0].tuple_shapes[1].tuple_shapes[1]."));
+    assert!(
+        expected[2].starts_with("result.tuple_shapes[2]."),
+        "{expected:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let message = xla_shape::AnyMessage::ProgramShape(program);
+    let json =
+        xla_shape::json::to_json(&message, &xla_shape::json::PrintOptions::new()).into_bytes();
+    let options = convert::Options::default();
+    let whole: xla_shape::codec::Decoded<xla_shape::AnyMessage> = decoded.into();
+    for (from, input_bytes) in [("binary", &bytes), ("json", &json)] {
+        let input = dir.path().join(format!("program.{from}"));
+        std::fs::write(&input, input_bytes).unwrap();
+        program_checked_in_bounded_memory(from, &input, &expected, 3);
+        // Converted: into binary from JSON, into HLO text from binary (each a few
+        // seconds in a debug build).
+        let to = if from == "binary" {
+            Form::Hlo
+        } else {
+            Form::Binary
+        };
+        let output = dir.path().join("out");
+        let convert = limited(&format!(
+            "convert --from {from} --message program-shape --to {} {} -o {}",
+            if to == Form::Hlo { "hlo" } else { "binary" },
+            input.display(),
+            output.display()
+        ));
+        assert!(
+            convert.status.success(),
+            "{from}: {}",
+            String::from_utf8_lossy(&convert.stderr)
+        );
+        let expected = convert::write(to, &whole, &options).unwrap();
+        assert!(
+            std::fs::read(&output).unwrap() == expected,
+            "{from} to {to:?}"
+        );
+    }
+    // A single long tuple shape, and a program shape with one as its result, listed
+    // (valid ones: a shape whose text does not read back as it is listed whole).
+    let program = text::parse_program_shape(&format!(
+        "(a: f32[2]{{0}}, b: f32[8,128]{{1,0}}) -> {}",
+        one_line_tuple(element, n).trim_end()
+    ))
+    .unwrap();
+    let bytes = encode(&program);
+    let tuple = program.result.clone().unwrap();
+    let tuple_json = xla_shape::json::to_json(
+        &xla_shape::AnyMessage::Shape(tuple.clone()),
+        &xla_shape::json::PrintOptions::new(),
+    );
+    let style = text::HloStyle::Xla;
+    let printed = style.print_shape(&tuple).unwrap();
+    for (name, input_bytes, lines) in [
+        ("tuple.pb", encode(&tuple), vec![printed.clone()]),
+        ("tuple.json", tuple_json.into_bytes(), vec![printed.clone()]),
+        (
+            "program.pb",
+            bytes.clone(),
+            program
+                .parameters
+                .iter()
+                .enumerate()
+                .map(|(i, p)| format!("parameter {i}: {}", style.print_shape(p).unwrap()))
+                .chain([format!("result: {printed}")])
+                .collect(),
+        ),
+    ] {
+        let input = dir.path().join(name);
+        std::fs::write(&input, &input_bytes).unwrap();
+        let output = dir.path().join("listing");
+        let message = if name.ends_with("json") {
+            "--message shape"
+        } else {
+            ""
+        };
+        let shapes = limited(&format!(
+            "shapes {message} {} -o {}",
+            input.display(),
+            output.display()
+        ));
+        assert!(
+            shapes.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&shapes.stderr)
+        );
+        let listed = std::fs::read_to_string(&output).unwrap();
+        let expected: String = lines
+            .iter()
+            .map(|line| format!("{}: {line}\n", input.display()))
+            .collect();
+        assert!(listed == expected, "{name}: listed differently");
+    }
+}

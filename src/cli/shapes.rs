@@ -194,6 +194,11 @@ fn list_side_by_side(
     out: &mut OutputStream,
 ) -> Result<(), Failure> {
     use rayon::prelude::*;
+    if files.is_empty() {
+        // Not even rayon's pool is started (its threads' allocator arenas reserve
+        // address space that a large file listed alone could use).
+        return Ok(());
+    }
     let texts: Vec<Result<String, listing::ReadError>> = files
         .par_iter()
         .map(|file| {

@@ -34,6 +34,7 @@ use std::path::Path as FsPath;
 use serde::Serialize;
 
 use crate::check;
+use crate::message::ProgramPart;
 use crate::message::{AnyMessage, MessageKind};
 use crate::proto::ShapeProto;
 use crate::report::{Finding, Form};
@@ -164,6 +165,20 @@ impl Entry {
         reads_back.then(|| Entry::bare(role, text, None))
     }
 
+    /// [`Entry::of_long_tuple_proto`] for a shape in proto3 JSON.
+    pub fn of_long_tuple_json(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
+        let mut printer = LongTuple::new(style);
+        let options = crate::json::ParseOptions::new();
+        let shell = crate::json::shape_from_json_leaves(bytes, &options, &mut |path, leaf| {
+            printer.leaf(path, &leaf);
+        })
+        .ok()?;
+        let plain = printer.elements > 0 && crate::codec::is_tuple_shell(&shell);
+        let reads_back = printer.reads_back && plain;
+        let text = printer.text.finish().ok()?;
+        reads_back.then(|| Entry::bare(role, text, None))
+    }
+
     /// An entry at no place yet.
     fn bare(role: Role, text: String, held: Option<Box<ShapeProto>>) -> Self {
         Entry {
@@ -241,6 +256,8 @@ struct LongTuple {
     /// The path of the tuples open in `text` below the top-level one.
     open: Vec<usize>,
     reads_back: bool,
+    /// Shapes printed so far.
+    elements: usize,
 }
 
 impl LongTuple {
@@ -250,11 +267,13 @@ impl LongTuple {
             text: TupleText::new(style),
             open: Vec::new(),
             reads_back: true,
+            elements: 0,
         }
     }
 
     /// The next shape of the tuple, at `path` (its tuple indices).
     fn leaf(&mut self, path: &[usize], leaf: &ShapeProto) {
+        self.elements += 1;
         let text = &mut self.text;
         crate::text::nest_to(&mut self.open, path, &mut |enter| {
             if enter {
@@ -609,6 +628,9 @@ fn stream_path_with(
     sink: &mut dyn FnMut(&Listing, Entry),
 ) -> Result<Option<Listing>, ReadError> {
     let file = std::fs::File::open(path).map_err(|e| error(name, "io_error", e.to_string()))?;
+    // The input read whole below is read into a buffer of its size, not one grown by
+    // doubling (up to twice its size).
+    let size = file.metadata().map_or(0, |m| m.len());
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let head = reader
         .fill_buf()
@@ -636,6 +658,9 @@ fn stream_path_with(
         _ => {}
     }
     let mut bytes = Vec::new();
+    bytes
+        .try_reserve_exact(usize::try_from(size).unwrap_or(0).saturating_add(1))
+        .map_err(|e| error(name, "io_error", e.to_string()))?;
     std::io::Read::read_to_end(&mut reader, &mut bytes)
         .map_err(|e| error(name, "io_error", e.to_string()))?;
     let listings = read_bytes(name, &bytes, options)?;
@@ -736,31 +761,24 @@ pub fn read_bytes(
     let listing = match form {
         Form::HloModule => module_text_listing(name, bytes, options.style)?,
         Form::HloModuleProto => module_proto_listing(name, bytes, options.style)?,
-        Form::Binary => {
-            let kind = options
-                .message
-                .or_else(|| binary_kind(bytes))
-                .unwrap_or_default();
-            let decoded = crate::codec::decode_any(kind, bytes).map_err(|e| {
-                error(
-                    name,
-                    "decode_error",
-                    format!("cannot decode {}: {e}", kind.proto_name()),
-                )
-            })?;
-            message_listing(name, Form::Binary, [(decoded.message, None)], options.style)?
+        Form::Binary | Form::Json if bytes.len() >= LONG_TEXT => {
+            let kind = match form {
+                Form::Binary => options.message.or_else(|| binary_kind(bytes)),
+                _ => options.message,
+            }
+            .unwrap_or_default();
+            match long_message_listing(name, form, kind, bytes, options.style) {
+                Some(listing) => listing?,
+                None => whole_message_listing(name, form, kind, bytes, options.style)?,
+            }
         }
-        Form::Json => {
-            let kind = options.message.unwrap_or_default();
-            let message = crate::json::from_json(kind, bytes, &crate::json::ParseOptions::new())
-                .map_err(|e| {
-                    error(
-                        name,
-                        "decode_error",
-                        format!("cannot read {} from JSON: {e}", kind.proto_name()),
-                    )
-                })?;
-            message_listing(name, Form::Json, [(message, None)], options.style)?
+        Form::Binary | Form::Json => {
+            let kind = match form {
+                Form::Binary => options.message.or_else(|| binary_kind(bytes)),
+                _ => options.message,
+            }
+            .unwrap_or_default();
+            whole_message_listing(name, form, kind, bytes, options.style)?
         }
         Form::Hlo => {
             std::str::from_utf8(bytes).map_err(|_| error(name, "wrong_form", "not UTF-8 text"))?;
@@ -774,21 +792,194 @@ pub fn read_bytes(
     Ok(vec![listing])
 }
 
-/// The message kind of binary bytes without `--message`: the first of shape, program
-/// shape that decodes with no unknown field.
-fn binary_kind(bytes: &[u8]) -> Option<MessageKind> {
-    [MessageKind::Shape, MessageKind::ProgramShape]
-        .into_iter()
-        .find(|&kind| {
-            crate::codec::decode_any(kind, bytes).is_ok_and(|d| {
-                !d.has_unknown_fields()
-                    && match &d.message {
-                        AnyMessage::Shape(s) => s.element_type != 0,
-                        AnyMessage::ProgramShape(p) => p.result.is_some(),
-                        AnyMessage::Layout(_) => false,
+/// The listing of one binary or JSON message (`form`) of `kind`, read whole.
+fn whole_message_listing(
+    name: &str,
+    form: Form,
+    kind: MessageKind,
+    bytes: &[u8],
+    style: HloStyle,
+) -> Result<Listing, ReadError> {
+    Ok(match form {
+        Form::Binary => {
+            let decoded = crate::codec::decode_any(kind, bytes).map_err(|e| {
+                error(
+                    name,
+                    "decode_error",
+                    format!("cannot decode {}: {e}", kind.proto_name()),
+                )
+            })?;
+            message_listing(name, Form::Binary, [(decoded.message, None)], style)?
+        }
+        _ => {
+            let message = crate::json::from_json(kind, bytes, &crate::json::ParseOptions::new())
+                .map_err(|e| {
+                    error(
+                        name,
+                        "decode_error",
+                        format!("cannot read {} from JSON: {e}", kind.proto_name()),
+                    )
+                })?;
+            message_listing(name, Form::Json, [(message, None)], style)?
+        }
+    })
+}
+
+/// The listing of one binary or JSON message (`form`) of `kind` a shape at a time: a
+/// shape that is a plain tuple, or a program shape whose parts that are plain tuples
+/// (and the rest) are listed each from its shapes, so that a tuple of millions of
+/// shapes is never held (built whole, it took 40 times its bytes). `None` when it must
+/// be listed whole instead: it does not read (the whole read says why), holds unknown
+/// fields or tuples with fields of their own, or a shape's text does not read back as
+/// it.
+fn long_message_listing(
+    name: &str,
+    form: Form,
+    kind: MessageKind,
+    bytes: &[u8],
+    style: HloStyle,
+) -> Option<Result<Listing, ReadError>> {
+    let mut listing = Listing::new(name, Kind::Messages, Some(form));
+    match kind {
+        MessageKind::Shape => {
+            let entry = match form {
+                Form::Binary => Entry::of_long_tuple_proto(Role::Result, bytes, style)?,
+                _ => Entry::of_long_tuple_json(Role::Result, bytes, style)?,
+            };
+            listing.entries.push(entry);
+        }
+        MessageKind::ProgramShape => {
+            let mut parts = ProgramEntries::new(style);
+            let result = match form {
+                Form::Binary => {
+                    let read = crate::codec::decode_clean_program_shape_leaves(
+                        bytes,
+                        &mut |part, path, _, leaf| parts.leaf(part, path, &leaf),
+                    );
+                    let program = read.ok()??;
+                    if program.shell.has_unknown_fields() {
+                        return None;
                     }
-            })
-        })
+                    program.shell.message.result
+                }
+                _ => {
+                    let options = crate::json::ParseOptions::new();
+                    let read = crate::json::program_shape_from_json_leaves(
+                        bytes,
+                        &options,
+                        &mut |part, path, leaf| parts.leaf(part, path, &leaf),
+                    );
+                    read.ok()?.result
+                }
+            };
+            if let Some(result) = result {
+                parts.leaf(ProgramPart::Result, &[], &result);
+            }
+            listing.entries = parts.finish()?;
+        }
+        MessageKind::Layout => return None,
+    }
+    Some(Ok(listing))
+}
+
+/// The entries of a program shape read a shape at a time: a part that is a plain
+/// tuple printed a shape at a time ([`LongTuple`]), the others whole; the result last.
+struct ProgramEntries {
+    style: HloStyle,
+    entries: Vec<Entry>,
+    result: Option<Entry>,
+    /// The part being printed a shape at a time.
+    open: Option<(ProgramPart, LongTuple)>,
+    /// Whether every part's text reads back as it (else the listing is made whole).
+    reads_back: bool,
+}
+
+impl ProgramEntries {
+    fn new(style: HloStyle) -> Self {
+        Self {
+            style,
+            entries: Vec::new(),
+            result: None,
+            open: None,
+            reads_back: true,
+        }
+    }
+
+    fn role(part: ProgramPart) -> Role {
+        match part {
+            ProgramPart::Parameter(index) => Role::EntryParameter { index },
+            ProgramPart::Result => Role::EntryResult,
+        }
+    }
+
+    fn push(&mut self, part: ProgramPart, entry: Entry) {
+        match part {
+            ProgramPart::Parameter(_) => self.entries.push(entry),
+            ProgramPart::Result => self.result = Some(entry),
+        }
+    }
+
+    /// The next shape, at `path` in `part`.
+    fn leaf(&mut self, part: ProgramPart, path: &[usize], leaf: &ShapeProto) {
+        if self.open.as_ref().is_some_and(|(open, _)| *open != part) {
+            self.close();
+        }
+        if path.is_empty() {
+            let entry = Entry::new(Self::role(part), leaf, print(leaf, self.style, None));
+            self.push(part, entry);
+            return;
+        }
+        let style = self.style;
+        let (_, tuple) = self
+            .open
+            .get_or_insert_with(|| (part, LongTuple::new(style)));
+        tuple.leaf(path, leaf);
+    }
+
+    /// Ends the part being printed a shape at a time.
+    fn close(&mut self) {
+        if let Some((part, tuple)) = self.open.take() {
+            match tuple.text.finish() {
+                Ok(text) if tuple.reads_back => {
+                    self.push(part, Entry::bare(Self::role(part), text, None));
+                }
+                _ => self.reads_back = false,
+            }
+        }
+    }
+
+    /// The entries, parameters first; `None` when some part must be listed whole.
+    fn finish(mut self) -> Option<Vec<Entry>> {
+        self.close();
+        let mut entries = self.entries;
+        entries.extend(self.result);
+        self.reads_back.then_some(entries)
+    }
+}
+
+/// The message kind of binary bytes without `--message`: the first of shape, program
+/// shape that decodes with no unknown field, read a shape at a time (plain tuples are
+/// not built).
+fn binary_kind(bytes: &[u8]) -> Option<MessageKind> {
+    let mut clean = true;
+    let shape = crate::codec::decode_shape_leaves(bytes, &mut |_, _, leaf| {
+        clean &= !leaf.has_unknown_fields();
+    });
+    if shape
+        .is_ok_and(|s| clean && !s.shell.has_unknown_fields() && s.shell.message.element_type != 0)
+    {
+        return Some(MessageKind::Shape);
+    }
+    let program = crate::codec::decode_clean_program_shape_leaves(bytes, &mut |_, _, _, _| {});
+    match program {
+        Ok(Some(p))
+            if !p.shell.has_unknown_fields()
+                && (p.shell.message.result.is_some() || p.result_streamed) =>
+        {
+            Some(MessageKind::ProgramShape)
+        }
+        _ => None,
+    }
 }
 
 fn print(shape: &ShapeProto, style: HloStyle, written: Option<&str>) -> String {

@@ -267,8 +267,12 @@ fn validated_in_bounded_memory(
 }
 
 /// Runs the command line with `args` (a shell word list) in a 200 MB address space.
+/// glibc's allocator gives each thread that allocates an arena of its own, reserving
+/// 64 MB of address space (not memory) each: one arena for all keeps the limit about
+/// the memory used, whichever of rayon's threads happen to allocate.
 fn limited(args: &str) -> std::process::Output {
     std::process::Command::new("sh")
+        .env("MALLOC_ARENA_MAX", "1")
         .arg("-c")
         .arg(format!("ulimit -v 200000 && exec \"$0\" {args}",))
         .arg(env!("CARGO_BIN_EXE_xla-shape"))

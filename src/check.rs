@@ -334,8 +334,10 @@ pub fn check_path(path: &Path, name: &str, options: &Options) -> FileReport {
         Ok(file) => file,
         Err(e) => return FileReport::unreadable(name, options.from, "io_error", e.to_string()),
     };
+    // An input read whole is read into a buffer of its size, not one grown by doubling.
+    let size = file.metadata().map_or(0, |m| m.len());
     let reader = BufReader::with_capacity(1 << 20, file);
-    check_reader(name, reader, options, &|source, sink| {
+    check_reader(name, (reader, size), options, &|source, sink| {
         crate::guard::listing::stream_path(path, name, source, sink)
     })
 }
@@ -352,7 +354,7 @@ pub fn check_stream<R: Read>(name: &str, reader: R, options: &Options) -> FileRe
         }
         return check_bytes(name, &bytes, options);
     }
-    check_reader(name, reader, options, &|_, _| Ok(()))
+    check_reader(name, (reader, 0), options, &|_, _| Ok(()))
 }
 
 /// The listing of an input for its policy, read again by itself and handed on a shape
@@ -363,9 +365,11 @@ type Relist<'a> = dyn Fn(
     ) -> Result<(), crate::guard::listing::ReadError>
     + 'a;
 
+/// Checks what `reader` gives (`size` bytes, when known: an input read whole is read
+/// into a buffer of that size).
 fn check_reader<R: BufRead>(
     name: &str,
-    mut reader: R,
+    (mut reader, size): (R, u64),
     options: &Options,
     relist: &Relist<'_>,
 ) -> FileReport {
@@ -385,6 +389,10 @@ fn check_reader<R: BufRead>(
         return finish(report, options);
     }
     let mut bytes = Vec::new();
+    let reserved = bytes.try_reserve_exact(usize::try_from(size).unwrap_or(0).saturating_add(1));
+    if let Err(e) = reserved {
+        return FileReport::unreadable(name, options.from, "io_error", e.to_string());
+    }
     if let Err(e) = reader.read_to_end(&mut bytes) {
         return FileReport::unreadable(name, options.from, "io_error", e.to_string());
     }

@@ -344,17 +344,7 @@ pub(crate) fn merge_clean_program_streaming(
                 };
                 let result = own_entries(decoder, |decoder| {
                     if streamed {
-                        nested(decoder, |decoder| {
-                            merge_shape_streaming(
-                                decoder,
-                                &mut message,
-                                &mut node,
-                                &mut path,
-                                true,
-                                &mut each,
-                            )
-                            .map(drop)
-                        })
+                        open_plain_tuple(decoder, &mut path, &mut each)
                     } else {
                         merge_submessage(decoder, &mut message, &mut node)
                     }
@@ -374,25 +364,12 @@ pub(crate) fn merge_clean_program_streaming(
                 // The only result, a plain tuple: opened as a parameter is (as
                 // `singular_message` reads field 2), its shapes at paths that start
                 // with `RESULT_INDEX`, and left out of the shell.
-                let mut message = ShapeProto::default();
-                let mut node = UnknownFields::new();
                 path.clear();
                 path.push(RESULT_INDEX);
                 let mut each = |path: &[usize], span, shape, node| {
                     leaf(path, span, shape, node, &mut unclean);
                 };
-                nested(decoder, |decoder| {
-                    merge_shape_streaming(
-                        decoder,
-                        &mut message,
-                        &mut node,
-                        &mut path,
-                        true,
-                        &mut each,
-                    )
-                    .map(drop)
-                })
-                .map_err(within("result"))?;
+                open_plain_tuple(decoder, &mut path, &mut each).map_err(within("result"))?;
                 Ok(true)
             }
             (2, WireType::LengthDelimited) => Ok(false),
@@ -419,6 +396,21 @@ pub(crate) fn merge_clean_program_streaming(
         Ok(()) => Ok(true),
         Err(e) => Err(e),
     }
+}
+
+/// Reads the length-delimited plain tuple at the reader (found by
+/// [`plain_tuple_ahead`]) as [`merge_submessage`] would, its shapes handed to `each`
+/// at `path` and below ([`merge_shape_streaming`], plain tuples inside it opened too).
+fn open_plain_tuple(
+    decoder: &mut Decoder<'_>,
+    path: &mut Vec<usize>,
+    each: &mut ElementFn<'_>,
+) -> Result<(), DecodeError> {
+    let mut message = ShapeProto::default();
+    let mut node = UnknownFields::new();
+    nested(decoder, |decoder| {
+        merge_shape_streaming(decoder, &mut message, &mut node, path, true, each).map(drop)
+    })
 }
 
 /// The first index of the paths at which [`merge_clean_program_streaming`] hands on

@@ -15,6 +15,7 @@
 //!   `xla/service/hlo.proto` embedded in jaxlib 0.10.2. Problems are reported with
 //!   their proto path, e.g. `computations[1].instructions[4].shape.layout.minor_to_major`.
 
+use crate::message::ProgramPart;
 use std::io::BufRead;
 
 use crate::error::{Report, Severity};
@@ -712,6 +713,38 @@ impl ProtoWalk<'_> {
         entry: bool,
         module_layout: bool,
     ) {
+        if self.elide && program_by_parts(bytes) {
+            // A part at a time, long plain tuples handed on as their bytes.
+            for (part, value, name) in program_parts(bytes) {
+                let (at, role) = match part {
+                    ProgramPart::Parameter(index) => {
+                        let role = if module_layout {
+                            Role::EntryParameter { index }
+                        } else {
+                            Role::Parameter {
+                                index,
+                                name: name.to_string(),
+                            }
+                        };
+                        (path.field("parameters").index(index), role)
+                    }
+                    ProgramPart::Result if module_layout => {
+                        (path.field("result"), Role::EntryResult)
+                    }
+                    ProgramPart::Result => (path.field("result"), Role::ComputationResult),
+                };
+                let site = ProtoSite {
+                    path: &at,
+                    computation,
+                    entry,
+                    instruction: None,
+                    role,
+                    elided: None,
+                };
+                self.shape(value, &site);
+            }
+            return;
+        }
         let program = match crate::codec::decode_program_shape(bytes) {
             Ok(decoded) => decoded.message,
             Err(e) => {
@@ -916,6 +949,50 @@ struct ProtoScan<'s, 'c> {
 /// a time when they are plain tuples ([`scan_proto_validated`]).
 const LONG_SHAPE: usize = 1 << 20;
 
+/// Whether a serialized `ProgramShapeProto` of [`LONG_SHAPE`] bytes or more can be read
+/// a part at a time, each parameter and the result as a shape of its own (so that a
+/// long plain tuple among them is read a shape at a time): it decodes with no unknown
+/// field anywhere and gives its result at most once (protobuf merges a result given
+/// twice). Anything else is decoded whole, with the whole decode's errors.
+fn program_by_parts(bytes: &[u8]) -> bool {
+    if bytes.len() < LONG_SHAPE {
+        return false;
+    }
+    let mut results = 0;
+    for field in fields(bytes) {
+        match field {
+            Ok((2, _)) => results += 1,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    if results > 1 {
+        return false;
+    }
+    let clean = crate::codec::decode_clean_program_shape_leaves(bytes, &mut |_, _, _, _| {});
+    matches!(clean, Ok(Some(program)) if !program.shell.has_unknown_fields())
+}
+
+/// The parts of a program shape that [`program_by_parts`] accepts: each parameter's
+/// bytes with its index and name, in order, then the result's.
+fn program_parts(bytes: &[u8]) -> impl Iterator<Item = (ProgramPart, &[u8], &str)> {
+    let values = |number| {
+        fields(bytes).filter_map(move |field| match field {
+            Ok((n, Value::Bytes(value))) if n == number => Some(value),
+            _ => None,
+        })
+    };
+    let mut names = values(3).map(|name| std::str::from_utf8(name).unwrap_or_default());
+    let parameters = values(1).enumerate().map(move |(i, value)| {
+        (
+            ProgramPart::Parameter(i),
+            value,
+            names.next().unwrap_or_default(),
+        )
+    });
+    parameters.chain(values(2).map(|value| (ProgramPart::Result, value, "")))
+}
+
 impl ProtoScan<'_, '_> {
     fn finding(
         &mut self,
@@ -1063,6 +1140,17 @@ impl ProtoScan<'_, '_> {
     }
 
     fn program_shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
+        if self.by_leaf.is_some() && program_by_parts(bytes) {
+            // A part at a time, as the whole check reads them (no unknown field).
+            for (part, value, _) in program_parts(bytes) {
+                let at = match part {
+                    ProgramPart::Parameter(i) => path.field("parameters").index(i),
+                    ProgramPart::Result => path.field("result"),
+                };
+                self.shape(value, &at, context);
+            }
+            return;
+        }
         match crate::codec::decode_program_shape(bytes) {
             Ok(decoded) => {
                 let program = &decoded.message;

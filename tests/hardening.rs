@@ -1659,6 +1659,22 @@ fn shapes_of_many_lines_are_listed_in_bounded_memory() {
     }
     let validate = limited(&format!("validate {}", lines.display()));
     assert_eq!(validate.status.code(), Some(0));
+    // From standard input too, as it is read (it was read whole, and listed whole).
+    let from_file = limited(&format!("shapes {}", module.display()));
+    let run = limited(&format!("shapes - < {}", module.display()));
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let expected = String::from_utf8(from_file.stdout)
+        .unwrap()
+        .replace(&module.display().to_string(), "<stdin>");
+    assert!(
+        run.stdout == expected.as_bytes(),
+        "standard input listed differently"
+    );
 }
 
 /// A long tuple on one line is listed a shape at a time (`Entry::of_long_tuple`): the

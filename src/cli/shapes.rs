@@ -137,14 +137,12 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
     };
     for path in &args.paths {
         if path.as_os_str() == "-" {
-            let bytes = super::read_input(None)?;
-            let listings =
-                listing::read_bytes("<stdin>", &bytes, &options).map_err(Failure::unreadable)?;
-            for mut listing in listings {
-                for entry in std::mem::take(&mut listing.entries) {
-                    write(&listing, entry, &mut out);
-                }
-            }
+            // Module text and shape lines are listed as they are read.
+            let stdin = std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock());
+            listing::stream_reader(stdin, "<stdin>", &options, &mut |l, e| {
+                write(l, e, &mut out);
+            })
+            .map_err(Failure::unreadable)?;
             continue;
         }
         let files = match std::fs::metadata(path) {

@@ -631,7 +631,29 @@ fn stream_path_with(
     // The input read whole below is read into a buffer of its size, not one grown by
     // doubling (up to twice its size).
     let size = file.metadata().map_or(0, |m| m.len());
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    stream_reader_with((reader, size), name, options, instructions, sink)
+}
+
+/// [`stream_path`] of a stream that cannot be read twice (standard input): module text
+/// and shape lines are listed as they are read, anything else is read whole first.
+pub fn stream_reader(
+    reader: impl BufRead,
+    name: &str,
+    options: &ReadOptions,
+    sink: &mut dyn FnMut(&Listing, Entry),
+) -> Result<(), ReadError> {
+    stream_reader_with((reader, 0), name, options, false, sink).map(drop)
+}
+
+/// [`stream_path_with`] of what `reader` gives (`size` bytes, when known).
+fn stream_reader_with(
+    (mut reader, size): (impl BufRead, u64),
+    name: &str,
+    options: &ReadOptions,
+    instructions: bool,
+    sink: &mut dyn FnMut(&Listing, Entry),
+) -> Result<Option<Listing>, ReadError> {
     let head = reader
         .fill_buf()
         .map_err(|e| error(name, "io_error", e.to_string()))?

@@ -976,18 +976,28 @@ fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertE
         if failed.is_some() {
             return;
         }
-        let printed = written.held().and_then(|held| match (part, held) {
-            (ProgramPart::Result, held) => {
-                result = Some(held);
+        let printed = match (part, written) {
+            // The result is printed (or refused) after every parameter, as the whole
+            // printing does, wherever the input gives it.
+            (ProgramPart::Result, written) => {
+                result = Some(written);
                 Ok(())
             }
-            (ProgramPart::Parameter(i), HeldPart::Whole(shape)) => writer
+            (ProgramPart::Parameter(i), WrittenPart::Whole(shape)) => writer
                 .parameter(names.get(i), &shape.message)
                 .map_err(ConvertError::Print),
-            (ProgramPart::Parameter(i), HeldPart::Text(text)) => writer
-                .printed_parameter(names.get(i), &text)
-                .map_err(ConvertError::Print),
-        });
+            // The name is checked before the shape, as the whole printing checks it.
+            (ProgramPart::Parameter(i), written) => match written.held() {
+                Ok(HeldPart::Text(text)) => writer.printed_parameter(names.get(i), &text),
+                Ok(HeldPart::Whole(shape)) => writer.parameter(names.get(i), &shape.message),
+                Err(e) => {
+                    let named = writer.printed_parameter(names.get(i), "");
+                    failed = Some(named.err().map_or(e, ConvertError::Print));
+                    return;
+                }
+            }
+            .map_err(ConvertError::Print),
+        };
         failed = printed.err();
     };
     let rest = source.read(
@@ -999,7 +1009,7 @@ fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertE
         if let Some(e) = failed {
             return Err(e);
         }
-        let mut out = match result {
+        let mut out = match result.map(WrittenPart::held).transpose()? {
             Some(HeldPart::Text(text)) => writer.finish_printed(&text),
             Some(HeldPart::Whole(shape)) => writer
                 .finish(Some(&shape.message))

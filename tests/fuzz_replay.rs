@@ -312,6 +312,17 @@ fn program_shapes_converted_a_parameter_at_a_time_agree_with_the_whole() {
         for variant in variants {
             let bytes = encode(&variant);
             props::program_conversions_agree(Form::Binary, &bytes);
+            // The result before the parameters (protobuf reads fields in any order): the
+            // parameters are still printed, or refused, first.
+            let mut result_first = encode(&xla_shape::proto::ProgramShapeProto {
+                result: variant.result.clone(),
+                ..Default::default()
+            });
+            result_first.extend(encode(&xla_shape::proto::ProgramShapeProto {
+                result: None,
+                ..variant.clone()
+            }));
+            props::program_conversions_agree(Form::Binary, &result_first);
             let message = xla_shape::AnyMessage::ProgramShape(variant);
             let json = xla_shape::json::to_json(&message, &xla_shape::json::PrintOptions::new());
             props::program_conversions_agree(Form::Json, json.as_bytes());

@@ -378,8 +378,13 @@ fn stream_tuple(
 /// Whether a message read a shape at a time is a tuple with at least one element,
 /// whatever else it holds.
 fn is_tuple_with_elements(streamed: &codec::StreamedShape) -> bool {
-    streamed.elements > 0
-        && streamed.shell.message.element_type == crate::proto::PrimitiveType::Tuple as i32
+    has_tuple_elements(streamed.elements, &streamed.shell.message)
+}
+
+/// Whether `shell`, a shape read without its `elements` elements, is a tuple with at
+/// least one, whatever else it holds.
+fn has_tuple_elements(elements: usize, shell: &crate::proto::ShapeProto) -> bool {
+    elements > 0 && shell.element_type == crate::proto::PrimitiveType::Tuple as i32
 }
 
 /// A binary tuple with fields of its own besides its elements (dimensions, a layout,
@@ -425,11 +430,7 @@ pub fn json_shape_to(
     let shell = match read {
         Err(e) => return Some(Err(ConvertError::Json(e))),
         Ok(shell) if elements > 0 && codec::is_tuple_shell(&shell) => return Some(writer.finish()),
-        Ok(shell)
-            if elements > 0 && shell.element_type == crate::proto::PrimitiveType::Tuple as i32 =>
-        {
-            shell
-        }
+        Ok(shell) if has_tuple_elements(elements, &shell) => shell,
         Ok(_) => return None,
     };
     // A tuple with fields of its own: written again, those fields where the whole
@@ -983,9 +984,6 @@ fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertE
                 result = Some(written);
                 Ok(())
             }
-            (ProgramPart::Parameter(i), WrittenPart::Whole(shape)) => writer
-                .parameter(names.get(i), &shape.message)
-                .map_err(ConvertError::Print),
             // The name is checked before the shape, as the whole printing checks it.
             (ProgramPart::Parameter(i), written) => match written.held() {
                 Ok(HeldPart::Text(text)) => writer.printed_parameter(names.get(i), &text),

@@ -310,7 +310,7 @@ pub fn decode_clean_program_shape_streamed(
 /// How many times field `number` stands at the top level of `bytes`, read a tag at a
 /// time (values skipped by their lengths); as many as were read before bytes that do
 /// not read as fields (which the decode then reports).
-fn count_top_level_fields(bytes: &[u8], number: u32) -> usize {
+pub(crate) fn count_top_level_fields(bytes: &[u8], number: u32) -> usize {
     let mut reader = wire::Reader::new(bytes);
     let mut count = 0;
     while !reader.is_at_end() {

@@ -783,24 +783,19 @@ pub fn read_bytes(
     let listing = match form {
         Form::HloModule => module_text_listing(name, bytes, options.style)?,
         Form::HloModuleProto => module_proto_listing(name, bytes, options.style)?,
-        Form::Binary | Form::Json if bytes.len() >= LONG_TEXT => {
-            let kind = match form {
-                Form::Binary => options.message.or_else(|| binary_kind(bytes)),
-                _ => options.message,
-            }
-            .unwrap_or_default();
-            match long_message_listing(name, form, kind, bytes, options.style) {
-                Some(listing) => listing?,
-                None => whole_message_listing(name, form, kind, bytes, options.style)?,
-            }
-        }
         Form::Binary | Form::Json => {
             let kind = match form {
                 Form::Binary => options.message.or_else(|| binary_kind(bytes)),
                 _ => options.message,
             }
             .unwrap_or_default();
-            whole_message_listing(name, form, kind, bytes, options.style)?
+            let long = (bytes.len() >= LONG_TEXT)
+                .then(|| long_message_listing(name, form, kind, bytes, options.style))
+                .flatten();
+            match long {
+                Some(listing) => listing?,
+                None => whole_message_listing(name, form, kind, bytes, options.style)?,
+            }
         }
         Form::Hlo => {
             std::str::from_utf8(bytes).map_err(|_| error(name, "wrong_form", "not UTF-8 text"))?;

@@ -713,26 +713,28 @@ impl ProtoWalk<'_> {
         entry: bool,
         module_layout: bool,
     ) {
+        let site = |part, name: &str| {
+            let (at, role) = match part {
+                ProgramPart::Parameter(index) if module_layout => (
+                    path.field("parameters").index(index),
+                    Role::EntryParameter { index },
+                ),
+                ProgramPart::Parameter(index) => (
+                    path.field("parameters").index(index),
+                    Role::Parameter {
+                        index,
+                        name: name.to_string(),
+                    },
+                ),
+                ProgramPart::Result if module_layout => (path.field("result"), Role::EntryResult),
+                ProgramPart::Result => (path.field("result"), Role::ComputationResult),
+            };
+            (at, role)
+        };
         if self.elide && program_by_parts(bytes) {
             // A part at a time, long plain tuples handed on as their bytes.
             for (part, value, name) in program_parts(bytes) {
-                let (at, role) = match part {
-                    ProgramPart::Parameter(index) => {
-                        let role = if module_layout {
-                            Role::EntryParameter { index }
-                        } else {
-                            Role::Parameter {
-                                index,
-                                name: name.to_string(),
-                            }
-                        };
-                        (path.field("parameters").index(index), role)
-                    }
-                    ProgramPart::Result if module_layout => {
-                        (path.field("result"), Role::EntryResult)
-                    }
-                    ProgramPart::Result => (path.field("result"), Role::ComputationResult),
-                };
+                let (at, role) = site(part, name);
                 let site = ProtoSite {
                     path: &at,
                     computation,
@@ -752,19 +754,12 @@ impl ProtoWalk<'_> {
                 return self.problem(path, computation, message);
             }
         };
-        let parameters = path.field("parameters");
-        for (index, parameter) in program.parameters.iter().enumerate() {
-            let role = if module_layout {
-                Role::EntryParameter { index }
-            } else {
-                let name = program
-                    .parameter_names
-                    .get(index)
-                    .cloned()
-                    .unwrap_or_default();
-                Role::Parameter { index, name }
-            };
-            let at = parameters.index(index);
+        let names = |i: usize| program.parameter_names.get(i).map_or("", String::as_str);
+        let parts = (program.parameters.iter().enumerate())
+            .map(|(i, shape)| (ProgramPart::Parameter(i), shape, names(i)))
+            .chain(program.result.iter().map(|r| (ProgramPart::Result, r, "")));
+        for (part, shape, name) in parts {
+            let (at, role) = site(part, name);
             let site = ProtoSite {
                 path: &at,
                 computation,
@@ -774,25 +769,7 @@ impl ProtoWalk<'_> {
                 elided: None,
             };
             self.summary.shapes += 1;
-            (self.on_shape)(&site, parameter);
-        }
-        if let Some(result) = &program.result {
-            let at = path.field("result");
-            let role = if module_layout {
-                Role::EntryResult
-            } else {
-                Role::ComputationResult
-            };
-            let site = ProtoSite {
-                path: &at,
-                computation,
-                entry,
-                instruction: None,
-                role,
-                elided: None,
-            };
-            self.summary.shapes += 1;
-            (self.on_shape)(&site, result);
+            (self.on_shape)(&site, shape);
         }
     }
 
@@ -958,15 +935,7 @@ fn program_by_parts(bytes: &[u8]) -> bool {
     if bytes.len() < LONG_SHAPE {
         return false;
     }
-    let mut results = 0;
-    for field in fields(bytes) {
-        match field {
-            Ok((2, _)) => results += 1,
-            Ok(_) => {}
-            Err(_) => return false,
-        }
-    }
-    if results > 1 {
+    if crate::codec::count_top_level_fields(bytes, 2) > 1 {
         return false;
     }
     let clean = crate::codec::decode_clean_program_shape_leaves(bytes, &mut |_, _, _, _| {});

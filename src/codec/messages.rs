@@ -287,22 +287,23 @@ pub(crate) fn merge_shape_streaming(
 }
 
 /// Decodes a top-level `ProgramShapeProto` into `shell` as [`merge_message`] does,
-/// except that each parameter goes to `element` (with `nest`, opened into its plain
-/// tuples as [`merge_shape_streaming`] opens them; at paths that start with the
-/// parameter's index) and each parameter name is read (and checked as UTF-8), handed
-/// to `name` and counted in `names`, not kept. It stops, returning `Ok(false)`, at the first field that the
-/// whole decode would keep as unknown, at the top level or in a parameter (whose shapes
-/// handed on so far are then to be dropped), so that bytes of some other message cost
-/// nothing to try; the unknown fields of the result are left in `unknown`. The same
-/// code reads the same bytes in the same order, so an error before any unknown field
-/// is the one [`merge_message`] gives. Returns the number of parameters through
-/// `parameters`.
+/// except that each parameter goes to `element` (opened into its plain tuples as
+/// [`merge_shape_streaming`] opens them, at paths that start with the parameter's
+/// index), with `stream_result` the result too when it is a plain tuple (at paths that
+/// start with [`RESULT_INDEX`]), and each parameter name is read (and checked as
+/// UTF-8), handed to `name` and counted in `names`, not kept. It stops, returning
+/// `Ok(false)`, at the first field that the whole decode would keep as unknown, at the
+/// top level or in a parameter (whose shapes handed on so far are then to be dropped),
+/// so that bytes of some other message cost nothing to try; the unknown fields of the
+/// result are left in `unknown`. The same code reads the same bytes in the same order,
+/// so an error before any unknown field is the one [`merge_message`] gives. Returns the
+/// number of parameters through `parameters`.
 pub(crate) fn merge_clean_program_streaming(
     decoder: &mut Decoder<'_>,
     shell: &mut ProgramShapeProto,
     unknown: &mut UnknownFields,
     (parameters, names): (&mut usize, &mut usize),
-    (nest, stream_result): (bool, bool),
+    stream_result: bool,
     element: &mut ElementFn<'_>,
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<bool, DecodeError> {
@@ -338,7 +339,7 @@ pub(crate) fn merge_clean_program_streaming(
                 let mut node = UnknownFields::new();
                 path.clear();
                 path.push(index);
-                let streamed = nest && plain_tuple_ahead(&decoder.reader);
+                let streamed = plain_tuple_ahead(&decoder.reader);
                 let mut each = |path: &[usize], span, shape, node| {
                     leaf(path, span, shape, node, &mut unclean);
                 };

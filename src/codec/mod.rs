@@ -299,9 +299,19 @@ pub fn decode_clean_program_shape_streamed(
         };
         leaf(part, inner, span, Decoded { message, unknown });
     };
+    // The result is opened only when given once: protobuf merges a repeated one.
     let stream_result = count_top_level_fields(bytes, 2) == 1;
-    let streamed = decode_clean_program(bytes, (true, stream_result), &mut each, name)?;
-    Ok(streamed.map(|streamed| StreamedProgram {
+    let mut streamed = StreamedProgram::default();
+    let clean = messages::merge_clean_program_streaming(
+        &mut Decoder::new(bytes),
+        &mut streamed.shell.message,
+        &mut streamed.shell.unknown,
+        (&mut streamed.parameters, &mut streamed.names),
+        stream_result,
+        &mut each,
+        name,
+    )?;
+    Ok(clean.then_some(StreamedProgram {
         result_streamed,
         ..streamed
     }))
@@ -323,49 +333,6 @@ pub(crate) fn count_top_level_fields(bytes: &[u8], number: u32) -> usize {
         }
     }
     count
-}
-
-/// The top-level `ProgramShapeProto` of `bytes`, its parameters and names handed on
-/// ([`messages::merge_clean_program_streaming`]: with `nest`, plain tuples opened; with
-/// `stream_result`, the result too when it is one); `None` at an unknown field.
-fn decode_clean_program(
-    bytes: &[u8],
-    (nest, stream_result): (bool, bool),
-    element: &mut messages::ElementFn<'_>,
-    name: &mut dyn FnMut(usize, &str),
-) -> Result<Option<StreamedProgram>, DecodeError> {
-    let mut streamed = StreamedProgram::default();
-    let clean = messages::merge_clean_program_streaming(
-        &mut Decoder::new(bytes),
-        &mut streamed.shell.message,
-        &mut streamed.shell.unknown,
-        (&mut streamed.parameters, &mut streamed.names),
-        (nest, stream_result),
-        element,
-        name,
-    )?;
-    Ok(clean.then_some(streamed))
-}
-
-/// [`decode_clean_program_shape_leaves`] with each parameter whole (its index and the
-/// shape, with the copies of retired layout fields that place them when it is
-/// encoded again) and each parameter name (its index and the text) handed on as
-/// decoded.
-///
-/// # Errors
-/// As [`decode_program_shape`].
-pub fn decode_clean_program_shape_parts(
-    bytes: &[u8],
-    parameter: &mut dyn FnMut(usize, Decoded<ShapeProto>),
-    name: &mut dyn FnMut(usize, &str),
-) -> Result<Option<StreamedProgram>, DecodeError> {
-    let mut each = |path: &[usize], _, message, unknown| {
-        parameter(
-            path.first().copied().unwrap_or(0),
-            Decoded { message, unknown },
-        );
-    };
-    decode_clean_program(bytes, (false, false), &mut each, name)
 }
 
 impl StreamedShape {

@@ -265,35 +265,7 @@ pub fn program_shape_from_json_streamed(
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<StreamedProgram, JsonError> {
     let (result, result_streamed, parameters, names) =
-        read::read_program_shape_leaves(utf8(json)?, options, true, leaf, &mut |i, text| {
-            name(i, &text);
-        })?;
-    Ok(StreamedProgram {
-        result,
-        result_streamed,
-        parameters,
-        names,
-    })
-}
-
-/// [`program_shape_from_json_leaves`] with each parameter whole (its index and the
-/// shape) and each parameter name (its index and the text) handed on as read.
-///
-/// # Errors
-/// As [`ProtoJson::from_json_slice`].
-pub fn program_shape_from_json_parts(
-    json: &[u8],
-    options: &ParseOptions,
-    parameter: &mut dyn FnMut(usize, ShapeProto),
-    name: &mut dyn FnMut(usize, &str),
-) -> Result<StreamedProgram, JsonError> {
-    let mut leaf = |part, _: &[usize], shape| {
-        if let ProgramPart::Parameter(i) = part {
-            parameter(i, shape);
-        }
-    };
-    let (result, result_streamed, parameters, names) =
-        read::read_program_shape_leaves(utf8(json)?, options, false, &mut leaf, &mut |i, text| {
+        read::read_program_shape_leaves(utf8(json)?, options, leaf, &mut |i, text| {
             name(i, &text);
         })?;
     Ok(StreamedProgram {

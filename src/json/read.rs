@@ -161,18 +161,17 @@ pub(crate) fn read_shape_leaves<'a>(
 pub(crate) type ProgramRead = (Option<ShapeProto>, bool, usize, usize);
 
 /// Reads a whole JSON text as one `ProgramShapeProto`, each shape of its parameters
-/// handed to `leaf` with its part and its path of tuple indices inside the part (with
-/// `nest`, plain tuples opened as [`read_shape_leaves`] opens them, the result's too),
+/// handed to `leaf` with its part and its path of tuple indices inside the part (plain
+/// tuples opened as [`read_shape_leaves`] opens them, the result's too),
 /// its parameter names handed to `name`, counted and not kept.
 pub(crate) fn read_program_shape_leaves<'a>(
     text: &'a str,
     options: &ParseOptions,
-    nest: bool,
     leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
     name: &mut dyn FnMut(usize, String),
 ) -> std::result::Result<ProgramRead, JsonError> {
     let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
-        reader.program_shape_leaves(pos, token, nest, leaf, name)
+        reader.program_shape_leaves(pos, token, true, leaf, name)
     };
     read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
 }

@@ -248,22 +248,6 @@ pub fn parse_program_shape_named_leaves(
     })
 }
 
-/// [`parse_program_shape_with`], handing each parameter whole with its name (`""` when
-/// the text gives none, as the whole parse keeps it), then the result (with no name),
-/// to `part` instead of building the program shape: what [`parse_program_shape_leaves`]
-/// reads, each part whole. Returns the number of parameters, or the whole parse's
-/// error.
-pub fn parse_program_shape_parts(
-    input: &str,
-    options: ParseOptions,
-    part: &mut dyn FnMut(ProgramPart, &str, ShapeProto),
-) -> Result<usize, ParseError> {
-    program_parts(input, options, &mut |parser, which, name| {
-        part(which, name, parser.shape()?);
-        Ok(())
-    })
-}
-
 /// The frame of a program shape as [`parse_program_shape_with`] reads it (the whole
 /// input, `Parser::program_frame`), each parameter's shape (after its name, `""` for
 /// none) and then the result's read by `read`.

@@ -391,6 +391,26 @@ pub struct Instruction {
     pub operands: Vec<String>,
 }
 
+/// What a listing read as a stream hands on, in the order read.
+#[derive(Debug)]
+pub(crate) enum Item {
+    /// A shape and where it stands.
+    Entry(Entry),
+    /// An instruction of a module (only when asked for).
+    Instruction(Instruction),
+}
+
+impl Instruction {
+    fn of(site: &InstructionSite<'_>) -> Self {
+        Instruction {
+            computation: site.computation.unwrap_or_default().to_string(),
+            name: site.name.to_string(),
+            opcode: site.opcode.to_string(),
+            operands: site.operands.to_vec(),
+        }
+    }
+}
+
 /// What kind of input a listing is of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -581,13 +601,19 @@ pub fn read_path(
     name: &str,
     options: &ReadOptions,
 ) -> Result<Vec<Listing>, ReadError> {
-    let mut listings: Vec<Listing> = Vec::new();
-    let module = stream_path_with(
-        path,
-        name,
-        options,
-        true,
-        &mut |listing, entry| match listings.last_mut() {
+    collect(|sink| stream_path_with(path, name, options, true, sink))
+}
+
+/// The listings of a read that hands on [`Item`]s ([`stream_path_with`] with
+/// instructions): the one of an input that is one, with every entry (a module's with
+/// its instructions), or one per file named in a listing file read back.
+fn collect(
+    read: impl FnOnce(&mut dyn FnMut(&Listing, Item)) -> Result<Option<Listing>, ReadError>,
+) -> Result<Vec<Listing>, ReadError> {
+    let (mut listings, mut instructions) = (Vec::<Listing>::new(), Vec::new());
+    let single = read(&mut |listing, item| match item {
+        Item::Instruction(instruction) => instructions.push(instruction),
+        Item::Entry(entry) => match listings.last_mut() {
             Some(last) if last.file == listing.file => last.entries.push(entry),
             _ => {
                 let mut new = Listing::new(&listing.file, listing.kind, listing.form);
@@ -595,11 +621,12 @@ pub fn read_path(
                 listings.push(new);
             }
         },
-    )?;
-    if let Some(mut module) = module {
-        // A module is one listing, with its instructions.
-        module.entries = listings.pop().map(|l| l.entries).unwrap_or_default();
-        listings = vec![module];
+    })?;
+    if let Some(mut single) = single {
+        // A module or single messages: one listing (a module's with its instructions).
+        single.entries = listings.pop().map(|l| l.entries).unwrap_or_default();
+        single.instructions = instructions;
+        listings = vec![single];
     }
     Ok(listings)
 }
@@ -615,17 +642,23 @@ pub fn stream_path(
     options: &ReadOptions,
     sink: &mut dyn FnMut(&Listing, Entry),
 ) -> Result<(), ReadError> {
-    stream_path_with(path, name, options, false, sink).map(drop)
+    stream_path_with(path, name, options, false, &mut |listing, item| {
+        if let Item::Entry(entry) = item {
+            sink(listing, entry);
+        }
+    })
+    .map(drop)
 }
 
-/// [`stream_path`], returning a module's listing without its entries, with its
-/// instructions if `instructions` is set (`None` for other inputs).
-fn stream_path_with(
+/// [`stream_path`], each shape handed on as an [`Item`], and a module's instructions
+/// too if `instructions` is set; returns the listing (with neither) of an input that is
+/// one (a module, or messages), `None` for a listing file read back.
+pub(crate) fn stream_path_with(
     path: &FsPath,
     name: &str,
     options: &ReadOptions,
     instructions: bool,
-    sink: &mut dyn FnMut(&Listing, Entry),
+    sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<Option<Listing>, ReadError> {
     let file = std::fs::File::open(path).map_err(|e| error(name, "io_error", e.to_string()))?;
     // The input read whole below is read into a buffer of its size, not one grown by
@@ -643,7 +676,12 @@ pub fn stream_reader(
     options: &ReadOptions,
     sink: &mut dyn FnMut(&Listing, Entry),
 ) -> Result<(), ReadError> {
-    stream_reader_with((reader, 0), name, options, false, sink).map(drop)
+    stream_reader_with((reader, 0), name, options, false, &mut |listing, item| {
+        if let Item::Entry(entry) = item {
+            sink(listing, entry);
+        }
+    })
+    .map(drop)
 }
 
 /// [`stream_path_with`] of what `reader` gives (`size` bytes, when known).
@@ -652,7 +690,7 @@ fn stream_reader_with(
     name: &str,
     options: &ReadOptions,
     instructions: bool,
-    sink: &mut dyn FnMut(&Listing, Entry),
+    sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<Option<Listing>, ReadError> {
     let head = reader
         .fill_buf()
@@ -668,14 +706,15 @@ fn stream_reader_with(
     };
     match form {
         Some(Form::HloModule) if text => {
-            let mut listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
-            listing.instructions =
-                module_text_scan(&listing, reader, options.style, instructions, sink)?;
+            let listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
+            module_text_scan(&listing, reader, options.style, instructions, sink)?;
             return Ok(Some(listing));
         }
         Some(Form::Hlo) if text && !head.is_empty() => {
-            hlo_lines(name, reader, options, sink)?;
-            return Ok(None);
+            hlo_lines(name, reader, options, &mut |listing, entry| {
+                sink(listing, Item::Entry(entry))
+            })?;
+            return Ok(Some(Listing::new(name, Kind::Messages, Some(Form::Hlo))));
         }
         _ => {}
     }
@@ -685,20 +724,7 @@ fn stream_reader_with(
         .map_err(|e| error(name, "io_error", e.to_string()))?;
     std::io::Read::read_to_end(&mut reader, &mut bytes)
         .map_err(|e| error(name, "io_error", e.to_string()))?;
-    let listings = read_bytes(name, &bytes, options)?;
-    let module =
-        matches!(listings.as_slice(), [only] if only.kind == Kind::Module && only.form.is_some());
-    let mut kept = None;
-    for mut listing in listings {
-        let entries = std::mem::take(&mut listing.entries);
-        for entry in entries {
-            sink(&listing, entry);
-        }
-        if module {
-            kept = Some(listing);
-        }
-    }
-    Ok(kept)
+    read_bytes_with(name, &bytes, options, instructions, sink)
 }
 
 /// Lists HLO text of one shape (or program shape) a line, a line at a time.
@@ -760,17 +786,38 @@ pub fn read_bytes(
     bytes: &[u8],
     options: &ReadOptions,
 ) -> Result<Vec<Listing>, ReadError> {
+    collect(|sink| read_bytes_with(name, bytes, options, true, sink))
+}
+
+/// [`read_bytes`], handing on [`Item`]s as [`stream_path_with`] does (a module's shapes
+/// and instructions as they are read).
+fn read_bytes_with(
+    name: &str,
+    bytes: &[u8],
+    options: &ReadOptions,
+    instructions: bool,
+    sink: &mut dyn FnMut(&Listing, Item),
+) -> Result<Option<Listing>, ReadError> {
     if bytes.is_empty() {
         return Err(error(name, "empty_input", "the input is empty"));
     }
+    // The listings of a listing file read back go on entry by entry.
+    let listings = |listings: Vec<Listing>, sink: &mut dyn FnMut(&Listing, Item)| {
+        for mut listing in listings {
+            for entry in std::mem::take(&mut listing.entries) {
+                sink(&listing, Item::Entry(entry));
+            }
+        }
+        Ok(None)
+    };
     let form = match options.source {
-        Source::Listing => return parse_listing(name, bytes),
+        Source::Listing => return listings(parse_listing(name, bytes)?, sink),
         Source::Form(form) => form,
         Source::Auto => match check::detect(bytes) {
             Ok(form) => form,
             Err(reason) => {
-                if let Ok(listings) = parse_listing(name, bytes) {
-                    return Ok(listings);
+                if let Ok(read) = parse_listing(name, bytes) {
+                    return listings(read, sink);
                 }
                 return Err(error(
                     name,
@@ -781,8 +828,16 @@ pub fn read_bytes(
         },
     };
     let listing = match form {
-        Form::HloModule => module_text_listing(name, bytes, options.style)?,
-        Form::HloModuleProto => module_proto_listing(name, bytes, options.style)?,
+        Form::HloModule => {
+            let listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
+            module_text_scan(&listing, bytes, options.style, instructions, sink)?;
+            return Ok(Some(listing));
+        }
+        Form::HloModuleProto => {
+            let listing = Listing::new(name, Kind::Module, Some(Form::HloModuleProto));
+            module_proto_scan(&listing, bytes, options.style, instructions, sink)?;
+            return Ok(Some(listing));
+        }
         Form::Binary | Form::Json => {
             let kind = match form {
                 Form::Binary => options.message.or_else(|| binary_kind(bytes)),
@@ -799,14 +854,18 @@ pub fn read_bytes(
         }
         Form::Hlo => {
             std::str::from_utf8(bytes).map_err(|_| error(name, "wrong_form", "not UTF-8 text"))?;
-            let mut listing = Listing::new(name, Kind::Messages, Some(Form::Hlo));
-            hlo_lines(name, bytes, options, &mut |_, entry| {
-                listing.entries.push(entry)
+            let listing = Listing::new(name, Kind::Messages, Some(Form::Hlo));
+            hlo_lines(name, bytes, options, &mut |listing, entry| {
+                sink(listing, Item::Entry(entry))
             })?;
-            listing
+            return Ok(Some(listing));
         }
     };
-    Ok(vec![listing])
+    let mut listing = listing;
+    for entry in std::mem::take(&mut listing.entries) {
+        sink(&listing, Item::Entry(entry));
+    }
+    Ok(Some(listing))
 }
 
 /// The listing of one binary or JSON message (`form`) of `kind`, read whole.
@@ -1085,27 +1144,29 @@ pub fn module_text_listing<R: BufRead>(
     reader: R,
     style: HloStyle,
 ) -> Result<Listing, ReadError> {
-    let mut listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
-    let mut entries = Vec::new();
-    listing.instructions = module_text_scan(&listing, reader, style, true, &mut |_, entry| {
-        entries.push(entry)
+    let mut listings = collect(|sink| {
+        let listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
+        module_text_scan(&listing, reader, style, true, sink)?;
+        Ok(Some(listing))
     })?;
-    listing.entries = entries;
-    Ok(listing)
+    Ok(listings
+        .pop()
+        .unwrap_or_else(|| Listing::new(name, Kind::Module, Some(Form::HloModule))))
 }
 
 /// Scans module text into `listing` (a module's, with no entries), handing each entry
-/// to `sink` as it comes; returns the instructions if `keep` is set (none otherwise).
+/// to `sink` as it comes, and each instruction too if `keep` is set.
 fn module_text_scan<R: BufRead>(
     listing: &Listing,
     reader: R,
     style: HloStyle,
     keep: bool,
-    sink: &mut dyn FnMut(&Listing, Entry),
-) -> Result<Vec<Instruction>, ReadError> {
+    sink: &mut dyn FnMut(&Listing, Item),
+) -> Result<(), ReadError> {
     let name = listing.file.as_str();
     let mut problems = Vec::new();
-    let mut instructions = Vec::new();
+    // Shapes and instructions come to two callbacks, in the order read.
+    let sink = std::cell::RefCell::new(sink);
     let mut on_shape = |site: &Site<'_>, shape: &ShapeProto| {
         let computation = match site.role {
             Role::EntryParameter { .. } | Role::EntryResult => None,
@@ -1134,19 +1195,12 @@ fn module_text_scan<R: BufRead>(
         entry.instruction = site.instruction.map(str::to_string);
         entry.line = Some(site.line);
         entry.column = Some(site.column);
-        sink(listing, entry);
+        (sink.borrow_mut())(listing, Item::Entry(entry));
     };
     let mut on_instruction = |site: &InstructionSite<'_>| {
-        if !keep {
-            return;
+        if keep {
+            (sink.borrow_mut())(listing, Item::Instruction(Instruction::of(site)));
         }
-        let computation = site.computation.unwrap_or_default().to_string();
-        instructions.push(Instruction {
-            computation,
-            name: site.name.to_string(),
-            opcode: site.opcode.to_string(),
-            operands: site.operands.to_vec(),
-        });
     };
     let mut on_problem = |finding: Finding| problems.push(finding);
     let summary =
@@ -1160,7 +1214,7 @@ fn module_text_scan<R: BufRead>(
             "not an HLO module: no HloModule header, computation or instruction found",
         ));
     }
-    Ok(instructions)
+    Ok(())
 }
 
 /// Lists a module proto (`HloModuleProto`, or an `HloProto` / `HloSnapshot` around one).
@@ -1169,10 +1223,30 @@ pub fn module_proto_listing(
     bytes: &[u8],
     style: HloStyle,
 ) -> Result<Listing, ReadError> {
-    let mut listing = Listing::new(name, Kind::Module, Some(Form::HloModuleProto));
+    let mut listings = collect(|sink| {
+        let listing = Listing::new(name, Kind::Module, Some(Form::HloModuleProto));
+        module_proto_scan(&listing, bytes, style, true, sink)?;
+        Ok(Some(listing))
+    })?;
+    Ok(listings
+        .pop()
+        .unwrap_or_else(|| Listing::new(name, Kind::Module, Some(Form::HloModuleProto))))
+}
+
+/// Walks a module proto for `listing` (a module's, with no entries) as
+/// [`module_text_scan`] scans text: each entry handed to `sink`, and each instruction
+/// if `keep` is set.
+fn module_proto_scan(
+    listing: &Listing,
+    bytes: &[u8],
+    style: HloStyle,
+    keep: bool,
+    sink: &mut dyn FnMut(&Listing, Item),
+) -> Result<(), ReadError> {
+    let name = listing.file.as_str();
     let mut problems = Vec::new();
-    let entries = &mut listing.entries;
-    let instructions = &mut listing.instructions;
+    let mut shapes = 0usize;
+    let sink = std::cell::RefCell::new(sink);
     let mut on_shape = |site: &ProtoSite<'_>, shape: &ShapeProto| {
         let long = site
             .elided
@@ -1194,15 +1268,13 @@ pub fn module_proto_listing(
         entry.entry = site.entry;
         entry.instruction = site.instruction.map(str::to_string);
         entry.path = Some(site.path.to_string());
-        entries.push(entry);
+        shapes += 1;
+        (sink.borrow_mut())(listing, Item::Entry(entry));
     };
     let mut on_instruction = |site: &InstructionSite<'_>| {
-        instructions.push(Instruction {
-            computation: site.computation.unwrap_or_default().to_string(),
-            name: site.name.to_string(),
-            opcode: site.opcode.to_string(),
-            operands: site.operands.to_vec(),
-        });
+        if keep {
+            (sink.borrow_mut())(listing, Item::Instruction(Instruction::of(site)));
+        }
     };
     let mut on_problem = |finding: Finding| problems.push(finding);
     module::walk_proto_for_listing(bytes, &mut on_shape, &mut on_instruction, &mut on_problem)
@@ -1214,10 +1286,10 @@ pub fn module_proto_listing(
             error(name, code, e.to_string())
         })?;
     first_problem(name, problems)?;
-    if listing.entries.is_empty() {
+    if shapes == 0 {
         return Err(error(name, "no_shapes", "no shape in the module"));
     }
-    Ok(listing)
+    Ok(())
 }
 
 /// Reads a listing written by `shapes` (text) back: one [`Listing`] per file named in

@@ -37,12 +37,13 @@
 //! Whatever is left is removed (old) or added (new). Every pair matched other than by
 //! name is reported in [`FileDiff::matches`], with how.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path as FsPath;
 
 use serde::Serialize;
 
-use super::listing::{self, clean_name, Entry, Kind, Listing, ReadError, ReadOptions};
+use super::held::{self, Held, Slot, NONE};
+use super::listing::{clean_name, Entry, Kind, Listing, ReadError, ReadOptions};
 use crate::proto::{LayoutProto, ShapeProto};
 use crate::report::{Document, FileReport, Finding, Form};
 use crate::text::module::Role;
@@ -524,10 +525,10 @@ impl DiffReport {
 
 // ----- reading both sides -----
 
-/// One side of a diff: its files by key.
+/// One side of a diff: its files by key, each held compactly.
 struct Side {
     single: bool,
-    files: Vec<(String, Result<Listing, ReadError>)>,
+    files: Vec<(String, Result<Held, ReadError>)>,
 }
 
 fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Side {
@@ -549,20 +550,14 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Si
                     };
                 }
             };
-            let read: Vec<Vec<(String, Result<Listing, ReadError>)>> = files
+            let read: Vec<Vec<(String, Result<Held, ReadError>)>> = files
                 .par_iter()
                 .map(|file| {
                     let key = relative_key(file.strip_prefix(path).unwrap_or(file));
                     let shown = file.display().to_string();
-                    match listing::read_path(file, &shown, read) {
+                    match held::read_path(file, &shown, read) {
                         Ok(listings) if listings.len() == 1 => {
-                            vec![(
-                                key,
-                                Ok(listings
-                                    .into_iter()
-                                    .next()
-                                    .unwrap_or_else(|| unreachable!())),
-                            )]
+                            listings.into_iter().map(|l| (key.clone(), Ok(l))).collect()
                         }
                         Ok(listings) => listings
                             .into_iter()
@@ -577,7 +572,7 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Si
                 files: read.into_iter().flatten().collect(),
             }
         }
-        Ok(_) => match listing::read_path(path, &name, read) {
+        Ok(_) => match held::read_path(path, &name, read) {
             Ok(listings) if listings.len() == 1 => Side {
                 single: true,
                 files: listings
@@ -649,34 +644,31 @@ pub fn diff_paths(
         new: new.display().to_string(),
         files: Vec::new(),
     };
-    let pair = |key: String,
-                o: Option<Result<Listing, ReadError>>,
-                n: Option<Result<Listing, ReadError>>| {
-        let old_name = o.as_ref().map(|r| match r {
-            Ok(l) => l.file.clone(),
-            Err(e) => e.file.clone(),
-        });
-        let new_name = n.as_ref().map(|r| match r {
-            Ok(l) => l.file.clone(),
-            Err(e) => e.file.clone(),
-        });
-        let mut file = FileDiff {
-            key,
-            old: old_name,
-            new: new_name,
-            ..FileDiff::default()
-        };
-        match (o, n) {
-            (Some(Err(e)), _) | (_, Some(Err(e))) => file.error = Some(e),
-            (Some(Ok(o)), Some(Ok(n))) => {
-                let d = diff_listings(&o, &n, options);
-                file.changes = d.changes;
-                file.matches = d.matches;
+    let pair =
+        |key: String, o: Option<Result<Held, ReadError>>, n: Option<Result<Held, ReadError>>| {
+            let name = |side: &Option<Result<Held, ReadError>>| {
+                side.as_ref().map(|r| match r {
+                    Ok(l) => l.file.clone(),
+                    Err(e) => e.file.clone(),
+                })
+            };
+            let mut file = FileDiff {
+                key,
+                old: name(&o),
+                new: name(&n),
+                ..FileDiff::default()
+            };
+            match (o, n) {
+                (Some(Err(e)), _) | (_, Some(Err(e))) => file.error = Some(e),
+                (Some(Ok(o)), Some(Ok(n))) => {
+                    let d = diff_held(&o, &n, options);
+                    file.changes = d.changes;
+                    file.matches = d.matches;
+                }
+                _ => {}
             }
-            _ => {}
-        }
-        file
-    };
+            file
+        };
     if old_side.single && new_side.single {
         let (_, o) = old_side
             .files
@@ -691,9 +683,9 @@ pub fn diff_paths(
         report.files.push(pair(key, Some(o), Some(n)));
         return report;
     }
-    let mut new_files: Vec<Option<(String, Result<Listing, ReadError>)>> =
-        new_side.files.into_iter().map(Some).collect();
-    let find = |key: &str, files: &[Option<(String, Result<Listing, ReadError>)>]| {
+    type File = Option<(String, Result<Held, ReadError>)>;
+    let mut new_files: Vec<File> = new_side.files.into_iter().map(Some).collect();
+    let find = |key: &str, files: &[File]| {
         let exact = files
             .iter()
             .position(|f| f.as_ref().is_some_and(|(k, _)| k == key));
@@ -742,6 +734,11 @@ pub struct ListingDiff {
 
 /// Compares two listings (see the module docs).
 pub fn diff_listings(old: &Listing, new: &Listing, options: &Options) -> ListingDiff {
+    diff_held(&Held::of(old), &Held::of(new), options)
+}
+
+/// [`diff_listings`] of two listings held compactly.
+fn diff_held(old: &Held, new: &Held, options: &Options) -> ListingDiff {
     let mut out = Differ {
         options,
         result: ListingDiff::default(),
@@ -759,45 +756,84 @@ pub fn diff_listings(old: &Listing, new: &Listing, options: &Options) -> Listing
     out.result
 }
 
+/// One shape of one side.
+#[derive(Clone, Copy)]
+struct Listed<'a> {
+    held: &'a Held,
+    slot: &'a Slot,
+}
+
+impl<'a> Listed<'a> {
+    fn text(&self) -> &'a str {
+        self.held.strings.get(self.slot.text)
+    }
+
+    fn role(&self) -> &'a Role {
+        self.held.role(self.slot)
+    }
+
+    /// Whether two shapes are the same, known from their texts alone (both read back
+    /// from their texts, and the texts are the same).
+    fn same_text(&self, other: &Listed<'_>) -> bool {
+        !self.held.holds_shape(self.slot)
+            && !other.held.holds_shape(other.slot)
+            && self.text() == other.text()
+    }
+
+    /// The listing entry, made when a change is reported.
+    fn entry(&self) -> Entry {
+        self.held.entry(self.slot)
+    }
+}
+
 /// A module's shapes arranged for comparison.
 struct Module<'a> {
-    entry_parameters: BTreeMap<usize, &'a Entry>,
-    entry_result: Option<&'a Entry>,
+    held: &'a Held,
+    entry_parameters: BTreeMap<usize, &'a Slot>,
+    entry_result: Option<&'a Slot>,
     computations: Vec<Computation<'a>>,
+    /// The next entry of the same instruction after each entry ([`NONE`] for none).
+    next: Vec<u32>,
 }
 
 struct Computation<'a> {
     name: &'a str,
     entry: bool,
-    parameters: BTreeMap<usize, &'a Entry>,
-    result: Option<&'a Entry>,
+    parameters: BTreeMap<usize, &'a Slot>,
+    result: Option<&'a Slot>,
     instructions: Vec<Instr<'a>>,
-    by_name: HashMap<&'a str, usize>,
+    /// Instruction index by name index.
+    by_name: HashMap<u32, u32>,
 }
 
 struct Instr<'a> {
     name: &'a str,
     opcode: Option<&'a str>,
-    operands: &'a [String],
-    shapes: Vec<(String, &'a Entry)>,
+    operands: &'a [u32],
+    /// The first and last of its entries (chained by [`Module::next`]), [`NONE`] for
+    /// none.
+    shapes: (u32, u32),
 }
 
 impl<'a> Module<'a> {
-    fn new(listing: &'a Listing) -> Self {
+    fn new(held: &'a Held) -> Self {
         let mut module = Module {
+            held,
             entry_parameters: BTreeMap::new(),
             entry_result: None,
             computations: Vec::new(),
+            next: Vec::new(),
         };
-        let mut index: HashMap<&'a str, usize> = HashMap::new();
+        let mut index: HashMap<u32, usize> = HashMap::new();
         fn computation<'a>(
             module: &mut Module<'a>,
-            index: &mut HashMap<&'a str, usize>,
-            name: &'a str,
+            index: &mut HashMap<u32, usize>,
+            name: u32,
         ) -> usize {
+            let held = module.held;
             *index.entry(name).or_insert_with(|| {
                 module.computations.push(Computation {
-                    name,
+                    name: held.strings.get(name),
                     entry: false,
                     parameters: BTreeMap::new(),
                     result: None,
@@ -807,52 +843,84 @@ impl<'a> Module<'a> {
                 module.computations.len() - 1
             })
         }
-        fn instr<'a>(c: &mut Computation<'a>, name: &'a str) -> usize {
-            *c.by_name.entry(name).or_insert_with(|| {
+        fn instr<'a>(held: &'a Held, c: &mut Computation<'a>, name: u32) -> usize {
+            let next = c.instructions.len() as u32;
+            let at = *c.by_name.entry(name).or_insert(next);
+            if at == next {
                 c.instructions.push(Instr {
-                    name,
+                    name: held.strings.get(name),
                     opcode: None,
                     operands: &[],
-                    shapes: Vec::new(),
+                    shapes: (NONE, NONE),
                 });
-                c.instructions.len() - 1
-            })
+            }
+            at as usize
         }
-        for entry in &listing.entries {
-            match (&entry.role, entry.computation.as_deref()) {
+        module.next = vec![NONE; held.entries.len()];
+        for (k, slot) in held.entries.iter().enumerate() {
+            match (held.role(slot), slot.computation) {
                 (Role::EntryParameter { index }, _) => {
-                    module.entry_parameters.insert(*index, entry);
+                    module.entry_parameters.insert(*index, slot);
                 }
-                (Role::EntryResult, _) => module.entry_result = Some(entry),
-                (_, None) => {}
-                (role, Some(name)) => {
+                (Role::EntryResult, _) => module.entry_result = Some(slot),
+                (_, NONE) => {}
+                (role, name) => {
                     let at = computation(&mut module, &mut index, name);
                     let c = &mut module.computations[at];
-                    c.entry |= entry.entry;
+                    c.entry |= held.is_entry_computation(name);
                     match role {
                         Role::Parameter { index, .. } => {
-                            c.parameters.insert(*index, entry);
+                            c.parameters.insert(*index, slot);
                         }
-                        Role::ComputationResult => c.result = Some(entry),
+                        Role::ComputationResult => c.result = Some(slot),
                         _ => {
-                            let Some(name) = entry.instruction.as_deref() else {
+                            if slot.instruction == NONE {
                                 continue;
-                            };
-                            let i = instr(c, name);
-                            c.instructions[i].shapes.push((role_key(role), entry));
+                            }
+                            let i = instr(held, c, slot.instruction);
+                            let ins = &mut c.instructions[i];
+                            let k = k as u32;
+                            match ins.shapes {
+                                (NONE, _) => ins.shapes = (k, k),
+                                (_, last) => {
+                                    module.next[last as usize] = k;
+                                    ins.shapes.1 = k;
+                                }
+                            }
                         }
                     }
                 }
             }
         }
-        for instruction in &listing.instructions {
-            let at = computation(&mut module, &mut index, &instruction.computation);
+        for op in &held.instructions {
+            let at = computation(&mut module, &mut index, op.computation);
             let c = &mut module.computations[at];
-            let i = instr(c, &instruction.name);
-            c.instructions[i].opcode = Some(&instruction.opcode);
-            c.instructions[i].operands = &instruction.operands;
+            let i = instr(held, c, op.name);
+            c.instructions[i].opcode = held.strings.opt(op.opcode);
+            c.instructions[i].operands = held.operands(op);
         }
         module
+    }
+
+    /// The entries of `ins`, in order.
+    fn shapes(&self, ins: &Instr<'_>) -> impl Iterator<Item = Listed<'a>> + '_ {
+        let mut at = ins.shapes.0;
+        std::iter::from_fn(move || {
+            let slot = self.held.entries.get(at as usize)?;
+            let shape = Listed {
+                held: self.held,
+                slot,
+            };
+            at = self.next.get(at as usize).copied().unwrap_or(NONE);
+            Some(shape)
+        })
+    }
+
+    fn shape(&self, slot: Option<&'a Slot>) -> Option<Listed<'a>> {
+        slot.map(|slot| Listed {
+            held: self.held,
+            slot,
+        })
     }
 }
 
@@ -885,41 +953,88 @@ pub fn stem(name: &str) -> &str {
 struct Item<'a> {
     name: &'a str,
     group: (&'a str, Option<&'a str>),
-    operands: &'a [String],
+    /// Its operands' names, by index into `Items::held`'s strings.
+    operands: &'a [u32],
+}
+
+/// The items of one side, with what reads their operands: the side's strings, and
+/// item index by name index.
+struct Items<'a> {
+    items: Vec<Item<'a>>,
+    held: &'a Held,
+    by_name: Option<&'a HashMap<u32, u32>>,
+}
+
+impl Items<'_> {
+    fn by_name(&self, name: u32) -> Option<usize> {
+        self.by_name?.get(&name).map(|&i| i as usize)
+    }
 }
 
 /// Matches old and new items (see the module docs): pairs (old index, new index, how).
-fn match_items(old: &[Item<'_>], new: &[Item<'_>], by_operands: bool) -> Vec<(usize, usize, How)> {
-    type Groups<'a> = BTreeMap<(&'a str, Option<&'a str>), (Vec<usize>, Vec<usize>)>;
-    let mut groups: Groups<'_> = BTreeMap::new();
-    for (i, item) in old.iter().enumerate() {
-        groups.entry(item.group).or_default().0.push(i);
-    }
-    for (i, item) in new.iter().enumerate() {
-        groups.entry(item.group).or_default().1.push(i);
-    }
+fn match_items(old: &Items<'_>, new: &Items<'_>, by_operands: bool) -> Vec<(usize, usize, How)> {
+    let (old_items, new_items) = (&old.items, &new.items);
+    // Each side's indices by group, in input order within a group.
+    let grouped = |items: &[Item<'_>]| {
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by(|&a, &b| items[a].group.cmp(&items[b].group).then(a.cmp(&b)));
+        order
+    };
+    let (old_order, new_order) = (grouped(old_items), grouped(new_items));
     let mut pairs = Vec::new();
-    let mut old_matched = vec![None; old.len()];
-    let mut new_matched = vec![false; new.len()];
-    let mut uneven = Vec::new();
-    for (o, n) in groups.values() {
-        if o.is_empty() || n.is_empty() {
+    let mut old_matched = vec![None; old_items.len()];
+    let mut new_matched = vec![false; new_items.len()];
+    // Groups whose sizes differ or whose names are not the same: (old, new) ranges.
+    let mut uneven: Vec<(&[usize], &[usize])> = Vec::new();
+    let (mut a, mut b) = (0, 0);
+    while a < old_order.len() && b < new_order.len() {
+        let (go, gn) = (old_items[old_order[a]].group, new_items[new_order[b]].group);
+        if go < gn {
+            a += 1;
             continue;
         }
-        let old_names: HashSet<&str> = o.iter().map(|&i| old[i].name).collect();
-        let same_names = o.len() == n.len() && n.iter().all(|&i| old_names.contains(new[i].name));
+        if gn < go {
+            b += 1;
+            continue;
+        }
+        let a_end = a + old_order[a..]
+            .iter()
+            .take_while(|&&i| old_items[i].group == go)
+            .count();
+        let b_end = b + new_order[b..]
+            .iter()
+            .take_while(|&&j| new_items[j].group == go)
+            .count();
+        let (o, n) = (&old_order[a..a_end], &new_order[b..b_end]);
+        (a, b) = (a_end, b_end);
+        // Names are distinct within a side: pairs of the same name, by sorting both.
+        let by_name = |group: &[usize], items: &[Item<'_>]| {
+            let mut sorted = group.to_vec();
+            sorted.sort_unstable_by_key(|&i| items[i].name);
+            sorted
+        };
+        let (o_names, n_names) = (by_name(o, old_items), by_name(n, new_items));
+        let mut same = Vec::new();
+        let (mut x, mut y) = (0, 0);
+        while x < o_names.len() && y < n_names.len() {
+            let (i, j) = (o_names[x], n_names[y]);
+            match old_items[i].name.cmp(new_items[j].name) {
+                std::cmp::Ordering::Less => x += 1,
+                std::cmp::Ordering::Greater => y += 1,
+                std::cmp::Ordering::Equal => {
+                    same.push((i, j, How::Name));
+                    (x, y) = (x + 1, y + 1);
+                }
+            }
+        }
+        let same_names = o.len() == n.len() && same.len() == n.len();
         if o.len() == n.len() && !same_names {
             for (&i, &j) in o.iter().zip(n) {
                 pairs.push((i, j, How::Position));
             }
             continue;
         }
-        let by_name: HashMap<&str, usize> = n.iter().map(|&j| (new[j].name, j)).collect();
-        for &i in o {
-            if let Some(&j) = by_name.get(old[i].name) {
-                pairs.push((i, j, How::Name));
-            }
-        }
+        pairs.extend(same);
         if !same_names {
             uneven.push((o, n));
         }
@@ -930,38 +1045,29 @@ fn match_items(old: &[Item<'_>], new: &[Item<'_>], by_operands: bool) -> Vec<(us
     }
     if by_operands {
         // Old items in input order, so operands defined earlier are matched first.
-        let mut left: Vec<usize> = uneven
+        let mut left: Vec<(usize, usize)> = uneven
             .iter()
-            .flat_map(|(o, _)| o.iter().copied())
-            .filter(|&i| old_matched[i].is_none())
+            .enumerate()
+            .flat_map(|(g, (o, _))| o.iter().map(move |&i| (i, g)))
+            .filter(|&(i, _)| old_matched[i].is_none())
             .collect();
         left.sort_unstable();
-        let group_new: HashMap<(&str, Option<&str>), &Vec<usize>> =
-            uneven.iter().map(|(o, n)| (old[o[0]].group, *n)).collect();
-        let old_by_name: HashMap<&str, usize> = old
-            .iter()
-            .enumerate()
-            .map(|(i, item)| (item.name, i))
-            .collect();
-        let new_by_name: HashMap<&str, usize> = new
-            .iter()
-            .enumerate()
-            .map(|(i, item)| (item.name, i))
-            .collect();
-        for i in left {
-            let Some(candidates) = group_new.get(&old[i].group) else {
-                continue;
-            };
+        for (i, g) in left {
+            let candidates = uneven[g].1;
+            let operands = old_items[i].operands;
             let found = candidates.iter().copied().find(|&j| {
                 !new_matched[j]
-                    && old[i].operands.len() == new[j].operands.len()
-                    && old[i].operands.iter().zip(new[j].operands).all(|(a, b)| {
-                        let a_match = old_by_name.get(a.as_str()).and_then(|&k| old_matched[k]);
-                        let b_index = new_by_name.get(b.as_str()).copied();
+                    && operands.len() == new_items[j].operands.len()
+                    && operands.iter().zip(new_items[j].operands).all(|(&a, &b)| {
+                        let a_match = old.by_name(a).and_then(|k| old_matched[k]);
+                        let b_index = new.by_name(b);
+                        let (a, b) = (old.held.strings.get(a), new.held.strings.get(b));
                         match (a_match, b_index) {
                             (Some(k), Some(b)) => k == b,
                             (Some(_), None) => false,
-                            (None, Some(b)) => !new_matched[b] && stem(a) == stem(new[b].name),
+                            (None, Some(b)) => {
+                                !new_matched[b] && stem(a) == stem(new_items[b].name)
+                            }
                             (None, None) => stem(a) == stem(b),
                         }
                     })
@@ -994,10 +1100,11 @@ impl Differ<'_> {
         !self.options.ignore.contains(&kind)
     }
 
-    fn changed(&mut self, at: &At<'_>, old: &Entry, new: &Entry) {
-        if old.same_text(new) {
+    fn changed(&mut self, at: &At<'_>, old: Listed<'_>, new: Listed<'_>) {
+        if old.same_text(&new) {
             return;
         }
+        let (old, new) = (old.entry(), new.entry());
         let mut aspects = Vec::new();
         compare(&old.shape(), &new.shape(), &mut Vec::new(), &mut aspects);
         aspects.retain(|a| self.keep(a.kind));
@@ -1009,18 +1116,18 @@ impl Differ<'_> {
             place: at.place.clone(),
             computation: at.computation.map(str::to_string),
             instruction: at.instruction.map(str::to_string),
-            old: Some(old.text.clone()),
-            new: Some(new.text.clone()),
-            aspects,
             old_bytes: old.bytes(),
             new_bytes: new.bytes(),
+            old: Some(old.text),
+            new: Some(new.text),
+            aspects,
             line: new.line,
             column: new.column,
-            path: new.path.clone(),
+            path: new.path,
         });
     }
 
-    fn lone(&mut self, at: &At<'_>, what: What, entry: Option<&Entry>, words: String) {
+    fn lone(&mut self, at: &At<'_>, what: What, entry: Option<Listed<'_>>, words: String) {
         let kind = if what == What::Added {
             ChangeKind::Added
         } else {
@@ -1029,8 +1136,14 @@ impl Differ<'_> {
         if !self.keep(kind) {
             return;
         }
-        let text = entry.map(|e| e.text.clone());
-        let bytes = entry.and_then(Entry::bytes);
+        let entry = entry.map(|e| e.entry());
+        let bytes = entry.as_ref().and_then(Entry::bytes);
+        let (line, column) = (
+            entry.as_ref().and_then(|e| e.line),
+            entry.as_ref().and_then(|e| e.column),
+        );
+        let path = entry.as_ref().and_then(|e| e.path.clone());
+        let text = entry.map(|e| e.text);
         self.result.changes.push(Change {
             what,
             place: at.place.clone(),
@@ -1045,13 +1158,13 @@ impl Differ<'_> {
             aspects: vec![Aspect { kind, words }],
             old_bytes: if what == What::Removed { bytes } else { None },
             new_bytes: if what == What::Added { bytes } else { None },
-            line: entry.and_then(|e| e.line),
-            column: entry.and_then(|e| e.column),
-            path: entry.and_then(|e| e.path.clone()),
+            line,
+            column,
+            path,
         });
     }
 
-    fn pair(&mut self, at: &At<'_>, old: Option<&Entry>, new: Option<&Entry>) {
+    fn pair(&mut self, at: &At<'_>, old: Option<Listed<'_>>, new: Option<Listed<'_>>) {
         match (old, new) {
             (Some(o), Some(n)) => self.changed(at, o, n),
             (None, Some(n)) => self.lone(at, What::Added, Some(n), "added".to_string()),
@@ -1060,18 +1173,21 @@ impl Differ<'_> {
         }
     }
 
-    fn messages(&mut self, old: &Listing, new: &Listing) {
+    fn messages<'h>(&mut self, old: &'h Held, new: &'h Held) {
         let count = old.entries.len().max(new.entries.len());
-        let shapes = old
-            .entries
+        let shapes = [old, new]
             .iter()
-            .chain(&new.entries)
-            .filter(|e| e.role == Role::Result)
+            .flat_map(|h| h.entries.iter().map(|slot| h.role(slot)))
+            .filter(|role| **role == Role::Result)
             .count();
+        let at_k = |held: &'h Held, k: usize| {
+            let slot = held.entries.get(k)?;
+            Some(Listed { held, slot })
+        };
         let mut shape_number = 0;
         for k in 0..count {
-            let (o, n) = (old.entries.get(k), new.entries.get(k));
-            let role = n.or(o).map(|e| &e.role);
+            let (o, n) = (at_k(old, k), at_k(new, k));
+            let role = n.or(o).map(|e| e.role());
             let place = match role {
                 Some(Role::EntryParameter { index }) => format!("parameter {index}"),
                 Some(Role::EntryResult) => "result".to_string(),
@@ -1101,7 +1217,7 @@ impl Differ<'_> {
                 .map(|c| {
                     c.parameters
                         .iter()
-                        .filter_map(|(&i, e)| match &e.role {
+                        .filter_map(|(&i, slot)| match m.held.role(slot) {
                             Role::Parameter { name, .. } => Some((i, clean_name(name).to_string())),
                             _ => None,
                         })
@@ -1129,8 +1245,8 @@ impl Differ<'_> {
             };
             self.pair(
                 &at,
-                old.entry_parameters.get(&index).copied(),
-                new.entry_parameters.get(&index).copied(),
+                old.shape(old.entry_parameters.get(&index).copied()),
+                new.shape(new.entry_parameters.get(&index).copied()),
             );
         }
         let at = At {
@@ -1138,10 +1254,14 @@ impl Differ<'_> {
             computation: None,
             instruction: None,
         };
-        self.pair(&at, old.entry_result, new.entry_result);
+        self.pair(
+            &at,
+            old.shape(old.entry_result),
+            new.shape(new.entry_result),
+        );
     }
 
-    fn computations(&mut self, old: &Module<'_>, new: &Module<'_>, opcodes: bool) {
+    fn computations<'a>(&mut self, old: &Module<'a>, new: &Module<'a>, opcodes: bool) {
         fn items<'a>(m: &Module<'a>) -> Vec<(&'a str, bool)> {
             m.computations.iter().map(|c| (c.name, c.entry)).collect()
         }
@@ -1163,26 +1283,34 @@ impl Differ<'_> {
         let n_rest: Vec<usize> = (0..n_items.len())
             .filter(|&j| Some(j) != new_entry || old_entry.is_none())
             .collect();
-        let to_items = |list: &[(&'_ str, bool)], idx: &[usize]| -> Vec<(String, usize)> {
-            idx.iter().map(|&i| (list[i].0.to_string(), i)).collect()
+        let named = |list: &[(&'a str, bool)], idx: &[usize]| -> Vec<(&'a str, usize)> {
+            idx.iter().map(|&i| (list[i].0, i)).collect()
         };
-        let (o_named, n_named) = (to_items(&o_items, &o_rest), to_items(&n_items, &n_rest));
-        let o_view: Vec<Item<'_>> = o_named
-            .iter()
-            .map(|(name, _)| Item {
-                name,
-                group: (stem(name), None),
-                operands: &[],
-            })
-            .collect();
-        let n_view: Vec<Item<'_>> = n_named
-            .iter()
-            .map(|(name, _)| Item {
-                name,
-                group: (stem(name), None),
-                operands: &[],
-            })
-            .collect();
+        let (o_named, n_named) = (named(&o_items, &o_rest), named(&n_items, &n_rest));
+        let o_view = Items {
+            items: o_named
+                .iter()
+                .map(|(name, _)| Item {
+                    name,
+                    group: (stem(name), None),
+                    operands: &[],
+                })
+                .collect(),
+            held: old.held,
+            by_name: None,
+        };
+        let n_view = Items {
+            items: n_named
+                .iter()
+                .map(|(name, _)| Item {
+                    name,
+                    group: (stem(name), None),
+                    operands: &[],
+                })
+                .collect(),
+            held: new.held,
+            by_name: None,
+        };
         for (i, j, how) in match_items(&o_view, &n_view, false) {
             pairs.push((o_named[i].1, n_named[j].1, how));
         }
@@ -1200,7 +1328,7 @@ impl Differ<'_> {
                     how,
                 });
             }
-            self.computation_pair(oc, nc, opcodes);
+            self.computation_pair((old, oc), (new, nc), opcodes);
         }
         for (i, c) in old.computations.iter().enumerate() {
             if !old_done[i] {
@@ -1229,7 +1357,12 @@ impl Differ<'_> {
         }
     }
 
-    fn computation_pair(&mut self, old: &Computation<'_>, new: &Computation<'_>, opcodes: bool) {
+    fn computation_pair(
+        &mut self,
+        (om, old): (&Module<'_>, &Computation<'_>),
+        (nm, new): (&Module<'_>, &Computation<'_>),
+        opcodes: bool,
+    ) {
         let name = new.name;
         let indices: std::collections::BTreeSet<usize> = old
             .parameters
@@ -1239,10 +1372,10 @@ impl Differ<'_> {
             .collect();
         for index in indices {
             let (o, n) = (
-                old.parameters.get(&index).copied(),
-                new.parameters.get(&index).copied(),
+                om.shape(old.parameters.get(&index).copied()),
+                nm.shape(new.parameters.get(&index).copied()),
             );
-            let pname = n.or(o).and_then(|e| match &e.role {
+            let pname = n.or(o).and_then(|e| match e.role() {
                 Role::Parameter { name, .. } => Some(clean_name(name).to_string()),
                 _ => None,
             });
@@ -1262,22 +1395,29 @@ impl Differ<'_> {
             computation: Some(name),
             instruction: None,
         };
-        self.pair(&at, old.result, new.result);
+        self.pair(&at, om.shape(old.result), nm.shape(new.result));
 
-        fn items<'a>(c: &Computation<'a>, opcodes: bool) -> Vec<Item<'a>> {
-            c.instructions
-                .iter()
-                .map(|ins| Item {
-                    name: ins.name,
-                    group: (stem(ins.name), if opcodes { ins.opcode } else { None }),
-                    operands: ins.operands,
-                })
-                .collect()
+        fn items<'a>(m: &Module<'a>, c: &'a Computation<'a>, opcodes: bool) -> Items<'a> {
+            Items {
+                items: c
+                    .instructions
+                    .iter()
+                    .map(|ins| Item {
+                        name: ins.name,
+                        group: (stem(ins.name), if opcodes { ins.opcode } else { None }),
+                        operands: ins.operands,
+                    })
+                    .collect(),
+                held: m.held,
+                by_name: Some(&c.by_name),
+            }
         }
-        let (o_items, n_items) = (items(old, opcodes), items(new, opcodes));
-        let pairs = match_items(&o_items, &n_items, opcodes);
-        let mut old_done = vec![false; o_items.len()];
-        let mut new_done = vec![false; n_items.len()];
+        let pairs = {
+            let (o_items, n_items) = (items(om, old, opcodes), items(nm, new, opcodes));
+            match_items(&o_items, &n_items, opcodes)
+        };
+        let mut old_done = vec![false; old.instructions.len()];
+        let mut new_done = vec![false; new.instructions.len()];
         for (i, j, how) in pairs {
             old_done[i] = true;
             new_done[j] = true;
@@ -1290,14 +1430,32 @@ impl Differ<'_> {
                     how,
                 });
             }
+            // The same roles with the same texts: nothing to report (the common case).
+            let same = {
+                let (mut o, mut n) = (om.shapes(oi), nm.shapes(ni));
+                loop {
+                    match (o.next(), n.next()) {
+                        (None, None) => break true,
+                        (Some(o), Some(n)) if o.role() == n.role() && o.same_text(&n) => {}
+                        _ => break false,
+                    }
+                }
+            };
+            if same {
+                continue;
+            }
+            let (o_shapes, n_shapes): (Vec<_>, Vec<_>) = (
+                om.shapes(oi).map(|s| (role_key(s.role()), s)).collect(),
+                nm.shapes(ni).map(|s| (role_key(s.role()), s)).collect(),
+            );
             let base = if oi.name == ni.name {
                 format!("{name}/{}", ni.name)
             } else {
                 format!("{name}/{} (was {})", ni.name, oi.name)
             };
             let keys: Vec<&String> = {
-                let mut keys: Vec<&String> = ni.shapes.iter().map(|(k, _)| k).collect();
-                for (k, _) in &oi.shapes {
+                let mut keys: Vec<&String> = n_shapes.iter().map(|(k, _)| k).collect();
+                for (k, _) in &o_shapes {
                     if !keys.contains(&k) {
                         keys.push(k);
                     }
@@ -1305,8 +1463,8 @@ impl Differ<'_> {
                 keys
             };
             for key in keys {
-                fn find<'a>(ins: &Instr<'a>, key: &str) -> Option<&'a Entry> {
-                    ins.shapes.iter().find(|(k, _)| k == key).map(|(_, e)| *e)
+                fn find<'a>(shapes: &[(String, Listed<'a>)], key: &str) -> Option<Listed<'a>> {
+                    shapes.iter().find(|(k, _)| k == key).map(|(_, e)| *e)
                 }
                 let place = if key.is_empty() {
                     base.clone()
@@ -1318,12 +1476,12 @@ impl Differ<'_> {
                     computation: Some(name),
                     instruction: Some(ni.name),
                 };
-                self.pair(&at, find(oi, key), find(ni, key));
+                self.pair(&at, find(&o_shapes, key), find(&n_shapes, key));
             }
         }
-        for (done, comp, what) in [
-            (&old_done, old, What::Removed),
-            (&new_done, new, What::Added),
+        for (done, module, comp, what) in [
+            (&old_done, om, old, What::Removed),
+            (&new_done, nm, new, What::Added),
         ] {
             for (i, ins) in comp.instructions.iter().enumerate() {
                 if done[i] {
@@ -1338,11 +1496,7 @@ impl Differ<'_> {
                     computation: Some(if what == What::Added { name } else { old.name }),
                     instruction: Some(ins.name),
                 };
-                let result = ins
-                    .shapes
-                    .iter()
-                    .find(|(k, _)| k.is_empty())
-                    .map(|(_, e)| *e);
+                let result = module.shapes(ins).find(|s| role_key(s.role()).is_empty());
                 let words = if what == What::Added {
                     "instruction added"
                 } else {

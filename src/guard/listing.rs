@@ -180,7 +180,7 @@ impl Entry {
     }
 
     /// An entry at no place yet.
-    fn bare(role: Role, text: String, held: Option<Box<ShapeProto>>) -> Self {
+    pub(crate) fn bare(role: Role, text: String, held: Option<Box<ShapeProto>>) -> Self {
         Entry {
             computation: None,
             entry: false,
@@ -192,6 +192,12 @@ impl Entry {
             column: None,
             path: None,
         }
+    }
+
+    /// The shape kept beside the text (when the text does not read back as it), taken
+    /// out.
+    pub(crate) fn take_held(&mut self) -> Option<Box<ShapeProto>> {
+        self.held.take()
     }
 
     /// The shape: its text read back (as a listing is read, [`parse_listing`]), or the
@@ -207,12 +213,6 @@ impl Entry {
     /// at a time where it can be ([`Entry::bytes`], the policy check).
     pub(crate) fn is_long_tuple_text(&self) -> bool {
         self.held.is_none() && long_tuple(&self.text)
-    }
-
-    /// Whether two entries hold the same shape, known from their texts alone (both
-    /// read back from their texts, and the texts are the same).
-    pub(crate) fn same_text(&self, other: &Entry) -> bool {
-        self.held.is_none() && other.held.is_none() && self.text == other.text
     }
 
     /// The validated shape (with the rules of the form it was read from), if valid.

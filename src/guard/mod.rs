@@ -5,6 +5,7 @@
 //! Python binding.
 
 pub mod diff;
+mod held;
 pub mod listing;
 pub mod policy;
 

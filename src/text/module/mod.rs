@@ -32,7 +32,7 @@ mod text;
 pub type Check<'c> = dyn FnMut(&ShapeProto) -> Report + 'c;
 
 /// What a shape is, where it stands in a module.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
     /// Parameter `index` in the module's `entry_computation_layout`.
     EntryParameter {

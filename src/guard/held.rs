@@ -1,0 +1,358 @@
+//! A listing held for comparison ([`super::diff`]): each distinct name and shape text
+//! stored once, end to end, and the entries and instructions as small indices into
+//! them. Held as [`Listing`]s, two modules of a million instructions took 3.7 GB
+//! (twenty times their text); held thus, about their text's size.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
+use super::listing::{Entry, Instruction, Item, Kind, Listing, ReadError};
+use crate::proto::ShapeProto;
+use crate::text::module::Role;
+
+/// The index that stands for no value.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Strings stored end to end, by index; each distinct one once when interned.
+#[derive(Default)]
+pub(crate) struct Strings {
+    text: String,
+    ends: Vec<usize>,
+    table: HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+fn get<'a>(text: &'a str, ends: &[usize], id: u32) -> &'a str {
+    let i = id as usize;
+    let start = match i.checked_sub(1) {
+        Some(before) => ends.get(before).copied().unwrap_or(0),
+        None => 0,
+    };
+    let end = ends.get(i).copied().unwrap_or(start);
+    text.get(start..end).unwrap_or_default()
+}
+
+impl Strings {
+    /// The string at `id` (`""` for [`NONE`]).
+    pub(crate) fn get(&self, id: u32) -> &str {
+        get(&self.text, &self.ends, id)
+    }
+
+    /// The string at `id`, `None` for [`NONE`].
+    pub(crate) fn opt(&self, id: u32) -> Option<&str> {
+        (id != NONE).then(|| self.get(id))
+    }
+
+    /// Stores `s` without looking for it: its index, `None` past `u32::MAX - 1`.
+    fn push(&mut self, s: &str) -> Option<u32> {
+        let id = u32::try_from(self.ends.len())
+            .ok()
+            .filter(|&id| id != NONE)?;
+        self.text.push_str(s);
+        self.ends.push(self.text.len());
+        Some(id)
+    }
+
+    /// The index of `s`, stored if it is new; `None` past `u32::MAX - 1` strings.
+    pub(crate) fn intern(&mut self, s: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(s);
+        let (text, ends) = (&self.text, &self.ends);
+        if let Some(&id) = self.table.find(hash, |&id| get(text, ends, id) == s) {
+            return Some(id);
+        }
+        let id = self.push(s)?;
+        let (text, ends, hasher) = (&self.text, &self.ends, &self.hasher);
+        self.table
+            .insert_unique(hash, id, |&id| hasher.hash_one(get(text, ends, id)));
+        Some(id)
+    }
+}
+
+/// One entry: indices into its listing's strings (and the rest).
+#[derive(Clone, Copy)]
+pub(crate) struct Slot {
+    /// The computation's name, or [`NONE`].
+    pub(crate) computation: u32,
+    /// The instruction's name, or [`NONE`].
+    pub(crate) instruction: u32,
+    /// Into [`Held::roles`].
+    pub(crate) role: u32,
+    /// The shape's text.
+    pub(crate) text: u32,
+    /// Into the paths, or [`NONE`].
+    path: u32,
+    /// The line and column, [`NONE`] for none (or in `extra`, when too large).
+    line: u32,
+    column: u32,
+    /// Into the extras, or [`NONE`].
+    extra: u32,
+}
+
+/// What few entries have: a shape whose text does not read back as it, or a line or
+/// column too large for a `u32`.
+struct Extra {
+    held: Option<Box<ShapeProto>>,
+    line: Option<usize>,
+    column: Option<usize>,
+}
+
+/// One instruction: indices into its listing's strings.
+pub(crate) struct Op {
+    /// The computation's name.
+    pub(crate) computation: u32,
+    /// Its name.
+    pub(crate) name: u32,
+    /// Its opcode.
+    pub(crate) opcode: u32,
+    /// Its operands' names: `operands[start..end]` of the listing.
+    operands: (u32, u32),
+}
+
+/// A listing held compactly (see the module docs).
+pub(crate) struct Held {
+    /// The file's name as given.
+    pub(crate) file: String,
+    /// Module or messages.
+    pub(crate) kind: Kind,
+    /// Names of computations, instructions and operands, opcodes and shape texts.
+    pub(crate) strings: Strings,
+    /// Each distinct role once.
+    roles: Vec<Role>,
+    role_ids: HashMap<Role, u32>,
+    /// The shapes, in order.
+    pub(crate) entries: Vec<Slot>,
+    /// The instructions, in order (none for a listing read back).
+    pub(crate) instructions: Vec<Op>,
+    operands: Vec<u32>,
+    paths: Strings,
+    extras: Vec<Extra>,
+    /// The computations (their names' indices) some entry marks as the entry one.
+    entry_computations: HashSet<u32>,
+    /// Set when more strings, entries or operands came than `u32` indices reach.
+    overflow: bool,
+}
+
+impl Held {
+    /// An empty listing of `file`.
+    pub(crate) fn new(file: &str, kind: Kind) -> Self {
+        Held {
+            file: file.to_string(),
+            kind,
+            strings: Strings::default(),
+            roles: Vec::new(),
+            role_ids: HashMap::new(),
+            entries: Vec::new(),
+            instructions: Vec::new(),
+            operands: Vec::new(),
+            paths: Strings::default(),
+            extras: Vec::new(),
+            entry_computations: HashSet::new(),
+            overflow: false,
+        }
+    }
+
+    /// `listing` held compactly.
+    pub(crate) fn of(listing: &Listing) -> Self {
+        let mut held = Held::new(&listing.file, listing.kind);
+        for entry in &listing.entries {
+            held.push_entry(entry.clone());
+        }
+        for instruction in &listing.instructions {
+            held.push_instruction(instruction);
+        }
+        held
+    }
+
+    fn intern(&mut self, s: Option<&str>) -> u32 {
+        let Some(s) = s else { return NONE };
+        self.strings.intern(s).unwrap_or_else(|| {
+            self.overflow = true;
+            NONE
+        })
+    }
+
+    fn index(&mut self, len: usize) -> u32 {
+        u32::try_from(len)
+            .ok()
+            .filter(|&i| i != NONE)
+            .unwrap_or_else(|| {
+                self.overflow = true;
+                NONE
+            })
+    }
+
+    /// Adds the next entry.
+    pub(crate) fn push_entry(&mut self, mut entry: Entry) {
+        let held = entry.take_held();
+        let computation = self.intern(entry.computation.as_deref());
+        let layout = matches!(entry.role, Role::EntryParameter { .. } | Role::EntryResult);
+        if entry.entry && computation != NONE && !layout {
+            self.entry_computations.insert(computation);
+        }
+        let instruction = self.intern(entry.instruction.as_deref());
+        let role = match self.role_ids.get(&entry.role) {
+            Some(&id) => id,
+            None => {
+                let id = self.index(self.roles.len());
+                self.role_ids.insert(entry.role.clone(), id);
+                self.roles.push(entry.role);
+                id
+            }
+        };
+        let text = self.intern(Some(&entry.text));
+        let path = match entry.path.as_deref().map(|p| self.paths.push(p)) {
+            None => NONE,
+            Some(Some(id)) => id,
+            Some(None) => {
+                self.overflow = true;
+                NONE
+            }
+        };
+        let small = |n: Option<usize>| match n {
+            None => Some(NONE),
+            Some(n) => u32::try_from(n).ok().filter(|&n| n != NONE),
+        };
+        let (line, column) = (small(entry.line), small(entry.column));
+        let extra = if held.is_some() || line.is_none() || column.is_none() {
+            self.extras.push(Extra {
+                held,
+                line: entry.line,
+                column: entry.column,
+            });
+            self.index(self.extras.len() - 1)
+        } else {
+            NONE
+        };
+        self.entries.push(Slot {
+            computation,
+            instruction,
+            role,
+            text,
+            path,
+            line: line.unwrap_or(NONE),
+            column: column.unwrap_or(NONE),
+            extra,
+        });
+        if self.entries.len() >= NONE as usize {
+            self.overflow = true;
+        }
+    }
+
+    /// Adds the next instruction.
+    pub(crate) fn push_instruction(&mut self, instruction: &Instruction) {
+        let computation = self.intern(Some(&instruction.computation));
+        let name = self.intern(Some(&instruction.name));
+        let opcode = self.intern(Some(&instruction.opcode));
+        let start = self.index(self.operands.len());
+        for operand in &instruction.operands {
+            let id = self.intern(Some(operand));
+            self.operands.push(id);
+        }
+        let end = self.index(self.operands.len());
+        self.instructions.push(Op {
+            computation,
+            name,
+            opcode,
+            operands: (start, end),
+        });
+    }
+
+    /// The role of entry `slot`.
+    pub(crate) fn role(&self, slot: &Slot) -> &Role {
+        // Every role index was made by `push_entry`.
+        &self.roles[slot.role as usize]
+    }
+
+    /// Whether entry `slot` keeps its shape beside its text (the text does not read
+    /// back as it).
+    pub(crate) fn holds_shape(&self, slot: &Slot) -> bool {
+        self.extra(slot).is_some_and(|e| e.held.is_some())
+    }
+
+    fn extra(&self, slot: &Slot) -> Option<&Extra> {
+        self.extras.get(slot.extra as usize)
+    }
+
+    /// Whether the computation named by string `id` is the entry computation.
+    pub(crate) fn is_entry_computation(&self, id: u32) -> bool {
+        self.entry_computations.contains(&id)
+    }
+
+    /// The operands of `op`.
+    pub(crate) fn operands(&self, op: &Op) -> &[u32] {
+        let (start, end) = op.operands;
+        self.operands
+            .get(start as usize..end as usize)
+            .unwrap_or_default()
+    }
+
+    /// Entry `slot` as a listing entry.
+    pub(crate) fn entry(&self, slot: &Slot) -> Entry {
+        let extra = self.extra(slot);
+        let wide = |n: u32| (n != NONE).then_some(n as usize);
+        let held = extra.and_then(|e| e.held.clone());
+        let mut entry = Entry::bare(
+            self.role(slot).clone(),
+            self.strings.get(slot.text).to_string(),
+            held,
+        );
+        entry.computation = self.strings.opt(slot.computation).map(str::to_string);
+        entry.entry = self.is_entry_computation(slot.computation);
+        entry.instruction = self.strings.opt(slot.instruction).map(str::to_string);
+        entry.path = self.paths.opt(slot.path).map(str::to_string);
+        entry.line = extra.map_or(wide(slot.line), |e| e.line);
+        entry.column = extra.map_or(wide(slot.column), |e| e.column);
+        entry
+    }
+
+    /// An error if some index overflowed.
+    fn check(self) -> Result<Self, ReadError> {
+        if self.overflow {
+            return Err(ReadError {
+                file: self.file,
+                code: "too_large",
+                message: format!(
+                    "more than {} names, shapes or operands to compare",
+                    NONE - 1
+                ),
+            });
+        }
+        Ok(self)
+    }
+}
+
+/// Reads one file as [`super::listing::read_path`] does, each listing held compactly
+/// as it is read.
+pub(crate) fn read_path(
+    path: &std::path::Path,
+    name: &str,
+    options: &super::listing::ReadOptions,
+) -> Result<Vec<Held>, ReadError> {
+    let mut helds: Vec<Held> = Vec::new();
+    let mut module: Option<Held> = None;
+    let single =
+        super::listing::stream_path_with(path, name, options, true, &mut |listing, item| {
+            // A module or messages (read from some form) are one listing, a listing file
+            // read back one per file named in it.
+            let held = if listing.form.is_some() {
+                module.get_or_insert_with(|| Held::new(&listing.file, listing.kind))
+            } else {
+                if !matches!(helds.last(), Some(last) if last.file == listing.file) {
+                    helds.push(Held::new(&listing.file, listing.kind));
+                }
+                let Some(last) = helds.last_mut() else { return };
+                last
+            };
+            match item {
+                Item::Entry(entry) => held.push_entry(entry),
+                Item::Instruction(instruction) => held.push_instruction(&instruction),
+            }
+        })?;
+    if let Some(single) = single {
+        let held = module.unwrap_or_else(|| Held::new(&single.file, single.kind));
+        return Ok(vec![held.check()?]);
+    }
+    helds.into_iter().map(Held::check).collect()
+}

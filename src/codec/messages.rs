@@ -293,9 +293,9 @@ pub(crate) fn merge_shape_streaming(
 /// start with [`RESULT_INDEX`]), and each parameter name is read (and checked as
 /// UTF-8), handed to `name` and counted in `names`, not kept. It stops, returning
 /// `Ok(false)`, at the first field that the whole decode would keep as unknown, at the
-/// top level or in a parameter (whose shapes handed on so far are then to be dropped),
-/// so that bytes of some other message cost nothing to try; the unknown fields of the
-/// result are left in `unknown`. The same code reads the same bytes in the same order,
+/// top level, in a parameter or in the shapes of a result it opens (the shapes handed
+/// on so far are then to be dropped), so that bytes of some other message cost nothing
+/// to try; the unknown fields of a result read whole are left in `unknown`. The same code reads the same bytes in the same order,
 /// so an error before any unknown field is the one [`merge_message`] gives. Returns the
 /// number of parameters through `parameters`.
 pub(crate) fn merge_clean_program_streaming(

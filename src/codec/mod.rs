@@ -251,8 +251,8 @@ pub type ProgramLeafFn<'a> =
 pub type ProgramDecodedLeafFn<'a> =
     dyn FnMut(ProgramPart, &[usize], std::ops::Range<usize>, Decoded<ShapeProto>) + 'a;
 
-/// [`decode_program_shape`] for a message with no unknown field in its parameters or
-/// at its top level, handing the parameters to `leaf` as they are decoded (each opened
+/// [`decode_program_shape`] for a message with no unknown field in its parameters, at
+/// its top level or in the shapes of a result it opens, handing the parameters to `leaf` as they are decoded (each opened
 /// into its plain tuples, as [`decode_shape_leaves`] opens a tuple), and the result
 /// too when it is a plain tuple given once ([`StreamedProgram::result_streamed`]), and
 /// reading the parameter names without keeping them, so that a program shape of a

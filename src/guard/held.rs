@@ -331,25 +331,35 @@ pub(crate) fn read_path(
     options: &super::listing::ReadOptions,
 ) -> Result<Vec<Held>, ReadError> {
     let mut helds: Vec<Held> = Vec::new();
+    let mut files: HashMap<String, usize> = HashMap::new();
     let mut module: Option<Held> = None;
-    let single =
-        super::listing::stream_path_with(path, name, options, true, &mut |listing, item| {
-            // A module or messages (read from some form) are one listing, a listing file
-            // read back one per file named in it.
-            let held = if listing.form.is_some() {
-                module.get_or_insert_with(|| Held::new(&listing.file, listing.kind))
-            } else {
-                if !matches!(helds.last(), Some(last) if last.file == listing.file) {
+    let mut sink = |listing: &Listing, item| {
+        // A module or messages (read from some form) are one listing; a listing file
+        // read back one per file named in it, in the order they first appear, each a
+        // module when any of its lines has a module's location.
+        let held = if listing.form.is_some() {
+            module.get_or_insert_with(|| Held::new(&listing.file, listing.kind))
+        } else {
+            let at = match files.get(listing.file.as_str()) {
+                Some(&at) => at,
+                None => {
                     helds.push(Held::new(&listing.file, listing.kind));
+                    files.insert(listing.file.clone(), helds.len() - 1);
+                    helds.len() - 1
                 }
-                let Some(last) = helds.last_mut() else { return };
-                last
             };
-            match item {
-                Item::Entry(entry) => held.push_entry(entry),
-                Item::Instruction(instruction) => held.push_instruction(&instruction),
+            let held = &mut helds[at];
+            if listing.kind == Kind::Module {
+                held.kind = Kind::Module;
             }
-        })?;
+            held
+        };
+        match item {
+            Item::Entry(entry) => held.push_entry(entry),
+            Item::Instruction(instruction) => held.push_instruction(&instruction),
+        }
+    };
+    let single = super::listing::stream_path_with(path, name, options, true, &mut sink)?;
     if let Some(single) = single {
         let held = module.unwrap_or_else(|| Held::new(&single.file, single.kind));
         return Ok(vec![held.check()?]);

@@ -613,14 +613,17 @@ fn collect(
     let (mut listings, mut instructions) = (Vec::<Listing>::new(), Vec::new());
     let single = read(&mut |listing, item| match item {
         Item::Instruction(instruction) => instructions.push(instruction),
-        Item::Entry(entry) => match listings.last_mut() {
-            Some(last) if last.file == listing.file => last.entries.push(entry),
-            _ => {
-                let mut new = Listing::new(&listing.file, listing.kind, listing.form);
-                new.entries.push(entry);
-                listings.push(new);
-            }
-        },
+        Item::Entry(entry) => {
+            // Files in the order they first appear (the last one, nearly always).
+            let at = match listings.iter().rposition(|l| l.file == listing.file) {
+                Some(at) => at,
+                None => {
+                    listings.push(Listing::new(&listing.file, listing.kind, listing.form));
+                    listings.len() - 1
+                }
+            };
+            group(&mut listings[at], listing, entry);
+        }
     })?;
     if let Some(mut single) = single {
         // A module or single messages: one listing (a module's with its instructions).
@@ -650,14 +653,16 @@ pub fn stream_path(
     .map(drop)
 }
 
-/// [`stream_path`], each shape handed on as an [`Item`], and a module's instructions
-/// too if `instructions` is set; returns the listing (with neither) of an input that is
-/// one (a module, or messages), `None` for a listing file read back.
+/// [`stream_path`], each shape handed on as an [`Item`]; returns the listing (with no
+/// entries) of an input that is one (a module, or messages), `None` for a listing file
+/// read back. A `collecting` reader is handed a module's instructions too, and the
+/// lines of a listing file read back in their order (it groups them by file, as
+/// [`parse_listing`] does: [`collect`]).
 pub(crate) fn stream_path_with(
     path: &FsPath,
     name: &str,
     options: &ReadOptions,
-    instructions: bool,
+    collecting: bool,
     sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<Option<Listing>, ReadError> {
     let file = std::fs::File::open(path).map_err(|e| error(name, "io_error", e.to_string()))?;
@@ -665,7 +670,7 @@ pub(crate) fn stream_path_with(
     // doubling (up to twice its size).
     let size = file.metadata().map_or(0, |m| m.len());
     let reader = std::io::BufReader::with_capacity(1 << 20, file);
-    stream_reader_with((reader, size), name, options, instructions, sink)
+    stream_reader_with((reader, size), name, options, collecting, sink)
 }
 
 /// [`stream_path`] of a stream that cannot be read twice (standard input): module text
@@ -689,7 +694,7 @@ fn stream_reader_with(
     (mut reader, size): (impl BufRead, u64),
     name: &str,
     options: &ReadOptions,
-    instructions: bool,
+    collecting: bool,
     sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<Option<Listing>, ReadError> {
     let head = reader
@@ -707,7 +712,7 @@ fn stream_reader_with(
     match form {
         Some(Form::HloModule) if text => {
             let listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
-            module_text_scan(&listing, reader, options.style, instructions, sink)?;
+            module_text_scan(&listing, reader, options.style, collecting, sink)?;
             return Ok(Some(listing));
         }
         Some(Form::Hlo) if text && !head.is_empty() => {
@@ -724,7 +729,7 @@ fn stream_reader_with(
         .map_err(|e| error(name, "io_error", e.to_string()))?;
     std::io::Read::read_to_end(&mut reader, &mut bytes)
         .map_err(|e| error(name, "io_error", e.to_string()))?;
-    read_bytes_with(name, &bytes, options, instructions, sink)
+    read_bytes_with(name, &bytes, options, collecting, sink)
 }
 
 /// Lists HLO text of one shape (or program shape) a line, a line at a time.
@@ -795,15 +800,22 @@ fn read_bytes_with(
     name: &str,
     bytes: &[u8],
     options: &ReadOptions,
-    instructions: bool,
+    collecting: bool,
     sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<Option<Listing>, ReadError> {
     if bytes.is_empty() {
         return Err(error(name, "empty_input", "the input is empty"));
     }
-    // The listings of a listing file read back go on entry by entry.
-    let listings = |listings: Vec<Listing>, sink: &mut dyn FnMut(&Listing, Item)| {
-        for mut listing in listings {
+    // A listing file read back: to a collecting reader a line at a time (it groups
+    // the entries by file), to others grouped by file first.
+    let listings = |sink: &mut dyn FnMut(&Listing, Item)| {
+        if collecting {
+            listing_lines(name, bytes, &mut |listing, entry| {
+                sink(listing, Item::Entry(entry))
+            })?;
+            return Ok(None);
+        }
+        for mut listing in parse_listing(name, bytes)? {
             for entry in std::mem::take(&mut listing.entries) {
                 sink(&listing, Item::Entry(entry));
             }
@@ -811,13 +823,13 @@ fn read_bytes_with(
         Ok(None)
     };
     let form = match options.source {
-        Source::Listing => return listings(parse_listing(name, bytes)?, sink),
+        Source::Listing => return listings(sink),
         Source::Form(form) => form,
         Source::Auto => match check::detect(bytes) {
             Ok(form) => form,
             Err(reason) => {
-                if let Ok(read) = parse_listing(name, bytes) {
-                    return listings(read, sink);
+                if let Ok(read) = listings(sink) {
+                    return Ok(read);
                 }
                 return Err(error(
                     name,
@@ -830,12 +842,12 @@ fn read_bytes_with(
     let listing = match form {
         Form::HloModule => {
             let listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
-            module_text_scan(&listing, bytes, options.style, instructions, sink)?;
+            module_text_scan(&listing, bytes, options.style, collecting, sink)?;
             return Ok(Some(listing));
         }
         Form::HloModuleProto => {
             let listing = Listing::new(name, Kind::Module, Some(Form::HloModuleProto));
-            module_proto_scan(&listing, bytes, options.style, instructions, sink)?;
+            module_proto_scan(&listing, bytes, options.style, collecting, sink)?;
             return Ok(Some(listing));
         }
         Form::Binary | Form::Json => {
@@ -1296,6 +1308,37 @@ fn module_proto_scan(
 /// it, in the order they first appear. Blank lines and `//` or `#` comment lines are
 /// skipped.
 pub fn parse_listing(name: &str, bytes: &[u8]) -> Result<Vec<Listing>, ReadError> {
+    let mut listings: Vec<Listing> = Vec::new();
+    listing_lines(name, bytes, &mut |line, entry| {
+        let at = match listings.iter().position(|l| l.file == line.file) {
+            Some(at) => at,
+            None => {
+                listings.push(Listing::new(&line.file, line.kind, None));
+                listings.len() - 1
+            }
+        };
+        group(&mut listings[at], line, entry);
+    })?;
+    Ok(listings)
+}
+
+/// Adds `entry`, read from a line of `line`'s file, to `listing` (of that file): a file
+/// is a module when any of its lines has a module's location.
+fn group(listing: &mut Listing, line: &Listing, entry: Entry) {
+    if line.kind == Kind::Module {
+        listing.kind = Kind::Module;
+    }
+    listing.entries.push(entry);
+}
+
+/// Reads a listing written by `shapes` back a line at a time, as [`parse_listing`]
+/// does, handing each entry to `sink` with a listing (no entries) of its file and the
+/// kind its line tells; the entries handed on are to be dropped on an error.
+fn listing_lines(
+    name: &str,
+    bytes: &[u8],
+    sink: &mut dyn FnMut(&Listing, Entry),
+) -> Result<(), ReadError> {
     let text = std::str::from_utf8(bytes).map_err(|_| {
         error(
             name,
@@ -1303,7 +1346,7 @@ pub fn parse_listing(name: &str, bytes: &[u8]) -> Result<Vec<Listing>, ReadError
             "a listing is text, and this is not UTF-8",
         )
     })?;
-    let mut listings: Vec<Listing> = Vec::new();
+    let mut current: Option<Listing> = None;
     for (index, line) in text.lines().enumerate() {
         let number = index + 1;
         let trimmed = line.trim();
@@ -1331,23 +1374,16 @@ pub fn parse_listing(name: &str, bytes: &[u8]) -> Result<Vec<Listing>, ReadError
         };
         entry.text = shape_text.to_string();
         entry.line = Some(number);
-        let at = match listings.iter().position(|l| l.file == file) {
-            Some(at) => at,
-            None => {
-                listings.push(Listing::new(file, kind, None));
-                listings.len() - 1
-            }
+        let listing = match &mut current {
+            Some(listing) if listing.file == file && listing.kind == kind => listing,
+            _ => current.insert(Listing::new(file, kind, None)),
         };
-        let listing = &mut listings[at];
-        if kind == Kind::Module {
-            listing.kind = Kind::Module;
-        }
-        listing.entries.push(entry);
+        sink(listing, entry);
     }
-    if listings.is_empty() {
+    if current.is_none() {
         return Err(error(name, "no_shapes", "no listing line in the input"));
     }
-    Ok(listings)
+    Ok(())
 }
 
 fn bare_entry(role: Role) -> Entry {

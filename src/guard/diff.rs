@@ -162,7 +162,7 @@ pub struct Change {
     pub new: Option<String>,
     /// What changed.
     pub aspects: Vec<Aspect>,
-    /// Allocated bytes of the old shape ([`listing::allocated_bytes`]).
+    /// Allocated bytes of the old shape ([`super::listing::allocated_bytes`]).
     pub old_bytes: Option<u64>,
     /// Allocated bytes of the new shape.
     pub new_bytes: Option<u64>,
@@ -801,15 +801,16 @@ struct Computation<'a> {
     entry: bool,
     parameters: BTreeMap<usize, &'a Slot>,
     result: Option<&'a Slot>,
-    instructions: Vec<Instr<'a>>,
+    instructions: Vec<Instr>,
     /// Instruction index by name index.
     by_name: HashMap<u32, u32>,
 }
 
-struct Instr<'a> {
-    name: &'a str,
-    opcode: Option<&'a str>,
-    operands: &'a [u32],
+/// An instruction: its name's index, its instruction record's (for its opcode and
+/// operands; [`NONE`] for none, in a listing read back) and its entries.
+struct Instr {
+    name: u32,
+    op: u32,
     /// The first and last of its entries (chained by [`Module::next`]), [`NONE`] for
     /// none.
     shapes: (u32, u32),
@@ -843,14 +844,13 @@ impl<'a> Module<'a> {
                 module.computations.len() - 1
             })
         }
-        fn instr<'a>(held: &'a Held, c: &mut Computation<'a>, name: u32) -> usize {
+        fn instr(c: &mut Computation<'_>, name: u32) -> usize {
             let next = c.instructions.len() as u32;
             let at = *c.by_name.entry(name).or_insert(next);
             if at == next {
                 c.instructions.push(Instr {
-                    name: held.strings.get(name),
-                    opcode: None,
-                    operands: &[],
+                    name,
+                    op: NONE,
                     shapes: (NONE, NONE),
                 });
             }
@@ -877,7 +877,7 @@ impl<'a> Module<'a> {
                             if slot.instruction == NONE {
                                 continue;
                             }
-                            let i = instr(held, c, slot.instruction);
+                            let i = instr(c, slot.instruction);
                             let ins = &mut c.instructions[i];
                             let k = k as u32;
                             match ins.shapes {
@@ -892,18 +892,33 @@ impl<'a> Module<'a> {
                 }
             }
         }
-        for op in &held.instructions {
+        for (k, op) in held.instructions.iter().enumerate() {
             let at = computation(&mut module, &mut index, op.computation);
             let c = &mut module.computations[at];
-            let i = instr(held, c, op.name);
-            c.instructions[i].opcode = held.strings.opt(op.opcode);
-            c.instructions[i].operands = held.operands(op);
+            let i = instr(c, op.name);
+            c.instructions[i].op = k as u32;
         }
         module
     }
 
+    fn name(&self, ins: &Instr) -> &'a str {
+        self.held.strings.get(ins.name)
+    }
+
+    fn opcode(&self, ins: &Instr) -> Option<&'a str> {
+        let op = self.held.instructions.get(ins.op as usize)?;
+        self.held.strings.opt(op.opcode)
+    }
+
+    fn operands(&self, ins: &Instr) -> &'a [u32] {
+        match self.held.instructions.get(ins.op as usize) {
+            Some(op) => self.held.operands(op),
+            None => &[],
+        }
+    }
+
     /// The entries of `ins`, in order.
-    fn shapes(&self, ins: &Instr<'_>) -> impl Iterator<Item = Listed<'a>> + '_ {
+    fn shapes(&self, ins: &Instr) -> impl Iterator<Item = Listed<'a>> + '_ {
         let mut at = ins.shapes.0;
         std::iter::from_fn(move || {
             let slot = self.held.entries.get(at as usize)?;
@@ -949,23 +964,69 @@ pub fn stem(name: &str) -> &str {
     }
 }
 
-/// What the matching sees of one item.
-struct Item<'a> {
-    name: &'a str,
-    group: (&'a str, Option<&'a str>),
-    /// Its operands' names, by index into `Items::held`'s strings.
-    operands: &'a [u32],
+/// What the matching sees of one side: computations by name, or the instructions of
+/// one computation.
+enum Names<'a> {
+    Computations(&'a [(&'a str, usize)]),
+    Instructions {
+        module: &'a Module<'a>,
+        computation: &'a Computation<'a>,
+        opcodes: bool,
+    },
 }
 
 /// The items of one side, with what reads their operands: the side's strings, and
 /// item index by name index.
 struct Items<'a> {
-    items: Vec<Item<'a>>,
+    names: Names<'a>,
     held: &'a Held,
     by_name: Option<&'a HashMap<u32, u32>>,
 }
 
-impl Items<'_> {
+impl<'a> Items<'a> {
+    fn len(&self) -> usize {
+        match &self.names {
+            Names::Computations(list) => list.len(),
+            Names::Instructions { computation, .. } => computation.instructions.len(),
+        }
+    }
+
+    fn name(&self, i: usize) -> &'a str {
+        match &self.names {
+            Names::Computations(list) => list[i].0,
+            Names::Instructions {
+                module,
+                computation,
+                ..
+            } => module.name(&computation.instructions[i]),
+        }
+    }
+
+    /// The group: the stem and, for instructions when both sides name them, the opcode.
+    fn group(&self, i: usize) -> (&'a str, Option<&'a str>) {
+        let opcode = match &self.names {
+            Names::Instructions {
+                module,
+                computation,
+                opcodes: true,
+            } => module.opcode(&computation.instructions[i]),
+            _ => None,
+        };
+        (stem(self.name(i)), opcode)
+    }
+
+    /// Its operands' names, by index into the side's strings.
+    fn operands(&self, i: usize) -> &'a [u32] {
+        match &self.names {
+            Names::Computations(_) => &[],
+            Names::Instructions {
+                module,
+                computation,
+                ..
+            } => module.operands(&computation.instructions[i]),
+        }
+    }
+
     fn by_name(&self, name: u32) -> Option<usize> {
         self.by_name?.get(&name).map(|&i| i as usize)
     }
@@ -973,22 +1034,21 @@ impl Items<'_> {
 
 /// Matches old and new items (see the module docs): pairs (old index, new index, how).
 fn match_items(old: &Items<'_>, new: &Items<'_>, by_operands: bool) -> Vec<(usize, usize, How)> {
-    let (old_items, new_items) = (&old.items, &new.items);
     // Each side's indices by group, in input order within a group.
-    let grouped = |items: &[Item<'_>]| {
+    let grouped = |items: &Items<'_>| {
         let mut order: Vec<usize> = (0..items.len()).collect();
-        order.sort_by(|&a, &b| items[a].group.cmp(&items[b].group).then(a.cmp(&b)));
+        order.sort_by(|&a, &b| items.group(a).cmp(&items.group(b)).then(a.cmp(&b)));
         order
     };
-    let (old_order, new_order) = (grouped(old_items), grouped(new_items));
+    let (old_order, new_order) = (grouped(old), grouped(new));
     let mut pairs = Vec::new();
-    let mut old_matched = vec![None; old_items.len()];
-    let mut new_matched = vec![false; new_items.len()];
+    let mut old_matched = vec![None; old.len()];
+    let mut new_matched = vec![false; new.len()];
     // Groups whose sizes differ or whose names are not the same: (old, new) ranges.
     let mut uneven: Vec<(&[usize], &[usize])> = Vec::new();
     let (mut a, mut b) = (0, 0);
     while a < old_order.len() && b < new_order.len() {
-        let (go, gn) = (old_items[old_order[a]].group, new_items[new_order[b]].group);
+        let (go, gn) = (old.group(old_order[a]), new.group(new_order[b]));
         if go < gn {
             a += 1;
             continue;
@@ -999,26 +1059,26 @@ fn match_items(old: &Items<'_>, new: &Items<'_>, by_operands: bool) -> Vec<(usiz
         }
         let a_end = a + old_order[a..]
             .iter()
-            .take_while(|&&i| old_items[i].group == go)
+            .take_while(|&&i| old.group(i) == go)
             .count();
         let b_end = b + new_order[b..]
             .iter()
-            .take_while(|&&j| new_items[j].group == go)
+            .take_while(|&&j| new.group(j) == go)
             .count();
         let (o, n) = (&old_order[a..a_end], &new_order[b..b_end]);
         (a, b) = (a_end, b_end);
         // Names are distinct within a side: pairs of the same name, by sorting both.
-        let by_name = |group: &[usize], items: &[Item<'_>]| {
+        let by_name = |group: &[usize], items: &Items<'_>| {
             let mut sorted = group.to_vec();
-            sorted.sort_unstable_by_key(|&i| items[i].name);
+            sorted.sort_unstable_by_key(|&i| items.name(i));
             sorted
         };
-        let (o_names, n_names) = (by_name(o, old_items), by_name(n, new_items));
+        let (o_names, n_names) = (by_name(o, old), by_name(n, new));
         let mut same = Vec::new();
         let (mut x, mut y) = (0, 0);
         while x < o_names.len() && y < n_names.len() {
             let (i, j) = (o_names[x], n_names[y]);
-            match old_items[i].name.cmp(new_items[j].name) {
+            match old.name(i).cmp(new.name(j)) {
                 std::cmp::Ordering::Less => x += 1,
                 std::cmp::Ordering::Greater => y += 1,
                 std::cmp::Ordering::Equal => {
@@ -1054,20 +1114,18 @@ fn match_items(old: &Items<'_>, new: &Items<'_>, by_operands: bool) -> Vec<(usiz
         left.sort_unstable();
         for (i, g) in left {
             let candidates = uneven[g].1;
-            let operands = old_items[i].operands;
+            let operands = old.operands(i);
             let found = candidates.iter().copied().find(|&j| {
                 !new_matched[j]
-                    && operands.len() == new_items[j].operands.len()
-                    && operands.iter().zip(new_items[j].operands).all(|(&a, &b)| {
+                    && operands.len() == new.operands(j).len()
+                    && operands.iter().zip(new.operands(j)).all(|(&a, &b)| {
                         let a_match = old.by_name(a).and_then(|k| old_matched[k]);
                         let b_index = new.by_name(b);
                         let (a, b) = (old.held.strings.get(a), new.held.strings.get(b));
                         match (a_match, b_index) {
                             (Some(k), Some(b)) => k == b,
                             (Some(_), None) => false,
-                            (None, Some(b)) => {
-                                !new_matched[b] && stem(a) == stem(new_items[b].name)
-                            }
+                            (None, Some(b)) => !new_matched[b] && stem(a) == stem(new.name(b)),
                             (None, None) => stem(a) == stem(b),
                         }
                     })
@@ -1287,30 +1345,12 @@ impl Differ<'_> {
             idx.iter().map(|&i| (list[i].0, i)).collect()
         };
         let (o_named, n_named) = (named(&o_items, &o_rest), named(&n_items, &n_rest));
-        let o_view = Items {
-            items: o_named
-                .iter()
-                .map(|(name, _)| Item {
-                    name,
-                    group: (stem(name), None),
-                    operands: &[],
-                })
-                .collect(),
-            held: old.held,
+        let view = |held, named| Items {
+            names: Names::Computations(named),
+            held,
             by_name: None,
         };
-        let n_view = Items {
-            items: n_named
-                .iter()
-                .map(|(name, _)| Item {
-                    name,
-                    group: (stem(name), None),
-                    operands: &[],
-                })
-                .collect(),
-            held: new.held,
-            by_name: None,
-        };
+        let (o_view, n_view) = (view(old.held, &o_named), view(new.held, &n_named));
         for (i, j, how) in match_items(&o_view, &n_view, false) {
             pairs.push((o_named[i].1, n_named[j].1, how));
         }
@@ -1397,36 +1437,34 @@ impl Differ<'_> {
         };
         self.pair(&at, om.shape(old.result), nm.shape(new.result));
 
-        fn items<'a>(m: &Module<'a>, c: &'a Computation<'a>, opcodes: bool) -> Items<'a> {
+        fn items<'a>(
+            module: &'a Module<'a>,
+            computation: &'a Computation<'a>,
+            opcodes: bool,
+        ) -> Items<'a> {
             Items {
-                items: c
-                    .instructions
-                    .iter()
-                    .map(|ins| Item {
-                        name: ins.name,
-                        group: (stem(ins.name), if opcodes { ins.opcode } else { None }),
-                        operands: ins.operands,
-                    })
-                    .collect(),
-                held: m.held,
-                by_name: Some(&c.by_name),
+                names: Names::Instructions {
+                    module,
+                    computation,
+                    opcodes,
+                },
+                held: module.held,
+                by_name: Some(&computation.by_name),
             }
         }
-        let pairs = {
-            let (o_items, n_items) = (items(om, old, opcodes), items(nm, new, opcodes));
-            match_items(&o_items, &n_items, opcodes)
-        };
+        let pairs = match_items(&items(om, old, opcodes), &items(nm, new, opcodes), opcodes);
         let mut old_done = vec![false; old.instructions.len()];
         let mut new_done = vec![false; new.instructions.len()];
         for (i, j, how) in pairs {
             old_done[i] = true;
             new_done[j] = true;
             let (oi, ni) = (&old.instructions[i], &new.instructions[j]);
+            let (oi_name, ni_name) = (om.name(oi), nm.name(ni));
             if how != How::Name {
                 self.result.matches.push(Match {
                     computation: Some(old.name.to_string()),
-                    old: oi.name.to_string(),
-                    new: ni.name.to_string(),
+                    old: oi_name.to_string(),
+                    new: ni_name.to_string(),
                     how,
                 });
             }
@@ -1448,10 +1486,10 @@ impl Differ<'_> {
                 om.shapes(oi).map(|s| (role_key(s.role()), s)).collect(),
                 nm.shapes(ni).map(|s| (role_key(s.role()), s)).collect(),
             );
-            let base = if oi.name == ni.name {
-                format!("{name}/{}", ni.name)
+            let base = if oi_name == ni_name {
+                format!("{name}/{ni_name}")
             } else {
-                format!("{name}/{} (was {})", ni.name, oi.name)
+                format!("{name}/{ni_name} (was {oi_name})")
             };
             let keys: Vec<&String> = {
                 let mut keys: Vec<&String> = n_shapes.iter().map(|(k, _)| k).collect();
@@ -1474,7 +1512,7 @@ impl Differ<'_> {
                 let at = At {
                     place,
                     computation: Some(name),
-                    instruction: Some(ni.name),
+                    instruction: Some(ni_name),
                 };
                 self.pair(&at, find(&o_shapes, key), find(&n_shapes, key));
             }
@@ -1487,14 +1525,15 @@ impl Differ<'_> {
                 if done[i] {
                     continue;
                 }
+                let ins_name = module.name(ins);
                 let at = At {
                     place: format!(
                         "{}/{}",
                         if what == What::Added { name } else { old.name },
-                        ins.name
+                        ins_name
                     ),
                     computation: Some(if what == What::Added { name } else { old.name }),
-                    instruction: Some(ins.name),
+                    instruction: Some(ins_name),
                 };
                 let result = module.shapes(ins).find(|s| role_key(s.role()).is_empty());
                 let words = if what == What::Added {

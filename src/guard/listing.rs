@@ -1156,14 +1156,24 @@ pub fn module_text_listing<R: BufRead>(
     reader: R,
     style: HloStyle,
 ) -> Result<Listing, ReadError> {
+    module_listing(name, Form::HloModule, |listing, sink| {
+        module_text_scan(listing, reader, style, true, sink)
+    })
+}
+
+/// The listing of a module of `form` that `scan` reads, with its instructions.
+fn module_listing(
+    name: &str,
+    form: Form,
+    scan: impl FnOnce(&Listing, &mut dyn FnMut(&Listing, Item)) -> Result<(), ReadError>,
+) -> Result<Listing, ReadError> {
+    let module = || Listing::new(name, Kind::Module, Some(form));
     let mut listings = collect(|sink| {
-        let listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
-        module_text_scan(&listing, reader, style, true, sink)?;
+        let listing = module();
+        scan(&listing, sink)?;
         Ok(Some(listing))
     })?;
-    Ok(listings
-        .pop()
-        .unwrap_or_else(|| Listing::new(name, Kind::Module, Some(Form::HloModule))))
+    Ok(listings.pop().unwrap_or_else(module))
 }
 
 /// Scans module text into `listing` (a module's, with no entries), handing each entry
@@ -1235,14 +1245,9 @@ pub fn module_proto_listing(
     bytes: &[u8],
     style: HloStyle,
 ) -> Result<Listing, ReadError> {
-    let mut listings = collect(|sink| {
-        let listing = Listing::new(name, Kind::Module, Some(Form::HloModuleProto));
-        module_proto_scan(&listing, bytes, style, true, sink)?;
-        Ok(Some(listing))
-    })?;
-    Ok(listings
-        .pop()
-        .unwrap_or_else(|| Listing::new(name, Kind::Module, Some(Form::HloModuleProto))))
+    module_listing(name, Form::HloModuleProto, |listing, sink| {
+        module_proto_scan(listing, bytes, style, true, sink)
+    })
 }
 
 /// Walks a module proto for `listing` (a module's, with no entries) as

@@ -11,7 +11,15 @@
 //!   untiled layout; for the tiled one, a division and a modulo per dimension and tile
 //!   level with runtime sizes, staged as `tiled_layout.md` describes).
 //!
-//! Throughput is in elements, so criterion's time per element is the figure.
+//! - `strides`: every dimension's stride of an untiled f32 shape of rank 10,000 (all
+//!   sizes 1 but the first 20, a reversed layout, as `explain` of a huge rank asks for
+//!   them), in one pass (`LayoutPlan::element_strides`); beside the per-dimension
+//!   lookup it was built from before (`xla_dimension_stride` of each dimension, a walk
+//!   of the layout each: quadratic in the rank; `explain` of a rank-340,000 shape took
+//!   122 s in it).
+//!
+//! Throughput is in elements (dimensions for `strides`), so criterion's time per
+//! element is the figure.
 //!
 //! `cargo bench --bench index -- --warm-up-time 1 --measurement-time 3`
 
@@ -200,5 +208,38 @@ fn linearize(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, physical_order, linearize);
+fn strides(c: &mut Criterion) {
+    const RANK: usize = 10_000;
+    let proto = ShapeProto {
+        element_type: PrimitiveType::F32 as i32,
+        dimensions: (0..RANK).map(|k| if k < 20 { 2 } else { 1 }).collect(),
+        layout: Some(Box::new(LayoutProto {
+            minor_to_major: (0..RANK as i64).rev().collect(),
+            ..Default::default()
+        })),
+        ..Default::default()
+    };
+    let shape = validate_shape_with(&proto, Options::hlo_text())
+        .into_result()
+        .expect("valid shape");
+    let p = LayoutPlan::new(shape.as_array().expect("array")).expect("plan");
+    let one_pass = p.element_strides();
+    let per_dimension: Option<Vec<u64>> = (0..RANK).map(|k| p.xla_dimension_stride(k)).collect();
+    assert_eq!(one_pass, per_dimension);
+    let mut group = c.benchmark_group("strides");
+    group.throughput(Throughput::Elements(RANK as u64));
+    group.bench_function("element_strides (one pass)", |b| {
+        b.iter(|| black_box(&p).element_strides())
+    });
+    group.bench_function("baseline: xla_dimension_stride per dimension", |b| {
+        b.iter(|| {
+            (0..RANK)
+                .map(|k| black_box(&p).xla_dimension_stride(k))
+                .collect::<Option<Vec<u64>>>()
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, physical_order, linearize, strides);
 criterion_main!(benches);

@@ -820,6 +820,12 @@ proptest! {
         prop_assert!(allocated >= p.element_count());
         let _ = (p.allocated_bytes(), p.xla_array_size(), p.xla_array_data_size(), p.xla_byte_size_of());
         let _ = (p.element_strides(), p.byte_strides(), p.xla_unpacked_byte_strides());
+        // An untiled layout's strides, found in one pass, are XLA's dimension strides,
+        // each found alone.
+        if proto.layout.as_ref().is_none_or(|l| l.tiles.is_empty()) {
+            let alone: Option<Vec<u64>> = (0..dims.len()).map(|k| p.xla_dimension_stride(k)).collect();
+            prop_assert_eq!(p.element_strides(), alone);
+        }
         for (n, pick) in picks.iter().enumerate() {
             let idx: Vec<u64> = dims
                 .iter()

@@ -796,6 +796,26 @@ impl LayoutPlan {
         None
     }
 
+    /// [`xla_dimension_stride`](Self::xla_dimension_stride) of every dimension, in one
+    /// pass over the layout (linear in the rank).
+    fn xla_dimension_strides(&self) -> Vec<Option<u64>> {
+        let mut strides = vec![None; self.dims.len()];
+        let mut stride: u64 = 1;
+        for (&k, &size) in self
+            .staged
+            .major_to_minor
+            .iter()
+            .zip(&self.staged.physical)
+            .rev()
+        {
+            if let Some(slot @ None) = strides.get_mut(k) {
+                *slot = Some(stride);
+            }
+            stride = stride.saturating_mul(size);
+        }
+        strides
+    }
+
     /// Strides in elements, one per logical dimension, when the layout has them: every
     /// untiled layout (with legacy padding, the padded sizes), and tiled layouts whose
     /// tiles do not reorder elements (e.g. `f32[24,128]{1,0:T(8,128)}`). `None` for
@@ -806,7 +826,7 @@ impl LayoutPlan {
     pub fn element_strides(&self) -> Option<Vec<u64>> {
         let rank = self.dims.len();
         if self.spec.tiles.is_empty() {
-            return (0..rank).map(|k| self.xla_dimension_stride(k)).collect();
+            return self.xla_dimension_strides().into_iter().collect();
         }
         let d = self.digits.as_ref()?;
         if !d.trivial {
@@ -873,12 +893,9 @@ impl LayoutPlan {
     /// × the type's byte width, ignoring tiles and `E(n)` (so `s4[2,4]{1,0:E(4)}` gives
     /// `[4, 1]`).
     pub fn xla_unpacked_byte_strides(&self) -> Vec<u64> {
-        (0..self.dims.len())
-            .map(|k| {
-                self.xla_dimension_stride(k)
-                    .unwrap_or(0)
-                    .saturating_mul(self.spec.byte_width)
-            })
+        self.xla_dimension_strides()
+            .into_iter()
+            .map(|stride| stride.unwrap_or(0).saturating_mul(self.spec.byte_width))
             .collect()
     }
 

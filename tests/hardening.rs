@@ -271,10 +271,15 @@ fn validated_in_bounded_memory(
 /// 64 MB of address space (not memory) each: one arena for all keeps the limit about
 /// the memory used, whichever of rayon's threads happen to allocate.
 fn limited(args: &str) -> std::process::Output {
+    limited_to(200_000, args)
+}
+
+/// [`limited`] in an address space of `kb` KB.
+fn limited_to(kb: u64, args: &str) -> std::process::Output {
     std::process::Command::new("sh")
         .env("MALLOC_ARENA_MAX", "1")
         .arg("-c")
-        .arg(format!("ulimit -v 200000 && exec \"$0\" {args}",))
+        .arg(format!("ulimit -v {kb} && exec \"$0\" {args}",))
         .arg(env!("CARGO_BIN_EXE_xla-shape"))
         .output()
         .unwrap()
@@ -1713,6 +1718,49 @@ fn diff_of_many_instructions_holds_each_side_compactly() {
     );
     let same = limited(&format!("diff {} {}", old.display(), old.display()));
     assert_eq!(same.status.code(), Some(0));
+}
+
+/// Two directories of many modules are compared a pair of files at a time: each file
+/// that lists as one listing of its own (told from its first buffer) is read when its
+/// pair is compared, and dropped after. 32 modules of 10,000 instructions a side
+/// (27 MB) are compared in a 100 MB address space (every file was read first, and held
+/// compactly they need more; held as listings, forty such modules a side took 1 GB,
+/// and take 18 MB now), the one change in its file.
+#[test]
+fn directories_of_many_modules_are_compared_a_pair_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old"), dir.path().join("new"));
+    std::fs::create_dir_all(&old).unwrap();
+    std::fs::create_dir_all(&new).unwrap();
+    let module = module_of_many_instructions(10_000);
+    for k in 0..32 {
+        let name = format!("m{k:02}.hlo.txt");
+        std::fs::write(old.join(&name), &module).unwrap();
+        let text = if k == 17 {
+            module.replace(
+                "  a500 = f32[8,128]{1,0:T(8,128)}",
+                "  a500 = f32[8,128]{0,1:T(8,128)}",
+            )
+        } else {
+            module.clone()
+        };
+        std::fs::write(new.join(&name), text).unwrap();
+    }
+    let run = limited_to(
+        100_000,
+        &format!("diff {} {}", old.display(), new.display()),
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        "m17.hlo.txt: main/a500: f32[8,128]{1,0:T(8,128)} -> f32[8,128]{0,1:T(8,128)}: minor_to_major changed (allocated 4096 -> 65536 bytes)\n"
+    );
+    assert!(String::from_utf8_lossy(&run.stderr).contains("compared 32 files: 1 change"));
 }
 
 /// A long tuple on one line is listed a shape at a time (`Entry::of_long_tuple`): the

@@ -43,7 +43,7 @@ use std::path::Path as FsPath;
 use serde::Serialize;
 
 use super::held::{self, Held, Slot, NONE};
-use super::listing::{clean_name, Entry, Kind, Listing, ReadError, ReadOptions};
+use super::listing::{self, clean_name, Entry, Kind, Listing, ReadError, ReadOptions};
 use crate::proto::{LayoutProto, ShapeProto};
 use crate::report::{Document, FileReport, Finding, Form};
 use crate::text::module::Role;
@@ -525,45 +525,94 @@ impl DiffReport {
 
 // ----- reading both sides -----
 
-/// One side of a diff: its files by key, each held compactly.
+/// One side of a diff: its files by key.
 struct Side {
     single: bool,
-    files: Vec<(String, Result<Held, ReadError>)>,
+    files: Vec<(String, File)>,
 }
 
-fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Side {
+/// A file of a side: read (a listing file read back may hold several listings, each
+/// under a key of its own), or, when it is one listing of its own, left to be read when
+/// it is compared, so that two directories of many modules are compared a pair of
+/// files at a time, not held whole.
+enum File {
+    Read(Box<Result<Held, ReadError>>),
+    Later {
+        path: std::path::PathBuf,
+        name: String,
+    },
+}
+
+impl File {
+    /// The file's name as the report shows it.
+    fn name(&self) -> String {
+        match self {
+            File::Read(read) => match &**read {
+                Ok(held) => held.file.clone(),
+                Err(e) => e.file.clone(),
+            },
+            File::Later { name, .. } => name.clone(),
+        }
+    }
+
+    /// The file read; `None` when a file left for later does not list as one listing
+    /// after all (then the sides are to be read whole and paired again).
+    fn read(self, options: &ReadOptions) -> Option<Result<Held, ReadError>> {
+        match self {
+            File::Read(read) => Some(*read),
+            File::Later { path, name } => match held::read_path(&path, &name, options) {
+                Ok(mut listings) if listings.len() == 1 => listings.pop().map(Ok),
+                Ok(_) => None,
+                Err(e) => Some(Err(e)),
+            },
+        }
+    }
+}
+
+/// Reads one side: a file now, a directory's files now or (with `defer`, each that
+/// lists as one listing of its own) when compared.
+fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer: bool) -> Side {
     use rayon::prelude::*;
     let name = path.display().to_string();
+    let failed = |name: String, e: std::io::Error| {
+        let error = ReadError {
+            file: name.clone(),
+            code: "io_error",
+            message: e.to_string(),
+        };
+        Side {
+            single: true,
+            files: vec![(name, File::Read(Box::new(Err(error))))],
+        }
+    };
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => {
             let files = match walk.files(path) {
                 Ok(files) => files,
-                Err(e) => {
-                    let error = ReadError {
-                        file: name.clone(),
-                        code: "io_error",
-                        message: e.to_string(),
-                    };
-                    return Side {
-                        single: true,
-                        files: vec![(name, Err(error))],
-                    };
-                }
+                Err(e) => return failed(name, e),
             };
-            let read: Vec<Vec<(String, Result<Held, ReadError>)>> = files
+            let read: Vec<Vec<(String, File)>> = files
                 .par_iter()
                 .map(|file| {
                     let key = relative_key(file.strip_prefix(path).unwrap_or(file));
                     let shown = file.display().to_string();
+                    if defer && listing::lists_as_one(file, read) {
+                        let later = File::Later {
+                            path: file.clone(),
+                            name: shown,
+                        };
+                        return vec![(key, later)];
+                    }
                     match held::read_path(file, &shown, read) {
-                        Ok(listings) if listings.len() == 1 => {
-                            listings.into_iter().map(|l| (key.clone(), Ok(l))).collect()
-                        }
+                        Ok(listings) if listings.len() == 1 => listings
+                            .into_iter()
+                            .map(|l| (key.clone(), File::Read(Box::new(Ok(l)))))
+                            .collect(),
                         Ok(listings) => listings
                             .into_iter()
-                            .map(|l| (format!("{key}:{}", l.file), Ok(l)))
+                            .map(|l| (format!("{key}:{}", l.file), File::Read(Box::new(Ok(l)))))
                             .collect(),
-                        Err(e) => vec![(key, Err(e))],
+                        Err(e) => vec![(key, File::Read(Box::new(Err(e))))],
                     }
                 })
                 .collect();
@@ -577,7 +626,7 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Si
                 single: true,
                 files: listings
                     .into_iter()
-                    .map(|l| (l.file.clone(), Ok(l)))
+                    .map(|l| (l.file.clone(), File::Read(Box::new(Ok(l)))))
                     .collect(),
             },
             Ok(listings) => {
@@ -586,26 +635,16 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Si
                     single: false,
                     files: listings
                         .into_iter()
-                        .map(|l| (l.file[prefix..].to_string(), Ok(l)))
+                        .map(|l| (l.file[prefix..].to_string(), File::Read(Box::new(Ok(l)))))
                         .collect(),
                 }
             }
             Err(e) => Side {
                 single: true,
-                files: vec![(name, Err(e))],
+                files: vec![(name, File::Read(Box::new(Err(e))))],
             },
         },
-        Err(e) => {
-            let error = ReadError {
-                file: name.clone(),
-                code: "io_error",
-                message: e.to_string(),
-            };
-            Side {
-                single: true,
-                files: vec![(name, Err(error))],
-            }
-        }
+        Err(e) => failed(name, e),
     }
 }
 
@@ -637,38 +676,58 @@ pub fn diff_paths(
     walk: &crate::check::Walk,
     options: &Options,
 ) -> DiffReport {
-    let (old_side, new_side) =
-        rayon::join(|| read_side(old, read, walk), || read_side(new, read, walk));
+    // A file left for later that does not list as one listing after all (a listing
+    // file read back, not told from its first buffer) would be keyed otherwise: then
+    // every file is read first, as they were.
+    diff_sides((old, new), read, walk, options, true)
+        .or_else(|| diff_sides((old, new), read, walk, options, false))
+        .unwrap_or_default()
+}
+
+/// [`diff_paths`], directories' files that list as one listing each read when compared
+/// if `defer`; `None` if one of them does not list as one.
+fn diff_sides(
+    (old, new): (&FsPath, &FsPath),
+    read: &ReadOptions,
+    walk: &crate::check::Walk,
+    options: &Options,
+    defer: bool,
+) -> Option<DiffReport> {
+    let (old_side, new_side) = rayon::join(
+        || read_side(old, read, walk, defer),
+        || read_side(new, read, walk, defer),
+    );
     let mut report = DiffReport {
         old: old.display().to_string(),
         new: new.display().to_string(),
         files: Vec::new(),
     };
-    let pair =
-        |key: String, o: Option<Result<Held, ReadError>>, n: Option<Result<Held, ReadError>>| {
-            let name = |side: &Option<Result<Held, ReadError>>| {
-                side.as_ref().map(|r| match r {
-                    Ok(l) => l.file.clone(),
-                    Err(e) => e.file.clone(),
-                })
-            };
-            let mut file = FileDiff {
-                key,
-                old: name(&o),
-                new: name(&n),
-                ..FileDiff::default()
-            };
-            match (o, n) {
-                (Some(Err(e)), _) | (_, Some(Err(e))) => file.error = Some(e),
-                (Some(Ok(o)), Some(Ok(n))) => {
-                    let d = diff_held(&o, &n, options);
-                    file.changes = d.changes;
-                    file.matches = d.matches;
-                }
-                _ => {}
-            }
-            file
+    let pair = |key: String, o: Option<File>, n: Option<File>| -> Option<FileDiff> {
+        let mut file = FileDiff {
+            key,
+            old: o.as_ref().map(File::name),
+            new: n.as_ref().map(File::name),
+            ..FileDiff::default()
         };
+        let o = match o {
+            Some(o) => Some(o.read(read)?),
+            None => None,
+        };
+        let n = match n {
+            Some(n) => Some(n.read(read)?),
+            None => None,
+        };
+        match (o, n) {
+            (Some(Err(e)), _) | (_, Some(Err(e))) => file.error = Some(e),
+            (Some(Ok(o)), Some(Ok(n))) => {
+                let d = diff_held(&o, &n, options);
+                file.changes = d.changes;
+                file.matches = d.matches;
+            }
+            _ => {}
+        }
+        Some(file)
+    };
     if old_side.single && new_side.single {
         let (_, o) = old_side
             .files
@@ -680,12 +739,11 @@ pub fn diff_paths(
             .into_iter()
             .next()
             .unwrap_or_else(|| unreachable!());
-        report.files.push(pair(key, Some(o), Some(n)));
-        return report;
+        report.files.push(pair(key, Some(o), Some(n))?);
+        return Some(report);
     }
-    type File = Option<(String, Result<Held, ReadError>)>;
-    let mut new_files: Vec<File> = new_side.files.into_iter().map(Some).collect();
-    let find = |key: &str, files: &[File]| {
+    let mut new_files: Vec<Option<(String, File)>> = new_side.files.into_iter().map(Some).collect();
+    let find = |key: &str, files: &[Option<(String, File)>]| {
         let exact = files
             .iter()
             .position(|f| f.as_ref().is_some_and(|(k, _)| k == key));
@@ -713,12 +771,13 @@ pub fn diff_paths(
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
     {
         use rayon::prelude::*;
+        // A pair at a time on each thread: each pair's files read, compared, dropped.
         report.files = pairs
             .into_par_iter()
             .map(|(k, o, n)| pair(k, o, n))
-            .collect();
+            .collect::<Option<Vec<FileDiff>>>()?;
     }
-    report
+    Some(report)
 }
 
 // ----- comparing two listings -----

@@ -673,6 +673,35 @@ pub(crate) fn stream_path_with(
     stream_reader_with((reader, size), name, options, collecting, sink)
 }
 
+/// Whether [`read_path`] lists `path` as one listing of its own (a module, or
+/// messages), never as a listing file read back that may name several files, known
+/// from its first buffer as the read decides it: any form given but a listing; module
+/// text or shape lines, which are streamed; or bytes that are not UTF-8, which no
+/// listing is. `false` when only the whole read can tell (and on an I/O error, which
+/// the read reports).
+pub(crate) fn lists_as_one(path: &FsPath, options: &ReadOptions) -> bool {
+    match options.source {
+        Source::Form(_) => return true,
+        Source::Listing => return false,
+        Source::Auto => {}
+    }
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let Ok(head) = reader.fill_buf() else {
+        return false;
+    };
+    let not_utf8 = std::str::from_utf8(head).is_err_and(|e| e.error_len().is_some());
+    let text = !head.contains(&0) && !not_utf8;
+    not_utf8
+        || match check::detect_prefix(head) {
+            Ok(Form::HloModule) => text,
+            Ok(Form::Hlo) => text && !head.is_empty(),
+            _ => false,
+        }
+}
+
 /// [`stream_path`] of a stream that cannot be read twice (standard input): module text
 /// and shape lines are listed as they are read, anything else is read whole first.
 pub fn stream_reader(

@@ -29,6 +29,7 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("validate_any", validate_any),
     ("layout_plan", layout_plan),
     ("relayout", relayout),
+    ("guard_diff", guard_diff),
 ];
 
 fn kind_of(selector: u8) -> MessageKind {
@@ -452,6 +453,50 @@ pub fn module_text(data: &[u8]) {
     let mut check = module::validate_text;
     let mut findings = 0usize;
     let _ = module::scan_text(Cursor::new(data), &mut check, &mut |_| findings += 1);
+}
+
+/// The layout guard's reading and comparing of any input (split at its first NUL into
+/// an old and a new one; the same twice without one), as `diff` does: reading never
+/// panics, a listing compared with itself has no change and no match made other than
+/// by name, and two listings compare without panicking, with every pair matched other
+/// than by name naming instructions or computations the listings hold.
+pub fn guard_diff(data: &[u8]) {
+    use xla_shape::guard::diff::{diff_listings, Options as DiffOptions};
+    use xla_shape::guard::listing::{read_bytes, ReadOptions};
+    let (old, new) = match data.iter().position(|&b| b == 0) {
+        Some(at) => (&data[..at], &data[at + 1..]),
+        None => (data, data),
+    };
+    let read = |name, bytes| read_bytes(name, bytes, &ReadOptions::default()).ok();
+    let (old, new) = (read("old", old), read("new", new));
+    let options = DiffOptions::default();
+    for listing in old.iter().chain(&new).flatten() {
+        let same = diff_listings(listing, listing, &options);
+        assert!(
+            same.changes.is_empty() && same.matches.is_empty(),
+            "{:?} {:?}",
+            same.changes.first(),
+            same.matches.first()
+        );
+    }
+    let (Some(old), Some(new)) = (old, new) else {
+        return;
+    };
+    for (o, n) in old.iter().zip(&new) {
+        let diff = diff_listings(o, n, &options);
+        let names = |listing: &xla_shape::guard::Listing| -> std::collections::HashSet<String> {
+            let entries = listing.entries.iter();
+            let instructions = entries.clone().filter_map(|e| e.instruction.clone());
+            let computations = entries.filter_map(|e| e.computation.clone());
+            let declared = listing.instructions.iter().map(|i| i.name.clone());
+            instructions.chain(computations).chain(declared).collect()
+        };
+        let (old_names, new_names) = (names(o), names(n));
+        for m in &diff.matches {
+            assert!(old_names.contains(&m.old), "{m:?}");
+            assert!(new_names.contains(&m.new), "{m:?}");
+        }
+    }
 }
 
 /// The module proto scanner reads any bytes without panicking.

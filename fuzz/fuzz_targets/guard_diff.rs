@@ -1,0 +1,8 @@
+//! Fuzz target `guard_diff`: see `props::guard_diff` in `tests/props/mod.rs` for the property
+//! (shared with `tests/fuzz_replay.rs`, which replays the committed corpus).
+#![no_main]
+
+#[path = "../../tests/props/mod.rs"]
+mod props;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| props::guard_diff(data));

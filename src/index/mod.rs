@@ -780,38 +780,36 @@ impl LayoutPlan {
     /// dimensions more minor than `dim` in `minor_to_major`, ignoring tiles. `None` if
     /// `dim` is not a dimension.
     pub fn xla_dimension_stride(&self, dim: usize) -> Option<u64> {
-        let mut stride: u64 = 1;
-        for (&k, &size) in self
-            .staged
+        self.minor_first_strides()
+            .find(|&(k, _)| k == dim)
+            .map(|(_, stride)| stride)
+    }
+
+    /// Each dimension of the layout from the most minor, with the product of the
+    /// (padded) sizes of those more minor than it.
+    fn minor_first_strides(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let sizes = self.staged.physical.iter().rev();
+        let strides = sizes.scan(1u64, |stride, &size| {
+            let this = *stride;
+            *stride = stride.saturating_mul(size);
+            Some(this)
+        });
+        self.staged
             .major_to_minor
             .iter()
-            .zip(&self.staged.physical)
             .rev()
-        {
-            if k == dim {
-                return Some(stride);
-            }
-            stride = stride.saturating_mul(size);
-        }
-        None
+            .copied()
+            .zip(strides)
     }
 
     /// [`xla_dimension_stride`](Self::xla_dimension_stride) of every dimension, in one
     /// pass over the layout (linear in the rank).
     fn xla_dimension_strides(&self) -> Vec<Option<u64>> {
         let mut strides = vec![None; self.dims.len()];
-        let mut stride: u64 = 1;
-        for (&k, &size) in self
-            .staged
-            .major_to_minor
-            .iter()
-            .zip(&self.staged.physical)
-            .rev()
-        {
+        for (k, stride) in self.minor_first_strides() {
             if let Some(slot @ None) = strides.get_mut(k) {
                 *slot = Some(stride);
             }
-            stride = stride.saturating_mul(size);
         }
         strides
     }

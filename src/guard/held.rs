@@ -192,15 +192,7 @@ impl Held {
             self.entry_computations.insert(computation);
         }
         let instruction = self.intern(entry.instruction.as_deref());
-        let role = match self.role_ids.get(&entry.role) {
-            Some(&id) => id,
-            None => {
-                let id = self.index(self.roles.len());
-                self.role_ids.insert(entry.role.clone(), id);
-                self.roles.push(entry.role);
-                id
-            }
-        };
+        let role = self.role_index(entry.role);
         let text = self.intern(Some(&entry.text));
         let path = match entry.path.as_deref().map(|p| self.paths.push(p)) {
             None => NONE,
@@ -225,6 +217,11 @@ impl Held {
         } else {
             NONE
         };
+        // One slot first (a listing read back holds one a file, often a single entry),
+        // then growth by doubling.
+        if self.entries.capacity() == 0 {
+            self.entries.reserve_exact(1);
+        }
         self.entries.push(Slot {
             computation,
             instruction,
@@ -238,6 +235,34 @@ impl Held {
         if self.entries.len() >= NONE as usize {
             self.overflow = true;
         }
+    }
+
+    /// The index of `role`, stored if new: looked for among a few, by a map past them
+    /// (a listing of many files holds one of these a file, most with a role or two).
+    fn role_index(&mut self, role: Role) -> u32 {
+        const FEW: usize = 8;
+        let found = if self.roles.len() <= FEW {
+            self.roles.iter().position(|r| *r == role).map(|i| i as u32)
+        } else {
+            self.role_ids.get(&role).copied()
+        };
+        if let Some(id) = found {
+            return id;
+        }
+        let id = self.index(self.roles.len());
+        if self.roles.capacity() == 0 {
+            self.roles.reserve_exact(1);
+        }
+        self.roles.push(role);
+        if self.roles.len() == FEW + 1 {
+            // The first few, numbered from 0.
+            let all: Vec<(Role, u32)> = self.roles.iter().cloned().zip(0u32..).collect();
+            self.role_ids.extend(all);
+        } else if self.roles.len() > FEW + 1 {
+            self.role_ids
+                .insert(self.roles[self.roles.len() - 1].clone(), id);
+        }
+        id
     }
 
     /// Adds the next instruction.

@@ -1928,19 +1928,21 @@ fn policy_checks_long_tuples_a_shape_at_a_time() {
     );
 }
 
+/// Field `number` (below 16) of a protobuf message, length-delimited, holding `body`.
+fn field(number: u8, body: &[u8]) -> Vec<u8> {
+    let mut out = vec![(number << 3) | 2];
+    let mut len = body.len() as u64;
+    while len >= 0x80 {
+        out.push((len as u8) | 0x80);
+        len >>= 7;
+    }
+    out.push(len as u8);
+    out.extend_from_slice(body);
+    out
+}
+
 /// A module proto whose one instruction has `shape` (`computations[0].instructions[0]`).
 fn module_proto_with_shape(shape: &xla_shape::proto::ShapeProto) -> Vec<u8> {
-    fn field(number: u8, body: &[u8]) -> Vec<u8> {
-        let mut out = vec![(number << 3) | 2];
-        let mut len = body.len() as u64;
-        while len >= 0x80 {
-            out.push((len as u8) | 0x80);
-            len >>= 7;
-        }
-        out.push(len as u8);
-        out.extend_from_slice(body);
-        out
-    }
     let mut instruction = field(1, b"t");
     instruction.extend(field(2, b"parameter"));
     instruction.extend(field(3, &xla_shape::codec::encode(shape)));
@@ -2190,17 +2192,6 @@ fn long_program_shape_in_a_module_proto_is_read_a_part_at_a_time() {
             .unwrap()
             .minor_to_major = vec![0, 0];
     }
-    let field = |number: u8, body: &[u8]| {
-        let mut out = vec![(number << 3) | 2];
-        let mut len = body.len() as u64;
-        while len >= 0x80 {
-            out.push((len as u8) | 0x80);
-            len >>= 7;
-        }
-        out.push(len as u8);
-        out.extend_from_slice(body);
-        out
-    };
     let mut instruction = field(1, b"t");
     instruction.extend(field(2, b"tuple"));
     instruction.extend(field(3, &xla_shape::codec::encode(&tuple)));

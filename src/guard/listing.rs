@@ -636,12 +636,24 @@ pub fn stream_path(
     options: &ReadOptions,
     sink: &mut dyn FnMut(&Listing, Entry),
 ) -> Result<(), ReadError> {
-    stream_path_with(path, name, options, false, &mut |listing, item| {
+    stream_path_with(path, name, options, false, &mut entries_to(sink)).map(drop)
+}
+
+/// A sink of [`Item`]s that hands each entry to `sink` (and drops instructions).
+fn entries_to<'s>(sink: &'s mut dyn FnMut(&Listing, Entry)) -> impl FnMut(&Listing, Item) + 's {
+    move |listing, item| {
         if let Item::Entry(entry) = item {
             sink(listing, entry);
         }
-    })
-    .map(drop)
+    }
+}
+
+/// Hands each entry of `listing` to `sink`; returns the listing without them.
+fn hand_on(mut listing: Listing, sink: &mut dyn FnMut(&Listing, Item)) -> Listing {
+    for entry in std::mem::take(&mut listing.entries) {
+        sink(&listing, Item::Entry(entry));
+    }
+    listing
 }
 
 /// [`stream_path`], each shape handed on as an [`Item`]; returns the listing (with no
@@ -684,13 +696,7 @@ pub(crate) fn lists_as_one(path: &FsPath, options: &ReadOptions) -> bool {
         return false;
     };
     let not_utf8 = std::str::from_utf8(head).is_err_and(|e| e.error_len().is_some());
-    let text = !head.contains(&0) && !not_utf8;
-    not_utf8
-        || match check::detect_prefix(head) {
-            Ok(Form::HloModule) => text,
-            Ok(Form::Hlo) => text && !head.is_empty(),
-            _ => false,
-        }
+    not_utf8 || streamed_form(head, options.source).is_some()
 }
 
 /// [`stream_path`] of a stream that cannot be read twice (standard input): module text
@@ -701,12 +707,26 @@ pub fn stream_reader(
     options: &ReadOptions,
     sink: &mut dyn FnMut(&Listing, Entry),
 ) -> Result<(), ReadError> {
-    stream_reader_with((reader, 0), name, options, false, &mut |listing, item| {
-        if let Item::Entry(entry) = item {
-            sink(listing, entry);
-        }
-    })
-    .map(drop)
+    stream_reader_with((reader, 0), name, options, false, &mut entries_to(sink)).map(drop)
+}
+
+/// The form [`stream_reader_with`] reads a line at a time, told from the reader's first
+/// buffer `head`: module text ([`Form::HloModule`]) or shape lines ([`Form::Hlo`]), when
+/// `head` is text as far as it goes (it may end inside a character); `None` for an input
+/// read whole.
+fn streamed_form(head: &[u8], source: Source) -> Option<Form> {
+    let text = !head.contains(&0)
+        && std::str::from_utf8(head).map_or_else(|e| e.error_len().is_none(), |_| true);
+    let form = match source {
+        Source::Form(form) => Some(form),
+        Source::Auto => check::detect_prefix(head).ok(),
+        Source::Listing => None,
+    };
+    match form {
+        Some(Form::HloModule) if text => Some(Form::HloModule),
+        Some(Form::Hlo) if text && !head.is_empty() => Some(Form::Hlo),
+        _ => None,
+    }
 }
 
 /// [`stream_path_with`] of what `reader` gives (`size` bytes, when known).
@@ -719,29 +739,15 @@ fn stream_reader_with(
 ) -> Result<Option<Listing>, ReadError> {
     let head = reader
         .fill_buf()
-        .map_err(|e| error(name, "io_error", e.to_string()))?
-        .to_vec();
-    // Text, as far as the buffer goes (it may end inside a character).
-    let text = !head.contains(&0)
-        && std::str::from_utf8(&head).map_or_else(|e| e.error_len().is_none(), |_| true);
-    let form = match options.source {
-        Source::Form(form) => Some(form),
-        Source::Auto => check::detect_prefix(&head).ok(),
-        Source::Listing => None,
-    };
-    match form {
-        Some(Form::HloModule) if text => {
+        .map_err(|e| error(name, "io_error", e.to_string()))?;
+    match streamed_form(head, options.source) {
+        Some(Form::HloModule) => {
             let listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
             module_text_scan(&listing, reader, options.style, collecting, sink)?;
             return Ok(Some(listing));
         }
-        Some(Form::Hlo) if text && !head.is_empty() => {
-            hlo_lines(name, reader, options, &mut |listing, entry| {
-                sink(listing, Item::Entry(entry))
-            })?;
-            return Ok(Some(Listing::new(name, Kind::Messages, Some(Form::Hlo))));
-        }
-        _ => {}
+        Some(_) => return hlo_lines(name, reader, options, sink).map(Some),
+        None => {}
     }
     let mut bytes = Vec::new();
     bytes
@@ -752,13 +758,14 @@ fn stream_reader_with(
     read_bytes_with(name, &bytes, options, collecting, sink)
 }
 
-/// Lists HLO text of one shape (or program shape) a line, a line at a time.
+/// Lists HLO text of one shape (or program shape) a line, a line at a time; returns its
+/// listing (with no entries).
 fn hlo_lines(
     name: &str,
     mut reader: impl BufRead,
     options: &ReadOptions,
-    sink: &mut dyn FnMut(&Listing, Entry),
-) -> Result<(), ReadError> {
+    sink: &mut dyn FnMut(&Listing, Item),
+) -> Result<Listing, ReadError> {
     let listing = Listing::new(name, Kind::Messages, Some(Form::Hlo));
     let (kind, style) = (options.message.unwrap_or_default(), options.style);
     let mut line = String::new();
@@ -783,7 +790,7 @@ fn hlo_lines(
             if let Some(mut entry) = Entry::of_long_tuple(role, trimmed, options, style) {
                 entry.line = Some(number);
                 listed += 1;
-                sink(&listing, entry);
+                sink(&listing, Item::Entry(entry));
                 continue;
             }
         }
@@ -796,13 +803,13 @@ fn hlo_lines(
         })?;
         message_entries(name, &message, Some(number), options.style, &mut |entry| {
             listed += 1;
-            sink(&listing, entry);
+            sink(&listing, Item::Entry(entry));
         })?;
     }
     if listed == 0 {
         return Err(error(name, "no_shapes", "no shape in the input"));
     }
-    Ok(())
+    Ok(listing)
 }
 
 /// Lists one input held in memory (see [`read_path`]).
@@ -835,10 +842,8 @@ fn read_bytes_with(
             })?;
             return Ok(None);
         }
-        for mut listing in parse_listing(name, bytes)? {
-            for entry in std::mem::take(&mut listing.entries) {
-                sink(&listing, Item::Entry(entry));
-            }
+        for listing in parse_listing(name, bytes)? {
+            hand_on(listing, sink);
         }
         Ok(None)
     };
@@ -886,18 +891,10 @@ fn read_bytes_with(
         }
         Form::Hlo => {
             std::str::from_utf8(bytes).map_err(|_| error(name, "wrong_form", "not UTF-8 text"))?;
-            let listing = Listing::new(name, Kind::Messages, Some(Form::Hlo));
-            hlo_lines(name, bytes, options, &mut |listing, entry| {
-                sink(listing, Item::Entry(entry))
-            })?;
-            return Ok(Some(listing));
+            return hlo_lines(name, bytes, options, sink).map(Some);
         }
     };
-    let mut listing = listing;
-    for entry in std::mem::take(&mut listing.entries) {
-        sink(&listing, Item::Entry(entry));
-    }
-    Ok(Some(listing))
+    Ok(Some(hand_on(listing, sink)))
 }
 
 /// The listing of one binary or JSON message (`form`) of `kind`, read whole.

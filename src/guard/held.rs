@@ -8,7 +8,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use super::listing::{Entry, Instruction, Item, Kind, Listing, ReadError};
+use super::listing::{Entry, Files, Instruction, Item, Kind, Listing, ReadError};
 use crate::proto::ShapeProto;
 use crate::text::module::Role;
 
@@ -355,8 +355,7 @@ pub(crate) fn read_path(
     name: &str,
     options: &super::listing::ReadOptions,
 ) -> Result<Vec<Held>, ReadError> {
-    let mut helds: Vec<Held> = Vec::new();
-    let mut files: HashMap<String, usize> = HashMap::new();
+    let mut helds: Files<Held> = Files::default();
     let mut module: Option<Held> = None;
     let mut sink = |listing: &Listing, item| {
         // A module or messages (read from some form) are one listing; a listing file
@@ -365,15 +364,7 @@ pub(crate) fn read_path(
         let held = if listing.form.is_some() {
             module.get_or_insert_with(|| Held::new(&listing.file, listing.kind))
         } else {
-            let at = match files.get(listing.file.as_str()) {
-                Some(&at) => at,
-                None => {
-                    helds.push(Held::new(&listing.file, listing.kind));
-                    files.insert(listing.file.clone(), helds.len() - 1);
-                    helds.len() - 1
-                }
-            };
-            let held = &mut helds[at];
+            let held = helds.of(&listing.file, || Held::new(&listing.file, listing.kind));
             if listing.kind == Kind::Module {
                 held.kind = Kind::Module;
             }
@@ -389,5 +380,5 @@ pub(crate) fn read_path(
         let held = module.unwrap_or_else(|| Held::new(&single.file, single.kind));
         return Ok(vec![held.check()?]);
     }
-    helds.into_iter().map(Held::check).collect()
+    helds.all.into_iter().map(Held::check).collect()
 }

@@ -613,9 +613,9 @@ fn collect(
     let (mut listings, mut instructions) = (Files::default(), Vec::new());
     let single = read(&mut |listing, item| match item {
         Item::Instruction(instruction) => instructions.push(instruction),
-        Item::Entry(entry) => group(listings.of(listing), listing, entry),
+        Item::Entry(entry) => group(listing_of(&mut listings, listing), listing, entry),
     })?;
-    let mut listings = listings.listings;
+    let mut listings = listings.all;
     if let Some(mut single) = single {
         // A module or single messages: one listing (a module's with its instructions).
         single.entries = listings.pop().map(|l| l.entries).unwrap_or_default();
@@ -1332,34 +1332,50 @@ fn module_proto_scan(
 pub fn parse_listing(name: &str, bytes: &[u8]) -> Result<Vec<Listing>, ReadError> {
     let mut listings = Files::default();
     listing_lines(name, bytes, &mut |line, entry| {
-        group(listings.of(line), line, entry)
+        group(listing_of(&mut listings, line), line, entry)
     })?;
-    Ok(listings.listings)
+    Ok(listings.all)
 }
 
-/// Listings by file, in the order the files first appear.
-#[derive(Default)]
-struct Files {
-    listings: Vec<Listing>,
-    /// Each file's place in `listings` (looked up, not searched: a listing file of
-    /// 40,000 files took seconds so).
+/// One `T` per file (a listing, or `diff`'s side of one), in the order the files first
+/// appear.
+pub(crate) struct Files<T> {
+    /// Each file's, in order.
+    pub(crate) all: Vec<T>,
+    /// Each file's place in `all` (looked up, not searched: a listing file of 40,000
+    /// files took seconds so).
     at: std::collections::HashMap<String, usize>,
 }
 
-impl Files {
-    /// The listing of `line`'s file (of its kind and form when it is new).
-    fn of(&mut self, line: &Listing) -> &mut Listing {
-        let at = match self.at.get(line.file.as_str()) {
+impl<T> Default for Files<T> {
+    fn default() -> Self {
+        Files {
+            all: Vec::new(),
+            at: std::collections::HashMap::new(),
+        }
+    }
+}
+
+impl<T> Files<T> {
+    /// The one of `file`, made by `new` when the file is new.
+    pub(crate) fn of(&mut self, file: &str, new: impl FnOnce() -> T) -> &mut T {
+        let at = match self.at.get(file) {
             Some(&at) => at,
             None => {
-                let new = Listing::new(&line.file, line.kind, line.form);
-                self.listings.push(new);
-                self.at.insert(line.file.clone(), self.listings.len() - 1);
-                self.listings.len() - 1
+                self.all.push(new());
+                self.at.insert(file.to_string(), self.all.len() - 1);
+                self.all.len() - 1
             }
         };
-        &mut self.listings[at]
+        &mut self.all[at]
     }
+}
+
+/// The listing of `line`'s file in `files` (of its kind and form when it is new).
+fn listing_of<'f>(files: &'f mut Files<Listing>, line: &Listing) -> &'f mut Listing {
+    files.of(&line.file, || {
+        Listing::new(&line.file, line.kind, line.form)
+    })
 }
 
 /// Adds `entry`, read from a line of `line`'s file, to `listing` (of that file): a file

@@ -1941,6 +1941,37 @@ fn field(number: u8, body: &[u8]) -> Vec<u8> {
     out
 }
 
+/// The findings of a module proto's whole scan, and the JSON report of `validate` on it
+/// in the 200 MB address space ([`limited`]), which exits 1 with as many findings;
+/// with the directory and the file it was written to.
+fn module_proto_validated(
+    bytes: &[u8],
+) -> (
+    Vec<xla_shape::report::Finding>,
+    serde_json::Value,
+    tempfile::TempDir,
+    std::path::PathBuf,
+) {
+    use xla_shape::text::module;
+    let mut whole = Vec::new();
+    let mut check = module::validate_proto;
+    module::scan_proto(bytes, &mut check, &mut |f| whole.push(f)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.hlo.pb");
+    std::fs::write(&input, bytes).unwrap();
+    let run = limited(&format!("validate --format json {}", input.display()));
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let found = report["files"][0]["findings"].as_array().unwrap();
+    assert_eq!(found.len(), whole.len());
+    (whole, report, dir, input)
+}
+
 /// A module proto whose one instruction has `shape` (`computations[0].instructions[0]`).
 fn module_proto_with_shape(shape: &xla_shape::proto::ShapeProto) -> Vec<u8> {
     let mut instruction = field(1, b"t");
@@ -1961,7 +1992,6 @@ fn module_proto_with_shape(shape: &xla_shape::proto::ShapeProto) -> Vec<u8> {
 #[test]
 fn long_tuple_in_a_module_proto_is_read_a_shape_at_a_time() {
     use xla_shape::proto::{LayoutProto, ShapeProto};
-    use xla_shape::text::module;
     let array = |dims: Vec<i64>, m2m: Vec<i64>| ShapeProto {
         element_type: 11,
         is_dynamic_dimension: vec![false; dims.len()],
@@ -1985,23 +2015,9 @@ fn long_tuple_in_a_module_proto_is_read_a_shape_at_a_time() {
     elements[n - 1] = array(vec![-3], vec![0]);
     let bytes = module_proto_with_shape(&tuple(elements));
     assert!(bytes.len() > 8_000_000, "{}", bytes.len());
-    let mut whole = Vec::new();
-    let mut check = module::validate_proto;
-    module::scan_proto(&bytes, &mut check, &mut |f| whole.push(f)).unwrap();
+    let (whole, report, _dir, input) = module_proto_validated(&bytes);
     assert_eq!(whole.len(), 3, "{whole:?}");
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("m.hlo.pb");
-    std::fs::write(&input, &bytes).unwrap();
-    let run = limited(&format!("validate --format json {}", input.display()));
-    assert_eq!(
-        run.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     let found = report["files"][0]["findings"].as_array().unwrap();
-    assert_eq!(found.len(), whole.len());
     for (got, want) in found.iter().zip(&whole) {
         assert_eq!(got["path"], want.path.as_str());
         assert_eq!(got["code"], want.code);
@@ -2176,7 +2192,6 @@ fn long_results_and_single_long_tuples_are_read_a_shape_at_a_time() {
 /// address space (the program shape decoded whole took about 40 times its size).
 #[test]
 fn long_program_shape_in_a_module_proto_is_read_a_part_at_a_time() {
-    use xla_shape::text::module;
     let element = "f32[8,128]{1,0}";
     let n = 300_000;
     let tuple_text = one_line_tuple(element, n);
@@ -2201,24 +2216,10 @@ fn long_program_shape_in_a_module_proto_is_read_a_part_at_a_time() {
     let mut bytes = field(1, b"m");
     bytes.extend(field(3, &computation));
     assert!(bytes.len() > 12_000_000, "{}", bytes.len());
-    let mut whole = Vec::new();
-    let mut check = module::validate_proto;
-    module::scan_proto(&bytes, &mut check, &mut |f| whole.push(f)).unwrap();
+    let (whole, report, _dir, input) = module_proto_validated(&bytes);
     assert_eq!(whole.len(), 2, "{whole:?}");
     assert!(whole[1].path.contains("program_shape.result"), "{whole:?}");
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("m.hlo.pb");
-    std::fs::write(&input, &bytes).unwrap();
-    let run = limited(&format!("validate --format json {}", input.display()));
-    assert_eq!(
-        run.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     let found = report["files"][0]["findings"].as_array().unwrap();
-    assert_eq!(found.len(), whole.len());
     for (got, want) in found.iter().zip(&whole) {
         assert_eq!(got["path"], want.path.as_str());
         assert_eq!(got["message"], want.message.as_str());

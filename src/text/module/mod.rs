@@ -132,6 +132,21 @@ pub struct ProtoSite<'a> {
     pub elided: Option<&'a [u8]>,
 }
 
+impl<'a> ProtoSite<'a> {
+    /// The site of a part of a program shape (a parameter or the result, `role`) at
+    /// `path`, in `computation`.
+    fn of_program(path: &'a Path, computation: Option<&'a str>, entry: bool, role: Role) -> Self {
+        ProtoSite {
+            path,
+            computation,
+            entry,
+            instruction: None,
+            role,
+            elided: None,
+        }
+    }
+}
+
 /// What a scan saw.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Summary {
@@ -735,15 +750,7 @@ impl ProtoWalk<'_> {
             // A part at a time, long plain tuples handed on as their bytes.
             for (part, value, name) in program_parts(bytes) {
                 let (at, role) = site(part, name);
-                let site = ProtoSite {
-                    path: &at,
-                    computation,
-                    entry,
-                    instruction: None,
-                    role,
-                    elided: None,
-                };
-                self.shape(value, &site);
+                self.shape(value, &ProtoSite::of_program(&at, computation, entry, role));
             }
             return;
         }
@@ -760,16 +767,8 @@ impl ProtoWalk<'_> {
             .chain(program.result.iter().map(|r| (ProgramPart::Result, r, "")));
         for (part, shape, name) in parts {
             let (at, role) = site(part, name);
-            let site = ProtoSite {
-                path: &at,
-                computation,
-                entry,
-                instruction: None,
-                role,
-                elided: None,
-            };
             self.summary.shapes += 1;
-            (self.on_shape)(&site, shape);
+            (self.on_shape)(&ProtoSite::of_program(&at, computation, entry, role), shape);
         }
     }
 

@@ -30,7 +30,7 @@ use crate::codec;
 use crate::error::Severity;
 use crate::message::MessageKind;
 use crate::path::Segment;
-use crate::report::{Document, FileReport, Finding, Form};
+use crate::report::{Document, FileReport, Finding, Findings, Form};
 use crate::text::{self, module, HloStyle};
 use crate::validate::{validate_decoded, validate_message, Options as GateOptions, TupleIssues};
 
@@ -302,13 +302,13 @@ fn with_policy(
         style: crate::text::HloStyle::Xla,
     };
     // The input listed a shape at a time, each listing (file) checked on its own.
-    let mut findings = Vec::new();
+    let mut findings = Findings::new();
     let mut current: Option<(String, crate::guard::policy::PolicyCheck<'_>)> = None;
     let listed = list(&read, &mut |listing, entry| match &mut current {
         Some((file, check)) if *file == listing.file => check.entry(&entry),
         _ => {
             if let Some((_, check)) = current.take() {
-                findings.extend(check.finish());
+                findings.append(check.finish());
             }
             let mut check = policy.checker();
             check.entry(&entry);
@@ -316,10 +316,10 @@ fn with_policy(
         }
     });
     if let Some((_, check)) = current {
-        findings.extend(check.finish());
+        findings.append(check.finish());
     }
     if listed.is_ok() {
-        report.findings.extend(findings);
+        report.findings.append(findings);
     }
     report
 }
@@ -490,7 +490,7 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             report.message = Some(kind.proto_name());
             report.shapes = count_shapes(&decoded.message);
             let issues = validate_decoded(&decoded, GateOptions::proto());
-            report.findings = message_findings(&decoded.message, issues.issues(), options);
+            report.findings = message_findings(&decoded.message, issues.issues(), options).into();
             if options.message.is_some() && decoded.has_unknown_fields() {
                 if let Some(other) = [
                     MessageKind::Shape,
@@ -596,7 +596,7 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
 /// text would be as large as the input).
 struct TupleFindings<'o> {
     options: &'o Options,
-    findings: Vec<Finding>,
+    findings: Findings,
     /// The issues of the elements' unknown fields (with their element's text), which
     /// come after every other finding (as in the report of the whole message): the
     /// first of each kind, as many as a report lists ([`Self::unknown_listing`]).
@@ -610,7 +610,7 @@ impl<'o> TupleFindings<'o> {
     fn new(options: &'o Options) -> Self {
         Self {
             options,
-            findings: Vec::new(),
+            findings: Findings::new(),
             unknown: Vec::new(),
             unknown_listing: crate::validate::UnknownListing::default(),
             issues: TupleIssues::default(),
@@ -677,7 +677,7 @@ impl<'o> TupleFindings<'o> {
         });
         let elements = std::mem::take(&mut self.findings);
         self.findings = before.into_iter().map(Finding::from_issue).collect();
-        self.findings.extend(elements);
+        self.findings.append(elements);
         self.findings
             .extend(after.into_iter().map(Finding::from_issue));
     }
@@ -702,7 +702,7 @@ impl<'o> TupleFindings<'o> {
 /// caller checks as before; with `--message program-shape`, a decode error is the
 /// report.
 fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<FileReport> {
-    let (mut findings, mut result_findings) = (Vec::new(), Vec::new());
+    let (mut findings, mut result_findings) = (Findings::new(), Findings::new());
     let mut program = ProgramIssues::default();
     let decoded = codec::decode_clean_program_shape_leaves(bytes, &mut |part, path, _, shape| {
         let found = (&mut findings, &mut result_findings);
@@ -729,7 +729,7 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
     if streamed.shell.has_unknown_fields() || (options.message.is_none() && !has_result) {
         return None;
     }
-    findings.extend(result_findings);
+    findings.append(result_findings);
     Some(program_report(
         name,
         Form::Binary,
@@ -747,7 +747,7 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
 fn program_report(
     name: &str,
     form: Form,
-    mut findings: Vec<Finding>,
+    mut findings: Findings,
     result: Option<&crate::proto::ShapeProto>,
     (parameters, names): (usize, usize),
     (streamed, options): (bool, &Options),
@@ -857,7 +857,7 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         && options.message != Some(MessageKind::Layout)
     {
         // A program shape is checked a parameter at a time.
-        let (mut findings, mut result_findings) = (Vec::new(), Vec::new());
+        let (mut findings, mut result_findings) = (Findings::new(), Findings::new());
         let mut program = ProgramIssues::default();
         let json_options = crate::json::ParseOptions::new();
         let read = crate::json::program_shape_from_json_leaves(
@@ -870,7 +870,7 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         );
         match read {
             Ok(program) => {
-                findings.extend(result_findings);
+                findings.append(result_findings);
                 return program_report(
                     name,
                     Form::Json,
@@ -904,7 +904,7 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             report.message = Some(kind.proto_name());
             report.shapes = count_shapes(&message);
             let issues = validate_message(&message, GateOptions::proto());
-            report.findings = message_findings(&message, issues.issues(), options);
+            report.findings = message_findings(&message, issues.issues(), options).into();
             report
         }
         Err(e) => FileReport::unreadable(
@@ -1122,7 +1122,7 @@ impl ProgramIssues {
         path: &[usize],
         shape: crate::proto::ShapeProto,
         options: &Options,
-        (findings, result): (&mut Vec<Finding>, &mut Vec<Finding>),
+        (findings, result): (&mut Findings, &mut Findings),
     ) {
         let issues = self.leaf(part, path, &shape, GateOptions::proto());
         if !issues.is_empty() {
@@ -1183,7 +1183,7 @@ fn check_module_text(name: &str, bytes: &[u8], _options: &Options) -> FileReport
 fn scan_text_report<R: BufRead>(name: &str, reader: R) -> FileReport {
     let form = Some(Form::HloModule);
     let mut report = FileReport::new(name, form);
-    let mut findings = Vec::new();
+    let mut findings = Findings::new();
     let result = module::scan_text_validated(reader, &mut |f| findings.push(f));
     match result {
         Err(e) => FileReport::unreadable(name, form, "io_error", e.to_string()),
@@ -1229,7 +1229,7 @@ fn check_module_proto(name: &str, bytes: &[u8], options: &Options) -> FileReport
     };
     let mut report = FileReport::new(name, form);
     report.message = Some(wrapper);
-    let mut findings = Vec::new();
+    let mut findings = Findings::new();
     let mut collect = |f| findings.push(f);
     match module::scan_proto_validated(bytes, &mut collect, options.hlo_style) {
         Ok(summary) if summary.shapes == 0 => {
@@ -1391,29 +1391,73 @@ pub fn expand(paths: &[PathBuf], walk: &Walk) -> Vec<Input> {
     inputs
 }
 
+/// Checks one input.
+pub fn check_input(input: &Input, options: &Options) -> FileReport {
+    match input {
+        Input::File(path) => check_path(path, &path.display().to_string(), options),
+        Input::Bytes(name, bytes) => check_bytes(name, bytes, options),
+        Input::Stdin => check_stream("<stdin>", std::io::stdin().lock(), options),
+        Input::Missing(name, reason) => {
+            FileReport::unreadable(name.clone(), options.from, "io_error", reason.clone())
+        }
+    }
+}
+
 /// Checks every input on `jobs` threads (0: every core); reports come back in input
 /// order whatever order the threads finish in.
 pub fn check_all(inputs: &[Input], options: &Options, jobs: usize) -> Document {
-    use rayon::prelude::*;
-    let run = || {
-        inputs
-            .par_iter()
-            .map(|input| match input {
-                Input::File(path) => check_path(path, &path.display().to_string(), options),
-                Input::Bytes(name, bytes) => check_bytes(name, bytes, options),
-                Input::Stdin => check_stream("<stdin>", std::io::stdin().lock(), options),
-                Input::Missing(name, reason) => {
-                    FileReport::unreadable(name.clone(), options.from, "io_error", reason.clone())
-                }
-            })
-            .collect()
-    };
-    let files = match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
-        Ok(pool) => pool.install(run),
-        Err(_) => run(),
-    };
+    let mut files = Vec::with_capacity(inputs.len());
+    let collected: Result<(), std::convert::Infallible> =
+        check_each(inputs, options, jobs, |file| {
+            files.push(file);
+            Ok(())
+        });
+    match collected {
+        Ok(()) => {}
+        Err(never) => match never {},
+    }
     Document {
         files,
         strict: false,
     }
+}
+
+/// Checks every input on `jobs` threads (0: every core), handing each report to
+/// `each` in input order as soon as it and those before it are done. A few reports
+/// per thread are held at a time (and each holds at most
+/// [`crate::report::findings::HELD`] findings in memory), so that a run over any number
+/// of inputs is written as it goes in a fixed amount of memory.
+///
+/// # Errors
+/// The first error of `each`, after which no more inputs are checked.
+pub fn check_each<E>(
+    inputs: &[Input],
+    options: &Options,
+    jobs: usize,
+    mut each: impl FnMut(FileReport) -> Result<(), E>,
+) -> Result<(), E> {
+    use rayon::prelude::*;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .ok();
+    let threads = pool
+        .as_ref()
+        .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
+    for chunk in inputs.chunks(threads.max(1) * 8) {
+        let check = || -> Vec<FileReport> {
+            chunk
+                .par_iter()
+                .map(|input| check_input(input, options))
+                .collect()
+        };
+        let reports = match &pool {
+            Some(pool) => pool.install(check),
+            None => check(),
+        };
+        for report in reports {
+            each(report)?;
+        }
+    }
+    Ok(())
 }

@@ -406,7 +406,13 @@ fn real(path: &str) -> listing::Listing {
 
 fn codes(policy: &str, listing: &listing::Listing) -> Vec<&'static str> {
     let policy = Policy::from_toml(policy).unwrap();
-    policy.check(listing).iter().map(|f| f.code).collect()
+    policy
+        .check(listing)
+        .to_vec()
+        .unwrap()
+        .into_iter()
+        .map(|f| f.code)
+        .collect()
 }
 
 /// One entry parameter `SHAPE`, returned as is, in a hand-written module.
@@ -500,7 +506,7 @@ fn policy_findings_say_where_and_what() {
     let policy = Policy::from_toml("[entry]\nlayout = \"default\"").unwrap();
     let transposed =
         real("fixtures/dumps/transposed/module_0000.jit_f.cpu_after_optimizations.txt");
-    let findings = policy.check(&transposed);
+    let findings = policy.check(&transposed).to_vec().unwrap();
     assert_eq!(findings.len(), 1);
     let f = &findings[0];
     assert_eq!(f.severity, xla_shape::Severity::Error);
@@ -512,14 +518,18 @@ fn policy_findings_say_where_and_what() {
     );
     // A proto gives the proto path.
     let proto = real("fixtures/dumps/transposed/module_0000.jit_f.cpu_after_optimizations.hlo.pb");
-    let findings = policy.check(&proto);
+    let findings = policy.check(&proto).to_vec().unwrap();
     assert_eq!(
         findings[0].path,
         "hlo_module.host_program_shape.parameters[0]"
     );
     // Tuples are checked element by element; computation scopes by glob.
     let scoped = "[computations.\"fused_*\"]\nallow_element_types = [\"f32\"]";
-    let findings = Policy::from_toml(scoped).unwrap().check(&real(BASE));
+    let findings = Policy::from_toml(scoped)
+        .unwrap()
+        .check(&real(BASE))
+        .to_vec()
+        .unwrap();
     assert!(!findings.is_empty());
     assert!(findings
         .iter()

@@ -522,13 +522,26 @@ impl Report {
         }
     }
 
-    fn wrap(&self, findings: impl Iterator<Item = report::Finding>) -> Vec<Finding> {
-        findings
-            .map(|inner| Finding {
-                inner,
-                file: self.file.path.clone(),
-            })
-            .collect()
+    /// The findings for which `keep` is true, read back from their temporary file
+    /// past the first thousand.
+    fn wrap(&self, keep: impl Fn(&report::Finding) -> bool) -> PyResult<Vec<Finding>> {
+        let mut found = Vec::new();
+        self.file
+            .findings
+            .try_for_each(
+                |e| e,
+                |inner| {
+                    if keep(inner) {
+                        found.push(Finding {
+                            inner: inner.clone(),
+                            file: self.file.path.clone(),
+                        });
+                    }
+                    Ok(())
+                },
+            )
+            .map_err(|e| pyo3::exceptions::PyOSError::new_err(e.to_string()))?;
+        Ok(found)
     }
 }
 
@@ -539,28 +552,16 @@ impl Report {
         self.file.status(self.strict) == report::Status::Valid
     }
     #[getter]
-    fn findings(&self) -> Vec<Finding> {
-        self.wrap(self.file.findings.iter().cloned())
+    fn findings(&self) -> PyResult<Vec<Finding>> {
+        self.wrap(|_| true)
     }
     #[getter]
-    fn errors(&self) -> Vec<Finding> {
-        self.wrap(
-            self.file
-                .findings
-                .iter()
-                .filter(|f| f.severity == xla_shape::Severity::Error)
-                .cloned(),
-        )
+    fn errors(&self) -> PyResult<Vec<Finding>> {
+        self.wrap(|f| f.severity == xla_shape::Severity::Error)
     }
     #[getter]
-    fn warnings(&self) -> Vec<Finding> {
-        self.wrap(
-            self.file
-                .findings
-                .iter()
-                .filter(|f| f.severity == xla_shape::Severity::Warning)
-                .cloned(),
-        )
+    fn warnings(&self) -> PyResult<Vec<Finding>> {
+        self.wrap(|f| f.severity == xla_shape::Severity::Warning)
     }
     #[getter]
     fn shapes(&self) -> usize {
@@ -632,7 +633,7 @@ impl Report {
         self.file.findings.len()
     }
     fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let list = PyList::new(py, self.findings())?;
+        let list = PyList::new(py, self.findings()?)?;
         Ok(list.try_iter()?.into_any().unbind())
     }
     fn __repr__(&self) -> String {

@@ -160,13 +160,32 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
             ));
         }
     }
-    let mut document = check::check_all(&inputs, &options, args.jobs);
-    document.strict = args.strict;
-    let summary = document.summary();
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut errors = std::io::stderr();
-    let written = report::render(args.format.into(), &document, &mut out, &mut errors)
+    // Each input's report is written as soon as it and those before it are checked;
+    // should standard output close early, the rest are still checked for the status.
+    let mut writer = report::Writer::new(args.format.into(), args.strict, &mut out, &mut errors);
+    let mut summary = report::Summary::default();
+    let mut closed = false;
+    let checked = check::check_each(&inputs, &options, args.jobs, |file| {
+        summary.add(&file, args.strict);
+        if !closed {
+            match writer.file(&file) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => closed = true,
+                other => other?,
+            }
+        }
+        Ok(())
+    });
+    let written = checked
+        .and_then(|()| {
+            if closed {
+                Ok(())
+            } else {
+                writer.finish().map(drop)
+            }
+        })
         .and_then(|()| out.flush());
     match written {
         Ok(()) => {}

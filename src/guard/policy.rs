@@ -34,7 +34,7 @@ use serde::Deserialize;
 use super::listing::{allocated_bytes, Entry, Listing};
 use crate::error::Severity;
 use crate::primitive::PrimitiveType;
-use crate::report::Finding;
+use crate::report::{Finding, Findings};
 use crate::shape::Shape;
 use crate::text::module::Role;
 
@@ -212,7 +212,7 @@ impl Policy {
     }
 
     /// Every violation in a listing, in the order of its shapes.
-    pub fn check(&self, listing: &Listing) -> Vec<Finding> {
+    pub fn check(&self, listing: &Listing) -> Findings {
         let mut check = self.checker();
         for entry in &listing.entries {
             check.entry(entry);
@@ -225,7 +225,7 @@ impl Policy {
     pub fn checker(&self) -> PolicyCheck<'_> {
         PolicyCheck {
             policy: self,
-            findings: Vec::new(),
+            findings: Findings::new(),
             total: 0,
             total_known: true,
             first_parameter: None,
@@ -237,7 +237,7 @@ impl Policy {
 #[derive(Debug)]
 pub struct PolicyCheck<'p> {
     policy: &'p Policy,
-    findings: Vec<Finding>,
+    findings: Findings,
     /// The entry parameters' allocated bytes so far, and whether each was known.
     total: u64,
     total_known: bool,
@@ -332,7 +332,7 @@ impl PolicyCheck<'_> {
     }
 
     /// The findings, with the entry parameters' total last.
-    pub fn finish(mut self) -> Vec<Finding> {
+    pub fn finish(mut self) -> Findings {
         if let (Some(max), Some((line, column, path))) =
             (self.policy.max_total_bytes, self.first_parameter)
         {

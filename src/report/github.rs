@@ -6,21 +6,30 @@
 
 use std::io::{self, Write};
 
-use super::Document;
+use super::{Document, FileReport};
 
 /// Writes one workflow command per finding and per unreadable input.
 pub fn render(document: &Document, out: &mut dyn Write) -> io::Result<()> {
     for file in &document.files {
-        let name = escape_property(&file.path);
-        if let Some(unreadable) = &file.unreadable {
-            writeln!(
-                out,
-                "::error file={name},title={}::{}",
-                escape_property(unreadable.code),
-                escape_data(&unreadable.message)
-            )?;
-        }
-        for finding in &file.findings {
+        self::file(file, out)?;
+    }
+    Ok(())
+}
+
+/// Writes the workflow commands of one input.
+pub(crate) fn file(file: &FileReport, out: &mut dyn Write) -> io::Result<()> {
+    let name = escape_property(&file.path);
+    if let Some(unreadable) = &file.unreadable {
+        writeln!(
+            out,
+            "::error file={name},title={}::{}",
+            escape_property(unreadable.code),
+            escape_data(&unreadable.message)
+        )?;
+    }
+    file.findings.try_for_each(
+        |e| e,
+        |finding| {
             let mut properties = format!("file={name}");
             if let Some(line) = finding.line {
                 properties.push_str(&format!(",line={line}"));
@@ -38,10 +47,9 @@ pub fn render(document: &Document, out: &mut dyn Write) -> io::Result<()> {
                     finding.path_and_message(),
                     finding.context()
                 ))
-            )?;
-        }
-    }
-    Ok(())
+            )
+        },
+    )
 }
 
 /// Escapes workflow-command data: `%`, CR and LF.

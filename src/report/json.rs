@@ -24,9 +24,10 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
+use serde::ser::{Error as _, SerializeSeq};
+use serde::{Serialize, Serializer};
 
-use super::{Document, FileReport, Finding, Summary};
+use super::{pretty_at, Document, FileReport, Finding, Findings, Summary};
 
 /// The version of the report schema, the document's top-level `version`.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -55,7 +56,20 @@ struct FileOut<'a> {
     errors: usize,
     warnings: usize,
     error: Option<ErrorOut<'a>>,
-    findings: Vec<FindingOut<'a>>,
+    findings: FindingsOut<'a>,
+}
+
+/// A file's findings, serialized a finding at a time (read back from their temporary
+/// file when they were spilled).
+struct FindingsOut<'a>(&'a Findings);
+
+impl Serialize for FindingsOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len()))?;
+        self.0
+            .try_for_each(S::Error::custom, |f| seq.serialize_element(&finding(f)))?;
+        seq.end()
+    }
 }
 
 #[derive(Serialize)]
@@ -116,7 +130,7 @@ fn finding(f: &Finding) -> FindingOut<'_> {
     }
 }
 
-fn file(f: &FileReport, strict: bool) -> FileOut<'_> {
+fn file_out(f: &FileReport, strict: bool) -> FileOut<'_> {
     FileOut {
         path: &f.path,
         form: f.form.map(|form| form.name()),
@@ -129,7 +143,7 @@ fn file(f: &FileReport, strict: bool) -> FileOut<'_> {
             code: u.code,
             message: &u.message,
         }),
-        findings: f.findings.iter().map(finding).collect(),
+        findings: FindingsOut(&f.findings),
     }
 }
 
@@ -138,24 +152,53 @@ pub fn to_value(document: &Document) -> serde_json::Value {
     serde_json::to_value(out(document)).unwrap_or(serde_json::Value::Null)
 }
 
-fn out(document: &Document) -> Out<'_> {
+const TOOL: Tool = Tool {
+    name: "xla-shape",
+    version: env!("CARGO_PKG_VERSION"),
+};
+
+pub(super) fn out(document: &Document) -> impl Serialize + '_ {
     Out {
         version: SCHEMA_VERSION,
-        tool: Tool {
-            name: "xla-shape",
-            version: env!("CARGO_PKG_VERSION"),
-        },
+        tool: TOOL,
         files: document
             .files
             .iter()
-            .map(|f| file(f, document.strict))
+            .map(|f| file_out(f, document.strict))
             .collect(),
         summary: document.summary().into(),
     }
 }
 
 /// Writes the report, pretty-printed, with a final newline.
-pub fn render(document: &Document, out_: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out_, &out(document)).map_err(io::Error::from)?;
-    writeln!(out_)
+pub fn render(document: &Document, out: &mut dyn Write) -> io::Result<()> {
+    super::render(super::Format::Json, document, out, &mut io::sink())
+}
+
+/// Writes what comes before the first file: the same bytes as the whole document
+/// pretty-printed (its keys in the order of [`Out`]).
+pub(crate) fn start(out: &mut dyn Write) -> io::Result<()> {
+    write!(out, "{{\n  \"version\": {SCHEMA_VERSION},\n  \"tool\": ")?;
+    pretty_at(out, "  ", &TOOL)?;
+    write!(out, ",\n  \"files\": [")
+}
+
+/// Writes one file's object, after the `written` before it.
+pub(crate) fn file(
+    report: &FileReport,
+    strict: bool,
+    written: &mut usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    out.write_all(if *written == 0 { b"\n    " } else { b",\n    " })?;
+    *written += 1;
+    pretty_at(out, "    ", &file_out(report, strict))
+}
+
+/// Writes what comes after the last of `written` files: the summary.
+pub(crate) fn end(summary: Summary, written: usize, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(if written == 0 { b"]" } else { b"\n  ]" })?;
+    write!(out, ",\n  \"summary\": ")?;
+    pretty_at(out, "  ", &SummaryOut::from(summary))?;
+    writeln!(out, "\n}}")
 }

@@ -21,12 +21,14 @@ use std::io::{self, Write};
 use crate::error::{Issue, Severity};
 
 pub mod codes;
+pub mod findings;
 pub mod github;
 pub mod json;
 pub mod sarif;
 pub mod text;
 
 pub use codes::{CodeInfo, CODES};
+pub use findings::Findings;
 
 /// Exit status when every input was checked and nothing failed.
 pub const EXIT_OK: u8 = 0;
@@ -167,8 +169,9 @@ pub struct FileReport {
     /// Shapes checked (a program shape counts its parameters and result; a layout
     /// counts as one).
     pub shapes: usize,
-    /// What was found, in input order.
-    pub findings: Vec<Finding>,
+    /// What was found, in input order (past [`findings::HELD`] of them, in a
+    /// temporary file).
+    pub findings: Findings,
     /// Set when the input could not be checked at all.
     pub unreadable: Option<Unreadable>,
 }
@@ -203,7 +206,7 @@ impl FileReport {
             form,
             message: None,
             shapes: 0,
-            findings: Vec::new(),
+            findings: Findings::new(),
             unreadable: None,
         }
     }
@@ -225,19 +228,12 @@ impl FileReport {
 
     /// Errors found.
     pub fn errors(&self) -> usize {
-        self.count(Severity::Error)
+        self.findings.errors()
     }
 
     /// Warnings found.
     pub fn warnings(&self) -> usize {
-        self.count(Severity::Warning)
-    }
-
-    fn count(&self, severity: Severity) -> usize {
-        self.findings
-            .iter()
-            .filter(|f| f.severity == severity)
-            .count()
+        self.findings.warnings()
     }
 
     /// The outcome: unreadable, invalid (errors, or warnings when `strict`), or valid.
@@ -253,9 +249,10 @@ impl FileReport {
 
     /// Drops the findings whose code is in `allowed`.
     pub fn allow(&mut self, allowed: &[String]) {
-        if !allowed.is_empty() {
-            self.findings
-                .retain(|f| !allowed.iter().any(|a| a == f.code));
+        if !allowed.is_empty() && !self.findings.is_empty() {
+            self.findings = self
+                .findings
+                .filtered(|f| !allowed.iter().any(|a| a == f.code));
         }
     }
 }
@@ -278,6 +275,19 @@ pub struct Summary {
 }
 
 impl Summary {
+    /// Counts one more input, checked under `strict` or not.
+    pub fn add(&mut self, file: &FileReport, strict: bool) {
+        self.files += 1;
+        self.shapes += file.shapes;
+        self.errors += file.errors();
+        self.warnings += file.warnings();
+        match file.status(strict) {
+            Status::Unreadable => self.unreadable += 1,
+            Status::Invalid => self.invalid += 1,
+            Status::Valid => {}
+        }
+    }
+
     /// The exit status the run maps to: 2 if some input is unreadable, else 1 if some
     /// input failed, else 0.
     pub fn exit_code(&self) -> u8 {
@@ -341,15 +351,7 @@ impl Document {
     pub fn summary(&self) -> Summary {
         let mut summary = Summary::default();
         for file in &self.files {
-            summary.files += 1;
-            summary.shapes += file.shapes;
-            summary.errors += file.errors();
-            summary.warnings += file.warnings();
-            match file.status(self.strict) {
-                Status::Unreadable => summary.unreadable += 1,
-                Status::Invalid => summary.invalid += 1,
-                Status::Valid => {}
-            }
+            summary.add(file, self.strict);
         }
         summary
     }
@@ -378,10 +380,226 @@ pub fn render(
     out: &mut dyn Write,
     errors: &mut dyn Write,
 ) -> io::Result<()> {
-    match format {
-        Format::Text => text::render(document, out, errors),
-        Format::Json => json::render(document, out),
-        Format::Github => github::render(document, out),
-        Format::Sarif => sarif::render(document, out),
+    let mut writer = Writer::new(format, document.strict, out, errors);
+    for file in &document.files {
+        writer.file(file)?;
+    }
+    writer.finish().map(drop)
+}
+
+/// Writes a report an input at a time, as each is checked: the same bytes as
+/// [`render`] of the document that holds the same reports, with only one input's
+/// report in memory at a time.
+pub struct Writer<'a> {
+    format: Format,
+    strict: bool,
+    out: &'a mut dyn Write,
+    errors: &'a mut dyn Write,
+    summary: Summary,
+    started: bool,
+    /// Entries written so far in the array the document streams (JSON's files,
+    /// SARIF's results).
+    items: usize,
+}
+
+impl std::fmt::Debug for Writer<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("format", &self.format)
+            .field("strict", &self.strict)
+            .field("summary", &self.summary)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> Writer<'a> {
+    /// A report in `format`, for a run that is `strict` or not. Text writes the
+    /// unreadable inputs' reasons to `errors`; nothing is written before the first
+    /// input or [`finish`](Writer::finish).
+    pub fn new(
+        format: Format,
+        strict: bool,
+        out: &'a mut dyn Write,
+        errors: &'a mut dyn Write,
+    ) -> Self {
+        Writer {
+            format,
+            strict,
+            out,
+            errors,
+            summary: Summary::default(),
+            started: false,
+            items: 0,
+        }
+    }
+
+    fn start(&mut self) -> io::Result<()> {
+        if !self.started {
+            self.started = true;
+            match self.format {
+                Format::Json => json::start(self.out)?,
+                Format::Sarif => sarif::start(self.out)?,
+                Format::Text | Format::Github => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the report of the next input.
+    ///
+    /// # Errors
+    /// Writing fails, or findings kept in a temporary file cannot be read back.
+    pub fn file(&mut self, file: &FileReport) -> io::Result<()> {
+        self.start()?;
+        match self.format {
+            Format::Text => text::file(file, self.out, self.errors)?,
+            Format::Json => json::file(file, self.strict, &mut self.items, self.out)?,
+            Format::Github => github::file(file, self.out)?,
+            Format::Sarif => sarif::file(file, &mut self.items, self.out)?,
+        }
+        self.summary.add(file, self.strict);
+        Ok(())
+    }
+
+    /// The counts so far.
+    pub fn summary(&self) -> Summary {
+        self.summary
+    }
+
+    /// Ends the report, and gives the counts over every input.
+    ///
+    /// # Errors
+    /// Writing fails.
+    pub fn finish(mut self) -> io::Result<Summary> {
+        self.start()?;
+        match self.format {
+            Format::Json => json::end(self.summary, self.items, self.out)?,
+            Format::Sarif => sarif::end(self.items, self.out)?,
+            Format::Text | Format::Github => {}
+        }
+        Ok(self.summary)
+    }
+}
+
+/// A writer that puts `indent` after every newline, so that a value pretty-printed on
+/// its own lines up where it stands inside a larger document (JSON strings never hold
+/// a raw newline).
+pub(crate) struct Indented<'a> {
+    out: &'a mut dyn Write,
+    indent: &'static str,
+}
+
+impl<'a> Indented<'a> {
+    pub(crate) fn new(out: &'a mut dyn Write, indent: &'static str) -> Self {
+        Indented { out, indent }
+    }
+}
+
+impl Write for Indented<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let mut rest = buf;
+        while let Some(i) = memchr::memchr(b'\n', rest) {
+            self.out.write_all(&rest[..=i])?;
+            self.out.write_all(self.indent.as_bytes())?;
+            rest = &rest[i + 1..];
+        }
+        self.out.write_all(rest)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Writes `value` pretty-printed at a depth of `indent`, through a buffer (the
+/// printer's many small writes cost more than the copy).
+pub(crate) fn pretty_at(
+    out: &mut dyn Write,
+    indent: &'static str,
+    value: &impl serde::Serialize,
+) -> io::Result<()> {
+    let mut buffered = io::BufWriter::with_capacity(16 * 1024, Indented::new(out, indent));
+    serde_json::to_writer_pretty(&mut buffered, value).map_err(io::Error::from)?;
+    buffered.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inputs of every kind: valid, invalid with findings past those held in memory,
+    /// unreadable, and warnings only.
+    fn document(strict: bool) -> Document {
+        let mut many = FileReport::new("dir/many lines.txt", Some(Form::Hlo));
+        many.shapes = findings::HELD + 10;
+        for i in 0..findings::HELD + 10 {
+            let mut f = Finding::new(
+                "duplicate_dimension",
+                Severity::Error,
+                format!("dimension {i} is \"listed\" twice"),
+            )
+            .at(i + 1, 3);
+            f.path = "layout.minor_to_major[1]".into();
+            f.shape = Some("f32[2,2]{1,1}".into());
+            if i % 2 == 0 {
+                f.instruction = Some(format!("p.{i}"));
+                f.computation = Some("main".into());
+            }
+            many.findings.push(f);
+        }
+        let mut warned = FileReport::new("w.binpb", Some(Form::Binary));
+        warned.message = Some("xla.ShapeProto");
+        warned.shapes = 1;
+        warned
+            .findings
+            .push(Finding::new("unknown_field", Severity::Warning, "field 99"));
+        Document {
+            files: vec![
+                FileReport::new("ok.txt", Some(Form::Hlo)),
+                many,
+                FileReport::unreadable("bad.pb", None, "unknown_form", "cannot tell"),
+                warned,
+            ],
+            strict,
+        }
+    }
+
+    fn rendered(format: Format, document: &Document) -> String {
+        let mut out = Vec::new();
+        render(format, document, &mut out, &mut io::sink()).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn reports_written_a_file_at_a_time_are_the_whole_documents_pretty_printed() {
+        for document in [document(false), document(true), Document::default()] {
+            assert_eq!(
+                rendered(Format::Json, &document),
+                serde_json::to_string_pretty(&json::out(&document)).unwrap() + "\n"
+            );
+            assert_eq!(
+                rendered(Format::Sarif, &document),
+                serde_json::to_string_pretty(&sarif::to_value(&document).unwrap()).unwrap() + "\n"
+            );
+        }
+        let whole = json::to_value(&document(true));
+        assert_eq!(
+            whole["files"][1]["findings"].as_array().unwrap().len(),
+            findings::HELD + 10
+        );
+        assert_eq!(whole["summary"]["invalid"], 2);
+        assert_eq!(whole["summary"]["unreadable"], 1);
+    }
+
+    #[test]
+    fn the_text_report_has_every_finding_in_order() {
+        let document = document(false);
+        let text = rendered(Format::Text, &document);
+        assert_eq!(text.lines().count(), findings::HELD + 11);
+        let last = text.lines().nth(findings::HELD + 9).unwrap();
+        assert!(last.starts_with(&format!("dir/many lines.txt:{}:3: ", findings::HELD + 10)));
+        let github = rendered(Format::Github, &document);
+        assert_eq!(github.lines().count(), findings::HELD + 12);
     }
 }

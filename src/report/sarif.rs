@@ -1,7 +1,8 @@
 //! SARIF 2.1.0, as GitHub code scanning reads it.
 //!
-//! One run; `tool.driver.rules` has one rule per code that occurs (sorted by id),
-//! with its description and default level; each finding is a result with `ruleId`,
+//! One run; `tool.driver.rules` has one rule per code the tool has (sorted by id),
+//! with its description and default level, so that the results can be written as the
+//! inputs are checked; each finding is a result with `ruleId`,
 //! `ruleIndex`, `level`, `message.text`, one physical location (the file as a
 //! relative URI, with a region where the line and column are known) and, for a field
 //! inside a message, a logical location holding the proto path. Inputs that could not
@@ -10,13 +11,12 @@
 //! finding keeps its identity when lines move. The shape a finding is about, when
 //! known, is the result's `properties.shape`.
 
-use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use serde_json::{json, Value};
 
-use super::codes::lookup;
-use super::{Document, Finding};
+use super::codes::{lookup, CODES};
+use super::{pretty_at, Document, FileReport, Finding};
 use crate::error::Severity;
 
 /// The `$schema` written at the top of the log.
@@ -91,50 +91,71 @@ fn location(file: &str, finding: Option<&Finding>) -> Value {
     location
 }
 
-/// The SARIF log as a JSON value.
-pub fn to_value(document: &Document) -> Value {
-    // Rules: every code that occurs, sorted, so the output is deterministic.
-    let mut used: BTreeMap<&'static str, usize> = BTreeMap::new();
-    for file in &document.files {
-        if let Some(u) = &file.unreadable {
-            used.insert(u.code, 0);
+/// The rules: one per code the tool has ([`CODES`]), sorted by id, so that a result's
+/// `ruleIndex` is known before the run ends.
+fn rule_ids() -> &'static [&'static str] {
+    static IDS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    IDS.get_or_init(|| {
+        let mut ids: Vec<&'static str> = CODES.iter().map(|c| c.id).collect();
+        ids.sort_unstable();
+        ids
+    })
+}
+
+/// `tool`, with every rule.
+fn tool() -> Value {
+    let rules: Vec<Value> = rule_ids()
+        .iter()
+        .map(|&id| {
+            let (description, severity) = match lookup(id) {
+                Some(info) => (info.description, info.severity),
+                None => ("", Severity::Error),
+            };
+            json!({
+                "id": id,
+                "name": id,
+                "shortDescription": { "text": description },
+                "fullDescription": { "text": description },
+                "defaultConfiguration": { "level": level(severity) },
+            })
+        })
+        .collect();
+    json!({
+        "driver": {
+            "name": "xla-shape",
+            "version": env!("CARGO_PKG_VERSION"),
+            "semanticVersion": env!("CARGO_PKG_VERSION"),
+            "rules": rules,
         }
-        for f in &file.findings {
-            used.insert(f.code, 0);
+    })
+}
+
+/// The rule's place in [`tool`]'s rules, when the code is one of the tool's.
+fn rule_index(id: &str) -> Option<usize> {
+    rule_ids().binary_search(&id).ok()
+}
+
+/// The results of one input: why it could not be checked, then its findings.
+fn results(file: &FileReport, each: &mut dyn FnMut(Value) -> io::Result<()>) -> io::Result<()> {
+    if let Some(u) = &file.unreadable {
+        let mut result = json!({
+            "ruleId": u.code,
+            "level": "error",
+            "message": { "text": u.message },
+            "locations": [location(&file.path, None)],
+            "partialFingerprints": { "xlaShapeFinding/v1": fingerprint(&[u.code, &file.path]) },
+        });
+        if let Some(index) = rule_index(u.code) {
+            result["ruleIndex"] = json!(index);
         }
+        each(result)?;
     }
-    let mut rules = Vec::new();
-    for (index, (id, slot)) in used.iter_mut().enumerate() {
-        *slot = index;
-        let (description, severity) = match lookup(id) {
-            Some(info) => (info.description, info.severity),
-            None => ("", Severity::Error),
-        };
-        rules.push(json!({
-            "id": id,
-            "name": id,
-            "shortDescription": { "text": description },
-            "fullDescription": { "text": description },
-            "defaultConfiguration": { "level": level(severity) },
-        }));
-    }
-    let mut results = Vec::new();
-    for file in &document.files {
-        if let Some(u) = &file.unreadable {
-            results.push(json!({
-                "ruleId": u.code,
-                "ruleIndex": used[u.code],
-                "level": "error",
-                "message": { "text": u.message },
-                "locations": [location(&file.path, None)],
-                "partialFingerprints": { "xlaShapeFinding/v1": fingerprint(&[u.code, &file.path]) },
-            }));
-        }
-        for f in &file.findings {
+    file.findings.try_for_each(
+        |e| e,
+        |f| {
             let text = format!("{}{}", f.path_and_message(), f.context());
             let mut result = json!({
                 "ruleId": f.code,
-                "ruleIndex": used[f.code],
                 "level": level(f.severity),
                 "message": { "text": text },
                 "locations": [location(&file.path, Some(f))],
@@ -149,32 +170,76 @@ pub fn to_value(document: &Document) -> Value {
                     ]),
                 },
             });
+            if let Some(index) = rule_index(f.code) {
+                result["ruleIndex"] = json!(index);
+            }
             if let Some(shape) = &f.shape {
                 result["properties"] = json!({ "shape": shape });
             }
-            results.push(result);
-        }
+            each(result)
+        },
+    )
+}
+
+/// The SARIF log as a JSON value.
+///
+/// # Errors
+/// When findings kept in a temporary file cannot be read back.
+pub fn to_value(document: &Document) -> io::Result<Value> {
+    let mut all = Vec::new();
+    for file in &document.files {
+        results(file, &mut |result| {
+            all.push(result);
+            Ok(())
+        })?;
     }
-    json!({
+    Ok(json!({
         "version": "2.1.0",
         "$schema": SCHEMA_URI,
         "runs": [{
-            "tool": {
-                "driver": {
-                    "name": "xla-shape",
-                    "version": env!("CARGO_PKG_VERSION"),
-                    "semanticVersion": env!("CARGO_PKG_VERSION"),
-                    "rules": rules,
-                }
-            },
+            "tool": tool(),
             "columnKind": "unicodeCodePoints",
-            "results": results,
+            "results": all,
         }],
-    })
+    }))
 }
 
 /// Writes the SARIF log, pretty-printed, with a final newline.
 pub fn render(document: &Document, out: &mut dyn Write) -> io::Result<()> {
-    serde_json::to_writer_pretty(&mut *out, &to_value(document)).map_err(io::Error::from)?;
-    writeln!(out)
+    super::render(super::Format::Sarif, document, out, &mut io::sink())
+}
+
+/// Writes what comes before the first result: the same bytes as [`to_value`]
+/// pretty-printed (whose keys are sorted: the results come before the tool).
+pub(crate) fn start(out: &mut dyn Write) -> io::Result<()> {
+    write!(
+        out,
+        "{{\n  \"$schema\": {},\n  \"runs\": [\n    {{\n      \"columnKind\": \"unicodeCodePoints\",\n      \"results\": [",
+        Value::from(SCHEMA_URI)
+    )
+}
+
+/// Writes the results of one input, after the `written` before them.
+pub(crate) fn file(
+    report: &FileReport,
+    written: &mut usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    results(report, &mut |result| {
+        out.write_all(if *written == 0 {
+            b"\n        "
+        } else {
+            b",\n        "
+        })?;
+        *written += 1;
+        pretty_at(out, "        ", &result)
+    })
+}
+
+/// Writes what comes after the last of `written` results: the tool and its rules.
+pub(crate) fn end(written: usize, out: &mut dyn Write) -> io::Result<()> {
+    out.write_all(if written == 0 { b"]" } else { b"\n      ]" })?;
+    write!(out, ",\n      \"tool\": ")?;
+    pretty_at(out, "      ", &tool())?;
+    writeln!(out, "\n    }}\n  ],\n  \"version\": \"2.1.0\"\n}}")
 }

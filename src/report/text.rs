@@ -12,19 +12,29 @@
 
 use std::io::{self, Write};
 
-use super::{Document, Finding};
+use super::{Document, FileReport, Finding};
 
 /// Writes every finding of `document` to `out`, and the unreadable inputs to `errors`.
 pub fn render(document: &Document, out: &mut dyn Write, errors: &mut dyn Write) -> io::Result<()> {
     for file in &document.files {
-        if let Some(unreadable) = &file.unreadable {
-            writeln!(errors, "xla-shape: {}: {}", file.path, unreadable.message)?;
-        }
-        for finding in &file.findings {
-            writeln!(out, "{}", line(&file.path, finding))?;
-        }
+        self::file(file, out, errors)?;
     }
     Ok(())
+}
+
+/// Writes the findings of one input to `out`, and why it is unreadable to `errors`.
+pub(crate) fn file(
+    file: &FileReport,
+    out: &mut dyn Write,
+    errors: &mut dyn Write,
+) -> io::Result<()> {
+    if let Some(unreadable) = &file.unreadable {
+        writeln!(errors, "xla-shape: {}: {}", file.path, unreadable.message)?;
+    }
+    file.findings.try_for_each(
+        |e| e,
+        |finding| writeln!(out, "{}", line(&file.path, finding)),
+    )
 }
 
 /// One finding as a line of the text report (without the newline).

@@ -269,12 +269,7 @@ pub fn check_bytes(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         Form::HloModuleProto => check_module_proto(name, bytes, options),
     };
     let report = with_policy(report, form, options, |source, sink| {
-        for mut listing in crate::guard::listing::read_bytes(name, bytes, source)? {
-            for entry in std::mem::take(&mut listing.entries) {
-                sink(&listing, entry);
-            }
-        }
-        Ok(())
+        crate::guard::listing::stream_bytes(name, bytes, source, sink)
     });
     finish(report, options)
 }

@@ -2323,3 +2323,35 @@ fn reports_of_many_findings_are_written_in_bounded_memory() {
         String::from_utf8_lossy(&run.stderr)
     );
 }
+
+/// A policy on standard input reads the input whole (it cannot be read twice), then
+/// checks and lists it as it is read: a module of 200,000 instructions (17 MB) with
+/// 600,001 violations is checked in a 200 MB address space (its listing was gathered
+/// whole for the policy: 18 times the input).
+#[test]
+fn a_policy_on_standard_input_checks_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = dir.path().join("many.hlo");
+    std::fs::write(&module, module_of_many_instructions(200_000)).unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "[all]\ndeny_element_types = [\"f32\"]\n").unwrap();
+    let run = limited(&format!(
+        "validate --policy {} - < {}",
+        policy.display(),
+        module.display()
+    ));
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(1), "{stderr}");
+    // The entry layout's two shapes, the parameter, three an `add`, the root.
+    assert!(stderr.contains("600,004 errors"), "{stderr}");
+    let report = String::from_utf8(run.stdout).unwrap();
+    assert_eq!(report.lines().count(), 600_004);
+    assert!(report
+        .lines()
+        .all(|l| l.starts_with("<stdin>:") && l.contains("error[policy.deny_element_types]")));
+    assert!(report
+        .lines()
+        .last()
+        .unwrap()
+        .contains("(instruction r, computation main)"));
+}

@@ -639,6 +639,18 @@ pub fn stream_path(
     stream_path_with(path, name, options, false, &mut entries_to(sink)).map(drop)
 }
 
+/// [`stream_path`] for an input held in memory ([`read_bytes`] without gathering
+/// the listing): module text and protos, shape lines and messages are handed on as
+/// they are read.
+pub fn stream_bytes(
+    name: &str,
+    bytes: &[u8],
+    options: &ReadOptions,
+    sink: &mut dyn FnMut(&Listing, Entry),
+) -> Result<(), ReadError> {
+    read_bytes_with(name, bytes, options, false, &mut entries_to(sink)).map(drop)
+}
+
 /// A sink of [`Item`]s that hands each entry to `sink` (and drops instructions).
 fn entries_to<'s>(sink: &'s mut dyn FnMut(&Listing, Entry)) -> impl FnMut(&Listing, Item) + 's {
     move |listing, item| {

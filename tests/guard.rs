@@ -565,3 +565,31 @@ fn a_bad_policy_is_an_error_naming_the_key() {
         assert!(error.contains(expected), "{text}: {error}");
     }
 }
+
+/// `diff --format json` is written a change at a time: the same bytes as the report's
+/// JSON value pretty-printed, for pairs with changes and matches, files on one side
+/// only, an unreadable pair and an empty report.
+#[test]
+fn the_json_diff_written_as_it_goes_is_the_whole_value_pretty_printed() {
+    let (old, new) = (temp("json-old"), temp("json-new"));
+    let base = std::fs::read_to_string(dumps("base").join(MODULE_FILES[3])).unwrap();
+    let transposed = std::fs::read_to_string(dumps("transposed").join(MODULE_FILES[3])).unwrap();
+    std::fs::write(old.path().join("m.txt"), &base).unwrap();
+    std::fs::write(new.path().join("m.txt"), renumber(&transposed, 1)).unwrap();
+    std::fs::write(old.path().join("gone.txt"), &base).unwrap();
+    std::fs::write(new.path().join("added.txt"), &base).unwrap();
+    std::fs::write(old.path().join("bad.txt"), "not a shape\n").unwrap();
+    std::fs::write(new.path().join("bad.txt"), "not a shape\n").unwrap();
+    let report = diff(old.path(), new.path(), false);
+    let statuses: Vec<&str> = report.files.iter().map(|f| f.status()).collect();
+    for status in ["changed", "only_old", "only_new", "unreadable"] {
+        assert!(statuses.contains(&status), "{statuses:?}");
+    }
+    assert!(report.files.iter().any(|f| !f.matches.is_empty()));
+    for report in [report, DiffReport::default()] {
+        let mut written = Vec::new();
+        report.write_json(&mut written).unwrap();
+        let whole = serde_json::to_string_pretty(&report.to_json()).unwrap() + "\n";
+        assert_eq!(String::from_utf8(written).unwrap(), whole);
+    }
+}

@@ -94,28 +94,20 @@ pub fn run(args: DiffArgs) -> Result<(), Failure> {
         ignore: args.ignore.iter().map(|k| k.kind()).collect(),
     };
     let result = diff::diff_paths(&args.old, &args.new, &read, &walk, &options);
-    let mut out = Vec::new();
-    match args.format {
-        ReportFormat::Text => {
-            let mut text = String::new();
-            result.write_text(&mut text);
-            out.extend_from_slice(text.as_bytes());
-        }
-        ReportFormat::Json => {
-            out = super::to_json(&result.to_json(), true)?.into_bytes();
-        }
-        ReportFormat::Github | ReportFormat::Sarif => {
-            let document = result.to_document();
-            report::render(
-                args.format.into(),
-                &document,
-                &mut out,
-                &mut std::io::sink(),
-            )
-            .map_err(|e| Failure::unreadable(format!("output: {e}")))?;
-        }
-    }
-    args.output.write(&out)?;
+    // Written as it goes: to a temporary file renamed into place, or standard output.
+    let mut out = args.output.stream()?;
+    let written = match args.format {
+        ReportFormat::Text => result.write_text(&mut out),
+        ReportFormat::Json => result.write_json(&mut out),
+        ReportFormat::Github | ReportFormat::Sarif => report::render(
+            args.format.into(),
+            &result.to_document(),
+            &mut out,
+            &mut std::io::sink(),
+        ),
+    };
+    written.map_err(|e| Failure::unreadable(format!("output: {e}")))?;
+    out.finish()?;
     let mut errors = std::io::stderr();
     for file in &result.files {
         if let Some(e) = &file.error {

@@ -208,6 +208,18 @@ impl OutputStream {
     }
 }
 
+impl Write for OutputStream {
+    /// Writes all of `bytes` (an error is kept for [`OutputStream::finish`]).
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        OutputStream::write(self, bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// One JSON document and a newline; indented with `pretty`.
 pub fn to_json(value: &impl serde::Serialize, pretty: bool) -> Result<String, Failure> {
     let json = if pretty {

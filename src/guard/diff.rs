@@ -38,6 +38,7 @@
 //! name is reported in [`FileDiff::matches`], with how.
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::{self, Write};
 use std::path::Path as FsPath;
 
 use serde::Serialize;
@@ -45,7 +46,7 @@ use serde::Serialize;
 use super::held::{self, Held, Slot, NONE};
 use super::listing::{self, clean_name, Entry, Kind, Listing, ReadError, ReadOptions};
 use crate::proto::{LayoutProto, ShapeProto};
-use crate::report::{Document, FileReport, Finding, Form};
+use crate::report::{pretty_at, Document, FileReport, Finding, Form};
 use crate::text::module::Role;
 
 /// A kind of change, for `--ignore`.
@@ -301,6 +302,56 @@ fn serialize_error<S: serde::Serializer>(
 }
 
 impl FileDiff {
+    /// The file's object in the JSON document, with its status.
+    fn to_json(&self) -> serde_json::Value {
+        let mut value = serde_json::to_value(self).unwrap_or_default();
+        value["status"] = self.status().into();
+        value
+    }
+
+    /// [`FileDiff::to_json`] pretty-printed as an element of the document's `files`,
+    /// its changes and matches written one at a time.
+    fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        const KEYS: &str = "      ";
+        const ITEMS: &str = "        ";
+        let rest = FileDiff {
+            changes: Vec::new(),
+            matches: Vec::new(),
+            key: self.key.clone(),
+            old: self.old.clone(),
+            new: self.new.clone(),
+            error: self.error.clone(),
+        };
+        let mut rest = rest.to_json();
+        rest["status"] = self.status().into();
+        let serde_json::Value::Object(fields) = rest else {
+            return Err(io::Error::other("a file's difference is not a JSON object"));
+        };
+        out.write_all(b"{")?;
+        // A JSON value's keys are sorted: the order they print in.
+        for (i, (key, value)) in fields.iter().enumerate() {
+            let comma = if i == 0 { "" } else { "," };
+            write!(
+                out,
+                "{comma}\n{KEYS}{}: ",
+                serde_json::Value::from(key.as_str())
+            )?;
+            let each = |out: &mut dyn Write, item: serde_json::Result<serde_json::Value>| {
+                pretty_at(out, ITEMS, &item.map_err(io::Error::from)?)
+            };
+            match key.as_str() {
+                "changes" => streamed_array(out, (KEYS, ITEMS), &self.changes, |out, c| {
+                    each(out, serde_json::to_value(c))
+                })?,
+                "matches" => streamed_array(out, (KEYS, ITEMS), &self.matches, |out, m| {
+                    each(out, serde_json::to_value(m))
+                })?,
+                _ => pretty_at(out, KEYS, value)?,
+            }
+        }
+        out.write_all(b"\n    }")
+    }
+
     /// `same`, `changed`, `only_old`, `only_new` or `unreadable`.
     pub fn status(&self) -> &'static str {
         if self.error.is_some() {
@@ -315,6 +366,26 @@ impl FileDiff {
             "changed"
         }
     }
+}
+
+/// Writes `items` as a pretty-printed JSON array whose brackets stand at a depth of
+/// `indent` and items at `item_indent` (`[]` when empty), each written by `item`.
+fn streamed_array<T>(
+    out: &mut dyn Write,
+    (indent, item_indent): (&str, &str),
+    items: &[T],
+    mut item: impl FnMut(&mut dyn Write, &T) -> io::Result<()>,
+) -> io::Result<()> {
+    if items.is_empty() {
+        return out.write_all(b"[]");
+    }
+    out.write_all(b"[")?;
+    for (i, each) in items.iter().enumerate() {
+        let comma = if i == 0 { "" } else { "," };
+        write!(out, "{comma}\n{item_indent}")?;
+        item(out, each)?;
+    }
+    write!(out, "\n{indent}]")
 }
 
 /// What to compare.
@@ -420,39 +491,36 @@ impl DiffReport {
     }
 
     /// The text output: one line per change, per file on one side only, and per pair
-    /// matched other than by name, each starting with the file (`KEY: `).
-    pub fn write_text(&self, out: &mut String) {
+    /// matched other than by name, each starting with the file (`KEY: `), written as
+    /// it goes.
+    ///
+    /// # Errors
+    /// Writing fails.
+    pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
         for file in &self.files {
             let key = &file.key;
             if let Some(e) = &file.error {
-                out.push_str(&format!("{key}: cannot compare: {e}\n"));
+                writeln!(out, "{key}: cannot compare: {e}")?;
                 continue;
             }
             match (&file.old, &file.new) {
-                (None, Some(_)) => out.push_str(&format!("{key}: only in {}\n", self.new)),
-                (Some(_), None) => out.push_str(&format!("{key}: only in {}\n", self.old)),
+                (None, Some(_)) => writeln!(out, "{key}: only in {}", self.new)?,
+                (Some(_), None) => writeln!(out, "{key}: only in {}", self.old)?,
                 _ => {}
             }
             for change in &file.changes {
-                out.push_str(&format!("{key}: {}\n", change.words()));
+                writeln!(out, "{key}: {}", change.words())?;
             }
             for m in &file.matches {
-                out.push_str(&format!("{key}: note: {}\n", m.words()));
+                writeln!(out, "{key}: note: {}", m.words())?;
             }
         }
+        Ok(())
     }
 
     /// The JSON document (`diff --format json`).
     pub fn to_json(&self) -> serde_json::Value {
-        let files: Vec<serde_json::Value> = self
-            .files
-            .iter()
-            .map(|f| {
-                let mut value = serde_json::to_value(f).unwrap_or_default();
-                value["status"] = f.status().into();
-                value
-            })
-            .collect();
+        let files: Vec<serde_json::Value> = self.files.iter().map(FileDiff::to_json).collect();
         serde_json::json!({
             "version": 1,
             "tool": {"name": "xla-shape", "version": env!("CARGO_PKG_VERSION")},
@@ -461,6 +529,33 @@ impl DiffReport {
             "files": files,
             "summary": self.summary(),
         })
+    }
+
+    /// [`DiffReport::to_json`] pretty-printed with a final newline, the same bytes,
+    /// written a change at a time (a value of the whole took fifteen times the text
+    /// it prints).
+    ///
+    /// # Errors
+    /// Writing fails.
+    pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
+        // The keys in the order a JSON value prints them: sorted.
+        out.write_all(b"{\n  \"files\": ")?;
+        streamed_array(out, ("  ", "    "), &self.files, |out, file| {
+            file.write_json(out)
+        })?;
+        let summary = serde_json::to_value(self.summary()).map_err(io::Error::from)?;
+        let tool = serde_json::json!({"name": "xla-shape", "version": env!("CARGO_PKG_VERSION")});
+        for (key, value) in [
+            ("new", serde_json::Value::from(self.new.as_str())),
+            ("old", serde_json::Value::from(self.old.as_str())),
+            ("summary", summary),
+            ("tool", tool),
+            ("version", serde_json::Value::from(1)),
+        ] {
+            write!(out, ",\n  \"{key}\": ")?;
+            pretty_at(out, "  ", &value)?;
+        }
+        out.write_all(b"\n}\n")
     }
 
     /// The report model of `validate`, to render as GitHub workflow commands or SARIF:

@@ -547,10 +547,13 @@ const STREAMED_MESSAGE: usize = 1 << 20;
 /// shell with other fields or unknown fields, an element with unknown fields (whose
 /// warnings name other messages), or no elements.
 fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
-    let mut tuple = TupleFindings::new(options);
-    let result = codec::decode_shape_leaves(bytes, &mut |path, _, element| {
-        tuple.decoded_element(path, element);
-    });
+    let tuple = std::cell::RefCell::new(TupleFindings::new(options));
+    let result = codec::decode_shape_tree(
+        bytes,
+        &mut |path, _, element| tuple.borrow_mut().decoded_element(path, element),
+        &mut |event| tuple.borrow_mut().tree(event),
+    );
+    let mut tuple = tuple.into_inner();
     match result {
         Ok(streamed) if streamed.elements > 0 && is_tuple_type(&streamed.shell.message) => {
             // As the whole message's report: its issues (the tuple's own around its
@@ -599,6 +602,19 @@ struct TupleFindings<'o> {
     /// Which of the elements' unknown fields are listed, and how many are not.
     unknown_listing: crate::validate::UnknownListing,
     issues: TupleIssues,
+    /// The findings, unknown fields and listing of each tuple around the one whose
+    /// elements are being read ([`codec::TreeEvent`]), outermost first: a nested
+    /// tuple's findings are put in place when it is left, its own around its
+    /// elements'.
+    outer: Vec<Level>,
+}
+
+/// What [`TupleFindings`] gathers for one tuple while its elements are read.
+#[derive(Default)]
+struct Level {
+    findings: Findings,
+    unknown: Vec<(crate::Issue, Option<String>)>,
+    unknown_listing: crate::validate::UnknownListing,
 }
 
 impl<'o> TupleFindings<'o> {
@@ -609,6 +625,84 @@ impl<'o> TupleFindings<'o> {
             unknown: Vec::new(),
             unknown_listing: crate::validate::UnknownListing::default(),
             issues: TupleIssues::default(),
+            outer: Vec::new(),
+        }
+    }
+
+    /// A nested tuple entered or left ([`codec::decode_shape_tree`]). Left, its
+    /// findings go where the whole check puts them: the issues of its own fields around
+    /// its elements' (as [`Self::around_elements`]), and its unknown fields, its own
+    /// first, then its elements', then its layout's (the order of the whole message's
+    /// listing), after every other finding.
+    fn tree(&mut self, event: codec::TreeEvent<'_>) {
+        match event {
+            codec::TreeEvent::Enter(_) => {
+                let level = Level {
+                    findings: std::mem::take(&mut self.findings),
+                    unknown: std::mem::take(&mut self.unknown),
+                    unknown_listing: std::mem::take(&mut self.unknown_listing),
+                };
+                self.outer.push(level);
+            }
+            codec::TreeEvent::Leave(path, shell, node) => {
+                let Some(parent) = self.outer.pop() else {
+                    return;
+                };
+                let prefix = codec::tuple_path(path);
+                let report = crate::validate::validate_nested_shape(
+                    &shell,
+                    GateOptions::proto(),
+                    path.len(),
+                );
+                let (before, after): (Vec<_>, Vec<_>) = report.issues().iter().partition(|issue| {
+                    issue.path().segments().first() == Some(&Segment::Field("dimensions"))
+                });
+                let own =
+                    |issue: &crate::Issue| Finding::from_issue(&issue.clone().prefixed(&prefix));
+                let elements = std::mem::replace(&mut self.findings, parent.findings);
+                self.findings.extend(before.into_iter().map(own));
+                self.findings.append(elements);
+                self.findings.extend(after.into_iter().map(own));
+                // Its unknown fields in the whole listing's order, each kind listed as far
+                // as the whole listing would, the rest counted.
+                let mut listing = crate::validate::UnknownListing::default();
+                let mut listed = Vec::new();
+                let decoded = codec::Decoded {
+                    message: shell,
+                    unknown: node,
+                };
+                let mut layout = Vec::new();
+                decoded.for_each_unknown_field(|mut info| {
+                    info.path = info.path.prefixed(&prefix);
+                    if info.path == prefix {
+                        if let Some(issue) = listing.field(&info) {
+                            listed.push((issue, None));
+                        }
+                    } else {
+                        layout.push(info);
+                    }
+                });
+                for (issue, text) in std::mem::replace(&mut self.unknown, parent.unknown) {
+                    if let Some(issue) = listing.issue(issue) {
+                        listed.push((issue, text));
+                    }
+                }
+                listing.merge(std::mem::replace(
+                    &mut self.unknown_listing,
+                    parent.unknown_listing,
+                ));
+                for info in layout {
+                    if let Some(issue) = listing.field(&info) {
+                        listed.push((issue, None));
+                    }
+                }
+                for (issue, text) in listed {
+                    if let Some(issue) = self.unknown_listing.issue(issue) {
+                        self.unknown.push((issue, text));
+                    }
+                }
+                self.unknown_listing.merge(listing);
+            }
         }
     }
 

@@ -708,6 +708,76 @@ fn nested_binary_tuple_is_checked_a_shape_at_a_time() {
     validated_in_bounded_memory(dir.path(), "nested.pb", &bytes, &expected);
 }
 
+/// Nested tuples with fields of their own (dimensions, a layout, dynamic flags,
+/// unknown fields, and unknown fields in their layout) are opened too
+/// (`codec::decode_shape_tree`): the findings of their own fields go around their
+/// elements' and their unknown fields where the whole message's listing puts them, so
+/// that `validate` gives the whole check's findings in its order (such a tuple was
+/// read whole as one element: about 30 times its bytes).
+#[test]
+fn nested_tuples_with_fields_of_their_own_are_checked_a_shape_at_a_time() {
+    use xla_shape::codec::{Decoded, UnknownField, UnknownFields};
+    use xla_shape::proto::{LayoutProto, ShapeProto};
+    let tuple = xla_shape::proto::PrimitiveType::Tuple as i32;
+    let (broken, _) = tuple_with_two_broken_elements(150_000);
+    let mut own = broken.clone();
+    own.dimensions = vec![2];
+    own.layout = Some(Box::new(LayoutProto {
+        minor_to_major: vec![0],
+        ..Default::default()
+    }));
+    let dynamic = ShapeProto {
+        element_type: tuple,
+        tuple_shapes: vec![text::parse_shape("(f32[2]{0})").unwrap(), broken.clone()],
+        is_dynamic_dimension: vec![true],
+        ..Default::default()
+    };
+    let shape = ShapeProto {
+        element_type: tuple,
+        tuple_shapes: vec![broken, own, dynamic],
+        ..Default::default()
+    };
+    let mut unknown = UnknownFields::new();
+    unknown.push(UnknownField::varint(99, 1));
+    let own = unknown.child_mut(4, 1);
+    own.push(UnknownField::varint(40, 1));
+    own.child_mut(5, 0).push(UnknownField::fixed32(41, 7));
+    own.child_mut(4, 3).push(UnknownField::varint(42, 1));
+    unknown
+        .child_mut(4, 2)
+        .child_mut(4, 0)
+        .push(UnknownField::varint(43, 1));
+    let bytes = Decoded {
+        message: shape,
+        unknown,
+    }
+    .encode_to_vec();
+    let decoded = xla_shape::codec::decode_shape(&bytes).unwrap();
+    let whole = xla_shape::validate::validate_decoded_shape(&decoded, Options::proto());
+    let expected: Vec<String> = whole
+        .report()
+        .issues()
+        .iter()
+        .map(|i| i.path().to_string())
+        .collect();
+    drop(decoded);
+    // Two broken elements in each of the three tuples; the own fields of the second and
+    // third; the five unknown fields.
+    assert!(expected.len() >= 13, "{expected:?}");
+    for needle in [
+        "tuple_shapes[1].#40",
+        "tuple_shapes[1].layout.#41",
+        "tuple_shapes[2].tuple_shapes[0].#43",
+    ] {
+        assert!(
+            expected.iter().any(|p| p == needle),
+            "{needle}: {expected:?}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    validated_in_bounded_memory(dir.path(), "own.pb", &bytes, &expected);
+}
+
 /// A binary tuple with unknown fields (at the top, in a nested tuple, which is then
 /// read as one element, and in leaves, one a known field with the wrong wire type) is
 /// still checked a shape at a time, with the whole message's findings in its order:

@@ -229,20 +229,47 @@ fn merge_fields_with<M: Codec>(
 pub(crate) type ElementFn<'a> =
     dyn FnMut(&[usize], std::ops::Range<usize>, crate::proto::ShapeProto, UnknownFields) + 'a;
 
+/// Which tuple elements [`merge_shape_streaming`] opens, handing on their elements in
+/// their place.
+pub(crate) enum Nest<'a> {
+    /// None: each element is handed on whole.
+    No,
+    /// Those that are plain tuples: the element type `TUPLE` and elements, nothing
+    /// else ([`plain_tuple_ahead`]).
+    Plain,
+    /// Every tuple with elements, whatever else it holds ([`tuple_ahead`]), each
+    /// announced to the function before its elements and handed to it after them
+    /// without them ([`TreeEvent`]).
+    Tree(&'a mut TreeFn<'a>),
+}
+
+/// What [`decode_shape_tree`](super::decode_shape_tree) says of a tuple it opens.
+#[derive(Debug)]
+pub enum TreeEvent<'a> {
+    /// Its elements come next; its path of tuple indices.
+    Enter(&'a [usize]),
+    /// Its elements were handed on: its path, and the tuple without its elements,
+    /// with its own unknown fields (and those of its layout).
+    Leave(&'a [usize], crate::proto::ShapeProto, UnknownFields),
+}
+
+/// The function [`decode_shape_tree`](super::decode_shape_tree) tells of the tuples it
+/// opens.
+pub type TreeFn<'a> = dyn FnMut(TreeEvent<'_>) + 'a;
+
 /// Decodes a top-level `ShapeProto` into `shell` and `unknown` as [`merge_message`]
 /// does, except that each element of `tuple_shapes` goes to `element` (its path, the
 /// span of its field in the input, and the element with its unknown fields) instead of
-/// into `shell`. With `nest`, an element that is a plain tuple (its element type and
-/// its elements, nothing else: [`plain_tuple_ahead`]) is read the same way, its
-/// elements going to `element` at their longer paths. The same code reads the same
-/// bytes in the same order, so the errors are those of [`merge_message`]. Returns the
-/// number of elements of `shell`.
+/// into `shell`. Elements that are tuples are opened as `nest` says, their elements
+/// going to `element` at their longer paths. The same code reads the same bytes in the
+/// same order, so the errors are those of [`merge_message`]. Returns the number of
+/// elements of `shell`.
 pub(crate) fn merge_shape_streaming(
     decoder: &mut Decoder<'_>,
     shell: &mut crate::proto::ShapeProto,
     unknown: &mut UnknownFields,
     path: &mut Vec<usize>,
-    nest: bool,
+    nest: &mut Nest<'_>,
     element: &mut ElementFn<'_>,
 ) -> Result<usize, DecodeError> {
     let mut count = 0;
@@ -255,7 +282,14 @@ pub(crate) fn merge_shape_streaming(
         let mut message = crate::proto::ShapeProto::default();
         let mut node = UnknownFields::new();
         path.push(count);
-        let streamed = nest && plain_tuple_ahead(&decoder.reader);
+        let streamed = match nest {
+            Nest::No => false,
+            Nest::Plain => plain_tuple_ahead(&decoder.reader),
+            Nest::Tree(_) => tuple_ahead(&decoder.reader),
+        };
+        if let (true, Nest::Tree(tell)) = (streamed, &mut *nest) {
+            tell(TreeEvent::Enter(path));
+        }
         let result = own_entries(decoder, |decoder| {
             if streamed {
                 // As `merge_submessage`, with the elements streamed.
@@ -270,11 +304,11 @@ pub(crate) fn merge_shape_streaming(
         result
             .map_err(|e| e.within(Segment::Index(count)))
             .map_err(within("tuple_shapes"))?;
-        if streamed {
+        match (streamed, &mut *nest) {
+            (true, Nest::Tree(tell)) => tell(TreeEvent::Leave(path, message, node)),
             // Only the element type is left of it: the fields were looked at first.
-            debug_assert!(node.holds_nothing() && super::is_tuple_shell(&message));
-        } else {
-            element(path, start..decoder.reader.position(), message, node);
+            (true, _) => debug_assert!(node.holds_nothing() && super::is_tuple_shell(&message)),
+            (false, _) => element(path, start..decoder.reader.position(), message, node),
         }
         path.pop();
         count += 1;
@@ -410,7 +444,15 @@ fn open_plain_tuple(
     let mut message = ShapeProto::default();
     let mut node = UnknownFields::new();
     nested(decoder, |decoder| {
-        merge_shape_streaming(decoder, &mut message, &mut node, path, true, each).map(drop)
+        merge_shape_streaming(
+            decoder,
+            &mut message,
+            &mut node,
+            path,
+            &mut Nest::Plain,
+            each,
+        )
+        .map(drop)
     })
 }
 
@@ -457,6 +499,47 @@ fn plain_tuple_ahead(reader: &wire::Reader<'_>) -> bool {
                 elements += 1;
             }
             _ => return false,
+        }
+    }
+    elements > 0 && element_type == crate::proto::PrimitiveType::Tuple as i32
+}
+
+/// Whether the length-delimited value at the reader is a `ShapeProto` that is a tuple
+/// with elements: element type `TUPLE` (its last value, as protobuf reads it) and at
+/// least one `tuple_shapes` element, whatever else it holds. Looks at its own fields
+/// only (each skipped by its length); `false` for anything malformed, which the
+/// ordinary decode then reports.
+fn tuple_ahead(reader: &wire::Reader<'_>) -> bool {
+    let mut probe = reader.clone();
+    let Ok(len) = probe.read_length() else {
+        return false;
+    };
+    let Some(body) = probe.rest().get(..len) else {
+        return false;
+    };
+    let mut fields = wire::Reader::new(body);
+    let (mut element_type, mut elements) = (0, 0usize);
+    while !fields.is_at_end() {
+        let Ok((number, wire_type)) = fields.read_tag() else {
+            return false;
+        };
+        match (number, wire_type) {
+            (2, WireType::Varint) => match fields.read_varint() {
+                // As an enum field is read: the low 32 bits.
+                Ok(v) => element_type = v as i32,
+                Err(_) => return false,
+            },
+            (4, WireType::LengthDelimited) => {
+                if fields.read_length_delimited().is_err() {
+                    return false;
+                }
+                elements += 1;
+            }
+            _ => {
+                if fields.skip_value(number, wire_type, 0).is_err() {
+                    return false;
+                }
+            }
         }
     }
     elements > 0 && element_type == crate::proto::PrimitiveType::Tuple as i32

@@ -62,6 +62,7 @@ use crate::message::ProgramPart;
 use std::fmt;
 
 pub use error::{DecodeError, DecodeErrorKind};
+pub use messages::{TreeEvent, TreeFn};
 pub use unknown::{UnknownField, UnknownFieldInfo, UnknownFields};
 
 use crate::message::{AnyMessage, MessageKind};
@@ -166,13 +167,17 @@ pub fn decode_shape_streaming(
     bytes: &[u8],
     element: &mut dyn FnMut(usize, std::ops::Range<usize>, Decoded<ShapeProto>),
 ) -> Result<StreamedShape, DecodeError> {
-    decode_shape_with(bytes, false, &mut |path, span, message, unknown| {
-        element(
-            path.first().copied().unwrap_or(0),
-            span,
-            Decoded { message, unknown },
-        );
-    })
+    decode_shape_with(
+        bytes,
+        &mut messages::Nest::No,
+        &mut |path, span, message, unknown| {
+            element(
+                path.first().copied().unwrap_or(0),
+                span,
+                Decoded { message, unknown },
+            );
+        },
+    )
 }
 
 /// What [`decode_shape_leaves`] hands each shape to: its path of tuple indices, the
@@ -199,16 +204,39 @@ pub fn decode_shape_leaves(
     bytes: &[u8],
     leaf: &mut LeafFn<'_>,
 ) -> Result<StreamedShape, DecodeError> {
-    decode_shape_with(bytes, true, &mut |path, span, message, unknown| {
-        leaf(path, span, Decoded { message, unknown })
-    })
+    decode_shape_with(
+        bytes,
+        &mut messages::Nest::Plain,
+        &mut |path, span, message, unknown| leaf(path, span, Decoded { message, unknown }),
+    )
 }
 
-/// The top-level `ShapeProto` of `bytes`, its elements handed to `element` (plain
-/// tuples among them opened when `nest`: [`messages::merge_shape_streaming`]).
+/// [`decode_shape_leaves`] opening every tuple with elements, whatever else it holds
+/// (its own dimensions, layout or unknown fields), so that a huge tuple costs the
+/// memory of one leaf however it nests and whatever its tuples hold. `tree` is told of
+/// each tuple opened below the top level: [`TreeEvent::Enter`] before its elements,
+/// [`TreeEvent::Leave`] after them, with the tuple without its elements and its own
+/// unknown fields. The error is the one [`decode_shape`] gives, at the same byte.
+///
+/// # Errors
+/// As [`decode_shape`].
+pub fn decode_shape_tree(
+    bytes: &[u8],
+    leaf: &mut LeafFn<'_>,
+    tree: &mut TreeFn<'_>,
+) -> Result<StreamedShape, DecodeError> {
+    decode_shape_with(
+        bytes,
+        &mut messages::Nest::Tree(tree),
+        &mut |path, span, message, unknown| leaf(path, span, Decoded { message, unknown }),
+    )
+}
+
+/// The top-level `ShapeProto` of `bytes`, its elements handed to `element` (tuples
+/// among them opened as `nest` says: [`messages::merge_shape_streaming`]).
 fn decode_shape_with(
     bytes: &[u8],
-    nest: bool,
+    nest: &mut messages::Nest<'_>,
     element: &mut messages::ElementFn<'_>,
 ) -> Result<StreamedShape, DecodeError> {
     let mut shell = Decoded::<ShapeProto>::default();

@@ -51,6 +51,7 @@ pub fn decode_roundtrip(data: &[u8]) {
     if kind == MessageKind::Shape {
         streaming_decode_agrees(bytes);
         leaves_decode_agree(bytes);
+        tree_decode_agrees(bytes);
     }
     if kind == MessageKind::ProgramShape {
         program_decode_agrees(bytes);
@@ -238,6 +239,65 @@ fn leaves_decode_agree(bytes: &[u8]) {
     assert_eq!(shell, streamed.shell.message);
     assert_eq!(tuple, rebuilt.tuple_shapes);
     assert_eq!(whole.unknown.len(), streamed.shell.unknown.len() + unknown);
+}
+
+/// Decoding a shape leaf by leaf into every nested tuple, whatever it holds
+/// (`codec::decode_shape_tree`), gives the whole decode's error, or its tuple rebuilt
+/// from the leaves and the tuples' own fields, with the same unknown fields; every
+/// tuple opened is entered before its elements and left after them, once.
+fn tree_decode_agrees(bytes: &[u8]) {
+    use xla_shape::codec::TreeEvent;
+    let whole = codec::decode_shape(bytes);
+    let rebuilt = std::cell::RefCell::new(ShapeProto::default());
+    let unknown = std::cell::Cell::new(0);
+    let open = std::cell::RefCell::new(Vec::<Vec<usize>>::new());
+    let streamed = codec::decode_shape_tree(
+        bytes,
+        &mut |path, span, leaf| {
+            assert_field_4(&bytes[span]);
+            unknown.set(unknown.get() + leaf.unknown.len());
+            insert_leaf(&mut rebuilt.borrow_mut(), path, leaf.message);
+        },
+        &mut |event| match event {
+            TreeEvent::Enter(path) => {
+                let tuple = ShapeProto {
+                    element_type: xla_shape::proto::PrimitiveType::Tuple as i32,
+                    ..Default::default()
+                };
+                insert_leaf(&mut rebuilt.borrow_mut(), path, tuple);
+                open.borrow_mut().push(path.to_vec());
+            }
+            TreeEvent::Leave(path, shell, node) => {
+                assert_eq!(open.borrow_mut().pop().as_deref(), Some(path));
+                assert!(shell.tuple_shapes.is_empty());
+                unknown.set(unknown.get() + node.len());
+                let mut rebuilt = rebuilt.borrow_mut();
+                let mut at = &mut *rebuilt;
+                for &i in path {
+                    at = &mut at.tuple_shapes[i];
+                }
+                let elements = std::mem::take(&mut at.tuple_shapes);
+                *at = shell;
+                at.tuple_shapes = elements;
+            }
+        },
+    );
+    let (whole, streamed) = match (whole, streamed) {
+        (Err(a), Err(b)) => return assert_eq!(a, b),
+        (Ok(whole), Ok(streamed)) => (whole, streamed),
+        (a, b) => panic!("whole {a:?}, streamed {b:?}"),
+    };
+    assert!(open.borrow().is_empty());
+    let rebuilt = rebuilt.into_inner();
+    assert_eq!(streamed.elements, rebuilt.tuple_shapes.len());
+    let mut shell = whole.message.clone();
+    let tuple = std::mem::take(&mut shell.tuple_shapes);
+    assert_eq!(shell, streamed.shell.message);
+    assert_eq!(tuple, rebuilt.tuple_shapes);
+    assert_eq!(
+        whole.unknown.len(),
+        streamed.shell.unknown.len() + unknown.get()
+    );
 }
 
 /// A binary tuple's listing entry made a shape at a time

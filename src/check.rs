@@ -167,19 +167,39 @@ pub fn detect_prefix(head: &[u8]) -> Result<Form, String> {
 }
 
 /// The message kind binary bytes decode as with no unknown field: shape, program
-/// shape or layout, in that order.
+/// shape or layout, in that order. Shapes and program shapes are decoded a shape at a
+/// time (each of their plain tuples opened), so that telling bytes of some other
+/// message costs the memory of one shape, not twenty times the bytes.
 fn clean_kind(bytes: &[u8], try_shape: bool) -> Option<MessageKind> {
-    [
-        MessageKind::Shape,
-        MessageKind::ProgramShape,
-        MessageKind::Layout,
-    ]
-    .into_iter()
-    .filter(|&kind| try_shape || kind != MessageKind::Shape)
-    .find(|&kind| {
-        codec::decode_any(kind, bytes)
+    let shape = || {
+        let mut clean = true;
+        let streamed = codec::decode_shape_leaves(bytes, &mut |_, _, leaf| {
+            clean &= !leaf.has_unknown_fields();
+        });
+        // Plausible: a shape has an element type.
+        streamed.is_ok_and(|s| {
+            clean && !s.shell.has_unknown_fields() && s.shell.message.element_type != 0
+        })
+    };
+    let program = || {
+        // Stops at the first unknown field; plausible: a program shape has a result.
+        let streamed = codec::decode_clean_program_shape_leaves(bytes, &mut |_, _, _, _| {});
+        matches!(streamed, Ok(Some(p)) if !p.shell.has_unknown_fields()
+            && (p.shell.message.result.is_some() || p.result_streamed))
+    };
+    let layout = || {
+        codec::decode_any(MessageKind::Layout, bytes)
             .is_ok_and(|d| !d.has_unknown_fields() && plausible(&d.message))
-    })
+    };
+    if try_shape && shape() {
+        Some(MessageKind::Shape)
+    } else if program() {
+        Some(MessageKind::ProgramShape)
+    } else if layout() {
+        Some(MessageKind::Layout)
+    } else {
+        None
+    }
 }
 
 /// Whether a cleanly decoded message is plausibly what it decoded as (any bytes of

@@ -166,39 +166,45 @@ pub fn detect_prefix(head: &[u8]) -> Result<Form, String> {
     }
 }
 
-/// The message kind binary bytes decode as with no unknown field: shape, program
-/// shape or layout, in that order. Shapes and program shapes are decoded a shape at a
-/// time (each of their plain tuples opened), so that telling bytes of some other
-/// message costs the memory of one shape, not twenty times the bytes.
+/// The message kind binary bytes decode as with no unknown field (and plausibly):
+/// shape, program shape or layout, in that order.
 fn clean_kind(bytes: &[u8], try_shape: bool) -> Option<MessageKind> {
-    let shape = || {
-        let mut clean = true;
-        let streamed = codec::decode_shape_leaves(bytes, &mut |_, _, leaf| {
-            clean &= !leaf.has_unknown_fields();
-        });
-        // Plausible: a shape has an element type.
-        streamed.is_ok_and(|s| {
-            clean && !s.shell.has_unknown_fields() && s.shell.message.element_type != 0
-        })
-    };
-    let program = || {
-        // Stops at the first unknown field; plausible: a program shape has a result.
-        let streamed = codec::decode_clean_program_shape_leaves(bytes, &mut |_, _, _, _| {});
-        matches!(streamed, Ok(Some(p)) if !p.shell.has_unknown_fields()
-            && (p.shell.message.result.is_some() || p.result_streamed))
-    };
-    let layout = || {
-        codec::decode_any(MessageKind::Layout, bytes)
-            .is_ok_and(|d| !d.has_unknown_fields() && plausible(&d.message))
-    };
-    if try_shape && shape() {
-        Some(MessageKind::Shape)
-    } else if program() {
-        Some(MessageKind::ProgramShape)
-    } else if layout() {
-        Some(MessageKind::Layout)
-    } else {
-        None
+    [
+        MessageKind::Shape,
+        MessageKind::ProgramShape,
+        MessageKind::Layout,
+    ]
+    .into_iter()
+    .filter(|&kind| try_shape || kind != MessageKind::Shape)
+    .find(|&kind| decodes_clean(kind, bytes, true))
+}
+
+/// Whether binary bytes decode as `kind` with no unknown field (and, when `plausible`,
+/// look like one: see [`plausible`]). Shapes and program shapes are decoded a shape at
+/// a time (each of their plain tuples opened), so that telling bytes of some other
+/// message costs the memory of one shape, not twenty times the bytes.
+fn decodes_clean(kind: MessageKind, bytes: &[u8], plausible: bool) -> bool {
+    match kind {
+        MessageKind::Shape => {
+            let mut clean = true;
+            let streamed = codec::decode_shape_leaves(bytes, &mut |_, _, leaf| {
+                clean &= !leaf.has_unknown_fields();
+            });
+            // Plausible: a shape has an element type.
+            streamed.is_ok_and(|s| {
+                clean
+                    && !s.shell.has_unknown_fields()
+                    && (!plausible || s.shell.message.element_type != 0)
+            })
+        }
+        MessageKind::ProgramShape => {
+            // Stops at the first unknown field; plausible: a program shape has a result.
+            let streamed = codec::decode_clean_program_shape_leaves(bytes, &mut |_, _, _, _| {});
+            matches!(streamed, Ok(Some(p)) if !p.shell.has_unknown_fields()
+                && (!plausible || p.shell.message.result.is_some() || p.result_streamed))
+        }
+        MessageKind::Layout => codec::decode_any(kind, bytes)
+            .is_ok_and(|d| !d.has_unknown_fields() && (!plausible || self::plausible(&d.message))),
     }
 }
 
@@ -515,16 +521,7 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
                 .into_iter()
                 .find(|&k| k != kind && clean(k).is_some())
                 {
-                    report.findings.push(Finding::new(
-                        "wrong_message",
-                        Severity::Warning,
-                        format!(
-                            "read as {}, this has fields that message does not know; it decodes cleanly as {}: give --message {}",
-                            kind.proto_name(),
-                            other.proto_name(),
-                            other.cli_name()
-                        ),
-                    ));
+                    report.findings.push(wrong_message(kind, other));
                 }
             }
             report
@@ -801,22 +798,46 @@ impl<'o> TupleFindings<'o> {
     }
 }
 
-/// Checks a binary `ProgramShapeProto` with no unknown field in its parameters or at
-/// its top level a parameter at a time (decoded whole, a million parameters took 60
-/// times their 11 MB), each opened into its plain tuples: the findings are those
-/// [`check_binary`] gives, at `parameters[i]...`, each with its shape's text, then the
-/// result's, then the count of names. `None` for anything [`check_binary`] would not
-/// check as a program shape of that kind (bytes of another message, a program shape
-/// with unknown fields, or without a result when the kind is not given), which the
-/// caller checks as before; with `--message program-shape`, a decode error is the
-/// report.
+/// Checks a binary `ProgramShapeProto` a parameter at a time (decoded whole, a million
+/// parameters took 60 times their 11 MB), each opened into its plain tuples: the
+/// findings are those [`check_binary`] gives, at `parameters[i]...`, each with its
+/// shape's text, then the result's, then the count of names, then (with `--message
+/// program-shape`, which reads on past them) the unknown fields in the whole listing's
+/// order. `None` for anything [`check_binary`] would not check as a program shape of
+/// that kind (bytes of another message, a program shape with unknown fields when the
+/// kind is not given, or without a result), which the caller checks as before; with
+/// `--message program-shape`, a decode error is the report.
 fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<FileReport> {
+    let keep_unknown = options.message == Some(MessageKind::ProgramShape);
     let (mut findings, mut result_findings) = (Findings::new(), Findings::new());
     let mut program = ProgramIssues::default();
-    let decoded = codec::decode_clean_program_shape_leaves(bytes, &mut |part, path, _, shape| {
+    // The shapes' unknown fields, the parameters' and the result's apart (the whole
+    // listing gives the result's after every parameter's).
+    let mut unknown = [UnknownPart::default(), UnknownPart::default()];
+    let mut leaf = |part: text::ProgramPart,
+                    path: &[usize],
+                    _,
+                    shape: codec::Decoded<crate::proto::ShapeProto>| {
+        if shape.has_unknown_fields() {
+            let (at, base) = match part {
+                text::ProgramPart::Parameter(i) => (
+                    &mut unknown[0],
+                    crate::path::Path::root().field("parameters").index(i),
+                ),
+                text::ProgramPart::Result => {
+                    (&mut unknown[1], crate::path::Path::root().field("result"))
+                }
+            };
+            at.shape(&shape, &codec::tuple_path(path).prefixed(&base), options);
+        }
         let found = (&mut findings, &mut result_findings);
-        program.proto_leaf(part, path, shape, options, found);
-    });
+        program.proto_leaf(part, path, shape.message, options, found);
+    };
+    let decoded = if keep_unknown {
+        codec::decode_program_shape_streamed(bytes, &mut leaf, &mut |_, _| {}).map(Some)
+    } else {
+        codec::decode_clean_program_shape_streamed(bytes, &mut leaf, &mut |_, _| {})
+    };
     let streamed = match decoded {
         Ok(Some(streamed)) => streamed,
         Ok(None) => return None,
@@ -833,20 +854,123 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         }
         Err(_) => return None,
     };
-    let result = streamed.shell.message.result.as_ref();
-    let has_result = result.is_some() || streamed.result_streamed;
-    if streamed.shell.has_unknown_fields() || (options.message.is_none() && !has_result) {
+    let has_result = streamed.shell.message.result.is_some() || streamed.result_streamed;
+    let has_unknown = streamed.shell.has_unknown_fields() || unknown.iter().any(|u| u.any);
+    if (has_unknown && !keep_unknown) || (options.message.is_none() && !has_result) {
         return None;
     }
+    // The unknown fields of the top level, and of a result read whole (with its text,
+    // printed only when there are some).
+    let (mut own, mut in_result) = (Vec::new(), Vec::new());
+    streamed.shell.for_each_unknown_field(|info| {
+        if info.path == crate::path::Path::root() {
+            own.push(info);
+        } else {
+            in_result.push(info);
+        }
+    });
+    let result_text = match (&streamed.shell.message.result, in_result.is_empty()) {
+        (Some(result), false) => options.hlo_style.print_shape(result).ok(),
+        _ => None,
+    };
     findings.append(result_findings);
-    Some(program_report(
+    let mut report = program_report(
         name,
         Form::Binary,
         findings,
-        result,
+        streamed.shell.message.result,
         (streamed.parameters, streamed.names),
         (streamed.result_streamed, options),
-    ))
+    );
+    if has_unknown {
+        // After every other finding, as the whole check lists them: the top level's
+        // own, the parameters', then the result's (its shapes', or those of a result
+        // read whole, with its text).
+        let [parameters, result_part] = unknown;
+        let mut listing = crate::validate::UnknownListing::default();
+        let mut push = |issue: crate::Issue, text: Option<String>| {
+            let mut finding = Finding::from_issue(&issue);
+            finding.shape = text;
+            report.findings.push(finding);
+        };
+        for info in own {
+            if let Some(issue) = listing.field(&info) {
+                push(issue, None);
+            }
+        }
+        for part in [parameters, result_part] {
+            for (issue, text) in part.listed {
+                if let Some(issue) = listing.issue(issue) {
+                    push(issue, text);
+                }
+            }
+            listing.merge(part.listing);
+        }
+        for info in in_result {
+            if let Some(issue) = listing.field(&info) {
+                push(issue, result_text.clone());
+            }
+        }
+        listing.finish().for_each(|issue| push(issue, None));
+        // As for a message read whole: say which message the bytes are, if another.
+        if let Some(other) = [MessageKind::Shape, MessageKind::Layout]
+            .into_iter()
+            .find(|&k| decodes_clean(k, bytes, false))
+        {
+            report
+                .findings
+                .push(wrong_message(MessageKind::ProgramShape, other));
+        }
+    }
+    Some(report)
+}
+
+/// The unknown fields of a program's parameters, or of its result, read a shape at a
+/// time: the first of each kind (with their shape's text), and the count of the rest.
+#[derive(Default)]
+struct UnknownPart {
+    listed: Vec<(crate::Issue, Option<String>)>,
+    listing: crate::validate::UnknownListing,
+    any: bool,
+}
+
+impl UnknownPart {
+    /// Lists the unknown fields of `shape`, which stands at `prefix`.
+    fn shape(
+        &mut self,
+        shape: &codec::Decoded<crate::proto::ShapeProto>,
+        prefix: &crate::path::Path,
+        options: &Options,
+    ) {
+        self.any = true;
+        let report = crate::validate::unknown_report(|each| shape.for_each_unknown_field(each));
+        let mut text = None;
+        for issue in report.issues() {
+            if let Some(issue) = self.listing.issue(issue.clone().prefixed(prefix)) {
+                let text = text.get_or_insert_with(|| {
+                    options
+                        .hlo_style
+                        .print_message(&crate::AnyMessage::Shape(shape.message.clone()))
+                        .ok()
+                });
+                self.listed.push((issue, text.clone()));
+            }
+        }
+    }
+}
+
+/// The warning that bytes read as `kind` decode cleanly as `other`.
+fn wrong_message(kind: MessageKind, other: MessageKind) -> Finding {
+    Finding::new(
+        "wrong_message",
+        Severity::Warning,
+        format!(
+            "read as {}, this has fields that message does not know; it decodes cleanly as {}: give --message {}",
+            kind.proto_name(),
+            other.proto_name(),
+            other.cli_name()
+        ),
+    )
 }
 
 /// The report of a program shape checked a parameter at a time, with the findings of
@@ -857,30 +981,35 @@ fn program_report(
     name: &str,
     form: Form,
     mut findings: Findings,
-    result: Option<&crate::proto::ShapeProto>,
+    result: Option<crate::proto::ShapeProto>,
     (parameters, names): (usize, usize),
     (streamed, options): (bool, &Options),
 ) -> FileReport {
+    let has_result = result.is_some();
     let rest = crate::proto::ProgramShapeProto {
         parameters: Vec::new(),
-        result: result.cloned(),
+        result,
         parameter_names: Vec::new(),
     };
     // A streamed result's findings are among `findings`: nothing is left to check.
     let rest = (!streamed).then_some(crate::AnyMessage::ProgramShape(rest));
-    let checked = rest.map(|rest| validate_message(&rest, GateOptions::proto()));
+    let checked = rest
+        .as_ref()
+        .map(|rest| validate_message(rest, GateOptions::proto()));
+    // The result's text, printed once (it may be as large as the input).
+    let mut text = None;
     for issue in checked.iter().flat_map(|report| report.issues()) {
-        let text = match result {
-            Some(result) if issue.path().segments().first() == Some(&Segment::Field("result")) => {
-                options
-                    .hlo_style
-                    .print_message(&crate::AnyMessage::Shape(result.clone()))
-                    .ok()
-            }
+        let in_result = issue.path().segments().first() == Some(&Segment::Field("result"));
+        let result = match &rest {
+            Some(crate::AnyMessage::ProgramShape(p)) => p.result.as_ref(),
             _ => None,
         };
         let mut finding = Finding::from_issue(issue);
-        finding.shape = text;
+        if let (true, Some(result)) = (in_result, result) {
+            finding.shape = text
+                .get_or_insert_with(|| options.hlo_style.print_shape(result).ok())
+                .clone();
+        }
         findings.push(finding);
     }
     if names != parameters {
@@ -892,7 +1021,7 @@ fn program_report(
     }
     let mut report = FileReport::new(name, Some(form));
     report.message = Some(MessageKind::ProgramShape.proto_name());
-    report.shapes = parameters + usize::from(result.is_some() || streamed);
+    report.shapes = parameters + usize::from(has_result || streamed);
     report.findings = findings;
     report
 }
@@ -984,7 +1113,7 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
                     name,
                     Form::Json,
                     findings,
-                    program.result.as_ref(),
+                    program.result,
                     (program.parameters, program.names),
                     (program.result_streamed, options),
                 );

@@ -327,7 +327,9 @@ pub(crate) fn merge_shape_streaming(
 /// start with [`RESULT_INDEX`]), and each parameter name is read (and checked as
 /// UTF-8), handed to `name` and counted in `names`, not kept. It stops, returning
 /// `Ok(false)`, at the first field that the whole decode would keep as unknown, at the
-/// top level, in a parameter or in the shapes of a result it opens (the shapes handed
+/// top level, in a parameter or in the shapes of a result it opens, unless
+/// `keep_unknown` (then the shapes go on with theirs, and the top level's stay in
+/// `unknown`, as the whole decode keeps them) (the shapes handed
 /// on so far are then to be dropped), so that bytes of some other message cost nothing
 /// to try; the unknown fields of a result read whole are left in `unknown`. The same code reads the same bytes in the same order,
 /// so an error before any unknown field is the one [`merge_message`] gives. Returns the
@@ -337,7 +339,7 @@ pub(crate) fn merge_clean_program_streaming(
     shell: &mut ProgramShapeProto,
     unknown: &mut UnknownFields,
     (parameters, names): (&mut usize, &mut usize),
-    stream_result: bool,
+    (stream_result, keep_unknown): (bool, bool),
     element: &mut ElementFn<'_>,
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<bool, DecodeError> {
@@ -349,7 +351,7 @@ pub(crate) fn merge_clean_program_streaming(
         if *unclean {
             return;
         }
-        if node.lists_nothing(Kind::Shape) {
+        if keep_unknown || node.lists_nothing(Kind::Shape) {
             element(path, span, shape, node);
         } else {
             *unclean = true;
@@ -414,6 +416,8 @@ pub(crate) fn merge_clean_program_streaming(
                 *names += 1;
                 Ok(true)
             }
+            // Kept in `unknown`, as the whole decode keeps it.
+            _ if keep_unknown => Ok(false),
             _ => {
                 unclean = true;
                 Err(DecodeError::new(

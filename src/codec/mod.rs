@@ -315,6 +315,35 @@ pub fn decode_clean_program_shape_streamed(
     leaf: &mut ProgramDecodedLeafFn<'_>,
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<Option<StreamedProgram>, DecodeError> {
+    decode_program_shape_parts(bytes, false, leaf, name)
+}
+
+/// [`decode_clean_program_shape_streamed`] that goes on past unknown fields: each
+/// shape is handed on with its own, and those of the top level (and of a result read
+/// whole) stay in [`StreamedProgram::shell`], so that a program shape with unknown
+/// fields is read a shape at a time too. The error is the one [`decode_program_shape`]
+/// gives, at the same byte.
+///
+/// # Errors
+/// As [`decode_program_shape`].
+pub fn decode_program_shape_streamed(
+    bytes: &[u8],
+    leaf: &mut ProgramDecodedLeafFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<StreamedProgram, DecodeError> {
+    let streamed = decode_program_shape_parts(bytes, true, leaf, name)?;
+    // Never stops: nothing is unknown to it.
+    Ok(streamed.unwrap_or_default())
+}
+
+/// The program shape of `bytes` a part at a time, stopping at unknown fields unless
+/// `keep_unknown` ([`messages::merge_clean_program_streaming`]).
+fn decode_program_shape_parts(
+    bytes: &[u8],
+    keep_unknown: bool,
+    leaf: &mut ProgramDecodedLeafFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<Option<StreamedProgram>, DecodeError> {
     let mut result_streamed = false;
     let mut each = |path: &[usize], span, message, unknown| {
         let (part, inner) = match path.split_first() {
@@ -335,7 +364,7 @@ pub fn decode_clean_program_shape_streamed(
         &mut streamed.shell.message,
         &mut streamed.shell.unknown,
         (&mut streamed.parameters, &mut streamed.names),
-        stream_result,
+        (stream_result, keep_unknown),
         &mut each,
         name,
     )?;

@@ -250,11 +250,30 @@ fn validated_in_bounded_memory(
 ) -> std::path::PathBuf {
     let input = dir.join(name);
     std::fs::write(&input, bytes).unwrap();
-    let validate = limited(&format!("validate --format json {}", input.display()));
+    assert_eq!(
+        findings_in_bounded_memory("", &input, Some(1)),
+        expected,
+        "{name}"
+    );
+    input
+}
+
+/// The paths of the findings of `validate ARGS --format json INPUT` run in the 200 MB
+/// address space ([`limited`]), which exits with `status`.
+fn findings_in_bounded_memory(
+    args: &str,
+    input: &std::path::Path,
+    status: Option<i32>,
+) -> Vec<String> {
+    let validate = limited(&format!(
+        "validate {args} --format json {}",
+        input.display()
+    ));
     assert_eq!(
         validate.status.code(),
-        Some(1),
-        "{name}: {}{}",
+        status,
+        "{}: {}{}",
+        input.display(),
         String::from_utf8_lossy(&validate.stderr),
         String::from_utf8_lossy(&validate.stdout)
             .chars()
@@ -262,8 +281,7 @@ fn validated_in_bounded_memory(
             .filter(|c| *c != '\n')
             .collect::<String>()
     );
-    assert_eq!(finding_paths(&validate.stdout), expected);
-    input
+    finding_paths(&validate.stdout)
 }
 
 /// Runs the command line with `args` (a shell word list) in a 200 MB address space.
@@ -655,16 +673,10 @@ fn nested_one_line_tuple_is_validated_a_shape_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("nested.txt");
     std::fs::write(&input, &line).unwrap();
-    let validate = limited(&format!(
-        "validate --from hlo --format json {}",
-        input.display()
-    ));
-    assert!(
-        validate.status.success(),
-        "{}",
-        String::from_utf8_lossy(&validate.stderr)
+    assert_eq!(
+        findings_in_bounded_memory("--from hlo", &input, Some(0)),
+        expected
     );
-    assert_eq!(finding_paths(&validate.stdout), expected);
 }
 
 /// A binary tuple that nests is checked a shape at a time: only plain tuples (element
@@ -708,6 +720,24 @@ fn nested_binary_tuple_is_checked_a_shape_at_a_time() {
     validated_in_bounded_memory(dir.path(), "nested.pb", &bytes, &expected);
 }
 
+/// `message` with `unknown` encoded, and the paths of the whole check's findings of
+/// those bytes (decoded whole), in order.
+fn encoded_with_whole_paths(
+    message: xla_shape::AnyMessage,
+    unknown: xla_shape::codec::UnknownFields,
+) -> (Vec<u8>, Vec<String>) {
+    let kind = message.kind();
+    let bytes = xla_shape::codec::encode_any(&xla_shape::codec::Decoded { message, unknown });
+    let decoded = xla_shape::codec::decode_any(kind, &bytes).unwrap();
+    let whole = xla_shape::validate::validate_decoded(&decoded, Options::proto());
+    let paths = whole
+        .issues()
+        .iter()
+        .map(|i| i.path().to_string())
+        .collect();
+    (bytes, paths)
+}
+
 /// Nested tuples with fields of their own (dimensions, a layout, dynamic flags,
 /// unknown fields, and unknown fields in their layout) are opened too
 /// (`codec::decode_shape_tree`): the findings of their own fields go around their
@@ -716,7 +746,7 @@ fn nested_binary_tuple_is_checked_a_shape_at_a_time() {
 /// read whole as one element: about 30 times its bytes).
 #[test]
 fn nested_tuples_with_fields_of_their_own_are_checked_a_shape_at_a_time() {
-    use xla_shape::codec::{Decoded, UnknownField, UnknownFields};
+    use xla_shape::codec::{UnknownField, UnknownFields};
     use xla_shape::proto::{LayoutProto, ShapeProto};
     let tuple = xla_shape::proto::PrimitiveType::Tuple as i32;
     let (broken, _) = tuple_with_two_broken_elements(150_000);
@@ -747,20 +777,7 @@ fn nested_tuples_with_fields_of_their_own_are_checked_a_shape_at_a_time() {
         .child_mut(4, 2)
         .child_mut(4, 0)
         .push(UnknownField::varint(43, 1));
-    let bytes = Decoded {
-        message: shape,
-        unknown,
-    }
-    .encode_to_vec();
-    let decoded = xla_shape::codec::decode_shape(&bytes).unwrap();
-    let whole = xla_shape::validate::validate_decoded_shape(&decoded, Options::proto());
-    let expected: Vec<String> = whole
-        .report()
-        .issues()
-        .iter()
-        .map(|i| i.path().to_string())
-        .collect();
-    drop(decoded);
+    let (bytes, expected) = encoded_with_whole_paths(xla_shape::AnyMessage::Shape(shape), unknown);
     // Two broken elements in each of the three tuples; the own fields of the second and
     // third; the five unknown fields.
     assert!(expected.len() >= 13, "{expected:?}");
@@ -1345,14 +1362,7 @@ fn long_tuple_in_module_text_is_validated_a_shape_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("module.hlo");
     std::fs::write(&input, &big).unwrap();
-    let validate = limited(&format!("validate --format json {}", input.display()));
-    assert_eq!(
-        validate.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&validate.stderr)
-    );
-    assert_eq!(finding_paths(&validate.stdout).len(), 3);
+    assert_eq!(findings_in_bounded_memory("", &input, Some(0)).len(), 3);
 }
 
 /// A tuple with fields of its own besides its elements (dimensions, a layout, dynamic
@@ -2434,7 +2444,7 @@ fn a_policy_on_standard_input_checks_in_bounded_memory() {
 /// space (it was decoded whole: 40 times its bytes).
 #[test]
 fn program_shape_with_unknown_fields_is_checked_a_parameter_at_a_time() {
-    use xla_shape::codec::{Decoded, UnknownField, UnknownFields};
+    use xla_shape::codec::{UnknownField, UnknownFields};
     let program = program_with_three_findings(400_000);
     let mut unknown = UnknownFields::new();
     unknown.push(UnknownField::varint(99, 1));
@@ -2448,37 +2458,15 @@ fn program_shape_with_unknown_fields_is_checked_a_parameter_at_a_time() {
         .child_mut(2, 0)
         .child_mut(4, 0)
         .push(UnknownField::varint(42, 1));
-    let bytes = Decoded {
-        message: program,
-        unknown,
-    }
-    .encode_to_vec();
-    let decoded = xla_shape::codec::decode_program_shape(&bytes).unwrap();
-    let any = Decoded {
-        message: xla_shape::AnyMessage::ProgramShape(decoded.message),
-        unknown: decoded.unknown,
-    };
-    let whole = xla_shape::validate::validate_decoded(&any, Options::proto());
-    let expected: Vec<String> = whole
-        .issues()
-        .iter()
-        .map(|i| i.path().to_string())
-        .collect();
-    drop(any);
+    let (bytes, expected) =
+        encoded_with_whole_paths(xla_shape::AnyMessage::ProgramShape(program), unknown);
     assert_eq!(expected.len(), 7, "{expected:?}");
     assert_eq!(expected[3], "#99", "{expected:?}");
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("program.pb");
     std::fs::write(&input, &bytes).unwrap();
-    let validate = limited(&format!(
-        "validate --message program-shape --format json {}",
-        input.display()
-    ));
     assert_eq!(
-        validate.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&validate.stderr)
+        findings_in_bounded_memory("--message program-shape", &input, Some(1)),
+        expected
     );
-    assert_eq!(finding_paths(&validate.stdout), expected);
 }

@@ -285,7 +285,7 @@ pub(crate) fn merge_shape_streaming(
         let streamed = match nest {
             Nest::No => false,
             Nest::Plain => plain_tuple_ahead(&decoder.reader),
-            Nest::Tree(_) => tuple_ahead(&decoder.reader),
+            Nest::Tree(_) => tuple_ahead(&decoder.reader, false),
         };
         if let (true, Nest::Tree(tell)) = (streamed, &mut *nest) {
             tell(TreeEvent::Enter(path));
@@ -480,40 +480,17 @@ fn parameter_name<'a>(decoder: &mut Decoder<'a>, index: usize) -> Result<&'a str
 
 /// Whether the length-delimited value at the reader is a `ShapeProto` that is a plain
 /// tuple: at least one `tuple_shapes` element, element type `TUPLE`, and no other
-/// field. Looks at its own fields only (an element is skipped by its length); `false`
-/// for anything malformed, which the ordinary decode then reports.
+/// field ([`tuple_ahead`]).
 fn plain_tuple_ahead(reader: &wire::Reader<'_>) -> bool {
-    let mut probe = reader.clone();
-    let Ok(len) = probe.read_length() else {
-        return false;
-    };
-    let Some(body) = probe.rest().get(..len) else {
-        return false;
-    };
-    let mut fields = wire::Reader::new(body);
-    let (mut element_type, mut elements) = (0, 0usize);
-    while !fields.is_at_end() {
-        match fields.read_tag() {
-            Ok((2, WireType::Varint)) => match fields.read_varint() {
-                // As an enum field is read: the low 32 bits.
-                Ok(v) => element_type = v as i32,
-                Err(_) => return false,
-            },
-            Ok((4, WireType::LengthDelimited)) if fields.read_length_delimited().is_ok() => {
-                elements += 1;
-            }
-            _ => return false,
-        }
-    }
-    elements > 0 && element_type == crate::proto::PrimitiveType::Tuple as i32
+    tuple_ahead(reader, true)
 }
 
 /// Whether the length-delimited value at the reader is a `ShapeProto` that is a tuple
 /// with elements: element type `TUPLE` (its last value, as protobuf reads it) and at
-/// least one `tuple_shapes` element, whatever else it holds. Looks at its own fields
-/// only (each skipped by its length); `false` for anything malformed, which the
-/// ordinary decode then reports.
-fn tuple_ahead(reader: &wire::Reader<'_>) -> bool {
+/// least one `tuple_shapes` element, and, when `plain`, no other field. Looks at its
+/// own fields only (each skipped by its length); `false` for anything malformed, which
+/// the ordinary decode then reports.
+fn tuple_ahead(reader: &wire::Reader<'_>, plain: bool) -> bool {
     let mut probe = reader.clone();
     let Ok(len) = probe.read_length() else {
         return false;
@@ -539,6 +516,7 @@ fn tuple_ahead(reader: &wire::Reader<'_>) -> bool {
                 }
                 elements += 1;
             }
+            _ if plain => return false,
             _ => {
                 if fields.skip_value(number, wire_type, 0).is_err() {
                     return false;

@@ -535,6 +535,24 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     }
 }
 
+/// [`check_bytes`] of a binary message read a shape at a time whatever its size (the
+/// streamed checks start at 1 MiB), for tests that compare the streamed reports with
+/// the whole ones on small inputs: a shape that is a tuple (`options.message` not
+/// given) or, with `--message program-shape`, a program shape. `None` when the streamed
+/// checks leave the message to the whole check.
+#[doc(hidden)]
+pub fn check_binary_streamed(name: &str, bytes: &[u8], options: &Options) -> Option<FileReport> {
+    let report = match options.message {
+        Some(MessageKind::ProgramShape) => check_binary_program(name, bytes, options)?,
+        Some(_) => return None,
+        None => match check_binary_tuple(name, bytes, options) {
+            Streamed::Tuple(report) => report,
+            _ => return None,
+        },
+    };
+    Some(finish(report, options))
+}
+
 /// Whether a shape read without its elements is a tuple (whatever other fields it has:
 /// they are checked apart, [`TupleFindings::around_elements`]).
 fn is_tuple_type(shell: &crate::proto::ShapeProto) -> bool {

@@ -231,6 +231,16 @@ mod tuples_with_unknown_fields {
 
     /// A tuple of the given element bodies, perhaps with an unknown field of its own.
     fn tuple(elements: &[Vec<u8>], unknown_at: Option<(usize, u64)>) -> Vec<u8> {
+        tuple_with_own(elements, unknown_at, (0, 0))
+    }
+
+    /// [`tuple`], with a field of its own besides its elements (`own.0`: 1 dimensions,
+    /// 2 a layout, 3 dynamic flags; none otherwise) at place `own.1` among its parts.
+    fn tuple_with_own(
+        elements: &[Vec<u8>],
+        unknown_at: Option<(usize, u64)>,
+        own: (u8, usize),
+    ) -> Vec<u8> {
         let mut parts = Vec::new();
         let mut element_type = Vec::new();
         varint(2 << 3, &mut element_type); // TUPLE (13)
@@ -240,6 +250,20 @@ mod tuples_with_unknown_fields {
             let mut part = Vec::new();
             field(4, body, &mut part);
             parts.push(part);
+        }
+        let mut extra = Vec::new();
+        match own.0 {
+            1 => field(3, &[2], &mut extra),
+            2 => {
+                let mut minor_to_major = Vec::new();
+                field(1, &[0], &mut minor_to_major);
+                field(5, &minor_to_major, &mut extra);
+            }
+            3 => field(6, &[1], &mut extra),
+            _ => {}
+        }
+        if !extra.is_empty() {
+            parts.insert(own.1 % (parts.len() + 1), extra);
         }
         with_unknown(&parts, unknown_at)
     }
@@ -252,9 +276,14 @@ mod tuples_with_unknown_fields {
         let broken = prop::sample::select(vec![0u8, 0, 0, 0, 1, 2]);
         let leaf = (prop::collection::vec(1u64..5, 0..3), unknown_at(), broken)
             .prop_map(|(dims, at, broken)| array(&dims, at, broken));
-        leaf.prop_recursive(2, 12, 4, |inner| {
-            (prop::collection::vec(inner, 1..4), unknown_at())
-                .prop_map(|(elements, at)| tuple(&elements, at))
+        let own = (prop::sample::select(vec![0u8, 0, 0, 1, 2, 3]), 0usize..6);
+        leaf.prop_recursive(2, 12, 4, move |inner| {
+            (
+                prop::collection::vec(inner, 1..4),
+                unknown_at(),
+                own.clone(),
+            )
+                .prop_map(|(elements, at, own)| tuple_with_own(&elements, at, own))
         })
     }
 

@@ -52,9 +52,11 @@ pub fn decode_roundtrip(data: &[u8]) {
         streaming_decode_agrees(bytes);
         leaves_decode_agree(bytes);
         tree_decode_agrees(bytes);
+        streamed_check_agrees(None, bytes);
     }
     if kind == MessageKind::ProgramShape {
         program_decode_agrees(bytes);
+        streamed_check_agrees(Some(MessageKind::ProgramShape), bytes);
         program_conversions_agree(xla_shape::convert::Form::Binary, bytes);
     }
     let Ok(decoded) = decode_any(kind, bytes) else {
@@ -298,6 +300,37 @@ fn tree_decode_agrees(bytes: &[u8]) {
         whole.unknown.len(),
         streamed.shell.unknown.len() + unknown.get()
     );
+}
+
+/// `validate` of a binary tuple, or of a program shape given as one, read a shape at a
+/// time (as it reads one of 1 MiB or more) reports what the whole check reports: the
+/// same findings (code, severity, path) in the same order, and the same count of
+/// shapes.
+fn streamed_check_agrees(message: Option<MessageKind>, bytes: &[u8]) {
+    use xla_shape::check;
+    let options = check::Options {
+        from: Some(xla_shape::report::Form::Binary),
+        message,
+        ..Default::default()
+    };
+    let Some(streamed) = check::check_binary_streamed("in", bytes, &options) else {
+        return;
+    };
+    let whole = check::check_bytes("in", bytes, &options);
+    let said = |report: &xla_shape::report::FileReport| {
+        let findings = report.findings.to_vec().expect("findings read back");
+        let findings: Vec<_> = findings
+            .into_iter()
+            .map(|f| (f.code, f.severity, f.path))
+            .collect();
+        (
+            report.message,
+            report.shapes,
+            report.unreadable.clone(),
+            findings,
+        )
+    };
+    assert_eq!(said(&streamed), said(&whole), "{bytes:02x?}");
 }
 
 /// A binary tuple's listing entry made a shape at a time

@@ -425,31 +425,40 @@ fn finish(mut report: FileReport, options: &Options) -> FileReport {
     report
 }
 
-fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
-    let mut report = FileReport::new(name, Some(Form::Binary));
+/// Why bytes given as one binary message are not checked as one: empty, a module
+/// proto, or text of some form.
+fn not_one_binary_message(name: &str, bytes: &[u8], options: &Options) -> Option<FileReport> {
     if bytes.is_empty() && options.message.is_none() {
-        return FileReport::unreadable(
+        return Some(FileReport::unreadable(
             name,
             Some(Form::Binary),
             "empty_input",
             "the input is empty",
-        );
+        ));
     }
     if module::probe_proto(bytes).is_ok() {
-        return FileReport::unreadable(
+        return Some(FileReport::unreadable(
             name,
             Some(Form::Binary),
             "wrong_form",
             "this is an HloModuleProto, not one message: give --from hlo-module-proto (or no --from)",
-        );
+        ));
     }
     if !bytes.is_empty() && is_text(bytes) && detect(bytes).is_ok() {
-        return FileReport::unreadable(
+        return Some(FileReport::unreadable(
             name,
             Some(Form::Binary),
             "wrong_form",
             format!("this is not a binary message but {}", describe(bytes)),
-        );
+        ));
+    }
+    None
+}
+
+fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
+    let mut report = FileReport::new(name, Some(Form::Binary));
+    if let Some(report) = not_one_binary_message(name, bytes, options) {
+        return report;
     }
     if bytes.len() >= STREAMED_MESSAGE
         && matches!(options.message, None | Some(MessageKind::ProgramShape))
@@ -542,6 +551,9 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
 /// checks leave the message to the whole check.
 #[doc(hidden)]
 pub fn check_binary_streamed(name: &str, bytes: &[u8], options: &Options) -> Option<FileReport> {
+    if not_one_binary_message(name, bytes, options).is_some() {
+        return None;
+    }
     let report = match options.message {
         Some(MessageKind::ProgramShape) => check_binary_program(name, bytes, options)?,
         Some(_) => return None,

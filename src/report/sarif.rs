@@ -13,6 +13,7 @@
 
 use std::io::{self, Write};
 
+use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::codes::{lookup, CODES};
@@ -57,38 +58,114 @@ fn fingerprint(parts: &[&str]) -> String {
     format!("{hash:016x}")
 }
 
-fn location(file: &str, finding: Option<&Finding>) -> Value {
-    let mut physical = json!({ "artifactLocation": { "uri": uri(file) } });
-    if let Some(Finding {
-        line: Some(line), ..
-    }) = finding
-    {
-        let mut region = json!({ "startLine": line });
-        if let Some(column) = finding.and_then(|f| f.column) {
-            region["startColumn"] = json!(column);
-        }
-        physical["region"] = region;
-    }
-    let mut location = json!({ "physicalLocation": physical });
+/// One result, its keys in the order a JSON value prints them (sorted), so that writing
+/// it directly gives the bytes of its value (and costs no map of strings).
+#[derive(Serialize)]
+struct ResultOut<'a> {
+    level: &'static str,
+    locations: [LocationOut<'a>; 1],
+    message: TextOut,
+    #[serde(rename = "partialFingerprints")]
+    partial_fingerprints: FingerprintOut,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    properties: Option<PropertiesOut<'a>>,
+    #[serde(rename = "ruleId")]
+    rule_id: &'a str,
+    #[serde(rename = "ruleIndex", skip_serializing_if = "Option::is_none")]
+    rule_index: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct TextOut {
+    text: String,
+}
+
+#[derive(Serialize)]
+struct FingerprintOut {
+    #[serde(rename = "xlaShapeFinding/v1")]
+    v1: String,
+}
+
+#[derive(Serialize)]
+struct PropertiesOut<'a> {
+    shape: &'a str,
+}
+
+#[derive(Serialize)]
+struct LocationOut<'a> {
+    #[serde(rename = "logicalLocations", skip_serializing_if = "Vec::is_empty")]
+    logical: Vec<LogicalOut<'a>>,
+    #[serde(rename = "physicalLocation")]
+    physical: PhysicalOut<'a>,
+}
+
+#[derive(Serialize)]
+struct LogicalOut<'a> {
+    #[serde(rename = "fullyQualifiedName")]
+    fully_qualified_name: std::borrow::Cow<'a, str>,
+    kind: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct PhysicalOut<'a> {
+    #[serde(rename = "artifactLocation")]
+    artifact: ArtifactOut<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    region: Option<RegionOut>,
+}
+
+#[derive(Serialize)]
+struct ArtifactOut<'a> {
+    uri: &'a str,
+}
+
+#[derive(Serialize)]
+struct RegionOut {
+    #[serde(rename = "startColumn", skip_serializing_if = "Option::is_none")]
+    start_column: Option<usize>,
+    #[serde(rename = "startLine")]
+    start_line: usize,
+}
+
+/// Where a finding stands: the file (`uri`), its line and column when known, and, for
+/// a field inside a message or an instruction, logical locations.
+fn location<'a>(uri: &'a str, finding: Option<&'a Finding>) -> LocationOut<'a> {
+    let region = finding.and_then(|f| {
+        f.line.map(|line| RegionOut {
+            start_column: f.column,
+            start_line: line,
+        })
+    });
+    let mut logical = Vec::new();
     if let Some(f) = finding {
-        let mut logical = Vec::new();
         if !f.path.is_empty() {
-            logical.push(json!({ "fullyQualifiedName": f.path, "kind": "member" }));
+            logical.push(LogicalOut {
+                fully_qualified_name: f.path.as_str().into(),
+                kind: "member",
+                name: None,
+            });
         }
         if let Some(instruction) = &f.instruction {
             let name = match &f.computation {
-                Some(c) => format!("{c}/{instruction}"),
-                None => instruction.clone(),
+                Some(c) => format!("{c}/{instruction}").into(),
+                None => instruction.as_str().into(),
             };
-            logical.push(
-                json!({ "name": instruction, "fullyQualifiedName": name, "kind": "function" }),
-            );
-        }
-        if !logical.is_empty() {
-            location["logicalLocations"] = Value::Array(logical);
+            logical.push(LogicalOut {
+                fully_qualified_name: name,
+                kind: "function",
+                name: Some(instruction),
+            });
         }
     }
-    location
+    LocationOut {
+        logical,
+        physical: PhysicalOut {
+            artifact: ArtifactOut { uri },
+            region,
+        },
+    }
 }
 
 /// The rules: one per code the tool has ([`CODES`]), sorted by id, so that a result's
@@ -136,31 +213,37 @@ fn rule_index(id: &str) -> Option<usize> {
 }
 
 /// The results of one input: why it could not be checked, then its findings.
-fn results(file: &FileReport, each: &mut dyn FnMut(Value) -> io::Result<()>) -> io::Result<()> {
+fn results(
+    file: &FileReport,
+    each: &mut dyn FnMut(&ResultOut<'_>) -> io::Result<()>,
+) -> io::Result<()> {
+    let uri = uri(&file.path);
     if let Some(u) = &file.unreadable {
-        let mut result = json!({
-            "ruleId": u.code,
-            "level": "error",
-            "message": { "text": u.message },
-            "locations": [location(&file.path, None)],
-            "partialFingerprints": { "xlaShapeFinding/v1": fingerprint(&[u.code, &file.path]) },
-        });
-        if let Some(index) = rule_index(u.code) {
-            result["ruleIndex"] = json!(index);
-        }
-        each(result)?;
+        each(&ResultOut {
+            level: "error",
+            locations: [location(&uri, None)],
+            message: TextOut {
+                text: u.message.clone(),
+            },
+            partial_fingerprints: FingerprintOut {
+                v1: fingerprint(&[u.code, &file.path]),
+            },
+            properties: None,
+            rule_id: u.code,
+            rule_index: rule_index(u.code),
+        })?;
     }
     file.findings.try_for_each(
         |e| e,
         |f| {
-            let text = format!("{}{}", f.path_and_message(), f.context());
-            let mut result = json!({
-                "ruleId": f.code,
-                "level": level(f.severity),
-                "message": { "text": text },
-                "locations": [location(&file.path, Some(f))],
-                "partialFingerprints": {
-                    "xlaShapeFinding/v1": fingerprint(&[
+            each(&ResultOut {
+                level: level(f.severity),
+                locations: [location(&uri, Some(f))],
+                message: TextOut {
+                    text: format!("{}{}", f.path_and_message(), f.context()),
+                },
+                partial_fingerprints: FingerprintOut {
+                    v1: fingerprint(&[
                         f.code,
                         &file.path,
                         &f.path,
@@ -169,14 +252,10 @@ fn results(file: &FileReport, each: &mut dyn FnMut(Value) -> io::Result<()>) -> 
                         &f.message,
                     ]),
                 },
-            });
-            if let Some(index) = rule_index(f.code) {
-                result["ruleIndex"] = json!(index);
-            }
-            if let Some(shape) = &f.shape {
-                result["properties"] = json!({ "shape": shape });
-            }
-            each(result)
+                properties: f.shape.as_deref().map(|shape| PropertiesOut { shape }),
+                rule_id: f.code,
+                rule_index: rule_index(f.code),
+            })
         },
     )
 }
@@ -189,7 +268,7 @@ pub fn to_value(document: &Document) -> io::Result<Value> {
     let mut all = Vec::new();
     for file in &document.files {
         results(file, &mut |result| {
-            all.push(result);
+            all.push(serde_json::to_value(result).map_err(io::Error::from)?);
             Ok(())
         })?;
     }

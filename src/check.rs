@@ -606,13 +606,16 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
             // As the whole message's report: its issues (the tuple's own around its
             // elements'), then its unknown fields, the tuple's own first (without the
             // tuple's text, which is as large as the input), then those of its
-            // elements in order.
+            // elements in order, then those of its layout.
             tuple.around_elements(&streamed.shell.message);
-            // At most the whole message's number of each kind listed, the tuple's
-            // own first; the rest counted, at the end.
+            // At most the whole message's number of each kind listed, in that order;
+            // the rest counted, at the end.
             let mut listing = crate::validate::UnknownListing::default();
+            let mut layout = Vec::new();
             streamed.shell.for_each_unknown_field(|info| {
-                if let Some(issue) = listing.field(&info) {
+                if !info.path.is_root() {
+                    layout.push(info);
+                } else if let Some(issue) = listing.field(&info) {
                     tuple.findings.push(Finding::from_issue(&issue));
                 }
             });
@@ -621,6 +624,11 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
                     let mut finding = Finding::from_issue(&issue);
                     finding.shape = text;
                     tuple.findings.push(finding);
+                }
+            }
+            for info in layout {
+                if let Some(issue) = listing.field(&info) {
+                    tuple.findings.push(Finding::from_issue(&issue));
                 }
             }
             listing.merge(std::mem::take(&mut tuple.unknown_listing));

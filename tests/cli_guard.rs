@@ -171,3 +171,28 @@ fn validate_with_a_policy() {
         assert!(stderr(&out).contains(says), "{}", stderr(&out));
     }
 }
+
+/// A shape with no HLO text in either style (an element type without a name) is listed
+/// with what stops it, in words, never as a debugging dump of the proto; it still
+/// compares with a shape that has text.
+#[test]
+fn a_shape_with_no_text_is_listed_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    // A tuple of one empty element (element type 0), and of one f32[].
+    let invalid = dir.path().join("invalid.binpb");
+    std::fs::write(&invalid, [0x10, 13, 0x22, 0x00]).unwrap();
+    let valid = dir.path().join("valid.binpb");
+    std::fs::write(&valid, [0x10, 13, 0x22, 0x02, 0x10, 11]).unwrap();
+    let out = run(&["shapes", invalid.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listing = stdout(&out);
+    assert!(listing.contains(": <no HLO text: "), "{listing}");
+    assert!(listing.contains("element type"), "{listing}");
+    assert!(!listing.contains("ShapeProto"), "{listing}");
+    let out = run(
+        &["diff", invalid.to_str().unwrap(), valid.to_str().unwrap()],
+        b"",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains("-> (f32[])"), "{}", stdout(&out));
+}

@@ -1104,7 +1104,11 @@ fn print(shape: &ShapeProto, style: HloStyle, written: Option<&str>) -> String {
         Ok(text) => text,
         Err(_) => match written {
             Some(text) => text.to_string(),
-            None => crate::text::print_shape(shape).unwrap_or_else(|_| format!("{shape:?}")),
+            // No text in either style (an element type without a name): what stops it,
+            // in words, never taken for a shape (the entry keeps the shape itself).
+            None => {
+                crate::text::print_shape(shape).unwrap_or_else(|e| format!("<no HLO text: {e}>"))
+            }
         },
     }
 }

@@ -195,4 +195,9 @@ fn a_shape_with_no_text_is_listed_with_the_reason() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).contains("-> (f32[])"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("{0}: element type 0 -> f32"),
+        "{}",
+        stdout(&out)
+    );
 }

@@ -1808,12 +1808,14 @@ fn compare(old: &ShapeProto, new: &ShapeProto, index: &mut Vec<usize>, out: &mut
             );
             return;
         }
+        // A type with no name by its number: `element type 0 -> f32`.
+        let bare = |t: i32| crate::text::type_name(t).map_or_else(|| t.to_string(), str::to_string);
         push(
             ChangeKind::ElementType,
             format!(
                 "element type {} -> {}",
-                type_name(old.element_type),
-                type_name(new.element_type)
+                bare(old.element_type),
+                bare(new.element_type)
             ),
         );
     }

@@ -608,33 +608,10 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
             // tuple's text, which is as large as the input), then those of its
             // elements in order, then those of its layout.
             tuple.around_elements(&streamed.shell.message);
-            // At most the whole message's number of each kind listed, in that order;
-            // the rest counted, at the end.
-            let mut listing = crate::validate::UnknownListing::default();
-            let mut layout = Vec::new();
-            streamed.shell.for_each_unknown_field(|info| {
-                if !info.path.is_root() {
-                    layout.push(info);
-                } else if let Some(issue) = listing.field(&info) {
-                    tuple.findings.push(Finding::from_issue(&issue));
-                }
-            });
-            for (issue, text) in std::mem::take(&mut tuple.unknown) {
-                if let Some(issue) = listing.issue(issue) {
-                    let mut finding = Finding::from_issue(&issue);
-                    finding.shape = text;
-                    tuple.findings.push(finding);
-                }
-            }
-            for info in layout {
-                if let Some(issue) = listing.field(&info) {
-                    tuple.findings.push(Finding::from_issue(&issue));
-                }
-            }
-            listing.merge(std::mem::take(&mut tuple.unknown_listing));
-            tuple
-                .findings
-                .extend(listing.finish().map(|issue| Finding::from_issue(&issue)));
+            let elements = std::mem::take(&mut tuple.unknown);
+            let root = crate::path::Path::root();
+            let unknown = UnknownInOrder::of_tuple(&streamed.shell, &root, elements);
+            unknown.into_findings(&mut tuple.findings);
             Streamed::Tuple(tuple.report(name, Form::Binary))
         }
         Ok(_) => Streamed::Whole,
@@ -652,10 +629,8 @@ struct TupleFindings<'o> {
     findings: Findings,
     /// The issues of the elements' unknown fields (with their element's text), which
     /// come after every other finding (as in the report of the whole message): the
-    /// first of each kind, as many as a report lists ([`Self::unknown_listing`]).
-    unknown: Vec<(crate::Issue, Option<String>)>,
-    /// Which of the elements' unknown fields are listed, and how many are not.
-    unknown_listing: crate::validate::UnknownListing,
+    /// first of each kind, as many as a report lists, and how many are not.
+    unknown: UnknownInOrder,
     issues: TupleIssues,
     /// The findings, unknown fields and listing of each tuple around the one whose
     /// elements are being read ([`codec::TreeEvent`]), outermost first: a nested
@@ -665,11 +640,9 @@ struct TupleFindings<'o> {
 }
 
 /// What [`TupleFindings`] gathers for one tuple while its elements are read.
-#[derive(Default)]
 struct Level {
     findings: Findings,
-    unknown: Vec<(crate::Issue, Option<String>)>,
-    unknown_listing: crate::validate::UnknownListing,
+    unknown: UnknownInOrder,
 }
 
 impl<'o> TupleFindings<'o> {
@@ -677,8 +650,7 @@ impl<'o> TupleFindings<'o> {
         Self {
             options,
             findings: Findings::new(),
-            unknown: Vec::new(),
-            unknown_listing: crate::validate::UnknownListing::default(),
+            unknown: UnknownInOrder::default(),
             issues: TupleIssues::default(),
             outer: Vec::new(),
         }
@@ -695,7 +667,6 @@ impl<'o> TupleFindings<'o> {
                 let level = Level {
                     findings: std::mem::take(&mut self.findings),
                     unknown: std::mem::take(&mut self.unknown),
-                    unknown_listing: std::mem::take(&mut self.unknown_listing),
                 };
                 self.outer.push(level);
             }
@@ -704,59 +675,15 @@ impl<'o> TupleFindings<'o> {
                     return;
                 };
                 let prefix = codec::tuple_path(path);
-                let report = crate::validate::validate_nested_shape(
-                    &shell,
-                    GateOptions::proto(),
-                    path.len(),
-                );
-                let (before, after): (Vec<_>, Vec<_>) = report.issues().iter().partition(|issue| {
-                    issue.path().segments().first() == Some(&Segment::Field("dimensions"))
-                });
-                let own =
-                    |issue: &crate::Issue| Finding::from_issue(&issue.clone().prefixed(&prefix));
-                let elements = std::mem::replace(&mut self.findings, parent.findings);
-                self.findings.extend(before.into_iter().map(own));
-                self.findings.append(elements);
-                self.findings.extend(after.into_iter().map(own));
-                // Its unknown fields in the whole listing's order, each kind listed as far
-                // as the whole listing would, the rest counted.
-                let mut listing = crate::validate::UnknownListing::default();
-                let mut listed = Vec::new();
+                let elements = std::mem::replace(&mut self.findings, Findings::new());
+                self.findings = own_around(&shell, path, parent.findings, elements);
                 let decoded = codec::Decoded {
                     message: shell,
                     unknown: node,
                 };
-                let mut layout = Vec::new();
-                decoded.for_each_unknown_field(|mut info| {
-                    info.path = info.path.prefixed(&prefix);
-                    if info.path == prefix {
-                        if let Some(issue) = listing.field(&info) {
-                            listed.push((issue, None));
-                        }
-                    } else {
-                        layout.push(info);
-                    }
-                });
-                for (issue, text) in std::mem::replace(&mut self.unknown, parent.unknown) {
-                    if let Some(issue) = listing.issue(issue) {
-                        listed.push((issue, text));
-                    }
-                }
-                listing.merge(std::mem::replace(
-                    &mut self.unknown_listing,
-                    parent.unknown_listing,
-                ));
-                for info in layout {
-                    if let Some(issue) = listing.field(&info) {
-                        listed.push((issue, None));
-                    }
-                }
-                for (issue, text) in listed {
-                    if let Some(issue) = self.unknown_listing.issue(issue) {
-                        self.unknown.push((issue, text));
-                    }
-                }
-                self.unknown_listing.merge(listing);
+                let elements = std::mem::replace(&mut self.unknown, parent.unknown);
+                self.unknown
+                    .append(UnknownInOrder::of_tuple(&decoded, &prefix, elements));
             }
         }
     }
@@ -773,15 +700,7 @@ impl<'o> TupleFindings<'o> {
     ) {
         let mut unknown = Vec::new();
         if !element.holds_no_unknown() {
-            let prefix = codec::tuple_path(path);
-            let report =
-                crate::validate::unknown_report(|each| element.for_each_unknown_field(each));
-            let listing = &mut self.unknown_listing;
-            unknown = report
-                .issues()
-                .iter()
-                .filter_map(|issue| listing.issue(issue.clone().prefixed(&prefix)))
-                .collect();
+            unknown = self.unknown.listed_of(&element, &codec::tuple_path(path));
         }
         self.element_with_unknown(path, element.message, unknown);
     }
@@ -807,23 +726,14 @@ impl<'o> TupleFindings<'o> {
             finding
         };
         self.findings.extend(issues.iter().map(finding));
-        self.unknown
-            .extend(unknown.into_iter().map(|issue| (issue, text.clone())));
+        self.unknown.push_listed(unknown, &text);
     }
 
-    /// Puts the issues of the tuple's own fields (read without its elements) where the
-    /// whole check puts them: `dimensions` before its elements' issues, `layout` and
-    /// `is_dynamic_dimension` after them.
+    /// Puts the issues of the top-level tuple's own fields (read without its elements)
+    /// where the whole check puts them around its elements' ([`own_around`]).
     fn around_elements(&mut self, shell: &crate::proto::ShapeProto) {
-        let report = crate::validate::validate_nested_shape(shell, GateOptions::proto(), 0);
-        let (before, after): (Vec<_>, Vec<_>) = report.issues().iter().partition(|issue| {
-            issue.path().segments().first() == Some(&Segment::Field("dimensions"))
-        });
         let elements = std::mem::take(&mut self.findings);
-        self.findings = before.into_iter().map(Finding::from_issue).collect();
-        self.findings.append(elements);
-        self.findings
-            .extend(after.into_iter().map(Finding::from_issue));
+        self.findings = own_around(shell, &[], Findings::new(), elements);
     }
 
     /// The report of the file: one shape, a tuple, with the findings of its elements.
@@ -833,6 +743,118 @@ impl<'o> TupleFindings<'o> {
         report.shapes = 1;
         report.findings = self.findings;
         report
+    }
+}
+
+/// `before`, then the findings of a tuple read without its elements (`shell`, at
+/// tuple indices `path`) put where the whole check puts them around the findings of
+/// its `elements`: `dimensions` before them, `layout` and `is_dynamic_dimension` after.
+fn own_around(
+    shell: &crate::proto::ShapeProto,
+    path: &[usize],
+    mut before: Findings,
+    elements: Findings,
+) -> Findings {
+    let prefix = &codec::tuple_path(path);
+    let report = crate::validate::validate_nested_shape(shell, GateOptions::proto(), path.len());
+    let (first, last): (Vec<_>, Vec<_>) = report
+        .issues()
+        .iter()
+        .partition(|issue| issue.path().segments().first() == Some(&Segment::Field("dimensions")));
+    let own = |issue: &crate::Issue| Finding::from_issue(&issue.clone().prefixed(prefix));
+    before.extend(first.into_iter().map(own));
+    before.append(elements);
+    before.extend(last.into_iter().map(own));
+    before
+}
+
+/// Unknown fields gathered from parts of a message read apart, in the order the whole
+/// message's listing gives them: the first of each kind listed (with their shape's
+/// text), the rest counted.
+#[derive(Default)]
+struct UnknownInOrder {
+    listed: Vec<(crate::Issue, Option<String>)>,
+    listing: crate::validate::UnknownListing,
+}
+
+impl UnknownInOrder {
+    /// The unknown fields of a tuple read without its elements (`shell`, at `prefix`),
+    /// with those of its `elements`: its own first, then its elements', then its
+    /// layout's (the whole listing visits a message's children by field number).
+    fn of_tuple(
+        shell: &codec::Decoded<crate::proto::ShapeProto>,
+        prefix: &crate::path::Path,
+        elements: UnknownInOrder,
+    ) -> Self {
+        let (mut own, mut layout) = (Vec::new(), Vec::new());
+        shell.for_each_unknown_field(|mut info| {
+            let nested = !info.path.is_root();
+            info.path = info.path.prefixed(prefix);
+            if nested {
+                layout.push(info);
+            } else {
+                own.push(info);
+            }
+        });
+        let mut order = UnknownInOrder::default();
+        order.fields(own, None);
+        order.append(elements);
+        order.fields(layout, None);
+        order
+    }
+
+    /// Lists `fields` next, each with `text`.
+    fn fields(&mut self, fields: Vec<codec::UnknownFieldInfo>, text: Option<String>) {
+        for info in fields {
+            if let Some(issue) = self.listing.field(&info) {
+                self.listed.push((issue, text.clone()));
+            }
+        }
+    }
+
+    /// Lists what `other` listed next, and counts what it counted.
+    fn append(&mut self, other: UnknownInOrder) {
+        for (issue, text) in other.listed {
+            if let Some(issue) = self.listing.issue(issue) {
+                self.listed.push((issue, text));
+            }
+        }
+        self.listing.merge(other.listing);
+    }
+
+    /// The issues of the unknown fields of `shape`, at `prefix`, that are listed (the
+    /// rest counted); for [`UnknownInOrder::push_listed`] with the shape's text.
+    fn listed_of(
+        &mut self,
+        shape: &codec::Decoded<crate::proto::ShapeProto>,
+        prefix: &crate::path::Path,
+    ) -> Vec<crate::Issue> {
+        let report = crate::validate::unknown_report(|each| shape.for_each_unknown_field(each));
+        report
+            .issues()
+            .iter()
+            .filter_map(|issue| self.listing.issue(issue.clone().prefixed(prefix)))
+            .collect()
+    }
+
+    /// Adds `issues` (from [`UnknownInOrder::listed_of`]) with their shape's `text`.
+    fn push_listed(&mut self, issues: Vec<crate::Issue>, text: &Option<String>) {
+        self.listed
+            .extend(issues.into_iter().map(|issue| (issue, text.clone())));
+    }
+
+    /// Adds the listed fields to `findings`, then the counts of the rest.
+    fn into_findings(self, findings: &mut Findings) {
+        for (issue, text) in self.listed {
+            let mut finding = Finding::from_issue(&issue);
+            finding.shape = text;
+            findings.push(finding);
+        }
+        findings.extend(
+            self.listing
+                .finish()
+                .map(|issue| Finding::from_issue(&issue)),
+        );
     }
 }
 
@@ -851,12 +873,14 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
     let mut program = ProgramIssues::default();
     // The shapes' unknown fields, the parameters' and the result's apart (the whole
     // listing gives the result's after every parameter's).
-    let mut unknown = [UnknownPart::default(), UnknownPart::default()];
+    let mut unknown = [UnknownInOrder::default(), UnknownInOrder::default()];
+    let mut any_unknown = false;
     let mut leaf = |part: text::ProgramPart,
                     path: &[usize],
                     _,
                     shape: codec::Decoded<crate::proto::ShapeProto>| {
         if shape.has_unknown_fields() {
+            any_unknown = true;
             let (at, base) = match part {
                 text::ProgramPart::Parameter(i) => (
                     &mut unknown[0],
@@ -866,7 +890,14 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
                     (&mut unknown[1], crate::path::Path::root().field("result"))
                 }
             };
-            at.shape(&shape, &codec::tuple_path(path).prefixed(&base), options);
+            let listed = at.listed_of(&shape, &codec::tuple_path(path).prefixed(&base));
+            if !listed.is_empty() {
+                let text = options
+                    .hlo_style
+                    .print_message(&crate::AnyMessage::Shape(shape.message.clone()))
+                    .ok();
+                at.push_listed(listed, &text);
+            }
         }
         let found = (&mut findings, &mut result_findings);
         program.proto_leaf(part, path, shape.message, options, found);
@@ -893,20 +924,19 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         Err(_) => return None,
     };
     let has_result = streamed.shell.message.result.is_some() || streamed.result_streamed;
-    let has_unknown = streamed.shell.has_unknown_fields() || unknown.iter().any(|u| u.any);
+    let has_unknown = streamed.shell.has_unknown_fields() || any_unknown;
     if (has_unknown && !keep_unknown) || (options.message.is_none() && !has_result) {
         return None;
     }
     // The unknown fields of the top level, and of a result read whole (with its text,
     // printed only when there are some).
     let (mut own, mut in_result) = (Vec::new(), Vec::new());
-    streamed.shell.for_each_unknown_field(|info| {
-        if info.path == crate::path::Path::root() {
-            own.push(info);
-        } else {
-            in_result.push(info);
-        }
-    });
+    streamed
+        .shell
+        .for_each_unknown_field(|info| match info.path.is_root() {
+            true => own.push(info),
+            false => in_result.push(info),
+        });
     let result_text = match (&streamed.shell.message.result, in_result.is_empty()) {
         (Some(result), false) => options.hlo_style.print_shape(result).ok(),
         _ => None,
@@ -925,31 +955,12 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         // own, the parameters', then the result's (its shapes', or those of a result
         // read whole, with its text).
         let [parameters, result_part] = unknown;
-        let mut listing = crate::validate::UnknownListing::default();
-        let mut push = |issue: crate::Issue, text: Option<String>| {
-            let mut finding = Finding::from_issue(&issue);
-            finding.shape = text;
-            report.findings.push(finding);
-        };
-        for info in own {
-            if let Some(issue) = listing.field(&info) {
-                push(issue, None);
-            }
-        }
-        for part in [parameters, result_part] {
-            for (issue, text) in part.listed {
-                if let Some(issue) = listing.issue(issue) {
-                    push(issue, text);
-                }
-            }
-            listing.merge(part.listing);
-        }
-        for info in in_result {
-            if let Some(issue) = listing.field(&info) {
-                push(issue, result_text.clone());
-            }
-        }
-        listing.finish().for_each(|issue| push(issue, None));
+        let mut order = UnknownInOrder::default();
+        order.fields(own, None);
+        order.append(parameters);
+        order.append(result_part);
+        order.fields(in_result, result_text);
+        order.into_findings(&mut report.findings);
         // As for a message read whole: say which message the bytes are, if another.
         if let Some(other) = [MessageKind::Shape, MessageKind::Layout]
             .into_iter()
@@ -961,40 +972,6 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         }
     }
     Some(report)
-}
-
-/// The unknown fields of a program's parameters, or of its result, read a shape at a
-/// time: the first of each kind (with their shape's text), and the count of the rest.
-#[derive(Default)]
-struct UnknownPart {
-    listed: Vec<(crate::Issue, Option<String>)>,
-    listing: crate::validate::UnknownListing,
-    any: bool,
-}
-
-impl UnknownPart {
-    /// Lists the unknown fields of `shape`, which stands at `prefix`.
-    fn shape(
-        &mut self,
-        shape: &codec::Decoded<crate::proto::ShapeProto>,
-        prefix: &crate::path::Path,
-        options: &Options,
-    ) {
-        self.any = true;
-        let report = crate::validate::unknown_report(|each| shape.for_each_unknown_field(each));
-        let mut text = None;
-        for issue in report.issues() {
-            if let Some(issue) = self.listing.issue(issue.clone().prefixed(prefix)) {
-                let text = text.get_or_insert_with(|| {
-                    options
-                        .hlo_style
-                        .print_message(&crate::AnyMessage::Shape(shape.message.clone()))
-                        .ok()
-                });
-                self.listed.push((issue, text.clone()));
-            }
-        }
-    }
 }
 
 /// The warning that bytes read as `kind` decode cleanly as `other`.

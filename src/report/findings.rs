@@ -265,14 +265,20 @@ impl Spill {
         Ok(())
     }
 
+    /// The file, locked for a read or a write.
+    fn file(&self) -> io::Result<std::sync::MutexGuard<'_, File>> {
+        self.file
+            .lock()
+            .map_err(|_| io::Error::other("temporary file lock poisoned"))
+    }
+
     /// Appends the pending bytes to the file.
     fn flush(&mut self) -> io::Result<()> {
-        let mut file = self
-            .file
-            .lock()
-            .map_err(|_| io::Error::other("temporary file lock poisoned"))?;
-        file.seek(SeekFrom::Start(self.written))?;
-        file.write_all(&self.pending)?;
+        {
+            let mut file = self.file()?;
+            file.seek(SeekFrom::Start(self.written))?;
+            file.write_all(&self.pending)?;
+        }
         self.written += self.pending.len() as u64;
         self.pending.clear();
         self.in_file = self.count;
@@ -281,10 +287,7 @@ impl Spill {
 
     /// Decodes every finding, from the file and then the pending bytes.
     fn try_for_each(&self, mut each: impl FnMut(Finding) -> io::Result<()>) -> io::Result<()> {
-        let mut file = self
-            .file
-            .lock()
-            .map_err(|_| io::Error::other("temporary file lock poisoned"))?;
+        let mut file = self.file()?;
         file.seek(SeekFrom::Start(0))?;
         let mut reader = BufReader::with_capacity(64 * 1024, (&mut *file).take(self.written));
         for _ in 0..self.in_file {

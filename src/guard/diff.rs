@@ -46,7 +46,7 @@ use serde::Serialize;
 use super::held::{self, Held, Slot, NONE};
 use super::listing::{self, clean_name, Entry, Kind, Listing, ReadError, ReadOptions};
 use crate::proto::{LayoutProto, ShapeProto};
-use crate::report::{pretty_at, Document, FileReport, Finding, Form};
+use crate::report::{end_array, next_item, pretty_at, Document, FileReport, Finding, Form};
 use crate::text::module::Role;
 
 /// A kind of change, for `--ignore`.
@@ -376,16 +376,13 @@ fn streamed_array<T>(
     items: &[T],
     mut item: impl FnMut(&mut dyn Write, &T) -> io::Result<()>,
 ) -> io::Result<()> {
-    if items.is_empty() {
-        return out.write_all(b"[]");
-    }
     out.write_all(b"[")?;
-    for (i, each) in items.iter().enumerate() {
-        let comma = if i == 0 { "" } else { "," };
-        write!(out, "{comma}\n{item_indent}")?;
+    let mut written = 0;
+    for each in items {
+        next_item(out, &mut written, item_indent)?;
         item(out, each)?;
     }
-    write!(out, "\n{indent}]")
+    end_array(out, written, indent)
 }
 
 /// What to compare.

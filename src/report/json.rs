@@ -27,7 +27,7 @@ use std::io::{self, Write};
 use serde::ser::{Error as _, SerializeSeq};
 use serde::{Serialize, Serializer};
 
-use super::{pretty_at, Document, FileReport, Finding, Findings, Summary};
+use super::{end_array, next_item, pretty_at, Document, FileReport, Finding, Findings, Summary};
 
 /// The version of the report schema, the document's top-level `version`.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -190,14 +190,13 @@ pub(crate) fn file(
     written: &mut usize,
     out: &mut dyn Write,
 ) -> io::Result<()> {
-    out.write_all(if *written == 0 { b"\n    " } else { b",\n    " })?;
-    *written += 1;
+    next_item(out, written, "    ")?;
     pretty_at(out, "    ", &file_out(report, strict))
 }
 
 /// Writes what comes after the last of `written` files: the summary.
 pub(crate) fn end(summary: Summary, written: usize, out: &mut dyn Write) -> io::Result<()> {
-    out.write_all(if written == 0 { b"]" } else { b"\n  ]" })?;
+    end_array(out, written, "  ")?;
     write!(out, ",\n  \"summary\": ")?;
     pretty_at(out, "  ", &SummaryOut::from(summary))?;
     writeln!(out, "\n}}")

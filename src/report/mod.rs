@@ -512,6 +512,24 @@ impl Write for Indented<'_> {
     }
 }
 
+/// Starts the next item of a pretty-printed JSON array written an item at a time
+/// (`written` items before it): a comma after those, a newline, the item's `indent`.
+pub(crate) fn next_item(out: &mut dyn Write, written: &mut usize, indent: &str) -> io::Result<()> {
+    let comma = if *written == 0 { "" } else { "," };
+    *written += 1;
+    write!(out, "{comma}\n{indent}")
+}
+
+/// Ends a pretty-printed JSON array of `written` items ([`next_item`]) whose brackets
+/// stand at `indent`: as a JSON value prints it, `[]` when empty.
+pub(crate) fn end_array(out: &mut dyn Write, written: usize, indent: &str) -> io::Result<()> {
+    if written == 0 {
+        out.write_all(b"]")
+    } else {
+        write!(out, "\n{indent}]")
+    }
+}
+
 /// Writes `value` pretty-printed at a depth of `indent`, through a buffer (the
 /// printer's many small writes cost more than the copy).
 pub(crate) fn pretty_at(

@@ -17,7 +17,7 @@ use serde::Serialize;
 use serde_json::{json, Value};
 
 use super::codes::{lookup, CODES};
-use super::{pretty_at, Document, FileReport, Finding};
+use super::{end_array, next_item, pretty_at, Document, FileReport, Finding};
 use crate::error::Severity;
 
 /// The `$schema` written at the top of the log.
@@ -305,19 +305,14 @@ pub(crate) fn file(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     results(report, &mut |result| {
-        out.write_all(if *written == 0 {
-            b"\n        "
-        } else {
-            b",\n        "
-        })?;
-        *written += 1;
+        next_item(out, written, "        ")?;
         pretty_at(out, "        ", &result)
     })
 }
 
 /// Writes what comes after the last of `written` results: the tool and its rules.
 pub(crate) fn end(written: usize, out: &mut dyn Write) -> io::Result<()> {
-    out.write_all(if written == 0 { b"]" } else { b"\n      ]" })?;
+    end_array(out, written, "      ")?;
     write!(out, ",\n      \"tool\": ")?;
     pretty_at(out, "      ", &tool())?;
     writeln!(out, "\n    }}\n  ],\n  \"version\": \"2.1.0\"\n}}")

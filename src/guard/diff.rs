@@ -322,7 +322,7 @@ impl FileDiff {
             new: self.new.clone(),
             error: self.error.clone(),
         };
-        let mut rest = rest.to_json();
+        let mut rest = serde_json::to_value(rest).map_err(io::Error::from)?;
         rest["status"] = self.status().into();
         let serde_json::Value::Object(fields) = rest else {
             return Err(io::Error::other("a file's difference is not a JSON object"));
@@ -366,6 +366,11 @@ impl FileDiff {
             "changed"
         }
     }
+}
+
+/// The JSON document's `tool`.
+fn tool() -> serde_json::Value {
+    serde_json::json!({"name": "xla-shape", "version": env!("CARGO_PKG_VERSION")})
 }
 
 /// Writes `items` as a pretty-printed JSON array whose brackets stand at a depth of
@@ -520,7 +525,7 @@ impl DiffReport {
         let files: Vec<serde_json::Value> = self.files.iter().map(FileDiff::to_json).collect();
         serde_json::json!({
             "version": 1,
-            "tool": {"name": "xla-shape", "version": env!("CARGO_PKG_VERSION")},
+            "tool": tool(),
             "old": self.old,
             "new": self.new,
             "files": files,
@@ -541,12 +546,11 @@ impl DiffReport {
             file.write_json(out)
         })?;
         let summary = serde_json::to_value(self.summary()).map_err(io::Error::from)?;
-        let tool = serde_json::json!({"name": "xla-shape", "version": env!("CARGO_PKG_VERSION")});
         for (key, value) in [
             ("new", serde_json::Value::from(self.new.as_str())),
             ("old", serde_json::Value::from(self.old.as_str())),
             ("summary", summary),
-            ("tool", tool),
+            ("tool", tool()),
             ("version", serde_json::Value::from(1)),
         ] {
             write!(out, ",\n  \"{key}\": ")?;

@@ -265,6 +265,16 @@ fn findings_in_bounded_memory(
     input: &std::path::Path,
     status: Option<i32>,
 ) -> Vec<String> {
+    paths_of(&report_in_bounded_memory(args, input, status))
+}
+
+/// The report of `validate ARGS --format json INPUT` run in the 200 MB address space
+/// ([`limited`]), which exits with `status`.
+fn report_in_bounded_memory(
+    args: &str,
+    input: &std::path::Path,
+    status: Option<i32>,
+) -> serde_json::Value {
     let validate = limited(&format!(
         "validate {args} --format json {}",
         input.display()
@@ -281,7 +291,7 @@ fn findings_in_bounded_memory(
             .filter(|c| *c != '\n')
             .collect::<String>()
     );
-    finding_paths(&validate.stdout)
+    serde_json::from_slice(&validate.stdout).unwrap()
 }
 
 /// Runs the command line with `args` (a shell word list) in a 200 MB address space.
@@ -332,7 +342,11 @@ fn issue_paths(shape: &xla_shape::proto::ShapeProto) -> Vec<String> {
 
 /// The paths of the findings of the one file of a `validate --format json` report.
 fn finding_paths(stdout: &[u8]) -> Vec<String> {
-    let report: serde_json::Value = serde_json::from_slice(stdout).unwrap();
+    paths_of(&serde_json::from_slice(stdout).unwrap())
+}
+
+/// The paths of the findings of the one file of a JSON report.
+fn paths_of(report: &serde_json::Value) -> Vec<String> {
     report["files"][0]["findings"]
         .as_array()
         .unwrap()
@@ -1237,14 +1251,7 @@ fn millions_of_unknown_fields_are_kept_and_reported_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("unknown.pb");
     std::fs::write(&input, &bytes).unwrap();
-    let validate = limited(&format!("validate --format json {}", input.display()));
-    assert_eq!(
-        validate.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&validate.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&validate.stdout).unwrap();
+    let report = report_in_bounded_memory("", &input, Some(0));
     let findings = report["files"][0]["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1001);
     assert!(findings[..1000]
@@ -2039,14 +2046,7 @@ fn module_proto_validated(
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("m.hlo.pb");
     std::fs::write(&input, bytes).unwrap();
-    let run = limited(&format!("validate --format json {}", input.display()));
-    assert_eq!(
-        run.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let report = report_in_bounded_memory("", &input, Some(1));
     let found = report["files"][0]["findings"].as_array().unwrap();
     assert_eq!(found.len(), whole.len());
     (whole, report, dir, input)

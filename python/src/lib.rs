@@ -522,8 +522,8 @@ impl Report {
         }
     }
 
-    /// The findings for which `keep` is true, read back from their temporary file
-    /// past the first thousand.
+    /// The findings for which `keep` is true (those past the first
+    /// `report::findings::HELD` read back from their temporary file).
     fn wrap(&self, keep: impl Fn(&report::Finding) -> bool) -> PyResult<Vec<Finding>> {
         let mut found = Vec::new();
         self.file

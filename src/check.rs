@@ -663,7 +663,7 @@ impl<'o> TupleFindings<'o> {
     /// listing), after every other finding.
     fn tree(&mut self, event: codec::TreeEvent<'_>) {
         match event {
-            codec::TreeEvent::Enter(_) => {
+            codec::TreeEvent::Enter(..) => {
                 let level = Level {
                     findings: std::mem::take(&mut self.findings),
                     unknown: std::mem::take(&mut self.unknown),

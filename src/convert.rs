@@ -272,6 +272,41 @@ impl FirstFields {
             self.more += 1;
         }
     }
+
+    /// Those of `other` next.
+    fn append(&mut self, other: FirstFields) {
+        for field in other.fields {
+            self.push(field);
+        }
+        self.more += other.more;
+    }
+
+    /// The unknown fields of the tuple at `path` (read without its elements, `shell`)
+    /// with those of its `elements`, in the whole listing's order: its own, then its
+    /// elements', then its layout's (children are visited by field number).
+    fn of_tuple(
+        shell: &Decoded<crate::proto::ShapeProto>,
+        path: &[usize],
+        elements: FirstFields,
+    ) -> Self {
+        let keep = elements.keep;
+        let (mut own, mut layout) = (FirstFields::new(keep), FirstFields::new(keep));
+        let prefix = codec::tuple_path(path);
+        shell.for_each_unknown_field(|mut field| {
+            let at = if field.path.is_root() {
+                &mut own
+            } else {
+                &mut layout
+            };
+            if at.fields.len() < keep {
+                field.path = field.path.prefixed(&prefix);
+            }
+            at.push(field);
+        });
+        own.append(elements);
+        own.append(layout);
+        own
+    }
 }
 
 /// [`binary_shape_to_text`] for a tuple whose shapes may hold unknown fields. Into
@@ -308,37 +343,52 @@ pub fn binary_shape_to_text_dropping_unknown(
         Some(shell) => TupleWriter::with_fields(to, options, shell.clone()),
         None => TupleWriter::new(to, options),
     };
-    let mut dropped = FirstFields::new(keep);
-    let shell = stream_tuple(bytes, own.is_some(), &mut |path, element| {
-        if lossless && !dropped.fields.is_empty() {
-            return;
-        }
-        if !element.holds_no_unknown() {
-            let prefix = codec::tuple_path(path);
-            element.for_each_unknown_field(|mut field| {
-                // Only a field kept needs its whole path.
-                if dropped.fields.len() < dropped.keep {
-                    field.path = field.path.prefixed(&prefix);
+    // The fields dropped so far from the innermost open tuple's elements, and those
+    // of each tuple around it: a nested tuple's own come before its elements' (the
+    // whole listing's order), so its elements' wait for it to be left.
+    let (mut dropped, mut outer) = (FirstFields::new(keep), Vec::new());
+    // Into the lossless text only the first field is refused, and nothing is written
+    // once there is one.
+    let mut any = false;
+    let shell = stream_tuple(bytes, own.is_some(), &mut |part| {
+        // The tuples are still entered and left, to find the first field in order.
+        let write = !(lossless && any);
+        match part {
+            Part::Leaf(path, element) => {
+                if !element.holds_no_unknown() {
+                    any = true;
+                    let prefix = codec::tuple_path(path);
+                    element.for_each_unknown_field(|mut field| {
+                        // Only a field kept needs its whole path.
+                        if dropped.fields.len() < dropped.keep {
+                            field.path = field.path.prefixed(&prefix);
+                        }
+                        dropped.push(field);
+                    });
                 }
-                dropped.push(field);
-            });
-        }
-        if !lossless || dropped.fields.is_empty() {
-            writer.put(path, &element.message);
+                if !(lossless && any) {
+                    writer.put(path, &element.message);
+                }
+            }
+            Part::Enter(path, own) => {
+                outer.push(std::mem::replace(&mut dropped, FirstFields::new(keep)));
+                if write {
+                    writer.enter(path, own);
+                }
+            }
+            Part::Leave(path, shell) => {
+                let parent = outer.pop().unwrap_or_else(|| FirstFields::new(keep));
+                let elements = std::mem::replace(&mut dropped, parent);
+                any |= shell.has_unknown_fields();
+                dropped.append(FirstFields::of_tuple(&shell, path, elements));
+                if write {
+                    writer.leave(shell);
+                }
+            }
         }
     })?;
     Some(shell.and_then(|shell| {
-        // In the whole message's order: the tuple's own unknown fields, its elements',
-        // then those of its layout.
-        let (mut fields, mut layout) = (FirstFields::new(keep), FirstFields::new(keep));
-        shell.for_each_unknown_field(|field| match field.path.is_root() {
-            true => fields.push(field),
-            false => layout.push(field),
-        });
-        for field in dropped.fields.into_iter().chain(layout.fields) {
-            fields.push(field);
-        }
-        fields.more += dropped.more + layout.more;
+        let fields = FirstFields::of_tuple(&shell, &[], dropped);
         match fields.fields.first() {
             Some(field) if lossless => Err(ConvertError::UnknownField {
                 path: field.path.clone(),
@@ -353,18 +403,45 @@ pub fn binary_shape_to_text_dropping_unknown(
     }))
 }
 
-/// Decodes a binary `ShapeProto` a shape at a time ([`codec::decode_shape_leaves`]:
-/// plain tuples that nest are opened), handing each shape, with its path and unknown
-/// fields, to `each`. Returns the top-level message without its elements when it is a
+/// What [`stream_tuple`] hands on, in the order of the input.
+enum Part<'a> {
+    /// A shape that is not opened (an array, a tuple read whole), at its path of tuple
+    /// indices.
+    Leaf(&'a [usize], Decoded<crate::proto::ShapeProto>),
+    /// A nested tuple opened, at its path, with its own fields read ahead of its
+    /// elements.
+    Enter(&'a [usize], &'a crate::proto::ShapeProto),
+    /// The nested tuple last entered, left: its own fields and unknown fields.
+    Leave(&'a [usize], Decoded<crate::proto::ShapeProto>),
+}
+
+/// Decodes a binary `ShapeProto` a shape at a time ([`codec::decode_shape_tree`]:
+/// every nested tuple with elements is opened, whatever else it holds), handing each
+/// shape with its path and unknown fields, and each nested tuple entered and left, to
+/// `each` ([`Part`]). Returns the top-level message without its elements when it is a
 /// tuple (its element type and at least one element, nothing else but unknown fields,
 /// or with `own_fields` anything else too); `None` when it is not; the decode error of
 /// [`read()`] when there is one.
 fn stream_tuple(
     bytes: &[u8],
     own_fields: bool,
-    each: &mut dyn FnMut(&[usize], Decoded<crate::proto::ShapeProto>),
+    each: &mut dyn FnMut(Part<'_>),
 ) -> Option<Result<Decoded<crate::proto::ShapeProto>, ConvertError>> {
-    match codec::decode_shape_leaves(bytes, &mut |path, _, element| each(path, element)) {
+    let each = std::cell::RefCell::new(each);
+    let decoded = codec::decode_shape_tree(
+        bytes,
+        &mut |path, _, element| (each.borrow_mut())(Part::Leaf(path, element)),
+        &mut |event| {
+            let part = match event {
+                codec::TreeEvent::Enter(path, own) => Part::Enter(path, own),
+                codec::TreeEvent::Leave(path, message, unknown) => {
+                    Part::Leave(path, Decoded { message, unknown })
+                }
+            };
+            (each.borrow_mut())(part);
+        },
+    );
+    match decoded {
         Err(e) => Some(Err(ConvertError::Decode(e))),
         Ok(streamed)
             if streamed.is_tuple() || (own_fields && is_tuple_with_elements(&streamed)) =>
@@ -492,20 +569,8 @@ impl TupleWriter {
                 &shell.message,
             )),
             Form::Binary => {
-                let Decoded { message, unknown } = shell;
-                let head = crate::proto::ShapeProto {
-                    element_type: message.element_type,
-                    dimensions: message.dimensions,
-                    ..Default::default()
-                };
-                tail = Some(Decoded {
-                    message: crate::proto::ShapeProto {
-                        layout: message.layout,
-                        is_dynamic_dimension: message.is_dynamic_dimension,
-                        ..Default::default()
-                    },
-                    unknown,
-                });
+                let (head, rest) = split_own_fields(shell);
+                tail = Some(rest);
                 Writer::Binary(codec::encode(&head), Vec::new())
             }
             _ => {
@@ -565,6 +630,55 @@ impl TupleWriter {
         });
     }
 
+    /// Opens the nested tuple at `path`, whose own fields are those of `shell` (read
+    /// ahead of its elements: [`codec::TreeEvent::Enter`]), after closing and opening
+    /// the tuples between the last shape and it; the shapes that follow are its own
+    /// until [`Self::leave`].
+    fn enter(&mut self, path: &[usize], shell: &crate::proto::ShapeProto) {
+        if self.refused.is_some() {
+            return;
+        }
+        self.nest_to(path);
+        self.open.extend(path.last());
+        match &mut self.form {
+            Writer::Json(w) => w.open_with(shell),
+            Writer::Hlo(w) => w.open(),
+            // Its own fields go in front of its elements when it is closed, with the
+            // length of the whole.
+            Writer::Binary(out, starts) => starts.push(out.len()),
+        }
+    }
+
+    /// Closes the nested tuple last entered ([`Self::enter`]), whose own fields (and
+    /// unknown fields) are those of `shell`, read after its elements
+    /// ([`codec::TreeEvent::Leave`]): written where the whole message puts them.
+    fn leave(&mut self, shell: Decoded<crate::proto::ShapeProto>) {
+        use codec::wire::{put_tag, put_varint, WireType};
+        if self.refused.is_some() {
+            return;
+        }
+        self.open.pop();
+        match &mut self.form {
+            Writer::Json(w) => w.close_with(&shell.message),
+            Writer::Hlo(w) => w.close_with(&shell.message),
+            Writer::Binary(out, starts) => {
+                let (head, tail) = split_own_fields(shell);
+                let start = starts.pop().unwrap_or(out.len());
+                let head = codec::encode(&head);
+                let tail = tail.encode_to_vec();
+                let mut header = Vec::new();
+                put_tag(&mut header, 4, WireType::LengthDelimited);
+                put_varint(
+                    &mut header,
+                    (head.len() + out.len() - start + tail.len()) as u64,
+                );
+                header.extend(head);
+                out.splice(start..start, header);
+                out.extend(tail);
+            }
+        }
+    }
+
     /// Writes the shape at `path` (`[i]` for element `i` of the top-level tuple,
     /// `[i, j]` for element `j` of a plain tuple that is element `i`, ...), after
     /// closing and opening the nested tuples between the last shape and this one. A
@@ -581,6 +695,29 @@ impl TupleWriter {
             Writer::Binary(out, _) => put_element(out, &codec::encode(element)),
         }
     }
+}
+
+/// A tuple's own fields (`shell`, the tuple without its elements) split where its
+/// encoding puts its elements: those numbered below `tuple_shapes` (its element type
+/// and dimensions), and the rest with its unknown fields, which come after them.
+fn split_own_fields(
+    shell: Decoded<crate::proto::ShapeProto>,
+) -> (crate::proto::ShapeProto, Decoded<crate::proto::ShapeProto>) {
+    let Decoded { message, unknown } = shell;
+    let head = crate::proto::ShapeProto {
+        element_type: message.element_type,
+        dimensions: message.dimensions,
+        ..Default::default()
+    };
+    let tail = Decoded {
+        message: crate::proto::ShapeProto {
+            layout: message.layout,
+            is_dynamic_dimension: message.is_dynamic_dimension,
+            ..Default::default()
+        },
+        unknown,
+    };
+    (head, tail)
 }
 
 impl Writer {
@@ -1150,12 +1287,13 @@ pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertErr
         Some(shell) => TupleWriter::with_fields(Form::Binary, &options, shell.clone()),
         None => TupleWriter::new(Form::Binary, &options),
     };
-    let shell = stream_tuple(bytes, own.is_some(), &mut |path, element| {
-        if element.holds_no_unknown() {
+    let shell = stream_tuple(bytes, own.is_some(), &mut |part| match part {
+        Part::Leaf(path, element) if element.holds_no_unknown() => {
             writer.put(path, &element.message);
-        } else {
-            writer.put_encoded(path, &element.encode_to_vec());
         }
+        Part::Leaf(path, element) => writer.put_encoded(path, &element.encode_to_vec()),
+        Part::Enter(path, own) => writer.enter(path, own),
+        Part::Leave(_, shell) => writer.leave(shell),
     })?;
     Some(shell.and_then(|shell| {
         let mut out = writer.finish()?;

@@ -756,8 +756,9 @@ fn encoded_with_whole_paths(
 /// unknown fields, and unknown fields in their layout) are opened too
 /// (`codec::decode_shape_tree`): the findings of their own fields go around their
 /// elements' and their unknown fields where the whole message's listing puts them, so
-/// that `validate` gives the whole check's findings in its order (such a tuple was
-/// read whole as one element: about 30 times its bytes).
+/// that `validate` gives the whole check's findings in its order, and `convert` the
+/// whole conversion's bytes (such a tuple was read whole as one element: about 30
+/// times its bytes).
 #[test]
 fn nested_tuples_with_fields_of_their_own_are_checked_a_shape_at_a_time() {
     use xla_shape::codec::{UnknownField, UnknownFields};
@@ -806,7 +807,19 @@ fn nested_tuples_with_fields_of_their_own_are_checked_a_shape_at_a_time() {
         );
     }
     let dir = tempfile::tempdir().unwrap();
-    validated_in_bounded_memory(dir.path(), "own.pb", &bytes, &expected);
+    let input = validated_in_bounded_memory(dir.path(), "own.pb", &bytes, &expected);
+    // Converted a shape at a time too, each tuple's own fields where the whole
+    // conversion puts them: into binary, JSON and XLA's text, and refused by the
+    // lossless text (which has no form for an unknown field) with the whole
+    // conversion's error. Converted whole, such a tuple took about 30 times its size.
+    use xla_shape::text::HloStyle;
+    let targets = [
+        ("binary", HloStyle::Xla),
+        ("json", HloStyle::Xla),
+        ("hlo", HloStyle::Xla),
+        ("hlo", HloStyle::Exact),
+    ];
+    converted_as_the_whole_in_bounded_memory(&input, "pb", &bytes, &targets);
 }
 
 /// A binary tuple with unknown fields (at the top, in a nested tuple, which is then

@@ -246,8 +246,10 @@ pub(crate) enum Nest<'a> {
 /// What [`decode_shape_tree`](super::decode_shape_tree) says of a tuple it opens.
 #[derive(Debug)]
 pub enum TreeEvent<'a> {
-    /// Its elements come next; its path of tuple indices.
-    Enter(&'a [usize]),
+    /// Its elements come next: its path of tuple indices, and its own fields (the
+    /// tuple without its elements, read ahead by the same code, so that a writer can
+    /// put those numbered below `tuple_shapes` before the elements).
+    Enter(&'a [usize], &'a crate::proto::ShapeProto),
     /// Its elements were handed on: its path, and the tuple without its elements,
     /// with its own unknown fields (and those of its layout).
     Leave(&'a [usize], crate::proto::ShapeProto, UnknownFields),
@@ -285,11 +287,14 @@ pub(crate) fn merge_shape_streaming(
         let streamed = match nest {
             Nest::No => false,
             Nest::Plain => plain_tuple_ahead(&decoder.reader),
-            Nest::Tree(_) => tuple_ahead(&decoder.reader, false),
+            Nest::Tree(tell) => match tuple_shell_ahead(decoder) {
+                Some(own) => {
+                    tell(TreeEvent::Enter(path, &own));
+                    true
+                }
+                None => false,
+            },
         };
-        if let (true, Nest::Tree(tell)) = (streamed, &mut *nest) {
-            tell(TreeEvent::Enter(path));
-        }
         let result = own_entries(decoder, |decoder| {
             if streamed {
                 // As `merge_submessage`, with the elements streamed.
@@ -525,6 +530,35 @@ fn tuple_ahead(reader: &wire::Reader<'_>, plain: bool) -> bool {
         }
     }
     elements > 0 && element_type == crate::proto::PrimitiveType::Tuple as i32
+}
+
+/// The own fields of the length-delimited tuple at the reader (found by
+/// [`tuple_ahead`]): the tuple read without its elements, by the code that reads it
+/// with them, at the same depth, so that what it holds is what the decode that follows
+/// gives. `None` when it is no tuple with elements or does not decode (the element is
+/// then read whole, and the ordinary decode reports the error).
+fn tuple_shell_ahead(decoder: &Decoder<'_>) -> Option<ShapeProto> {
+    if !tuple_ahead(&decoder.reader, false) {
+        return None;
+    }
+    let mut probe = Decoder {
+        reader: decoder.reader.clone(),
+        depth: decoder.depth,
+        tag_start: decoder.tag_start,
+        highest_seen: 0,
+        entries: 0,
+    };
+    let (mut shell, mut unknown) = (ShapeProto::default(), UnknownFields::new());
+    let read = nested(&mut probe, |decoder| {
+        merge_fields_with(decoder, &mut shell, &mut unknown, |number, wire_type, d| {
+            if number != 4 || wire_type != WireType::LengthDelimited {
+                return Ok(false);
+            }
+            d.reader.read_length_delimited()?;
+            Ok(true)
+        })
+    });
+    read.ok().map(|()| shell)
 }
 
 /// Runs `merge` on the length-delimited submessage at the reader, as

@@ -374,6 +374,20 @@ impl TupleJson {
         self.0.close();
     }
 
+    /// Opens a tuple with fields of its own as the next element, those of `shell` (the
+    /// tuple without its elements): its element type and dimensions are printed now,
+    /// before the elements that follow, which are its own until
+    /// [`close_with`](Self::close_with).
+    pub fn open_with(&mut self, shell: &ShapeProto) {
+        self.0.open_with(shell);
+    }
+
+    /// Closes the tuple last opened, printing the fields of `shell` that the whole
+    /// message puts after its elements (its layout and dynamic flags).
+    pub fn close_with(&mut self, shell: &ShapeProto) {
+        self.0.close_with(shell);
+    }
+
     /// The text, closed (no final newline, as [`to_json`]).
     pub fn finish(self) -> String {
         self.0.finish()

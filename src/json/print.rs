@@ -447,20 +447,24 @@ impl TuplePrinter {
         self.open_tuple(&[]);
     }
 
-    /// Closes the innermost open tuple.
-    pub(crate) fn close(&mut self) {
-        if let Some((object, array)) = self.open.pop() {
-            self.printer.close(array, ']');
-            self.printer.close(object, '}');
-        }
+    /// Opens a tuple whose own fields are those of `shell` (its elements left out) as
+    /// the next element of the innermost open one: its dimensions printed now, before
+    /// its elements.
+    pub(crate) fn open_with(&mut self, shell: &ShapeProto) {
+        self.next_element();
+        self.open_tuple(&shell.dimensions);
     }
 
-    pub(crate) fn finish(mut self) -> String {
-        while self.open.len() > 1 {
-            self.close();
-        }
+    /// Closes the innermost open tuple.
+    pub(crate) fn close(&mut self) {
+        self.close_with(&ShapeProto::default());
+    }
+
+    /// Closes the innermost open tuple, with the fields of `tail` numbered above
+    /// `tuple_shapes` (its layout and dynamic flags) after its elements.
+    pub(crate) fn close_with(&mut self, tail: &ShapeProto) {
         if let Some((mut object, array)) = self.open.pop() {
-            let (f, tail, printer) = (fields::SHAPE, &self.tail, &mut self.printer);
+            let (f, printer) = (fields::SHAPE, &mut self.printer);
             printer.close(array, ']');
             if let Some(layout) = &tail.layout {
                 printer.key(&mut object, &f[3]);
@@ -472,6 +476,14 @@ impl TuplePrinter {
             }
             printer.close(object, '}');
         }
+    }
+
+    pub(crate) fn finish(mut self) -> String {
+        while self.open.len() > 1 {
+            self.close();
+        }
+        let tail = std::mem::take(&mut self.tail);
+        self.close_with(&tail);
         self.printer.finish()
     }
 }

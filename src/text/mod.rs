@@ -720,8 +720,27 @@ impl TupleText {
 
     /// Closes the tuple last opened by [`open`](Self::open).
     pub fn close(&mut self) {
+        self.close_refusing(None);
+    }
+
+    /// Closes the tuple last opened, whose own fields are those of `shell` (the tuple
+    /// without its elements). A tuple shows none of them in text, but the whole
+    /// printing refuses those it cannot print (a layout; dimensions in the lossless
+    /// style) before it looks at the tuple's elements, so that refusal is said in
+    /// place of anything its elements gave.
+    pub fn close_with(&mut self, shell: &ShapeProto) {
+        let mut scratch = String::new();
+        let own = Printer::new(self.mode, true, &self.path)
+            .shape(shell, &mut scratch)
+            .err();
+        self.close_refusing(own);
+    }
+
+    /// Closes the innermost nested tuple, refused for `own` if anything.
+    fn close_refusing(&mut self, own: Option<PrintError>) {
         if self.levels.len() > 1 {
             let closed = self.levels.pop().and_then(Level::refusal);
+            let closed = own.or(closed);
             self.out.push(')');
             self.path.pop();
             self.path.pop();

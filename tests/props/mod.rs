@@ -261,12 +261,11 @@ fn tree_decode_agrees(bytes: &[u8]) {
             insert_leaf(&mut rebuilt.borrow_mut(), path, leaf.message);
         },
         &mut |event| match event {
-            TreeEvent::Enter(path) => {
-                let tuple = ShapeProto {
-                    element_type: xla_shape::proto::PrimitiveType::Tuple as i32,
-                    ..Default::default()
-                };
-                insert_leaf(&mut rebuilt.borrow_mut(), path, tuple);
+            TreeEvent::Enter(path, own) => {
+                // The own fields read ahead, checked against those read after the
+                // elements when the tuple is left.
+                assert!(own.tuple_shapes.is_empty());
+                insert_leaf(&mut rebuilt.borrow_mut(), path, own.clone());
                 open.borrow_mut().push(path.to_vec());
             }
             TreeEvent::Leave(path, shell, node) => {
@@ -279,7 +278,7 @@ fn tree_decode_agrees(bytes: &[u8]) {
                     at = &mut at.tuple_shapes[i];
                 }
                 let elements = std::mem::take(&mut at.tuple_shapes);
-                *at = shell;
+                assert_eq!(*at, shell, "the own fields read ahead at {path:?}");
                 at.tuple_shapes = elements;
             }
         },

@@ -27,6 +27,7 @@ use crate::codec::{self, DecodeError, Decoded};
 use crate::json::{self, JsonError};
 use crate::message::ProgramPart;
 use crate::path::Path;
+use crate::spool::Spool;
 use crate::text::{self, HloStyle, ParseError, PrintError};
 use crate::{AnyMessage, MessageKind};
 
@@ -216,7 +217,7 @@ pub fn binary_shape_to_text(
     bytes: &[u8],
     to: Form,
     options: &Options,
-) -> Option<Result<Vec<u8>, ConvertError>> {
+) -> Option<Result<Spool, ConvertError>> {
     match binary_shape_to_text_dropping_unknown(bytes, to, options)? {
         Ok(Dropping {
             output, dropped, ..
@@ -227,10 +228,10 @@ pub fn binary_shape_to_text(
 
 /// What [`binary_shape_to_text_dropping_unknown`] gives: the output, and the unknown
 /// fields it left out.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Dropping {
-    /// The converted message.
-    pub output: Vec<u8>,
+    /// The converted message (past a few megabytes, in a temporary file).
+    pub output: Spool,
     /// The unknown fields left out, in the order (and with the paths)
     /// [`Decoded::unknown_fields`] of the whole message gives: the first
     /// [`crate::validate::MAX_LISTED_UNKNOWN`] of them.
@@ -496,7 +497,7 @@ pub fn json_shape_to(
     bytes: &[u8],
     to: Form,
     options: &Options,
-) -> Option<Result<Vec<u8>, ConvertError>> {
+) -> Option<Result<Spool, ConvertError>> {
     let parse = json::ParseOptions::new().ignore_unknown_fields(options.ignore_unknown_fields);
     let mut writer = TupleWriter::new(to, options);
     let mut elements = 0;
@@ -528,6 +529,11 @@ pub fn json_shape_to(
 /// nest between one shape and the next are opened and closed from the paths.
 struct TupleWriter {
     form: Writer,
+    /// Text written so far, taken out of `form` as it grows so that the output is
+    /// held in bounded memory ([`Spool`]); parts of a program shape are held whole.
+    out: Option<Spool>,
+    /// Shapes written since text was last taken out of `form`.
+    pending: usize,
     /// The path of the innermost open nested tuple.
     open: Vec<usize>,
     /// Binary output: what the top-level tuple holds after its elements (its layout,
@@ -583,6 +589,8 @@ impl TupleWriter {
         };
         Self {
             form,
+            out: Some(Spool::new()),
+            pending: 0,
             open: Vec::new(),
             tail,
             refused,
@@ -593,6 +601,7 @@ impl TupleWriter {
     /// depth there, in HLO text with its path there.
     fn of_part(to: Form, options: &Options, part: ProgramPart) -> Self {
         let mut writer = Self::new(to, options);
+        writer.out = None;
         let (depth, at) = match part {
             ProgramPart::Parameter(i) => (2, crate::Path::root().field("parameters").index(i)),
             ProgramPart::Result => (1, crate::Path::root().field("result")),
@@ -694,6 +703,28 @@ impl TupleWriter {
             Writer::Hlo(w) => w.element(element),
             Writer::Binary(out, _) => put_element(out, &codec::encode(element)),
         }
+        self.spill();
+    }
+
+    /// Every few shapes, moves the text written so far into the spool. (Binary
+    /// output stays in memory: a nested tuple's length goes in front of it when it is
+    /// closed, and the bytes are about those of the input.)
+    fn spill(&mut self) {
+        const SHAPES: usize = 512;
+        self.pending += 1;
+        if self.pending < SHAPES {
+            return;
+        }
+        self.pending = 0;
+        let Some(out) = &mut self.out else {
+            return;
+        };
+        let text = match &mut self.form {
+            Writer::Json(w) => w.take(),
+            Writer::Hlo(w) => w.take(),
+            Writer::Binary(..) => return,
+        };
+        out.push(text.as_bytes());
     }
 }
 
@@ -753,11 +784,12 @@ impl Writer {
 impl TupleWriter {
     /// The output: text with its final newline, or the bytes; what the whole
     /// tuple's HLO text refuses, if anything.
-    fn finish(self) -> Result<Vec<u8>, ConvertError> {
+    fn finish(mut self) -> Result<Spool, ConvertError> {
         let binary = matches!(self.form, Writer::Binary(..));
-        let mut out = self.finish_part()?;
+        let mut out = self.out.take().unwrap_or_default();
+        out.push(&self.finish_part()?);
         if !binary {
-            out.push(b'\n');
+            out.push(b"\n");
         }
         Ok(out)
     }
@@ -800,18 +832,21 @@ pub fn program_shape_to(
     bytes: &[u8],
     to: Form,
     options: &Options,
-) -> Option<Result<Vec<u8>, ConvertError>> {
+) -> Option<Result<Spool, ConvertError>> {
     let source = ProgramSource {
         from,
         bytes,
         options,
     };
     match to {
-        Form::Binary => program_to_binary(&source),
+        Form::Binary => program_to_binary(&source).map(|r| r.map(Spool::from)),
         Form::Json => program_to_json(&source),
         Form::Hlo => program_to_hlo(&source),
     }
 }
+
+/// Parameters written between moves of a program shape's text into its [`Spool`].
+const SPOOLED_PARTS: usize = 512;
 
 /// Parameter names kept together: their text, and where each ends.
 #[derive(Default)]
@@ -1057,8 +1092,9 @@ impl WrittenPart {
 }
 
 /// [`program_shape_to`] into proto3 JSON.
-fn program_to_json(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertError>> {
+fn program_to_json(source: &ProgramSource<'_>) -> Option<Result<Spool, ConvertError>> {
     let mut writer = json::ProgramJson::new(&json_print_options(source.options));
+    let (mut spool, mut pending) = (Spool::new(), 0);
     let (mut result, mut names) = (None, Names::default());
     let mut parts = ProgramParts::new(Form::Json, source.options);
     let mut done = |part, written: WrittenPart| {
@@ -1069,6 +1105,11 @@ fn program_to_json(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, Convert
             (ProgramPart::Result, held) => result = Some(held),
             (_, HeldPart::Whole(shape)) => writer.parameter(&shape.message),
             (_, HeldPart::Text(text)) => writer.parameter_part(json::Part::Printed(&text)),
+        }
+        pending += 1;
+        if pending == SPOOLED_PARTS {
+            pending = 0;
+            spool.push(writer.take().as_bytes());
         }
     };
     let rest = source.read(
@@ -1084,13 +1125,14 @@ fn program_to_json(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, Convert
         };
         let mut out = writer.finish_part(result, names.iter());
         out.push('\n');
-        out.into_bytes()
+        spool.push(out.as_bytes());
+        spool
     }))
 }
 
 /// [`program_shape_to`] into HLO text: the names read first (XLA's style prints none),
 /// then the parameters printed as they come.
-fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertError>> {
+fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Spool, ConvertError>> {
     let style = source.options.hlo_style;
     let mut names = Names::default();
     let (mut named, mut counts) = (false, (0, 0));
@@ -1109,6 +1151,7 @@ fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertE
         Err(e) => return Some(Err(ConvertError::Print(e))),
     };
     let (mut failed, mut result) = (None, None);
+    let (mut spool, mut pending) = (Spool::new(), 0);
     let mut parts = ProgramParts::new(Form::Hlo, source.options);
     let mut done = |part, written: WrittenPart| {
         if failed.is_some() {
@@ -1134,6 +1177,11 @@ fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertE
             .map_err(ConvertError::Print),
         };
         failed = printed.err();
+        pending += 1;
+        if pending == SPOOLED_PARTS {
+            pending = 0;
+            spool.push(writer.take().as_bytes());
+        }
     };
     let rest = source.read(
         &mut |part, path, shape| parts.leaf(part, path, shape, &mut done),
@@ -1152,7 +1200,8 @@ fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertE
             None => writer.finish(None).map_err(ConvertError::Print)?,
         };
         out.push('\n');
-        Ok(out.into_bytes())
+        spool.push(out.as_bytes());
+        Ok(spool)
     }))
 }
 
@@ -1178,11 +1227,7 @@ fn put_element(out: &mut Vec<u8>, body: &[u8]) {
 ///
 /// # Errors
 /// As [`read()`] of HLO text, then [`write()`]: a parse error first, wherever it stands.
-pub fn hlo_shape_to_text(
-    bytes: &[u8],
-    to: Form,
-    options: &Options,
-) -> Result<Vec<u8>, ConvertError> {
+pub fn hlo_shape_to_text(bytes: &[u8], to: Form, options: &Options) -> Result<Spool, ConvertError> {
     let input = std::str::from_utf8(bytes).map_err(|e| ConvertError::NotUtf8(e.to_string()))?;
     let mut writer = TupleWriter::new(to, options);
     let limit = codec::wire::RECURSION_LIMIT as usize;
@@ -1216,7 +1261,7 @@ pub fn hlo_shape_to_text(
         }
     };
     let decoded = read_hlo_shape(shape)?;
-    write(to, &decoded, options)
+    write(to, &decoded, options).map(Spool::from)
 }
 
 /// HLO text of a shape straight to binary, a top-level tuple one element at a time:
@@ -1260,7 +1305,7 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
             message,
             unknown: codec::UnknownFields::new(),
         })),
-        None => writer.finish(),
+        None => writer.finish_part(),
     }
 }
 
@@ -1296,7 +1341,7 @@ pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertErr
         Part::Leave(_, shell) => writer.leave(shell),
     })?;
     Some(shell.and_then(|shell| {
-        let mut out = writer.finish()?;
+        let mut out = writer.finish_part()?;
         if own.is_none() {
             // A plain tuple's own unknown fields come after its elements.
             shell.unknown.write_own(&mut out, false);

@@ -20,6 +20,7 @@ pub mod proto;
 pub mod relayout;
 pub mod report;
 pub mod shape;
+pub mod spool;
 pub mod text;
 pub mod validate;
 

@@ -405,6 +405,90 @@ fn one_line_tuple_is_converted_and_validated_in_bounded_memory() {
     assert!(stdout.contains("tuple_shapes[1]"), "{stdout}");
 }
 
+/// Output many times the input is held in bounded memory: a 6 MB one-line tuple is
+/// 46 MB of JSON, and so is a program shape of its 240,000 elements as parameters,
+/// converted in a 60 MB address space (the output is spooled past 8 MB to a temporary
+/// file, `spool::Spool`), to a file and to standard output, with the bytes the
+/// library's conversion gives; a conversion that fails at its last byte writes
+/// nothing. Held whole, the output did not fit (the JSON of the 200 MB
+/// one-line tuple took 1.6 GB, 8.4 times the input).
+#[test]
+fn output_larger_than_the_input_is_spooled_in_bounded_memory() {
+    use xla_shape::convert::{self, Form, Options};
+    let dir = tempfile::tempdir().unwrap();
+    // `convert ARGS` in the 60 MB address space: its exit status and output (standard
+    // output, or the file `-o` names).
+    let run = |args: String, file: Option<&std::path::Path>| {
+        let run = limited_to(60_000, &format!("convert {args}"));
+        let said = String::from_utf8_lossy(&run.stderr).into_owned();
+        let written = match file {
+            Some(file) => std::fs::read(file).unwrap(),
+            None => run.stdout,
+        };
+        (run.status.code(), written, said)
+    };
+    let line = one_line_tuple("f32[8,128]{1,0:T(8,128)}", 240_000);
+    let input = dir.path().join("tuple.txt");
+    std::fs::write(&input, &line).unwrap();
+    let options = Options::default();
+    let expected = convert::hlo_shape_to_text(line.as_bytes(), Form::Json, &options)
+        .unwrap()
+        .into_vec()
+        .unwrap();
+    assert!(expected.len() > 40_000_000, "{}", expected.len());
+    let out = dir.path().join("tuple.json");
+    let program = format!("({}) -> ()", &line.trim_end()[1..line.trim_end().len() - 1]);
+    let program = xla_shape::codec::encode(&text::parse_program_shape(&program).unwrap());
+    let program_json = convert::program_shape_to(Form::Binary, &program, Form::Json, &options)
+        .unwrap()
+        .unwrap()
+        .into_vec()
+        .unwrap();
+    let binary = dir.path().join("tuple.pb");
+    let tuple = xla_shape::codec::encode(&text::parse_shape(&line).unwrap());
+    std::fs::write(&binary, &tuple).unwrap();
+    let program_input = dir.path().join("program.pb");
+    std::fs::write(&program_input, &program).unwrap();
+    let (i, b, p) = (input.display(), binary.display(), program_input.display());
+    for (args, file, expected) in [
+        (
+            format!("--from hlo --to json {i} -o {}", out.display()),
+            Some(&out),
+            &expected,
+        ),
+        (format!("--from hlo --to json {i}"), None, &expected),
+        (format!("--from binary --to json {b}"), None, &expected),
+        (
+            format!("--from binary --message program-shape --to json {p}"),
+            None,
+            &program_json,
+        ),
+    ] {
+        let (status, written, said) = run(args.clone(), file.map(|f| f.as_path()));
+        assert_eq!(status, Some(0), "{args}: {said}");
+        assert!(written == *expected, "{args}: converted differently");
+    }
+    // Cut short: an error at the last element, and nothing written.
+    std::fs::write(&binary, &tuple[..tuple.len() - 3]).unwrap();
+    std::fs::write(&out, b"before").unwrap();
+    for (args, file) in [
+        (
+            format!("--from binary --to json {b} -o {}", out.display()),
+            Some(&out),
+        ),
+        (format!("--from binary --to json {b}"), None),
+    ] {
+        let (status, written, said) = run(args.clone(), file.map(|f| f.as_path()));
+        assert_eq!(status, Some(2), "{args}: {said}");
+        let left = if file.is_some() {
+            &b"before"[..]
+        } else {
+            &b""[..]
+        };
+        assert_eq!(written, left, "{args}");
+    }
+}
+
 /// Shape lines are checked a line at a time, from a file or from standard input: 200
 /// MB of lines pass in a 150 MB address space (read whole, the input alone would not
 /// fit), and a finding on the last line is still found, at its line.
@@ -571,7 +655,7 @@ fn streamed_text_conversions_agree_with_the_whole() {
             for to in [Form::Json, Form::Hlo] {
                 if let Some(streamed) = convert::binary_shape_to_text(bytes, to, &options) {
                     assert_eq!(
-                        streamed.unwrap(),
+                        streamed.unwrap().into_vec().unwrap(),
                         convert::write(to, &decoded, &options).unwrap(),
                         "{input} {to:?}"
                     );
@@ -592,7 +676,8 @@ fn streamed_text_conversions_agree_with_the_whole() {
                 let whole =
                     convert::read(Form::Hlo, MessageKind::Shape, input.as_bytes(), &options)
                         .and_then(|decoded| convert::write(to, &decoded, &options));
-                let streamed = convert::hlo_shape_to_text(input.as_bytes(), to, &options);
+                let streamed = convert::hlo_shape_to_text(input.as_bytes(), to, &options)
+                    .map(|spool| spool.into_vec().unwrap());
                 match (&whole, &streamed) {
                     (Ok(a), Ok(b)) => assert_eq!(
                         String::from_utf8_lossy(a),

@@ -119,7 +119,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         // A top-level tuple is printed element by element, never built whole.
         let output = convert::hlo_shape_to_text(&input.bytes, args.to.into(), &options)
             .map_err(|e| named(Failure::unreadable(e)))?;
-        return args.output.write(&output);
+        return args.output.write_spool(output);
     }
     if args.from == Form::Binary
         && args.message == MessageArg::Shape
@@ -131,7 +131,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         let streamed = match args.to {
             Form::Binary => convert::binary_shape_to_binary(&input.bytes).map(|r| {
                 r.map(|output| convert::Dropping {
-                    output,
+                    output: output.into(),
                     dropped: Vec::new(),
                     more: 0,
                 })
@@ -141,7 +141,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         if let Some(converted) = streamed {
             let converted = converted.map_err(|e| named(Failure::unreadable(e)))?;
             warn_dropped(name, args.to, &converted.dropped, converted.more);
-            return args.output.write(&converted.output);
+            return args.output.write_spool(converted.output);
         }
     }
     if args.from == Form::Json
@@ -151,7 +151,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         // A plain top-level tuple is converted a shape at a time, never held whole.
         if let Some(output) = convert::json_shape_to(&input.bytes, args.to.into(), &options) {
             let output = output.map_err(|e| named(Failure::unreadable(e)))?;
-            return args.output.write(&output);
+            return args.output.write_spool(output);
         }
     }
     if args.message == MessageArg::ProgramShape && input.bytes.len() >= STREAMED_MESSAGE {
@@ -160,7 +160,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
             convert::program_shape_to(args.from.into(), &input.bytes, args.to.into(), &options);
         if let Some(output) = streamed {
             let output = output.map_err(|e| named(Failure::unreadable(e)))?;
-            return args.output.write(&output);
+            return args.output.write_spool(output);
         }
     }
     let decoded = convert::read(

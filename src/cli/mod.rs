@@ -134,6 +134,23 @@ impl OutputArg {
 }
 
 impl OutputArg {
+    /// Writes output held in a [`Spool`](xla_shape::spool::Spool) (in memory, or past a
+    /// few megabytes in a temporary file), as [`Self::write`] writes bytes: to the file
+    /// atomically, or to standard output.
+    pub fn write_spool(&self, spool: xla_shape::spool::Spool) -> Result<(), Failure> {
+        let mut stream = self.stream()?;
+        let target = match self.file() {
+            Some(path) => path.display().to_string(),
+            None => "<stdout>".to_string(),
+        };
+        // A temporary file that cannot be read back is said before anything is
+        // written (the destination file is then left as it was).
+        spool
+            .write_to(&mut stream)
+            .map_err(|e| Failure::unreadable(format!("{target}: cannot write: {e}")))?;
+        stream.finish()
+    }
+
     /// Output written as it comes: to a temporary file renamed into place by
     /// [`OutputStream::finish`] (dropped, it leaves the file as it was), or to standard
     /// output.

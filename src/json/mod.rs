@@ -297,6 +297,12 @@ impl ProgramJson {
         self.0.parameter(Part::Shape(shape));
     }
 
+    /// The text printed so far, taken out, so that it can be written while the
+    /// printing goes on ([`finish`](Self::finish) then gives the rest).
+    pub fn take(&mut self) -> String {
+        self.0.take()
+    }
+
     /// Appends the next parameter, given as a shape or as its JSON already printed
     /// ([`TupleJson::nested`] at depth 2).
     pub fn parameter_part(&mut self, shape: Part<'_>) {
@@ -391,6 +397,12 @@ impl TupleJson {
     /// The text, closed (no final newline, as [`to_json`]).
     pub fn finish(self) -> String {
         self.0.finish()
+    }
+
+    /// The text printed so far, taken out, so that it can be written while the
+    /// printing goes on ([`finish`](Self::finish) then gives the rest).
+    pub fn take(&mut self) -> String {
+        self.0.take()
     }
 }
 

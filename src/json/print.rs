@@ -37,6 +37,11 @@ impl Printer {
         self.out
     }
 
+    /// The text printed so far, taken out (printing goes on after it).
+    pub(crate) fn take(&mut self) -> String {
+        std::mem::take(&mut self.out)
+    }
+
     fn open(&mut self, bracket: char) -> Open {
         self.out.push(bracket);
         self.indent += 1;
@@ -296,6 +301,11 @@ pub(crate) struct ProgramPrinter {
 }
 
 impl ProgramPrinter {
+    /// The text printed so far, taken out.
+    pub(crate) fn take(&mut self) -> String {
+        self.printer.take()
+    }
+
     pub(crate) fn new(options: &PrintOptions) -> Self {
         let mut printer = Printer::new(options);
         let object = printer.open('{');
@@ -434,6 +444,11 @@ impl TuplePrinter {
         if let Some((_, array)) = self.open.last_mut() {
             self.printer.next(array);
         }
+    }
+
+    /// The text printed so far, taken out.
+    pub(crate) fn take(&mut self) -> String {
+        self.printer.take()
     }
 
     pub(crate) fn element(&mut self, shape: &ShapeProto) {

@@ -485,6 +485,13 @@ pub struct ProgramText {
 }
 
 impl ProgramText {
+    /// The text printed so far, taken out, so that it can be written while the
+    /// printing goes on (the rest then follows; what the whole printing refuses, if
+    /// anything, means the text taken is to be dropped).
+    pub fn take(&mut self) -> String {
+        std::mem::take(&mut self.out)
+    }
+
     /// A program shape in `style` of `parameters` parameters and `names` names, of
     /// which some are not empty when `named` (XLA's style prints no name): refused
     /// as the whole printing refuses names that are not one per parameter.
@@ -751,6 +758,13 @@ impl TupleText {
                 }
             }
         }
+    }
+
+    /// The text printed so far, taken out, so that it can be written while the
+    /// printing goes on ([`finish`](Self::finish) then gives the rest, or what the
+    /// whole printing refuses: the text taken is then to be dropped).
+    pub fn take(&mut self) -> String {
+        std::mem::take(&mut self.out)
     }
 
     /// The text, closed.

@@ -142,7 +142,7 @@ fn streaming_decode_agrees(bytes: &[u8]) {
         let decoded = convert::read(Form::Binary, MessageKind::Shape, bytes, &options).unwrap();
         match (convert::write(to, &decoded, &options), streamed) {
             (Ok(a), Ok(streamed)) => {
-                assert_eq!(a, streamed.output, "{to:?}");
+                assert_eq!(a, streamed.output.into_vec().unwrap(), "{to:?}");
                 let whole = decoded.unknown_fields();
                 let listed = whole.len().min(xla_shape::validate::MAX_LISTED_UNKNOWN);
                 assert_eq!(whole[..listed], streamed.dropped, "{to:?}");
@@ -166,7 +166,8 @@ fn streaming_decode_agrees(bytes: &[u8]) {
         };
         let streamed = match to {
             Form::Binary => convert::binary_shape_to_binary(bytes),
-            to => convert::binary_shape_to_text(bytes, to, &options),
+            to => convert::binary_shape_to_text(bytes, to, &options)
+                .map(|r| r.map(|spool| spool.into_vec().unwrap())),
         };
         let Some(streamed) = streamed else {
             continue;
@@ -427,7 +428,7 @@ fn streamed_conversions_agree(input: &str) {
             .and_then(|decoded| convert::write(to, &decoded, &options));
         let streamed = convert::hlo_shape_to_text(input.as_bytes(), to, &options);
         match (whole, streamed) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Ok(a), Ok(b)) => assert_eq!(a, b.into_vec().unwrap()),
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             (a, b) => panic!("whole {a:?}, streamed {b:?}"),
         }
@@ -487,7 +488,11 @@ pub fn json_leaves_agree(bytes: &[u8]) {
         let whole = convert::read(Form::Json, MessageKind::Shape, bytes, &options)
             .and_then(|decoded| convert::write(to, &decoded, &options));
         match (whole, streamed) {
-            (Ok(a), Ok(b)) => assert!(a == b, "{:?} to {to:?}", String::from_utf8_lossy(bytes)),
+            (Ok(a), Ok(b)) => assert!(
+                a == b.into_vec().unwrap(),
+                "{:?} to {to:?}",
+                String::from_utf8_lossy(bytes)
+            ),
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             (a, b) => panic!(
                 "{:?} to {to:?}: {a:?} vs {b:?}",
@@ -1002,7 +1007,7 @@ pub fn program_conversions_agree(from: xla_shape::convert::Form, bytes: &[u8]) {
             whole.and_then(|decoded| convert::write(to, &decoded, &options)),
             streamed,
         ) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b, "{to:?} {hlo_style:?}"),
+            (Ok(a), Ok(b)) => assert_eq!(a, b.into_vec().unwrap(), "{to:?} {hlo_style:?}"),
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             (a, b) => panic!("{to:?} {hlo_style:?}: whole {a:?}, streamed {b:?}"),
         }

@@ -1,0 +1,153 @@
+//! Output that may be many times larger than its input, held in bounded memory.
+//!
+//! A conversion's output is written to its destination only once the whole conversion
+//! has succeeded, so that a failure (a decode error at the last byte, a shape the
+//! lossless text refuses) leaves nothing half-written. Held in memory, that output is
+//! what bounds the conversion's memory: proto3 JSON is about 7 times XLA's text and 6
+//! times the binary message. A [`Spool`] keeps the first [`Spool::HELD`] bytes in
+//! memory and the rest in an anonymous temporary file (removed by the system when it is
+//! closed), then copies the whole to its destination.
+
+use std::io::{self, Read, Seek, Write};
+
+/// Bytes written in order, the first [`Spool::HELD`] in memory, the rest in an
+/// anonymous temporary file; [`Spool::write_to`] copies them all out.
+#[derive(Debug, Default)]
+pub struct Spool {
+    held: Vec<u8>,
+    file: Option<io::BufWriter<std::fs::File>>,
+    len: u64,
+    /// The first error writing the file: the bytes are incomplete, which
+    /// [`Spool::write_to`] says instead of writing them.
+    error: Option<io::Error>,
+}
+
+impl Spool {
+    /// Bytes kept in memory before the rest goes to a temporary file.
+    pub const HELD: usize = 8 << 20;
+
+    /// An empty spool.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends `bytes`. Past [`Spool::HELD`] they go to a temporary file; when none can
+    /// be made they stay in memory.
+    pub fn push(&mut self, bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        if self.file.is_none() && self.held.len() + bytes.len() > Self::HELD {
+            if let Ok(file) = tempfile::tempfile() {
+                self.file = Some(io::BufWriter::with_capacity(1 << 16, file));
+            }
+        }
+        match &mut self.file {
+            None => self.held.extend_from_slice(bytes),
+            Some(_) if self.error.is_some() => {}
+            Some(file) => {
+                if let Err(e) = file.write_all(bytes) {
+                    self.error = Some(e);
+                }
+            }
+        }
+    }
+
+    /// The number of bytes written.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copies every byte, in order, to `out`.
+    ///
+    /// # Errors
+    /// A failure to write or read back the temporary file (then nothing is written to
+    /// `out`), or to write `out`.
+    pub fn write_to(self, out: &mut dyn Write) -> io::Result<()> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        let file = match self.file {
+            Some(file) => {
+                let mut file = file.into_inner().map_err(io::IntoInnerError::into_error)?;
+                file.seek(io::SeekFrom::Start(0))?;
+                Some(file)
+            }
+            None => None,
+        };
+        out.write_all(&self.held)?;
+        if let Some(file) = file {
+            let rest = self.len - self.held.len() as u64;
+            let copied = io::copy(&mut file.take(rest), out)?;
+            if copied != rest {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the temporary file of the output was cut short",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Every byte in one vector (in memory, however many there are).
+    ///
+    /// # Errors
+    /// A failure to write or read back the temporary file.
+    pub fn into_vec(self) -> io::Result<Vec<u8>> {
+        if self.file.is_none() && self.error.is_none() {
+            return Ok(self.held);
+        }
+        let mut out = Vec::with_capacity(usize::try_from(self.len).unwrap_or(0));
+        self.write_to(&mut out)?;
+        Ok(out)
+    }
+}
+
+impl From<Vec<u8>> for Spool {
+    /// The bytes, in memory.
+    fn from(held: Vec<u8>) -> Self {
+        Spool {
+            len: held.len() as u64,
+            held,
+            file: None,
+            error: None,
+        }
+    }
+}
+
+impl Write for Spool {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.push(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Spool;
+
+    #[test]
+    fn bytes_past_the_held_part_come_back_in_order() {
+        let mut spool = Spool::new();
+        let mut expected = Vec::new();
+        let mut i = 0u32;
+        while expected.len() < Spool::HELD + (3 << 20) {
+            let chunk: Vec<u8> = (0..(i % 5000)).map(|j| (i ^ j) as u8).collect();
+            spool.push(&chunk);
+            expected.extend_from_slice(&chunk);
+            i += 1;
+        }
+        assert!(spool.file.is_some(), "the spool spilled to a file");
+        assert_eq!(spool.len(), expected.len() as u64);
+        assert!(spool.into_vec().unwrap() == expected);
+        let small = Spool::from(b"abc".to_vec());
+        assert_eq!(small.into_vec().unwrap(), b"abc");
+    }
+}

@@ -1987,6 +1987,55 @@ fn long_tuple_entries_agree_with_whole_ones() {
     }
 }
 
+/// `shapes` and `diff` open nested tuples with unknown fields of their own (and
+/// elements with some) a shape at a time too, leaving the fields out as the whole
+/// message's listing does: a 7 MB binary tuple is listed and compared with itself in
+/// a 200 MB address space, with the whole listing's text (it was decoded whole,
+/// printed and read back: 42 times its size).
+#[test]
+fn tuples_with_unknown_fields_are_listed_a_shape_at_a_time() {
+    use xla_shape::codec::{UnknownField, UnknownFields};
+    let (inner, _) = tuple_with_two_broken_elements(150_000);
+    let shape = xla_shape::proto::ShapeProto {
+        element_type: xla_shape::proto::PrimitiveType::Tuple as i32,
+        tuple_shapes: vec![inner.clone(), inner],
+        ..Default::default()
+    };
+    let mut unknown = UnknownFields::new();
+    unknown.child_mut(4, 0).push(UnknownField::varint(40, 1));
+    unknown
+        .child_mut(4, 1)
+        .child_mut(4, 7)
+        .push(UnknownField::varint(41, 1));
+    let text = text::HloStyle::Xla.print_shape(&shape).unwrap();
+    let bytes = xla_shape::codec::encode_any(&xla_shape::codec::Decoded {
+        message: xla_shape::AnyMessage::Shape(shape),
+        unknown,
+    });
+    assert!(bytes.len() > 6_000_000, "{}", bytes.len());
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("tuple.pb");
+    std::fs::write(&input, &bytes).unwrap();
+    let listed = limited(&format!("shapes {}", input.display()));
+    assert_eq!(
+        listed.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&listed.stderr)
+    );
+    assert!(
+        listed.stdout == format!("{}: {text}\n", input.display()).into_bytes(),
+        "listed differently"
+    );
+    let compared = limited(&format!("diff {} {}", input.display(), input.display()));
+    assert_eq!(
+        compared.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&compared.stderr)
+    );
+}
+
 /// `shapes` and `diff` read a long tuple of module text, and a listing line of one,
 /// a shape at a time: a 4 MB tuple line is listed (text and JSON, with its byte size),
 /// compared with itself and with its listing in a 200 MB address space (the listing

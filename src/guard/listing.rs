@@ -149,18 +149,26 @@ impl Entry {
         Some(Entry::new(role, &shape, text))
     }
 
-    /// [`Entry::of_long_tuple`] for a binary `ShapeProto` that is a plain tuple with
-    /// no unknown field (as [`module::walk_proto_for_listing`] hands one on): `None`
-    /// unless each shape's text reads back as it (else it must be made whole).
+    /// [`Entry::of_long_tuple`] for a binary `ShapeProto` that is a tuple (as
+    /// [`module::walk_proto_for_listing`] hands one on): its tuples opened however
+    /// they nest ([`crate::codec::decode_shape_tree`]), unknown fields left out as the
+    /// whole message's listing leaves them out. `None` unless each shape's text reads
+    /// back as it and no tuple has fields of its own (else it must be made whole).
     pub fn of_long_tuple_proto(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
-        let mut printer = LongTuple::new(style);
-        let decoded = crate::codec::decode_shape_leaves(bytes, &mut |path, _, leaf| {
-            printer.reads_back &= leaf.holds_no_unknown();
-            printer.leaf(path, &leaf.message);
-        })
+        let printer = std::cell::RefCell::new(LongTuple::new(style));
+        let decoded = crate::codec::decode_shape_tree(
+            bytes,
+            &mut |path, _, leaf| printer.borrow_mut().leaf(path, &leaf.message),
+            &mut |event| {
+                if let crate::codec::TreeEvent::Enter(_, own) = event {
+                    // A tuple's own fields do not show in its text.
+                    printer.borrow_mut().reads_back &= crate::codec::is_tuple_shell(own);
+                }
+            },
+        )
         .ok()?;
-        let plain = decoded.is_tuple() && decoded.shell.holds_no_unknown();
-        let reads_back = printer.reads_back && plain;
+        let printer = printer.into_inner();
+        let reads_back = printer.reads_back && decoded.is_tuple();
         let text = printer.text.finish().ok()?;
         reads_back.then(|| Entry::bare(role, text, None))
     }
@@ -1078,10 +1086,18 @@ impl ProgramEntries {
 /// shape that decodes with no unknown field, read a shape at a time (plain tuples are
 /// not built).
 fn binary_kind(bytes: &[u8]) -> Option<MessageKind> {
-    let mut clean = true;
-    let shape = crate::codec::decode_shape_leaves(bytes, &mut |_, _, leaf| {
-        clean &= !leaf.has_unknown_fields();
-    });
+    let clean = std::cell::Cell::new(true);
+    let shape = crate::codec::decode_shape_tree(
+        bytes,
+        &mut |_, _, leaf| clean.set(clean.get() && !leaf.has_unknown_fields()),
+        &mut |event| {
+            if let crate::codec::TreeEvent::Leave(_, message, unknown) = event {
+                let tuple = crate::codec::Decoded { message, unknown };
+                clean.set(clean.get() && !tuple.has_unknown_fields());
+            }
+        },
+    );
+    let clean = clean.get();
     if shape
         .is_ok_and(|s| clean && !s.shell.has_unknown_fields() && s.shell.message.element_type != 0)
     {

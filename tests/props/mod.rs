@@ -335,7 +335,7 @@ fn streamed_check_agrees(message: Option<MessageKind>, bytes: &[u8]) {
 
 /// A binary tuple's listing entry made a shape at a time
 /// (`Entry::of_long_tuple_proto`) is the whole tuple's when it is made: the same text
-/// and shape.
+/// and shape (unknown fields, anywhere, are left out of both).
 fn long_proto_entries_agree(bytes: &[u8]) {
     use xla_shape::guard::listing::Entry;
     use xla_shape::text::{module::Role, HloStyle};
@@ -344,7 +344,6 @@ fn long_proto_entries_agree(bytes: &[u8]) {
     };
     for style in [HloStyle::Xla, HloStyle::Exact] {
         if let Some(long) = Entry::of_long_tuple_proto(Role::Result, bytes, style) {
-            assert!(whole.holds_no_unknown(), "{bytes:02x?}");
             let text = style.print_shape(&whole.message).expect("prints");
             let expected = Entry::new(Role::Result, &whole.message, text);
             assert_eq!(long.text, expected.text, "{bytes:02x?}");

@@ -1987,6 +1987,62 @@ fn long_tuple_entries_agree_with_whole_ones() {
     }
 }
 
+/// Two long tuples that differ are compared an element at a time from their texts
+/// (only the elements whose texts differ are read, a long nested tuple again an
+/// element at a time): two 8 MB lines in a 200 MB address space, with the aspects of
+/// the whole comparison (read whole, two 20 MB tuples took 1 GB to compare).
+#[test]
+fn long_tuples_that_differ_are_compared_an_element_at_a_time() {
+    let element = "f32[8,128]{1,0:T(8,128)}";
+    let inner: Vec<&str> = vec![element; 60_000];
+    let mut old: Vec<String> = vec![element.to_string(); 250_000];
+    old[3] = format!("({})", inner.join(", "));
+    let mut new = old.clone();
+    let mut changed = inner.clone();
+    changed[7] = "f32[8,129]{1,0:T(8,128)}";
+    new[3] = format!("({})", changed.join(", "));
+    new[5] = "bf16[8,128]{1,0:T(8,128)}".to_string();
+    new.push("s32[2]{0}".to_string());
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, elements: &[String]| {
+        let path = dir.path().join(name);
+        let tuple = text::parse_shape(&format!("({})", elements.join(", "))).unwrap();
+        let line = text::print_shape_as_xla(&tuple).unwrap();
+        std::fs::write(&path, format!("{line}\n")).unwrap();
+        path
+    };
+    let (a, b) = (write("old.txt", &old), write("new.txt", &new));
+    assert!(std::fs::metadata(&a).unwrap().len() > 7_000_000);
+    let run = limited(&format!(
+        "diff --format json {} {}",
+        a.display(),
+        b.display()
+    ));
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+    let changes = report["files"][0]["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    let words: Vec<&str> = changes[0]["aspects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["words"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        words,
+        [
+            "{3,7}: dimensions[8,128]->[8,129]",
+            "{5}: element type f32 -> bf16",
+            "{250000}: added s32[2]{0}",
+        ]
+    );
+}
+
 /// `shapes` and `diff` open nested tuples with unknown fields of their own (and
 /// elements with some) a shape at a time too, leaving the fields out as the whole
 /// message's listing does: a 7 MB binary tuple is listed and compared with itself in

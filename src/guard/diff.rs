@@ -1388,7 +1388,13 @@ impl Differ<'_> {
         }
         let (old, new) = (old.entry(), new.entry());
         let mut aspects = Vec::new();
-        compare(&old.shape(), &new.shape(), &mut Vec::new(), &mut aspects);
+        let long = old.is_long_tuple_text() && new.is_long_tuple_text();
+        if !long
+            || compare_long_tuples(&old.text, &new.text, &mut Vec::new(), &mut aspects).is_none()
+        {
+            aspects.clear();
+            compare(&old.shape(), &new.shape(), &mut Vec::new(), &mut aspects);
+        }
         aspects.retain(|a| self.keep(a.kind));
         if aspects.is_empty() {
             return;
@@ -1789,6 +1795,47 @@ fn prefix(index: &[usize]) -> String {
     }
 }
 
+/// [`compare`] of two long tuples kept as their text (which reads back as their
+/// shapes), an element at a time: elements of the same text are the same shape, and
+/// only those that differ are read (a long one that is a tuple again an element at a
+/// time), so that two tuples of millions of shapes are never held (read whole, two 20
+/// MB tuples took 1 GB to compare). `None` when an element does not read back, which
+/// the whole comparison then says.
+fn compare_long_tuples(
+    old: &str,
+    new: &str,
+    index: &mut Vec<usize>,
+    out: &mut Vec<Aspect>,
+) -> Option<()> {
+    use super::listing::{long_tuple, read_back, tuple_elements};
+    let (mut olds, mut news) = (tuple_elements(old), tuple_elements(new));
+    for k in 0.. {
+        let (o, n) = (olds.next(), news.next());
+        index.push(k);
+        match (o, n) {
+            (Some(o), Some(n)) if o == n => {}
+            (Some(o), Some(n)) if long_tuple(o) && long_tuple(n) => {
+                compare_long_tuples(o, n, index, out)?;
+            }
+            (Some(o), Some(n)) => compare(&read_back(o).ok()?, &read_back(n).ok()?, index, out),
+            (None, Some(n)) => out.push(Aspect {
+                kind: ChangeKind::Structure,
+                words: format!("{}added {}", prefix(index), print(&read_back(n).ok()?)),
+            }),
+            (Some(o), None) => out.push(Aspect {
+                kind: ChangeKind::Structure,
+                words: format!("{}removed {}", prefix(index), print(&read_back(o).ok()?)),
+            }),
+            (None, None) => {
+                index.pop();
+                return Some(());
+            }
+        }
+        index.pop();
+    }
+    Some(())
+}
+
 /// The aspects in which `new` differs from `old` (`index`: the tuple index so far).
 fn compare(old: &ShapeProto, new: &ShapeProto, index: &mut Vec<usize>, out: &mut Vec<Aspect>) {
     let mut push = |kind, words: String| {
@@ -1939,6 +1986,69 @@ fn compare_layouts(old: &LayoutProto, new: &LayoutProto, push: &mut dyn FnMut(Ch
 #[cfg(test)]
 mod tests {
     use super::Finder;
+
+    /// Two tuples compared an element at a time from their texts give the aspects of
+    /// the whole comparison of their shapes, in order: random tuples of shapes that
+    /// nest, with elements changed, added and removed (each printed as a listing
+    /// prints it, `/*index=N*/` comments included).
+    #[test]
+    fn tuples_compared_an_element_at_a_time_agree_with_the_whole() {
+        let shapes = [
+            "f32[8,128]{1,0:T(8,128)}",
+            "f32[8,128]{0,1}",
+            "bf16[2,3]{1,0}",
+            "s32[]",
+            "pred[4]{0}",
+            "token[]",
+            "(f32[2]{0}, s32[3]{0})",
+            "((f32[1]{0}, pred[]), u8[4]{0:T(2)})",
+            "()",
+            "f32[<=4,?]{1,0}",
+            "b(f32[2]{0})",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for _ in 0..400 {
+            let length = 1 + next(12);
+            let old: Vec<&str> = (0..length).map(|_| shapes[next(shapes.len())]).collect();
+            let mut new = old.clone();
+            for _ in 0..next(4) {
+                let k = next(new.len() + 1);
+                match next(3) {
+                    0 if k < new.len() => new[k] = shapes[next(shapes.len())],
+                    1 => new.insert(k.min(new.len()), shapes[next(shapes.len())]),
+                    _ if !new.is_empty() => {
+                        new.remove(k.min(new.len() - 1));
+                    }
+                    _ => {}
+                }
+            }
+            let text = |elements: &[&str]| {
+                let tuple = crate::text::parse_shape(&format!("({})", elements.join(", ")));
+                let tuple = tuple.expect("parses");
+                crate::text::print_shape_as_xla(&tuple).expect("prints")
+            };
+            let (old, new) = (text(&old), text(&new));
+            let read = |t: &str| super::super::listing::read_back(t).expect("reads back");
+            let mut whole = Vec::new();
+            super::compare(&read(&old), &read(&new), &mut Vec::new(), &mut whole);
+            let mut each = Vec::new();
+            super::compare_long_tuples(&old, &new, &mut Vec::new(), &mut each)
+                .expect("every element reads back");
+            let words = |aspects: &[super::Aspect]| {
+                aspects
+                    .iter()
+                    .map(|a| format!("{:?} {}", a.kind, a.words))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(words(&each), words(&whole), "{old} -> {new}");
+        }
+    }
 
     /// The pairing a linear search gives: the first key not taken that is the same,
     /// else the first that ends with `/KEY` or that `KEY` ends with after a `/`.

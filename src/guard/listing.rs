@@ -309,12 +309,52 @@ const MODULE_TEXT: crate::text::ParseOptions = crate::text::ParseOptions {
 const LONG_TEXT: usize = 1 << 20;
 
 /// A listing's shape text read back: as HLO module text gives shapes.
-fn read_back(text: &str) -> Result<ShapeProto, crate::text::ParseError> {
+pub(crate) fn read_back(text: &str) -> Result<ShapeProto, crate::text::ParseError> {
     crate::text::parse_shape_with(text, MODULE_TEXT)
 }
 
+/// The text of each element of the tuple `text` (as the listing prints one: `(`, the
+/// elements separated by `, ` with a `/*index=N*/` before some, `)`), found by its
+/// brackets alone, without parsing it; empty for text that is not a tuple. For
+/// comparing two long tuples an element at a time.
+pub(crate) fn tuple_elements(text: &str) -> impl Iterator<Item = &str> {
+    let text = text.trim();
+    let body = text
+        .strip_prefix('(')
+        .and_then(|t| t.strip_suffix(')'))
+        .unwrap_or("");
+    let bytes = body.as_bytes();
+    let (mut at, mut depth) = (0, 0usize);
+    std::iter::from_fn(move || {
+        // Past the separator and any comment before the element.
+        loop {
+            let rest = &body[at..];
+            let trimmed = rest.trim_start_matches([',', ' ']);
+            at += rest.len() - trimmed.len();
+            match trimmed.strip_prefix("/*").and_then(|c| c.find("*/")) {
+                Some(end) => at += end + 4,
+                None => break,
+            }
+        }
+        if at >= body.len() {
+            return None;
+        }
+        let start = at;
+        while at < bytes.len() {
+            match bytes[at] {
+                b'(' | b'[' | b'{' => depth += 1,
+                b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+                b',' if depth == 0 => break,
+                _ => {}
+            }
+            at += 1;
+        }
+        Some(body[start..at].trim_end())
+    })
+}
+
 /// Whether `text` is long tuple text ([`LONG_TEXT`]).
-fn long_tuple(text: &str) -> bool {
+pub(crate) fn long_tuple(text: &str) -> bool {
     text.len() >= LONG_TEXT && text.trim_start().starts_with('(')
 }
 

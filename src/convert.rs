@@ -357,9 +357,10 @@ pub fn binary_shape_to_text_dropping_unknown(
         match part {
             Part::Leaf(path, element) => {
                 if !element.holds_no_unknown() {
-                    any = true;
                     let prefix = codec::tuple_path(path);
                     element.for_each_unknown_field(|mut field| {
+                        // (A copy of a retired layout field is none: it is named.)
+                        any = true;
                         // Only a field kept needs its whole path.
                         if dropped.fields.len() < dropped.keep {
                             field.path = field.path.prefixed(&prefix);
@@ -380,8 +381,9 @@ pub fn binary_shape_to_text_dropping_unknown(
             Part::Leave(path, shell) => {
                 let parent = outer.pop().unwrap_or_else(|| FirstFields::new(keep));
                 let elements = std::mem::replace(&mut dropped, parent);
-                any |= shell.has_unknown_fields();
-                dropped.append(FirstFields::of_tuple(&shell, path, elements));
+                let tuple = FirstFields::of_tuple(&shell, path, elements);
+                any |= !tuple.fields.is_empty();
+                dropped.append(tuple);
                 if write {
                     writer.leave(shell);
                 }

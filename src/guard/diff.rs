@@ -997,11 +997,17 @@ impl<'a> Listed<'a> {
     }
 
     /// Whether two shapes are the same, known from their texts alone (both read back
-    /// from their texts, and the texts are the same).
+    /// from their texts, and the texts are the same), or from the same text and the
+    /// same bytes of a long binary tuple kept beside it (which would be decoded whole
+    /// to be compared).
     fn same_text(&self, other: &Listed<'_>) -> bool {
-        !self.held.holds_shape(self.slot)
-            && !other.held.holds_shape(other.slot)
-            && self.text() == other.text()
+        use super::listing::Kept;
+        self.text() == other.text()
+            && match (self.held.kept(self.slot), other.held.kept(other.slot)) {
+                (None, None) => true,
+                (Some(Kept::Encoded(a)), Some(Kept::Encoded(b))) => a == b,
+                _ => false,
+            }
     }
 
     /// The listing entry, made when a change is reported.

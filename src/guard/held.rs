@@ -9,7 +9,6 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 
 use super::listing::{Entry, Files, Instruction, Item, Kind, Listing, ReadError};
-use crate::proto::ShapeProto;
 use crate::text::module::Role;
 
 /// The index that stands for no value.
@@ -93,7 +92,7 @@ pub(crate) struct Slot {
 /// What few entries have: a shape whose text does not read back as it, or a line or
 /// column too large for a `u32`.
 struct Extra {
-    held: Option<Box<ShapeProto>>,
+    held: Option<super::listing::Kept>,
     line: Option<usize>,
     column: Option<usize>,
 }
@@ -290,10 +289,9 @@ impl Held {
         &self.roles[slot.role as usize]
     }
 
-    /// Whether entry `slot` keeps its shape beside its text (the text does not read
-    /// back as it).
-    pub(crate) fn holds_shape(&self, slot: &Slot) -> bool {
-        self.extra(slot).is_some_and(|e| e.held.is_some())
+    /// The shape kept beside the entry's text, if any.
+    pub(crate) fn kept(&self, slot: &Slot) -> Option<&super::listing::Kept> {
+        self.extra(slot).and_then(|e| e.held.as_ref())
     }
 
     fn extra(&self, slot: &Slot) -> Option<&Extra> {

@@ -43,6 +43,17 @@ use crate::text::module::{self, InstructionSite, ProtoSite, Role, Site};
 use crate::text::{HloStyle, TupleText};
 use crate::validate::{validate_shape_with, Options as GateOptions};
 
+/// A shape kept beside its text, which does not read back as it.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Kept {
+    /// The shape itself.
+    Shape(Box<ShapeProto>),
+    /// A long binary tuple's bytes, decoded when the shape is asked for: they take
+    /// about their size, where the decoded tuple takes some 30 times that (its unknown
+    /// fields, if any, are left out when it is decoded, as the listing leaves them out).
+    Encoded(std::sync::Arc<[u8]>),
+}
+
 /// The location word of the module's entry computation layout.
 pub const ENTRY_LAYOUT: &str = "entry_computation_layout";
 
@@ -60,7 +71,7 @@ pub struct Entry {
     pub role: Role,
     /// The shape, when its text does not read back as it ([`Entry::shape`]): most
     /// entries keep only their text.
-    held: Option<Box<ShapeProto>>,
+    held: Option<Kept>,
     /// The shape's text in the listing's style (as written, when it does not print).
     pub text: String,
     /// 1-based line in module text (or in HLO text, or in a listing read back).
@@ -117,7 +128,7 @@ impl Entry {
     pub fn new(role: Role, shape: &ShapeProto, text: String) -> Self {
         let held = match read_back(&text) {
             Ok(back) if back == *shape => None,
-            _ => Some(Box::new(shape.clone())),
+            _ => Some(Kept::Shape(Box::new(shape.clone()))),
         };
         Entry::bare(role, text, held)
     }
@@ -152,25 +163,46 @@ impl Entry {
     /// [`Entry::of_long_tuple`] for a binary `ShapeProto` that is a tuple (as
     /// [`module::walk_proto_for_listing`] hands one on): its tuples opened however
     /// they nest ([`crate::codec::decode_shape_tree`]), unknown fields left out as the
-    /// whole message's listing leaves them out. `None` unless each shape's text reads
-    /// back as it and no tuple has fields of its own (else it must be made whole).
+    /// whole message's listing leaves them out. The text is the whole tuple's (in
+    /// `style`, else in the lossless style, else why it has none); when it does not
+    /// read back as the tuple (a shape's text does not, or a tuple has fields of its
+    /// own), the entry keeps the bytes, not the decoded tuple (some 30 times larger).
+    /// `None` when the top-level message is not a plain tuple, or does not decode.
     pub fn of_long_tuple_proto(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
-        let printer = std::cell::RefCell::new(LongTuple::new(style));
-        let decoded = crate::codec::decode_shape_tree(
-            bytes,
-            &mut |path, _, leaf| printer.borrow_mut().leaf(path, &leaf.message),
-            &mut |event| {
-                if let crate::codec::TreeEvent::Enter(_, own) = event {
-                    // A tuple's own fields do not show in its text.
-                    printer.borrow_mut().reads_back &= crate::codec::is_tuple_shell(own);
+        let mut styles = vec![style];
+        if style == HloStyle::Xla {
+            styles.push(HloStyle::Exact);
+        }
+        let mut refused = None;
+        for style in styles {
+            let printer = std::cell::RefCell::new(LongTuple::new(style));
+            let decoded = crate::codec::decode_shape_tree(
+                bytes,
+                &mut |path, _, leaf| printer.borrow_mut().leaf(path, &leaf.message),
+                &mut |event| match event {
+                    crate::codec::TreeEvent::Enter(path, own) => {
+                        printer.borrow_mut().enter(path, own)
+                    }
+                    crate::codec::TreeEvent::Leave(_, own, _) => printer.borrow_mut().leave(&own),
+                },
+            )
+            .ok()?;
+            if !decoded.is_tuple() {
+                return None;
+            }
+            let printer = printer.into_inner();
+            let (reads_back, text) = (printer.reads_back, printer.text.finish());
+            match text {
+                Ok(text) => {
+                    let held = (!reads_back).then(|| Kept::Encoded(bytes.into()));
+                    return Some(Entry::bare(role, text, held));
                 }
-            },
-        )
-        .ok()?;
-        let printer = printer.into_inner();
-        let reads_back = printer.reads_back && decoded.is_tuple();
-        let text = printer.text.finish().ok()?;
-        reads_back.then(|| Entry::bare(role, text, None))
+                Err(e) => refused = Some(e),
+            }
+        }
+        // No text in either style (as [`print`] says of a whole shape).
+        let text = format!("<no HLO text: {}>", refused?);
+        Some(Entry::bare(role, text, Some(Kept::Encoded(bytes.into()))))
     }
 
     /// [`Entry::of_long_tuple_proto`] for a shape in proto3 JSON.
@@ -188,7 +220,7 @@ impl Entry {
     }
 
     /// An entry at no place yet.
-    pub(crate) fn bare(role: Role, text: String, held: Option<Box<ShapeProto>>) -> Self {
+    pub(crate) fn bare(role: Role, text: String, held: Option<Kept>) -> Self {
         Entry {
             computation: None,
             entry: false,
@@ -204,7 +236,7 @@ impl Entry {
 
     /// The shape kept beside the text (when the text does not read back as it), taken
     /// out.
-    pub(crate) fn take_held(&mut self) -> Option<Box<ShapeProto>> {
+    pub(crate) fn take_held(&mut self) -> Option<Kept> {
         self.held.take()
     }
 
@@ -212,7 +244,12 @@ impl Entry {
     /// shape itself when that text does not read back as it.
     pub fn shape(&self) -> std::borrow::Cow<'_, ShapeProto> {
         match &self.held {
-            Some(shape) => std::borrow::Cow::Borrowed(shape),
+            Some(Kept::Shape(shape)) => std::borrow::Cow::Borrowed(shape),
+            Some(Kept::Encoded(bytes)) => std::borrow::Cow::Owned(
+                crate::codec::decode_shape(bytes)
+                    .map(|decoded| decoded.message)
+                    .unwrap_or_default(),
+            ),
             None => std::borrow::Cow::Owned(read_back(&self.text).unwrap_or_default()),
         }
     }
@@ -235,6 +272,11 @@ impl Entry {
     pub fn bytes(&self) -> Option<u64> {
         if self.is_long_tuple_text() {
             return long_tuple_size(&self.text).flatten();
+        }
+        if let Some(Kept::Encoded(bytes)) = &self.held {
+            if let Some(size) = long_encoded_size(bytes) {
+                return size;
+            }
         }
         allocated_bytes(&self.validated()?)
     }
@@ -277,6 +319,32 @@ impl LongTuple {
             reads_back: true,
             elements: 0,
         }
+    }
+
+    /// Opens the nested tuple at `path` ([`crate::codec::TreeEvent::Enter`]), whose own
+    /// fields are those of `own`: a tuple with any but its element type does not read
+    /// back from its text, which shows none of them.
+    fn enter(&mut self, path: &[usize], own: &ShapeProto) {
+        let enclosing = path.split_last().map_or(&[][..], |(_, rest)| rest);
+        let text = &mut self.text;
+        crate::text::nest_to(&mut self.open, path, &mut |enter| {
+            if enter {
+                text.open();
+            } else {
+                text.close();
+            }
+        });
+        debug_assert_eq!(self.open, enclosing);
+        self.open.extend(path.last());
+        self.text.open();
+        self.reads_back &= crate::codec::is_tuple_shell(own);
+    }
+
+    /// Closes the nested tuple last entered, whose own fields are those of `own`
+    /// (refused as its whole printing refuses them).
+    fn leave(&mut self, own: &ShapeProto) {
+        self.open.pop();
+        self.text.close_with(own);
     }
 
     /// The next shape of the tuple, at `path` (its tuple indices).
@@ -398,6 +466,50 @@ pub(crate) fn long_tuple_size(text: &str) -> Option<Option<u64>> {
         }
     });
     (parsed.is_ok() && valid).then_some(sum)
+}
+
+/// [`long_tuple_size`] of a binary tuple kept as its bytes ([`Kept::Encoded`]), read a
+/// shape at a time; `None` when it must be sized whole (a nested tuple has fields of
+/// its own, whose checks are the whole validation's).
+fn long_encoded_size(bytes: &[u8]) -> Option<Option<u64>> {
+    let (valid, sum, plain) = (
+        std::cell::Cell::new(true),
+        std::cell::Cell::new(Some(0u64)),
+        std::cell::Cell::new(true),
+    );
+    let tuple = std::cell::RefCell::new(crate::validate::TupleIssues::default());
+    let decoded = crate::codec::decode_shape_tree(
+        bytes,
+        &mut |path, _, leaf| {
+            if !valid.get() || !plain.get() {
+                return;
+            }
+            let gate = GateOptions::hlo_text();
+            let issues = tuple.borrow_mut().leaf(path, &leaf.message, gate);
+            if issues
+                .iter()
+                .any(|i| i.severity() == crate::Severity::Error)
+            {
+                valid.set(false);
+                return;
+            }
+            match validate_shape_with(&leaf.message, gate).into_parts().0 {
+                Some(shape) => sum.set(
+                    sum.get()
+                        .zip(allocated_bytes(&shape))
+                        .and_then(|(sum, bytes)| sum.checked_add(bytes)),
+                ),
+                None => valid.set(false),
+            }
+        },
+        &mut |event| {
+            if let crate::codec::TreeEvent::Enter(_, own) = event {
+                plain.set(plain.get() && crate::codec::is_tuple_shell(own));
+            }
+        },
+    );
+    let plain = decoded.is_ok_and(|d| d.is_tuple()) && plain.get();
+    plain.then(|| valid.get().then_some(sum.get()).flatten())
 }
 
 /// Each array of the valid tuple `text` (which reads back), a shape at a time, with

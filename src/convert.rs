@@ -626,6 +626,7 @@ impl TupleWriter {
         if let Writer::Binary(out, _) = &mut self.form {
             put_element(out, encoded);
         }
+        self.spill();
     }
 
     /// Closes and opens the nested tuples between the last shape and the one at
@@ -708,9 +709,9 @@ impl TupleWriter {
         self.spill();
     }
 
-    /// Every few shapes, moves the text written so far into the spool. (Binary
-    /// output stays in memory: a nested tuple's length goes in front of it when it is
-    /// closed, and the bytes are about those of the input.)
+    /// Every few shapes, moves the text or bytes written so far into the spool (bytes
+    /// only between the top-level elements: a nested tuple's length goes in front of
+    /// it when it is closed).
     fn spill(&mut self) {
         const SHAPES: usize = 512;
         self.pending += 1;
@@ -724,7 +725,13 @@ impl TupleWriter {
         let text = match &mut self.form {
             Writer::Json(w) => w.take(),
             Writer::Hlo(w) => w.take(),
-            Writer::Binary(..) => return,
+            Writer::Binary(bytes, starts) => {
+                if starts.is_empty() {
+                    out.push(bytes);
+                    bytes.clear();
+                }
+                return;
+            }
         };
         out.push(text.as_bytes());
     }
@@ -1273,7 +1280,7 @@ pub fn hlo_shape_to_text(bytes: &[u8], to: Form, options: &Options) -> Result<Sp
 ///
 /// # Errors
 /// As [`read`] of HLO text.
-pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
+pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Spool, ConvertError> {
     let input = std::str::from_utf8(bytes).map_err(|e| ConvertError::NotUtf8(e.to_string()))?;
     let mut writer = TupleWriter::new(Form::Binary, &Options::default());
     let limit = codec::wire::RECURSION_LIMIT as usize;
@@ -1303,11 +1310,11 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
         return Err(ConvertError::TooDeep { depth: deepest });
     }
     match message {
-        Some(message) => Ok(codec::encode_any(&Decoded {
+        Some(message) => Ok(Spool::from(codec::encode_any(&Decoded {
             message,
             unknown: codec::UnknownFields::new(),
-        })),
-        None => writer.finish_part(),
+        }))),
+        None => writer.finish(),
     }
 }
 
@@ -1324,7 +1331,7 @@ pub fn hlo_shape_to_binary(bytes: &[u8]) -> Result<Vec<u8>, ConvertError> {
 ///
 /// # Errors
 /// As [`read`] of a binary shape.
-pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertError>> {
+pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Spool, ConvertError>> {
     let own = match own_fields_shell(bytes) {
         Ok(own) => own,
         Err(e) => return Some(Err(e)),
@@ -1343,10 +1350,12 @@ pub fn binary_shape_to_binary(bytes: &[u8]) -> Option<Result<Vec<u8>, ConvertErr
         Part::Leave(_, shell) => writer.leave(shell),
     })?;
     Some(shell.and_then(|shell| {
-        let mut out = writer.finish_part()?;
+        let mut out = writer.finish()?;
         if own.is_none() {
             // A plain tuple's own unknown fields come after its elements.
-            shell.unknown.write_own(&mut out, false);
+            let mut tail = Vec::new();
+            shell.unknown.write_own(&mut tail, false);
+            out.push(&tail);
         }
         Ok(out)
     }))

@@ -405,9 +405,9 @@ fn one_line_tuple_is_converted_and_validated_in_bounded_memory() {
     assert!(stdout.contains("tuple_shapes[1]"), "{stdout}");
 }
 
-/// Output many times the input is held in bounded memory: a 6 MB one-line tuple is
-/// 46 MB of JSON, and so is a program shape of its 240,000 elements as parameters,
-/// converted in a 60 MB address space (the output is spooled past 8 MB to a temporary
+/// Output many times the input is held in bounded memory: a 10 MB one-line tuple is
+/// 77 MB of JSON, and so is a program shape of its 400,000 elements as parameters,
+/// converted (and the tuple into binary) in a 60 MB address space (the output is spooled past 8 MB to a temporary
 /// file, `spool::Spool`), to a file and to standard output, with the bytes the
 /// library's conversion gives; a conversion that fails at its last byte writes
 /// nothing. Held whole, the output did not fit (the JSON of the 200 MB
@@ -427,25 +427,34 @@ fn output_larger_than_the_input_is_spooled_in_bounded_memory() {
         };
         (run.status.code(), written, said)
     };
-    let line = one_line_tuple("f32[8,128]{1,0:T(8,128)}", 240_000);
+    let line = one_line_tuple("f32[8,128]{1,0:T(8,128)}", 400_000);
     let input = dir.path().join("tuple.txt");
     std::fs::write(&input, &line).unwrap();
+    // The whole conversions (of the whole messages, in this process).
     let options = Options::default();
-    let expected = convert::hlo_shape_to_text(line.as_bytes(), Form::Json, &options)
-        .unwrap()
-        .into_vec()
-        .unwrap();
-    assert!(expected.len() > 40_000_000, "{}", expected.len());
+    let shape = text::parse_shape(&line).unwrap();
+    let whole = |message: xla_shape::AnyMessage| {
+        let decoded = xla_shape::codec::Decoded {
+            message,
+            unknown: xla_shape::codec::UnknownFields::new(),
+        };
+        convert::write(Form::Json, &decoded, &options).unwrap()
+    };
+    let expected = whole(xla_shape::AnyMessage::Shape(shape.clone()));
+    assert!(expected.len() > 70_000_000, "{}", expected.len());
     let out = dir.path().join("tuple.json");
     let program = format!("({}) -> ()", &line.trim_end()[1..line.trim_end().len() - 1]);
-    let program = xla_shape::codec::encode(&text::parse_program_shape(&program).unwrap());
-    let program_json = convert::program_shape_to(Form::Binary, &program, Form::Json, &options)
-        .unwrap()
-        .unwrap()
-        .into_vec()
-        .unwrap();
+    let program = text::parse_program_shape(&program).unwrap();
+    let program_json = whole(xla_shape::AnyMessage::ProgramShape(program.clone()));
+    let program = xla_shape::codec::encode(&program);
     let binary = dir.path().join("tuple.pb");
-    let tuple = xla_shape::codec::encode(&text::parse_shape(&line).unwrap());
+    let tuple = xla_shape::codec::encode(&shape);
+    assert!(
+        tuple.len() > xla_shape::spool::Spool::HELD,
+        "{}",
+        tuple.len()
+    );
+    drop(shape);
     std::fs::write(&binary, &tuple).unwrap();
     let program_input = dir.path().join("program.pb");
     std::fs::write(&program_input, &program).unwrap();
@@ -458,6 +467,8 @@ fn output_larger_than_the_input_is_spooled_in_bounded_memory() {
         ),
         (format!("--from hlo --to json {i}"), None, &expected),
         (format!("--from binary --to json {b}"), None, &expected),
+        (format!("--from hlo --to binary {i}"), None, &tuple),
+        (format!("--from binary --to binary {b}"), None, &tuple),
         (
             format!("--from binary --message program-shape --to json {p}"),
             None,
@@ -640,7 +651,8 @@ fn streamed_text_conversions_agree_with_the_whole() {
             &Options::default(),
         )
         .and_then(|decoded| convert::write(Form::Binary, &decoded, &Options::default()));
-        let streamed = convert::hlo_shape_to_binary(input.as_bytes());
+        let streamed =
+            convert::hlo_shape_to_binary(input.as_bytes()).map(|spool| spool.into_vec().unwrap());
         match (&whole, &streamed) {
             (Ok(a), Ok(b)) => assert_eq!(a, b, "{input}"),
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{input}"),
@@ -650,7 +662,7 @@ fn streamed_text_conversions_agree_with_the_whole() {
             let options = Options::default();
             let decoded = convert::read(Form::Binary, MessageKind::Shape, bytes, &options).unwrap();
             if let Some(streamed) = convert::binary_shape_to_binary(bytes) {
-                assert_eq!(&streamed.unwrap(), bytes, "{input}");
+                assert_eq!(&streamed.unwrap().into_vec().unwrap(), bytes, "{input}");
             }
             for to in [Form::Json, Form::Hlo] {
                 if let Some(streamed) = convert::binary_shape_to_text(bytes, to, &options) {

@@ -113,7 +113,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         // A top-level tuple is encoded element by element, never built whole.
         let output = convert::hlo_shape_to_binary(&input.bytes)
             .map_err(|e| named(Failure::unreadable(e)))?;
-        return args.output.write(&output);
+        return args.output.write_spool(output);
     }
     if args.from == Form::Hlo && args.to != Form::Binary && args.message == MessageArg::Shape {
         // A top-level tuple is printed element by element, never built whole.
@@ -131,7 +131,7 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         let streamed = match args.to {
             Form::Binary => convert::binary_shape_to_binary(&input.bytes).map(|r| {
                 r.map(|output| convert::Dropping {
-                    output: output.into(),
+                    output,
                     dropped: Vec::new(),
                     more: 0,
                 })

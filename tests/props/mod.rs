@@ -166,9 +166,9 @@ fn streaming_decode_agrees(bytes: &[u8]) {
         };
         let streamed = match to {
             Form::Binary => convert::binary_shape_to_binary(bytes),
-            to => convert::binary_shape_to_text(bytes, to, &options)
-                .map(|r| r.map(|spool| spool.into_vec().unwrap())),
-        };
+            to => convert::binary_shape_to_text(bytes, to, &options),
+        }
+        .map(|r| r.map(|spool| spool.into_vec().unwrap()));
         let Some(streamed) = streamed else {
             continue;
         };

@@ -294,6 +294,19 @@ fn report_in_bounded_memory(
     serde_json::from_slice(&validate.stdout).unwrap()
 }
 
+/// The JSON document that the command line with `args` writes in the 200 MB address
+/// space ([`limited`]), which exits with `status`.
+fn json_in_bounded_memory(args: &str, status: i32) -> serde_json::Value {
+    let run = limited(args);
+    assert_eq!(
+        run.status.code(),
+        Some(status),
+        "{args}: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    serde_json::from_slice(&run.stdout).unwrap()
+}
+
 /// Runs the command line with `args` (a shell word list) in a 200 MB address space.
 /// glibc's allocator gives each thread that allocates an arena of its own, reserving
 /// 64 MB of address space (not memory) each: one arena for all keeps the limit about
@@ -2025,18 +2038,10 @@ fn long_tuples_that_differ_are_compared_an_element_at_a_time() {
     };
     let (a, b) = (write("old.txt", &old), write("new.txt", &new));
     assert!(std::fs::metadata(&a).unwrap().len() > 7_000_000);
-    let run = limited(&format!(
-        "diff --format json {} {}",
-        a.display(),
-        b.display()
-    ));
-    assert_eq!(
-        run.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    let report = json_in_bounded_memory(
+        &format!("diff --format json {} {}", a.display(), b.display()),
+        1,
     );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     let changes = report["files"][0]["changes"].as_array().unwrap();
     assert_eq!(changes.len(), 1, "{changes:?}");
     let words: Vec<&str> = changes[0]["aspects"]
@@ -2239,18 +2244,14 @@ fn policy_checks_long_tuples_a_shape_at_a_time() {
     .unwrap();
     let policy = dir.path().join("policy.toml");
     std::fs::write(&policy, "[all]\ndeny_element_types = [\"f64\"]\n").unwrap();
-    let run = limited(&format!(
-        "validate --format json --policy {} {}",
-        policy.display(),
-        module.display()
-    ));
-    assert_eq!(
-        run.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
+    let report = json_in_bounded_memory(
+        &format!(
+            "validate --format json --policy {} {}",
+            policy.display(),
+            module.display()
+        ),
+        1,
     );
-    let report: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
     let found: Vec<(String, String, String)> = report["files"][0]["findings"]
         .as_array()
         .unwrap()

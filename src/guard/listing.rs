@@ -321,11 +321,8 @@ impl LongTuple {
         }
     }
 
-    /// Opens the nested tuple at `path` ([`crate::codec::TreeEvent::Enter`]), whose own
-    /// fields are those of `own`: a tuple with any but its element type does not read
-    /// back from its text, which shows none of them.
-    fn enter(&mut self, path: &[usize], own: &ShapeProto) {
-        let enclosing = path.split_last().map_or(&[][..], |(_, rest)| rest);
+    /// Closes and opens the nested tuples between the last shape and the one at `path`.
+    fn nest_to(&mut self, path: &[usize]) {
         let text = &mut self.text;
         crate::text::nest_to(&mut self.open, path, &mut |enter| {
             if enter {
@@ -334,7 +331,17 @@ impl LongTuple {
                 text.close();
             }
         });
-        debug_assert_eq!(self.open, enclosing);
+    }
+
+    /// Opens the nested tuple at `path` ([`crate::codec::TreeEvent::Enter`]), whose own
+    /// fields are those of `own`: a tuple with any but its element type does not read
+    /// back from its text, which shows none of them.
+    fn enter(&mut self, path: &[usize], own: &ShapeProto) {
+        self.nest_to(path);
+        debug_assert_eq!(
+            self.open,
+            path.split_last().map_or(&[][..], |(_, rest)| rest)
+        );
         self.open.extend(path.last());
         self.text.open();
         self.reads_back &= crate::codec::is_tuple_shell(own);
@@ -350,14 +357,7 @@ impl LongTuple {
     /// The next shape of the tuple, at `path` (its tuple indices).
     fn leaf(&mut self, path: &[usize], leaf: &ShapeProto) {
         self.elements += 1;
-        let text = &mut self.text;
-        crate::text::nest_to(&mut self.open, path, &mut |enter| {
-            if enter {
-                text.open();
-            } else {
-                text.close();
-            }
-        });
+        self.nest_to(path);
         self.text.element(leaf);
         self.reads_back = self.reads_back
             && self

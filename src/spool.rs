@@ -67,13 +67,16 @@ impl Spool {
     /// A failure to write or read back the temporary file (then nothing is written to
     /// `out`), or to write `out`.
     pub fn write_to(self, out: &mut dyn Write) -> io::Result<()> {
+        // Said as the temporary file's, not the destination's.
+        let spooled =
+            |e: io::Error| io::Error::new(e.kind(), format!("the output's temporary file: {e}"));
         if let Some(e) = self.error {
-            return Err(e);
+            return Err(spooled(e));
         }
         let file = match self.file {
             Some(file) => {
-                let mut file = file.into_inner().map_err(io::IntoInnerError::into_error)?;
-                file.seek(io::SeekFrom::Start(0))?;
+                let mut file = file.into_inner().map_err(|e| spooled(e.into_error()))?;
+                file.seek(io::SeekFrom::Start(0)).map_err(spooled)?;
                 Some(file)
             }
             None => None,

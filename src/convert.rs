@@ -274,6 +274,14 @@ impl FirstFields {
         }
     }
 
+    /// Pushes `field`, found at `prefix` (only a field kept needs its whole path).
+    fn push_at(&mut self, mut field: codec::UnknownFieldInfo, prefix: &Path) {
+        if self.fields.len() < self.keep {
+            field.path = field.path.prefixed(prefix);
+        }
+        self.push(field);
+    }
+
     /// Those of `other` next.
     fn append(&mut self, other: FirstFields) {
         for field in other.fields {
@@ -293,16 +301,13 @@ impl FirstFields {
         let keep = elements.keep;
         let (mut own, mut layout) = (FirstFields::new(keep), FirstFields::new(keep));
         let prefix = codec::tuple_path(path);
-        shell.for_each_unknown_field(|mut field| {
+        shell.for_each_unknown_field(|field| {
             let at = if field.path.is_root() {
                 &mut own
             } else {
                 &mut layout
             };
-            if at.fields.len() < keep {
-                field.path = field.path.prefixed(&prefix);
-            }
-            at.push(field);
+            at.push_at(field, &prefix);
         });
         own.append(elements);
         own.append(layout);
@@ -358,14 +363,10 @@ pub fn binary_shape_to_text_dropping_unknown(
             Part::Leaf(path, element) => {
                 if !element.holds_no_unknown() {
                     let prefix = codec::tuple_path(path);
-                    element.for_each_unknown_field(|mut field| {
+                    element.for_each_unknown_field(|field| {
                         // (A copy of a retired layout field is none: it is named.)
                         any = true;
-                        // Only a field kept needs its whole path.
-                        if dropped.fields.len() < dropped.keep {
-                            field.path = field.path.prefixed(&prefix);
-                        }
-                        dropped.push(field);
+                        dropped.push_at(field, &prefix);
                     });
                 }
                 if !(lossless && any) {
@@ -665,7 +666,6 @@ impl TupleWriter {
     /// unknown fields) are those of `shell`, read after its elements
     /// ([`codec::TreeEvent::Leave`]): written where the whole message puts them.
     fn leave(&mut self, shell: Decoded<crate::proto::ShapeProto>) {
-        use codec::wire::{put_tag, put_varint, WireType};
         if self.refused.is_some() {
             return;
         }
@@ -676,17 +676,7 @@ impl TupleWriter {
             Writer::Binary(out, starts) => {
                 let (head, tail) = split_own_fields(shell);
                 let start = starts.pop().unwrap_or(out.len());
-                let head = codec::encode(&head);
-                let tail = tail.encode_to_vec();
-                let mut header = Vec::new();
-                put_tag(&mut header, 4, WireType::LengthDelimited);
-                put_varint(
-                    &mut header,
-                    (head.len() + out.len() - start + tail.len()) as u64,
-                );
-                header.extend(head);
-                out.splice(start..start, header);
-                out.extend(tail);
+                close_element(out, start, &codec::encode(&head), &tail.encode_to_vec());
             }
         }
     }
@@ -773,21 +763,32 @@ impl Writer {
     }
 
     fn close(&mut self) {
-        use codec::wire::{put_tag, put_varint, WireType};
         match self {
             Writer::Json(w) => w.close(),
             Writer::Hlo(w) => w.close(),
             Writer::Binary(out, starts) => {
-                // The body is written: its field's tag and length go in front of it.
                 if let Some(start) = starts.pop() {
-                    let mut header = Vec::new();
-                    put_tag(&mut header, 4, WireType::LengthDelimited);
-                    put_varint(&mut header, (out.len() - start) as u64);
-                    out.splice(start..start, header);
+                    close_element(out, start, &[], &[]);
                 }
             }
         }
     }
+}
+
+/// Makes the bytes of `out` from `start` on (a nested tuple's elements, written) a
+/// `tuple_shapes` field: its tag and length, then `head` (the tuple's fields numbered
+/// below the elements) go in front of them, and `tail` (the rest) after them.
+fn close_element(out: &mut Vec<u8>, start: usize, head: &[u8], tail: &[u8]) {
+    use codec::wire::{put_tag, put_varint, WireType};
+    let mut header = Vec::new();
+    put_tag(&mut header, 4, WireType::LengthDelimited);
+    put_varint(
+        &mut header,
+        (head.len() + out.len() - start + tail.len()) as u64,
+    );
+    header.extend_from_slice(head);
+    out.splice(start..start, header);
+    out.extend_from_slice(tail);
 }
 
 impl TupleWriter {

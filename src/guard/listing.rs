@@ -201,7 +201,7 @@ impl Entry {
             }
         }
         // No text in either style (as [`print`] says of a whole shape).
-        let text = format!("<no HLO text: {}>", refused?);
+        let text = no_text(&refused?);
         Some(Entry::bare(role, text, Some(Kept::Encoded(bytes.into()))))
     }
 
@@ -440,66 +440,26 @@ fn check_reads_back(text: &str) -> Result<(), crate::text::ParseError> {
 /// whole tuple then is, as it is if it nests too deep for the validator), `Some(None)`
 /// if a shape has no size.
 pub(crate) fn long_tuple_size(text: &str) -> Option<Option<u64>> {
-    let (mut valid, mut sum) = (true, Some(0u64));
-    let mut tuple = crate::validate::TupleIssues::default();
+    let mut size = TupleSize::default();
     let parsed = crate::text::parse_shape_leaves(text, MODULE_TEXT, &mut |path, _, leaf| {
-        if !valid {
-            return;
-        }
-        let gate = GateOptions::hlo_text();
-        let issues = tuple.leaf(path, &leaf, gate);
-        if issues
-            .iter()
-            .any(|i| i.severity() == crate::Severity::Error)
-        {
-            valid = false;
-            return;
-        }
-        match validate_shape_with(&leaf, gate).into_parts().0 {
-            Some(shape) => {
-                let bytes = allocated_bytes(&shape);
-                sum = sum
-                    .zip(bytes)
-                    .and_then(|(sum, bytes)| sum.checked_add(bytes));
-            }
-            None => valid = false,
-        }
+        size.leaf(path, &leaf);
     });
-    (parsed.is_ok() && valid).then_some(sum)
+    size.finish(parsed.is_ok())
 }
 
 /// [`long_tuple_size`] of a binary tuple kept as its bytes ([`Kept::Encoded`]), read a
 /// shape at a time; `None` when it must be sized whole (a nested tuple has fields of
 /// its own, whose checks are the whole validation's).
 fn long_encoded_size(bytes: &[u8]) -> Option<Option<u64>> {
-    let (valid, sum, plain) = (
-        std::cell::Cell::new(true),
-        std::cell::Cell::new(Some(0u64)),
+    let (size, plain) = (
+        std::cell::RefCell::new(TupleSize::default()),
         std::cell::Cell::new(true),
     );
-    let tuple = std::cell::RefCell::new(crate::validate::TupleIssues::default());
     let decoded = crate::codec::decode_shape_tree(
         bytes,
         &mut |path, _, leaf| {
-            if !valid.get() || !plain.get() {
-                return;
-            }
-            let gate = GateOptions::hlo_text();
-            let issues = tuple.borrow_mut().leaf(path, &leaf.message, gate);
-            if issues
-                .iter()
-                .any(|i| i.severity() == crate::Severity::Error)
-            {
-                valid.set(false);
-                return;
-            }
-            match validate_shape_with(&leaf.message, gate).into_parts().0 {
-                Some(shape) => sum.set(
-                    sum.get()
-                        .zip(allocated_bytes(&shape))
-                        .and_then(|(sum, bytes)| sum.checked_add(bytes)),
-                ),
-                None => valid.set(false),
+            if plain.get() {
+                size.borrow_mut().leaf(path, &leaf.message);
             }
         },
         &mut |event| {
@@ -509,7 +469,58 @@ fn long_encoded_size(bytes: &[u8]) -> Option<Option<u64>> {
         },
     );
     let plain = decoded.is_ok_and(|d| d.is_tuple()) && plain.get();
-    plain.then(|| valid.get().then_some(sum.get()).flatten())
+    plain.then(|| size.into_inner().finish(true).flatten())
+}
+
+/// The validity and allocated bytes of a tuple summed a shape at a time, as the
+/// validator would find them ([`long_tuple_size`], [`long_encoded_size`]).
+struct TupleSize {
+    valid: bool,
+    sum: Option<u64>,
+    tuple: crate::validate::TupleIssues,
+}
+
+impl Default for TupleSize {
+    fn default() -> Self {
+        TupleSize {
+            valid: true,
+            sum: Some(0),
+            tuple: crate::validate::TupleIssues::default(),
+        }
+    }
+}
+
+impl TupleSize {
+    /// The next shape, at `path` (its tuple indices).
+    fn leaf(&mut self, path: &[usize], leaf: &ShapeProto) {
+        if !self.valid {
+            return;
+        }
+        let gate = GateOptions::hlo_text();
+        let issues = self.tuple.leaf(path, leaf, gate);
+        if issues
+            .iter()
+            .any(|i| i.severity() == crate::Severity::Error)
+        {
+            self.valid = false;
+            return;
+        }
+        match validate_shape_with(leaf, gate).into_parts().0 {
+            Some(shape) => {
+                self.sum = self
+                    .sum
+                    .zip(allocated_bytes(&shape))
+                    .and_then(|(sum, bytes)| sum.checked_add(bytes));
+            }
+            None => self.valid = false,
+        }
+    }
+
+    /// The size, when every shape was read (`read`) and valid: `None` if a shape is
+    /// invalid, `Some(None)` if a shape has no size.
+    fn finish(self, read: bool) -> Option<Option<u64>> {
+        (read && self.valid).then_some(self.sum)
+    }
 }
 
 /// Each array of the valid tuple `text` (which reads back), a shape at a time, with
@@ -1267,6 +1278,12 @@ fn binary_kind(bytes: &[u8]) -> Option<MessageKind> {
     }
 }
 
+/// What a listing says for a shape that has no text in either style: why, in words,
+/// never taken for a shape.
+fn no_text(refused: &crate::text::PrintError) -> String {
+    format!("<no HLO text: {refused}>")
+}
+
 fn print(shape: &ShapeProto, style: HloStyle, written: Option<&str>) -> String {
     match style.print_shape(shape) {
         Ok(text) => text,
@@ -1274,9 +1291,7 @@ fn print(shape: &ShapeProto, style: HloStyle, written: Option<&str>) -> String {
             Some(text) => text.to_string(),
             // No text in either style (an element type without a name): what stops it,
             // in words, never taken for a shape (the entry keeps the shape itself).
-            None => {
-                crate::text::print_shape(shape).unwrap_or_else(|e| format!("<no HLO text: {e}>"))
-            }
+            None => crate::text::print_shape(shape).unwrap_or_else(|e| no_text(&e)),
         },
     }
 }

@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use xla_shape::describe::describe;
+use std::io::Write as _;
+
+use xla_shape::describe::{explain, ExplainError, ExplainFormat};
 
 use super::input::{Source, TextForm};
 use super::{Failure, FormatArg, HloStyleArg, OutputArg};
@@ -40,11 +42,27 @@ pub struct ExplainArgs {
 
 pub fn run(args: ExplainArgs) -> Result<(), Failure> {
     let source = Source::resolve(args.shape.as_deref(), args.text.as_deref(), TextForm::Hlo)?;
-    let shape = source.read()?.shape()?;
-    let description = describe(&shape, args.hlo_style.into());
-    let out = match args.format {
-        FormatArg::Text => description.to_string(),
-        FormatArg::Json => super::to_json(&description, args.pretty)?,
+    let input = source.read()?;
+    let name = &input.name;
+    let text = input.text()?.trim();
+    let format = match (args.format, args.pretty) {
+        (FormatArg::Text, _) => ExplainFormat::Text,
+        (FormatArg::Json, false) => ExplainFormat::Json,
+        (FormatArg::Json, true) => ExplainFormat::PrettyJson,
     };
-    args.output.write(out.as_bytes())
+    // Every error of an invalid shape on standard error, as it is found.
+    let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
+    let explained = explain(text, args.hlo_style.into(), format, &mut |issue| {
+        let _ = writeln!(stderr, "xla-shape: {name}: {issue}");
+    });
+    let _ = stderr.flush();
+    drop(stderr);
+    match explained {
+        Ok(out) => args.output.write_spool(out),
+        Err(ExplainError::Syntax(e)) => {
+            Err(Failure::unreadable(format!("{name}: {}", e.render(text))))
+        }
+        Err(ExplainError::Invalid { .. }) => Err(Failure::Invalid),
+        Err(e @ ExplainError::Output(_)) => Err(Failure::unreadable(e.to_string())),
+    }
 }

@@ -113,11 +113,62 @@ pub fn parse_shape_leaves(
     stream(input, options, true, leaf)
 }
 
+/// What [`parse_shape_outline`] hands on for each element of a top-level tuple.
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutlineElement {
+    /// An element that is no non-empty tuple, parsed.
+    Shape(ShapeProto),
+    /// A non-empty tuple, checked but not built: its text is the element's span.
+    Tuple,
+}
+
+/// [`parse_shape_streaming`] that builds no element that is a non-empty tuple: each
+/// element of a top-level tuple goes to `element` with its index and byte span, parsed
+/// when it is no non-empty tuple, else only checked (its shapes are read one at a time
+/// and dropped), so that a tuple of one huge tuple costs the memory of one of its
+/// shapes. The span of a tuple element, from its `(` to its `)`, parses alone as that
+/// element. The result is that of [`parse_shape_with`], as for
+/// [`parse_shape_streaming`].
+pub fn parse_shape_outline(
+    input: &str,
+    options: ParseOptions,
+    element: &mut dyn FnMut(usize, std::ops::Range<usize>, OutlineElement),
+) -> Result<Streamed, ParseError> {
+    let element = std::cell::RefCell::new(element);
+    stream_with(
+        input,
+        options,
+        true,
+        &mut |path, span, shape| {
+            if let [i] = path {
+                (element.borrow_mut())(*i, span, OutlineElement::Shape(shape));
+            }
+        },
+        &mut |path, span| {
+            if let [i] = path {
+                (element.borrow_mut())(*i, span, OutlineElement::Tuple);
+            }
+        },
+    )
+}
+
 fn stream(
     input: &str,
     options: ParseOptions,
     nest: bool,
     leaf: &mut LeafFn<'_>,
+) -> Result<Streamed, ParseError> {
+    stream_with(input, options, nest, leaf, &mut |_, _| {})
+}
+
+/// [`stream`], also handing each nested tuple that closes to `closed`, with its path
+/// and span.
+fn stream_with(
+    input: &str,
+    options: ParseOptions,
+    nest: bool,
+    leaf: &mut LeafFn<'_>,
+    closed: &mut ClosedFn<'_>,
 ) -> Result<Streamed, ParseError> {
     let mut parser = Parser::new(input, options);
     if parser.cursor.peek()? != Some(b'(') {
@@ -126,10 +177,14 @@ fn stream(
         return Ok(Streamed::Shape(shape));
     }
     parser.cursor.eat(b'(')?;
-    let elements = stream_elements(&mut parser, 1, nest, leaf)?;
+    let elements = stream_elements(&mut parser, 1, nest, leaf, closed)?;
     parser.finish("shape")?;
     Ok(Streamed::Tuple { elements })
 }
+
+/// What [`stream_elements`] hands each nested tuple to once it is closed: its path of
+/// tuple indices and its byte span, `(` to `)`.
+type ClosedFn<'a> = dyn FnMut(&[usize], std::ops::Range<usize>) + 'a;
 
 /// The elements of a tuple whose `(` was just read, up to and with its `)`, as the
 /// whole parse reads them (elements at nesting `level`; the first element that is no
@@ -141,19 +196,21 @@ fn stream_elements(
     level: usize,
     nest: bool,
     leaf: &mut LeafFn<'_>,
+    closed: &mut ClosedFn<'_>,
 ) -> Result<usize, ParseError> {
     if parser.cursor.eat(b')')? {
         return Ok(0);
     }
-    // The open tuples, outermost first: elements read so far and the first invalid one.
-    let mut open: Vec<(usize, Option<ParseError>)> = vec![(0, None)];
+    // The open tuples, outermost first: elements read so far, the first invalid one
+    // and where the tuple starts.
+    let mut open: Vec<(usize, Option<ParseError>, usize)> = vec![(0, None, 0)];
     // The index of the element being read in each open tuple.
     let mut path: Vec<usize> = Vec::new();
     loop {
         parser.cursor.skip_trivia()?;
         let start = parser.cursor.pos();
         let depth = level + open.len() - 1;
-        let Some((count, problem)) = open.last_mut() else {
+        let Some((count, problem, _)) = open.last_mut() else {
             return Ok(0);
         };
         path.push(*count);
@@ -161,7 +218,7 @@ fn stream_elements(
             parser.nest(depth)?;
             parser.cursor.eat(b'(')?;
             if !parser.cursor.eat(b')')? {
-                open.push((0, None));
+                open.push((0, None, start));
                 continue;
             }
             let empty = ShapeProto {
@@ -183,7 +240,7 @@ fn stream_elements(
         // An element is read: close the tuples it ends.
         loop {
             path.pop();
-            let Some((count, _)) = open.last_mut() else {
+            let Some((count, _, _)) = open.last_mut() else {
                 return Ok(0);
             };
             *count += 1;
@@ -193,7 +250,7 @@ fn stream_elements(
             parser
                 .cursor
                 .expect(b')', "expects ')' at the end of tuple shape")?;
-            let Some((count, problem)) = open.pop() else {
+            let Some((count, problem, start)) = open.pop() else {
                 return Ok(0);
             };
             if let Some(problem) = problem {
@@ -202,6 +259,7 @@ fn stream_elements(
             if open.is_empty() {
                 return Ok(count);
             }
+            closed(&path, start..parser.cursor.pos());
         }
     }
 }
@@ -272,7 +330,7 @@ fn stream_shape(parser: &mut Parser<'_>, leaf: &mut LeafFn<'_>) -> Result<(), Pa
         parser.nest(0)?;
         parser.cursor.eat(b'(')?;
         if !parser.cursor.eat(b')')? {
-            stream_elements(parser, 1, true, leaf)?;
+            stream_elements(parser, 1, true, leaf, &mut |_, _| {})?;
             return Ok(());
         }
         let empty = ShapeProto {
@@ -678,6 +736,15 @@ impl TupleText {
             out: String::from("("),
             levels: vec![Level::default()],
             path: at,
+        }
+    }
+
+    /// A tuple printed as [`Display`](std::fmt::Display) prints validated shapes (the
+    /// lossless text, which never refuses a validated value).
+    pub(crate) fn display() -> Self {
+        Self {
+            mode: Mode::Display,
+            ..Self::new(HloStyle::Exact)
         }
     }
 

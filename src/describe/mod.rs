@@ -30,6 +30,9 @@
 
 use std::fmt::{self, Write as _};
 
+mod stream;
+pub use stream::{explain, ExplainError, ExplainFormat, STREAMED, STREAMED_ELEMENT};
+
 use serde::{Deserialize, Serialize};
 
 use crate::index::{IndexError, LayoutPlan};

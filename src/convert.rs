@@ -91,6 +91,9 @@ pub enum ConvertError {
     },
     /// A value the HLO text in the chosen style cannot express.
     Print(PrintError),
+    /// The output's temporary file could not be written or read back
+    /// ([`Spool`]).
+    Spool(String),
     /// An unknown field, which the lossless text cannot carry.
     UnknownField {
         /// Where the field is.
@@ -113,6 +116,7 @@ impl fmt::Display for ConvertError {
                 codec::wire::RECURSION_LIMIT
             ),
             ConvertError::Print(e) => e.fmt(f),
+            ConvertError::Spool(e) => f.write_str(e),
             ConvertError::UnknownField { path, number } => write!(
                 f,
                 "{}unknown field {number} has no text form (--hlo-style xla drops it with a warning)",
@@ -604,7 +608,11 @@ impl TupleWriter {
     /// depth there, in HLO text with its path there.
     fn of_part(to: Form, options: &Options, part: ProgramPart) -> Self {
         let mut writer = Self::new(to, options);
-        writer.out = None;
+        // JSON, some seven times the input, is spooled; the bytes and the text of a
+        // part are held (a part's HLO text may yet be refused).
+        if to != Form::Json {
+            writer.out = None;
+        }
         let (depth, at) = match part {
             ProgramPart::Parameter(i) => (2, crate::Path::root().field("parameters").index(i)),
             ProgramPart::Result => (1, crate::Path::root().field("result")),
@@ -794,10 +802,9 @@ fn close_element(out: &mut Vec<u8>, start: usize, head: &[u8], tail: &[u8]) {
 impl TupleWriter {
     /// The output: text with its final newline, or the bytes; what the whole
     /// tuple's HLO text refuses, if anything.
-    fn finish(mut self) -> Result<Spool, ConvertError> {
+    fn finish(self) -> Result<Spool, ConvertError> {
         let binary = matches!(self.form, Writer::Binary(..));
-        let mut out = self.out.take().unwrap_or_default();
-        out.push(&self.finish_part()?);
+        let mut out = self.finish_part()?;
         if !binary {
             out.push(b"\n");
         }
@@ -805,7 +812,14 @@ impl TupleWriter {
     }
 
     /// [`Self::finish`] without the final newline of text.
-    fn finish_part(mut self) -> Result<Vec<u8>, ConvertError> {
+    fn finish_part(mut self) -> Result<Spool, ConvertError> {
+        let mut out = self.out.take().unwrap_or_default();
+        out.push(&self.finish_written()?);
+        Ok(out)
+    }
+
+    /// What is left to write, closed.
+    fn finish_written(mut self) -> Result<Vec<u8>, ConvertError> {
         if let Some(refused) = self.refused {
             return Err(ConvertError::Print(refused));
         }
@@ -986,7 +1000,7 @@ impl ProgramSource<'_> {
 /// refuses).
 enum WrittenPart {
     Whole(Decoded<crate::proto::ShapeProto>),
-    Written(Result<Vec<u8>, ConvertError>),
+    Written(Result<Spool, ConvertError>),
 }
 
 /// The shapes of a program shape's parts written as they come: a part that is a plain
@@ -1054,11 +1068,22 @@ fn program_to_binary(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, Conve
     };
     let (mut out, mut result, mut names) = (Vec::new(), None, Names::default());
     let mut parts = ProgramParts::new(Form::Binary, source.options);
+    let mut failed = None;
     let mut done = |part, written| {
         let body = match written {
             WrittenPart::Whole(shape) => shape.encode_to_vec(),
-            // The binary writer refuses nothing.
-            WrittenPart::Written(body) => body.unwrap_or_default(),
+            // The binary writer refuses nothing, and holds its bytes.
+            WrittenPart::Written(body) => match body.map(Spool::into_vec) {
+                Ok(Ok(body)) => body,
+                Ok(Err(e)) => {
+                    failed.get_or_insert(ConvertError::Spool(e.to_string()));
+                    Vec::new()
+                }
+                Err(e) => {
+                    failed.get_or_insert(e);
+                    Vec::new()
+                }
+            },
         };
         match part {
             ProgramPart::Parameter(_) => put(&mut out, 1, &body),
@@ -1070,6 +1095,9 @@ fn program_to_binary(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, Conve
         &mut |_, name| names.push(name),
     )?;
     parts.flush(&mut done);
+    if let Some(e) = failed {
+        return Some(Err(e));
+    }
     Some(rest.map(|_| {
         if let Some(result) = result {
             put(&mut out, 2, &result);
@@ -1093,28 +1121,38 @@ impl WrittenPart {
         match self {
             WrittenPart::Whole(shape) => Ok(HeldPart::Whole(shape)),
             WrittenPart::Written(text) => {
-                let text = text?;
+                let text = text?
+                    .into_vec()
+                    .map_err(|e| ConvertError::Spool(e.to_string()))?;
                 // The writers of JSON and HLO text write UTF-8.
-                Ok(HeldPart::Text(String::from_utf8(text).unwrap_or_default()))
+                String::from_utf8(text)
+                    .map(HeldPart::Text)
+                    .map_err(|e| ConvertError::Spool(e.to_string()))
             }
         }
     }
 }
 
 /// [`program_shape_to`] into proto3 JSON.
+/// [`program_shape_to`] into proto3 JSON: a part written a shape at a time is
+/// spooled ([`TupleWriter::of_part`]) and copied into the output in its place (the
+/// result after every parameter, wherever the input gives it).
 fn program_to_json(source: &ProgramSource<'_>) -> Option<Result<Spool, ConvertError>> {
     let mut writer = json::ProgramJson::new(&json_print_options(source.options));
     let (mut spool, mut pending) = (Spool::new(), 0);
     let (mut result, mut names) = (None, Names::default());
     let mut parts = ProgramParts::new(Form::Json, source.options);
     let mut done = |part, written: WrittenPart| {
-        let Ok(held) = written.held() else {
-            return; // JSON refuses nothing.
-        };
-        match (part, held) {
-            (ProgramPart::Result, held) => result = Some(held),
-            (_, HeldPart::Whole(shape)) => writer.parameter(&shape.message),
-            (_, HeldPart::Text(text)) => writer.parameter_part(json::Part::Printed(&text)),
+        match (part, written) {
+            (ProgramPart::Result, written) => result = Some(written),
+            (_, WrittenPart::Whole(shape)) => writer.parameter(&shape.message),
+            (_, WrittenPart::Written(json)) => {
+                // The separator and indentation, then the part's JSON.
+                writer.parameter_part(json::Part::Printed(""));
+                spool.push(writer.take().as_bytes());
+                // JSON refuses nothing.
+                spool.append(json.unwrap_or_default());
+            }
         }
         pending += 1;
         if pending == SPOOLED_PARTS {
@@ -1128,14 +1166,20 @@ fn program_to_json(source: &ProgramSource<'_>) -> Option<Result<Spool, ConvertEr
     )?;
     parts.flush(&mut done);
     Some(rest.map(|_| {
-        let result = match &result {
-            Some(HeldPart::Whole(shape)) => Some(json::Part::Shape(&shape.message)),
-            Some(HeldPart::Text(text)) => Some(json::Part::Printed(text)),
-            None => None,
+        let result = match result {
+            Some(WrittenPart::Whole(shape)) => {
+                writer.finish_part(Some(json::Part::Shape(&shape.message)), names.iter())
+            }
+            Some(WrittenPart::Written(json)) => {
+                writer.start_result();
+                spool.push(writer.take().as_bytes());
+                spool.append(json.unwrap_or_default());
+                writer.finish_part(None, names.iter())
+            }
+            None => writer.finish_part(None, names.iter()),
         };
-        let mut out = writer.finish_part(result, names.iter());
-        out.push('\n');
-        spool.push(out.as_bytes());
+        spool.push(result.as_bytes());
+        spool.push(b"\n");
         spool
     }))
 }

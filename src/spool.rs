@@ -45,7 +45,7 @@ impl Spool {
             Some(_) if self.error.is_some() => {}
             Some(file) => {
                 if let Err(e) = file.write_all(bytes) {
-                    self.error = Some(e);
+                    self.error = Some(spooled(e));
                 }
             }
         }
@@ -67,11 +67,8 @@ impl Spool {
     /// A failure to write or read back the temporary file (then nothing is written to
     /// `out`), or to write `out`.
     pub fn write_to(self, out: &mut dyn Write) -> io::Result<()> {
-        // Said as the temporary file's, not the destination's.
-        let spooled =
-            |e: io::Error| io::Error::new(e.kind(), format!("the output's temporary file: {e}"));
         if let Some(e) = self.error {
-            return Err(spooled(e));
+            return Err(e);
         }
         let file = match self.file {
             Some(file) => {
@@ -95,6 +92,14 @@ impl Spool {
         Ok(())
     }
 
+    /// Appends every byte of `other`. A failure to read back its temporary file is
+    /// kept, as a failure to write this spool's own, for [`Spool::write_to`] to say.
+    pub fn append(&mut self, other: Spool) {
+        if let Err(e) = other.write_to(self) {
+            self.error.get_or_insert(e);
+        }
+    }
+
     /// Every byte in one vector (in memory, however many there are).
     ///
     /// # Errors
@@ -107,6 +112,12 @@ impl Spool {
         self.write_to(&mut out)?;
         Ok(out)
     }
+}
+
+/// A failure of the temporary file, said as the temporary file's, not the
+/// destination's.
+fn spooled(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("the output's temporary file: {e}"))
 }
 
 impl From<Vec<u8>> for Spool {

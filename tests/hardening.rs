@@ -460,6 +460,21 @@ fn output_larger_than_the_input_is_spooled_in_bounded_memory() {
     let program = text::parse_program_shape(&program).unwrap();
     let program_json = whole(xla_shape::AnyMessage::ProgramShape(program.clone()));
     let program = xla_shape::codec::encode(&program);
+    // Half the tuple as a program shape's parameter and as its result (39 MB of JSON
+    // each): each part's JSON is spooled, and copied into its place.
+    let half = xla_shape::proto::ShapeProto {
+        tuple_shapes: shape.tuple_shapes[..200_000].to_vec(),
+        ..shape.clone()
+    };
+    let parts = xla_shape::proto::ProgramShapeProto {
+        parameters: vec![half.clone()],
+        result: Some(half),
+        parameter_names: vec!["p".to_string()],
+    };
+    let parts_json = whole(xla_shape::AnyMessage::ProgramShape(parts.clone()));
+    let parts_input = dir.path().join("parts.pb");
+    std::fs::write(&parts_input, xla_shape::codec::encode(&parts)).unwrap();
+    drop(parts);
     let binary = dir.path().join("tuple.pb");
     let tuple = xla_shape::codec::encode(&shape);
     assert!(
@@ -492,6 +507,21 @@ fn output_larger_than_the_input_is_spooled_in_bounded_memory() {
         assert_eq!(status, Some(0), "{args}: {said}");
         assert!(written == *expected, "{args}: converted differently");
     }
+    // The parts in a 100 MB address space (the previous binary, which held each
+    // part's JSON and copied it, ran out of 150 MB).
+    let parts = limited_to(
+        100_000,
+        &format!(
+            "convert --from binary --message program-shape --to json {}",
+            parts_input.display()
+        ),
+    );
+    let said = String::from_utf8_lossy(&parts.stderr);
+    assert_eq!(parts.status.code(), Some(0), "{said}");
+    assert!(
+        parts.stdout == parts_json,
+        "program parts converted differently"
+    );
     // Cut short: an error at the last element, and nothing written.
     std::fs::write(&binary, &tuple[..tuple.len() - 3]).unwrap();
     std::fs::write(&out, b"before").unwrap();

@@ -318,6 +318,14 @@ impl ProgramJson {
         self.0.finish(result.map(Part::Shape), names)
     }
 
+    /// Closes the parameters and prints the result's key: the result's JSON, printed
+    /// by a [`TupleJson::nested`] at depth 1, comes next, in the caller's output after
+    /// what [`take`](Self::take) gives; then [`finish`](Self::finish) with no result.
+    /// For a result whose JSON is too large to hold.
+    pub fn start_result(&mut self) {
+        self.0.start_result();
+    }
+
     /// [`Self::finish`] with the result given as a shape or as its JSON already
     /// printed ([`TupleJson::nested`] at depth 1).
     pub fn finish_part<'n>(

@@ -326,6 +326,15 @@ impl ProgramPrinter {
         printer.part(shape);
     }
 
+    /// Closes the parameters and prints the result's key: its JSON comes next.
+    pub(crate) fn start_result(&mut self) {
+        if let Some(array) = self.parameters.take() {
+            self.printer.close(array, ']');
+        }
+        self.printer
+            .key(&mut self.object, &fields::PROGRAM_SHAPE[1]);
+    }
+
     pub(crate) fn finish<'n>(
         mut self,
         result: Option<Part<'_>>,

@@ -2135,6 +2135,54 @@ fn long_tuples_whose_texts_do_not_read_back_are_listed_in_bounded_memory() {
     assert_eq!(line["bytes"], 500_002u64 * 8 * 128 * 4);
     let compared = limited(&format!("diff {} {}", input.display(), input.display()));
     assert_eq!(compared.status.code(), Some(0), "{}", said(&compared));
+
+    // A policy checks such a tuple a shape at a time too (it was validated whole: 41
+    // times its size), each finding with its array's own text, as for a long tuple
+    // kept as its text; `diff` compares two that differ, or one with the same tuple in
+    // text, an element at a time (both were read whole: 52 times).
+    let big = ShapeProto {
+        dimensions: vec![1024, 1024],
+        ..array.clone()
+    };
+    let mut elements = vec![array.clone(); 500_000];
+    elements[7] = big.clone();
+    elements[2] = tuple(vec![array.clone(), big]);
+    let mut changed = elements.clone();
+    changed[250_000].dimensions = vec![8, 256];
+    let changed = tuple(changed);
+    std::fs::write(&input, xla_shape::codec::encode(&tuple(elements))).unwrap();
+    let other = dir.path().join("changed.pb");
+    std::fs::write(&other, xla_shape::codec::encode(&changed)).unwrap();
+    let changed_text = dir.path().join("changed.txt");
+    let text = text::HloStyle::Xla.print_shape(&changed).unwrap();
+    std::fs::write(&changed_text, format!("{text}\n")).unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "[all]\nmax_array_bytes = 1048575\n").unwrap();
+    let report =
+        report_in_bounded_memory(&format!("--policy {}", policy.display()), &input, Some(1));
+    let findings: Vec<(String, String)> = report["files"][0]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["path"].to_string(), f["shape"].to_string()))
+        .collect();
+    let at = |path: &str| (format!("\"{path}\""), "\"f32[1024,1024]{1,0}\"".to_string());
+    assert_eq!(
+        findings,
+        [at("tuple_shapes[2].tuple_shapes[1]"), at("tuple_shapes[7]")]
+    );
+    for other in [&other, &changed_text] {
+        let report = json_in_bounded_memory(
+            &format!("diff --format json {} {}", input.display(), other.display()),
+            1,
+        );
+        let changes = report["files"][0]["changes"].as_array().unwrap();
+        assert_eq!(changes.len(), 1, "{}", other.display());
+        assert_eq!(
+            changes[0]["aspects"],
+            serde_json::json!([{"kind": "dimensions", "words": "{250000}: dimensions[8,128]->[8,256]"}])
+        );
+    }
 }
 
 /// `shapes` and `diff` open nested tuples with unknown fields of their own (and

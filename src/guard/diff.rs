@@ -1394,9 +1394,11 @@ impl Differ<'_> {
         }
         let (old, new) = (old.entry(), new.entry());
         let mut aspects = Vec::new();
-        let long = old.is_long_tuple_text() && new.is_long_tuple_text();
-        if !long
-            || compare_long_tuples(&old.text, &new.text, &mut Vec::new(), &mut aspects).is_none()
+        let long = TupleSide::of(&old)
+            .zip(TupleSide::of(&new))
+            .filter(|(o, n)| o.is_long_tuple() && n.is_long_tuple());
+        if long
+            .is_none_or(|(o, n)| compare_long_tuples(o, n, &mut Vec::new(), &mut aspects).is_none())
         {
             aspects.clear();
             compare(&old.shape(), &new.shape(), &mut Vec::new(), &mut aspects);
@@ -1801,36 +1803,127 @@ fn prefix(index: &[usize]) -> String {
     }
 }
 
-/// [`compare`] of two long tuples kept as their text (which reads back as their
-/// shapes), an element at a time: elements of the same text are the same shape, and
-/// only those that differ are read (a long one that is a tuple again an element at a
-/// time), so that two tuples of millions of shapes are never held (read whole, two 20
-/// MB tuples took 1 GB to compare). `None` when an element does not read back, which
-/// the whole comparison then says.
+/// One side of two long tuples compared an element at a time: a tuple's text (which
+/// reads back as it), or the bytes of a binary tuple (kept because its text does not).
+#[derive(Clone, Copy, Debug)]
+enum TupleSide<'a> {
+    Text(&'a str),
+    Encoded(&'a [u8]),
+}
+
+impl<'a> TupleSide<'a> {
+    /// The entry as a side, when it is a long tuple kept as its text or its bytes.
+    fn of(entry: &'a Entry) -> Option<Self> {
+        match entry.encoded() {
+            Some(bytes) => Some(TupleSide::Encoded(bytes)),
+            None => entry
+                .is_long_tuple_text()
+                .then_some(TupleSide::Text(&entry.text)),
+        }
+    }
+
+    /// Whether this is a long tuple, compared an element at a time.
+    fn is_long_tuple(self) -> bool {
+        match self {
+            TupleSide::Text(text) => listing::long_tuple(text),
+            TupleSide::Encoded(bytes) => bytes.len() >= listing::LONG_TEXT && encoded_tuple(bytes),
+        }
+    }
+
+    /// The elements of the tuple, in order.
+    fn elements(self) -> Box<dyn Iterator<Item = TupleSide<'a>> + 'a> {
+        match self {
+            TupleSide::Text(text) => Box::new(listing::tuple_elements(text).map(TupleSide::Text)),
+            TupleSide::Encoded(bytes) => Box::new(encoded_elements(bytes).map(TupleSide::Encoded)),
+        }
+    }
+
+    /// Whether two sides are known to be the same shape without reading them: the same
+    /// text, or the same bytes.
+    fn same(self, other: TupleSide<'_>) -> bool {
+        match (self, other) {
+            (TupleSide::Text(a), TupleSide::Text(b)) => a == b,
+            (TupleSide::Encoded(a), TupleSide::Encoded(b)) => a == b,
+            _ => false,
+        }
+    }
+
+    /// The shape, read whole.
+    fn read(self) -> Option<ShapeProto> {
+        match self {
+            TupleSide::Text(text) => listing::read_back(text).ok(),
+            TupleSide::Encoded(bytes) => crate::codec::decode_shape(bytes)
+                .ok()
+                .map(|decoded| decoded.message),
+        }
+    }
+}
+
+/// Whether the `ShapeProto` of `bytes` (which decode) is a tuple: its last element
+/// type, read from its top-level fields, is `TUPLE`.
+fn encoded_tuple(bytes: &[u8]) -> bool {
+    use crate::codec::wire::{Reader, WireType};
+    let mut reader = Reader::new(bytes);
+    let mut element_type = None;
+    while !reader.is_at_end() {
+        let Ok((number, wire_type)) = reader.read_tag() else {
+            return false;
+        };
+        if (number, wire_type) == (2, WireType::Varint) {
+            // An enum is an int32 on the wire: its low 32 bits.
+            element_type = reader.read_varint().ok().map(|v| v as i32);
+        } else if reader.skip_value(number, wire_type, 0).is_err() {
+            return false;
+        }
+    }
+    element_type == Some(TUPLE)
+}
+
+/// The bytes of each `tuple_shapes` element of the `ShapeProto` of `bytes`, in order.
+fn encoded_elements(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    use crate::codec::wire::{Reader, WireType};
+    let mut reader = Reader::new(bytes);
+    std::iter::from_fn(move || loop {
+        if reader.is_at_end() {
+            return None;
+        }
+        let (number, wire_type) = reader.read_tag().ok()?;
+        if (number, wire_type) == (4, WireType::LengthDelimited) {
+            return reader.read_length_delimited().ok();
+        }
+        reader.skip_value(number, wire_type, 0).ok()?;
+    })
+}
+
+/// [`compare`] of two long tuples, each kept as its text (which reads back as its
+/// shapes) or its bytes, an element at a time: elements of the same text or bytes are
+/// the same shape, and only those that differ are read (a long one that is a tuple
+/// again an element at a time), so that two tuples of millions of shapes are never
+/// held (read whole, two 20 MB tuples took 1 GB to compare). `None` when an element
+/// does not read back, which the whole comparison then says.
 fn compare_long_tuples(
-    old: &str,
-    new: &str,
+    old: TupleSide<'_>,
+    new: TupleSide<'_>,
     index: &mut Vec<usize>,
     out: &mut Vec<Aspect>,
 ) -> Option<()> {
-    use super::listing::{long_tuple, read_back, tuple_elements};
-    let (mut olds, mut news) = (tuple_elements(old), tuple_elements(new));
+    let (mut olds, mut news) = (old.elements(), new.elements());
     for k in 0.. {
         let (o, n) = (olds.next(), news.next());
         index.push(k);
         match (o, n) {
-            (Some(o), Some(n)) if o == n => {}
-            (Some(o), Some(n)) if long_tuple(o) && long_tuple(n) => {
+            (Some(o), Some(n)) if o.same(n) => {}
+            (Some(o), Some(n)) if o.is_long_tuple() && n.is_long_tuple() => {
                 compare_long_tuples(o, n, index, out)?;
             }
-            (Some(o), Some(n)) => compare(&read_back(o).ok()?, &read_back(n).ok()?, index, out),
+            (Some(o), Some(n)) => compare(&o.read()?, &n.read()?, index, out),
             (None, Some(n)) => out.push(Aspect {
                 kind: ChangeKind::Structure,
-                words: format!("{}added {}", prefix(index), print(&read_back(n).ok()?)),
+                words: format!("{}added {}", prefix(index), print(&n.read()?)),
             }),
             (Some(o), None) => out.push(Aspect {
                 kind: ChangeKind::Structure,
-                words: format!("{}removed {}", prefix(index), print(&read_back(o).ok()?)),
+                words: format!("{}removed {}", prefix(index), print(&o.read()?)),
             }),
             (None, None) => {
                 index.pop();
@@ -2043,16 +2136,29 @@ mod tests {
             let read = |t: &str| super::super::listing::read_back(t).expect("reads back");
             let mut whole = Vec::new();
             super::compare(&read(&old), &read(&new), &mut Vec::new(), &mut whole);
-            let mut each = Vec::new();
-            super::compare_long_tuples(&old, &new, &mut Vec::new(), &mut each)
-                .expect("every element reads back");
             let words = |aspects: &[super::Aspect]| {
                 aspects
                     .iter()
                     .map(|a| format!("{:?} {}", a.kind, a.words))
                     .collect::<Vec<_>>()
             };
-            assert_eq!(words(&each), words(&whole), "{old} -> {new}");
+            // Each side as its text, or as its bytes (a binary tuple kept as them).
+            let (old_bytes, new_bytes) = (
+                crate::codec::encode(&read(&old)),
+                crate::codec::encode(&read(&new)),
+            );
+            use super::TupleSide::{Encoded, Text};
+            for (o, n) in [
+                (Text(&old), Text(&new)),
+                (Encoded(&old_bytes), Encoded(&new_bytes)),
+                (Encoded(&old_bytes), Text(&new)),
+                (Text(&old), Encoded(&new_bytes)),
+            ] {
+                let mut each = Vec::new();
+                super::compare_long_tuples(o, n, &mut Vec::new(), &mut each)
+                    .expect("every element reads back");
+                assert_eq!(words(&each), words(&whole), "{old} -> {new} ({o:?})");
+            }
         }
     }
 

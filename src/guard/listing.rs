@@ -254,6 +254,16 @@ impl Entry {
         }
     }
 
+    /// The bytes of a long binary tuple kept beside its text ([`Kept::Encoded`]), which
+    /// are read a shape at a time where they can be ([`Entry::bytes`], the policy
+    /// check, `diff`).
+    pub(crate) fn encoded(&self) -> Option<&[u8]> {
+        match &self.held {
+            Some(Kept::Encoded(bytes)) => Some(bytes),
+            _ => None,
+        }
+    }
+
     /// Whether the entry is a long tuple kept as its text alone, which is read a shape
     /// at a time where it can be ([`Entry::bytes`], the policy check).
     pub(crate) fn is_long_tuple_text(&self) -> bool {
@@ -275,7 +285,7 @@ impl Entry {
         }
         if let Some(Kept::Encoded(bytes)) = &self.held {
             if let Some(size) = long_encoded_size(bytes) {
-                return size;
+                return size.flatten();
             }
         }
         allocated_bytes(&self.validated()?)
@@ -374,7 +384,7 @@ const MODULE_TEXT: crate::text::ParseOptions = crate::text::ParseOptions {
 
 /// Shape text of this many bytes or more that is a tuple is read a shape at a time
 /// where it can be: listed, checked when a listing is read back, sized.
-const LONG_TEXT: usize = 1 << 20;
+pub(crate) const LONG_TEXT: usize = 1 << 20;
 
 /// A listing's shape text read back: as HLO module text gives shapes.
 pub(crate) fn read_back(text: &str) -> Result<ShapeProto, crate::text::ParseError> {
@@ -448,9 +458,9 @@ pub(crate) fn long_tuple_size(text: &str) -> Option<Option<u64>> {
 }
 
 /// [`long_tuple_size`] of a binary tuple kept as its bytes ([`Kept::Encoded`]), read a
-/// shape at a time; `None` when it must be sized whole (a nested tuple has fields of
-/// its own, whose checks are the whole validation's).
-fn long_encoded_size(bytes: &[u8]) -> Option<Option<u64>> {
+/// shape at a time; `None` when it must be checked and sized whole (a tuple has fields
+/// of its own, whose checks are the whole validation's).
+pub(crate) fn long_encoded_size(bytes: &[u8]) -> Option<Option<Option<u64>>> {
     let (size, plain) = (
         std::cell::RefCell::new(TupleSize::default()),
         std::cell::Cell::new(true),
@@ -469,7 +479,28 @@ fn long_encoded_size(bytes: &[u8]) -> Option<Option<u64>> {
         },
     );
     let plain = decoded.is_ok_and(|d| d.is_tuple()) && plain.get();
-    plain.then(|| size.into_inner().finish(true).flatten())
+    plain.then(|| size.into_inner().finish(true))
+}
+
+/// [`for_each_long_tuple_array`] of a binary tuple kept as its bytes, valid and read a
+/// shape at a time ([`long_encoded_size`] is `Some(Some(_))`): each array's text is
+/// XLA's, else the lossless text, else why it has none.
+pub(crate) fn for_each_long_encoded_array(
+    bytes: &[u8],
+    each: &mut dyn FnMut(&[usize], &crate::ArrayShape, String),
+) {
+    let gate = GateOptions::hlo_text();
+    let _ = crate::codec::decode_shape_tree(
+        bytes,
+        &mut |path, _, leaf| {
+            if let Some(Shape::Array(array) | Shape::Buffer(array)) =
+                validate_shape_with(&leaf.message, gate).into_parts().0
+            {
+                each(path, &array, print(&leaf.message, HloStyle::Xla, None));
+            }
+        },
+        &mut |_| {},
+    );
 }
 
 /// The validity and allocated bytes of a tuple summed a shape at a time, as the

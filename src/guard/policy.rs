@@ -246,13 +246,24 @@ pub struct PolicyCheck<'p> {
 }
 
 impl PolicyCheck<'_> {
-    /// Checks the next shape of the listing. A tuple kept as its long text is read a
-    /// shape at a time (twice: once to know it valid and its size, once to check its
-    /// arrays), and its findings carry their array's own text.
+    /// Checks the next shape of the listing. A tuple kept as its long text (or as the
+    /// bytes of a long binary tuple) is read a shape at a time (twice: once to know it
+    /// valid and its size, once to check its arrays), and its findings carry their
+    /// array's own text.
     pub fn entry(&mut self, entry: &Entry) {
         let long = entry.is_long_tuple_text();
+        // A long binary tuple kept as its bytes, read a shape at a time when no tuple
+        // in it has fields of its own.
+        let encoded = entry
+            .encoded()
+            .and_then(|bytes| Some((bytes, super::listing::long_encoded_size(bytes)?)));
         let (valid, bytes) = if long {
             match super::listing::long_tuple_size(&entry.text) {
+                Some(bytes) => (None, bytes),
+                None => return,
+            }
+        } else if let Some((_, size)) = encoded {
+            match size {
                 Some(bytes) => (None, bytes),
                 None => return,
             }
@@ -323,11 +334,17 @@ impl PolicyCheck<'_> {
                     check(&index, array, None);
                 }
             }
-            None => {
-                super::listing::for_each_long_tuple_array(&entry.text, &mut |index, array, text| {
-                    check(index, array, Some(text));
-                })
-            }
+            None => match encoded {
+                Some((bytes, _)) => {
+                    super::listing::for_each_long_encoded_array(bytes, &mut |index, array, text| {
+                        check(index, array, Some(text))
+                    })
+                }
+                None => super::listing::for_each_long_tuple_array(
+                    &entry.text,
+                    &mut |index, array, text| check(index, array, Some(text)),
+                ),
+            },
         }
     }
 

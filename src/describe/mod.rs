@@ -31,7 +31,7 @@
 use std::fmt::{self, Write as _};
 
 mod stream;
-pub use stream::{explain, ExplainError, ExplainFormat, STREAMED, STREAMED_ELEMENT};
+pub use stream::{explain, explain_with, ExplainError, ExplainFormat, STREAMED, STREAMED_ELEMENT};
 
 use serde::{Deserialize, Serialize};
 

@@ -81,8 +81,9 @@ pub fn explain(
 }
 
 /// [`explain`] with the sizes from which the whole text and a tuple element are
-/// described a shape at a time.
-fn explain_with(
+/// described a shape at a time (for the properties that compare the two ways).
+#[doc(hidden)]
+pub fn explain_with(
     text: &str,
     style: HloStyle,
     format: ExplainFormat,

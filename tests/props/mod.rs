@@ -515,6 +515,7 @@ pub fn text_roundtrip(data: &[u8]) {
         return;
     };
     streamed_conversions_agree(input);
+    explained_a_shape_at_a_time(input);
     program_conversions_agree(xla_shape::convert::Form::Hlo, input.as_bytes());
     for fill in [true, false] {
         let options = ParseOptions {
@@ -546,6 +547,36 @@ pub fn text_roundtrip(data: &[u8]) {
             let again = text::parse_layout(&printed)
                 .unwrap_or_else(|e| panic!("{input:?} printed {printed:?}: {e}"));
             assert_eq!(again, layout, "{input:?} printed {printed:?}");
+        }
+    }
+}
+
+/// `explain` of a tuple described a shape at a time (every tuple element again a shape
+/// at a time, or none) gives the bytes, or the errors, of the whole description.
+fn explained_a_shape_at_a_time(input: &str) {
+    use xla_shape::describe::{explain_with, ExplainError, ExplainFormat};
+    let run = |style, format, sizes| {
+        let mut issues = Vec::new();
+        let explained = explain_with(input, style, format, &mut |i| issues.push(i.clone()), sizes);
+        match explained {
+            Ok(out) => Ok(out.into_vec().expect("in memory")),
+            Err(ExplainError::Invalid { errors }) => {
+                assert_eq!(errors, issues.len(), "{input:?}");
+                Err(format!("{issues:?}"))
+            }
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    for style in [text::HloStyle::Xla, text::HloStyle::Exact] {
+        for format in [ExplainFormat::Text, ExplainFormat::PrettyJson] {
+            let whole = run(style, format, (usize::MAX, usize::MAX));
+            for sizes in [(0, 0), (0, usize::MAX)] {
+                assert_eq!(
+                    run(style, format, sizes),
+                    whole,
+                    "{input:?} {style:?} {format:?}"
+                );
+            }
         }
     }
 }

@@ -636,12 +636,15 @@ fn plural(count: u64, one: &str, many: &str) -> String {
     }
 }
 
-fn join<T: ToString>(items: &[T]) -> String {
-    items
-        .iter()
-        .map(ToString::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+fn join<T: fmt::Display>(items: &[T]) -> String {
+    let mut out = String::new();
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{item}");
+    }
+    out
 }
 
 impl fmt::Display for Description {
@@ -819,13 +822,20 @@ fn order_line(
         return;
     }
     let _ = write!(out, "{indent}minor_to_major {{{}}}: ", join(m2m));
-    let names: Vec<String> = m2m.iter().map(|&d| dimension_name(array, d)).collect();
-    match names.as_slice() {
+    // Only the most minor and the most major are named (a rank may be in the
+    // hundreds of thousands).
+    let name = |d: &usize| dimension_name(array, *d);
+    match m2m.as_slice() {
         [only] => {
-            let _ = write!(out, "{only} is the only one");
+            let _ = write!(out, "{} is the only one", name(only));
         }
         [minor, .., major] => {
-            let _ = write!(out, "{minor} varies fastest in memory, {major} slowest");
+            let _ = write!(
+                out,
+                "{} varies fastest in memory, {} slowest",
+                name(minor),
+                name(major)
+            );
         }
         [] => {}
     }

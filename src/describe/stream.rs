@@ -94,18 +94,29 @@ pub fn explain_with(
     if text.len() < streamed || !is_tuple {
         let proto = text::parse_shape(text).map_err(ExplainError::Syntax)?;
         let shape = valid(&proto, error)?;
+        drop(proto);
         let description = describe(&shape, style);
-        let mut out = match format {
-            ExplainFormat::Text => description.to_string(),
-            ExplainFormat::Json => serde_json::to_string(&description).map_err(json_error)?,
-            ExplainFormat::PrettyJson => {
-                serde_json::to_string_pretty(&description).map_err(json_error)?
+        drop(shape);
+        // Written straight into the output (a rank of hundreds of thousands describes
+        // in tens of MB).
+        let mut out = Spool::new();
+        match format {
+            ExplainFormat::Text => {
+                let mut lines = String::new();
+                shape_lines(&description.shape, "", &mut lines);
+                out.push(lines.as_bytes());
             }
-        };
-        if format != ExplainFormat::Text {
-            out.push('\n');
+            ExplainFormat::Json => {
+                serde_json::to_writer(&mut out, &description).map_err(json_error)?;
+            }
+            ExplainFormat::PrettyJson => {
+                serde_json::to_writer_pretty(&mut out, &description).map_err(json_error)?;
+            }
         }
-        return Ok(Spool::from(out.into_bytes()));
+        if format != ExplainFormat::Text {
+            out.push(b"\n");
+        }
+        return Ok(out);
     }
     // Parsed first, so that a syntax error comes alone, as the whole parse gives it.
     let parsed = text::parse_shape_leaves(text, ParseOptions::default(), &mut |_, _, _| {})

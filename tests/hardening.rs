@@ -2876,3 +2876,49 @@ fn long_tuples_are_explained_a_shape_at_a_time() {
     assert!(said.contains("nested more than 256 levels deep"), "{said}");
     assert!(!out.exists());
 }
+
+/// `index -` answers any number of lines from standard input in the memory of one: a
+/// million lines (5.5 MB) in a 60 MB address space (they were read whole and every
+/// answer held: 670 MB for 3 million), as text and as JSON; a bad index on the last
+/// line is an error that writes nothing.
+#[test]
+fn index_lines_from_standard_input_are_answered_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let shape = "f32[8,128]{1,0:T(8,128)}";
+    let mut lines = String::new();
+    let n = 1_000_000;
+    for i in 0..n {
+        lines.push_str(&format!("{},{}\n", i % 8, i % 128));
+    }
+    let input = dir.path().join("indices.txt");
+    let out = dir.path().join("answers");
+    let run = |format: &str, stdin: &[u8]| {
+        std::fs::write(&input, stdin).unwrap();
+        std::process::Command::new("sh")
+            .env("MALLOC_ARENA_MAX", "1")
+            .arg("-c")
+            .arg(format!(
+                "ulimit -v 60000 && exec \"$0\" index {format} '{shape}' - -o {} < {}",
+                out.display(),
+                input.display()
+            ))
+            .arg(env!("CARGO_BIN_EXE_xla-shape"))
+            .status()
+            .unwrap()
+            .code()
+    };
+    assert_eq!(run("", lines.as_bytes()), Some(0));
+    let answers = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(answers.lines().count(), n);
+    // The last line's index lies in the one tile, row-major.
+    let last = n - 1;
+    let linear = (last % 8) * 128 + last % 128;
+    assert_eq!(answers.lines().last(), Some(linear.to_string().as_str()));
+    assert_eq!(run("--format json", lines.as_bytes()), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(report["results"].as_array().unwrap().len(), n);
+    std::fs::remove_file(&out).unwrap();
+    lines.push_str("8,0\n");
+    assert_eq!(run("", lines.as_bytes()), Some(2));
+    assert!(!out.exists());
+}

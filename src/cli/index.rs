@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 
 use clap::Args;
-use xla_shape::describe::{locate, locate_linear, IndexReport, Location};
+use xla_shape::describe::{locate, locate_linear, IndexJson, Location};
 use xla_shape::index::LayoutPlan;
+use xla_shape::spool::Spool;
 use xla_shape::{ArrayShape, Shape};
 
 use super::input::{Source, TextForm};
@@ -63,10 +64,10 @@ pub struct IndexArgs {
 }
 
 /// One index as given, with the name to put in front of its errors.
-struct Request {
+struct Request<'a> {
     /// `[2,3]` for an argument, `<stdin>:4` for a line.
     name: String,
-    text: String,
+    text: &'a str,
 }
 
 pub fn run(args: IndexArgs) -> Result<(), Failure> {
@@ -91,9 +92,14 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
     let array = array_of(&shape).map_err(|e| Failure::unreadable(format!("{name}: {e}")))?;
     let plan = LayoutPlan::new(array).map_err(|e| Failure::unreadable(format!("{name}: {e}")))?;
 
-    let requests = requests(&arguments, shape_from_stdin)?;
-    let mut results = Vec::with_capacity(requests.len());
-    for request in &requests {
+    check_arguments(&arguments, shape_from_stdin)?;
+    // Each answer is written into the output as it comes (spooled: written only once
+    // every index is answered), so that any number of lines costs the memory of one.
+    let style = args.hlo_style.into();
+    let mut json =
+        (args.format == FormatArg::Json).then(|| IndexJson::new(&shape, style, &plan, args.pretty));
+    let mut text = Spool::new();
+    each_request(&arguments, &mut |request| {
         let named = |message: String| Failure::unreadable(format!("{}: {message}", request.name));
         let location = if args.linear {
             let slot = parse_number(request.text.trim()).ok_or_else(|| {
@@ -104,20 +110,20 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
             })?;
             locate_linear(&plan, slot)
         } else {
-            let index = parse_index(&request.text).map_err(named)?;
+            let index = parse_index(request.text).map_err(named)?;
             locate(&plan, &index)
         };
-        results.push(location.map_err(|e| named(e.to_string()))?);
-    }
-
-    let out = match args.format {
-        FormatArg::Text => results.iter().map(|r| text_line(r, &args)).collect(),
-        FormatArg::Json => {
-            let report = IndexReport::new(&shape, args.hlo_style.into(), &plan, results);
-            super::to_json(&report, args.pretty)?
+        let location = location.map_err(|e| named(e.to_string()))?;
+        match &mut json {
+            Some(json) => json.push(&location),
+            None => text.push(text_line(&location, &args).as_bytes()),
         }
-    };
-    args.output.write(out.as_bytes())
+        Ok(())
+    })?;
+    args.output.write_spool(match json {
+        Some(json) => json.finish(),
+        None => text,
+    })
 }
 
 /// The array of an array or buffer shape; other shapes have no elements to index.
@@ -131,45 +137,70 @@ fn array_of(shape: &Shape) -> Result<&ArrayShape, String> {
     }
 }
 
-/// The indices to answer, in order: the arguments, with `-` replaced by the lines of
-/// standard input.
-fn requests(arguments: &[String], shape_from_stdin: bool) -> Result<Vec<Request>, Failure> {
+/// Refuses arguments that give no index, or read standard input twice.
+fn check_arguments(arguments: &[String], shape_from_stdin: bool) -> Result<(), Failure> {
     if arguments.is_empty() {
         return Err(Failure::unreadable(
             "give an index I,J,... (or --linear N), or - to read them from standard input",
         ));
     }
-    let mut requests = Vec::with_capacity(arguments.len());
-    let mut stdin_used = shape_from_stdin;
+    let stdin_reads =
+        arguments.iter().filter(|a| *a == "-").count() + usize::from(shape_from_stdin);
+    if stdin_reads > 1 {
+        return Err(Failure::unreadable(
+            "standard input (-) can be read once: for the shape or for the indices",
+        ));
+    }
+    Ok(())
+}
+
+/// Hands each index to answer to `answer`, in order: the arguments, with `-` replaced
+/// by the lines of standard input, read a line at a time (blank lines and lines
+/// starting with `#` skipped). Stops at the first error.
+fn each_request(
+    arguments: &[String],
+    answer: &mut dyn FnMut(Request<'_>) -> Result<(), Failure>,
+) -> Result<(), Failure> {
+    use std::io::BufRead;
     for argument in arguments {
         if argument != "-" {
-            requests.push(Request {
+            answer(Request {
                 name: format!("[{}]", argument.trim()),
-                text: argument.clone(),
-            });
+                text: argument,
+            })?;
             continue;
         }
-        if stdin_used {
-            return Err(Failure::unreadable(
-                "standard input (-) can be read once: for the shape or for the indices",
-            ));
-        }
-        stdin_used = true;
-        let bytes = super::read_input(None)?;
-        let text = std::str::from_utf8(&bytes)
-            .map_err(|e| Failure::unreadable(format!("<stdin>: not UTF-8 text: {e}")))?;
-        for (number, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') {
+        let mut stdin = std::io::stdin().lock();
+        let (mut line, mut offset) = (Vec::new(), 0usize);
+        for number in 1.. {
+            line.clear();
+            let read = stdin
+                .read_until(b'\n', &mut line)
+                .map_err(|e| Failure::unreadable(format!("<stdin>: cannot read: {e}")))?;
+            if read == 0 {
+                break;
+            }
+            let text = std::str::from_utf8(&line).map_err(|e| {
+                // Said as of the whole input, where the first bad byte stands.
+                let at = offset + e.valid_up_to();
+                let what = match e.error_len() {
+                    Some(len) => format!("invalid utf-8 sequence of {len} bytes from index {at}"),
+                    None => format!("incomplete utf-8 byte sequence from index {at}"),
+                };
+                Failure::unreadable(format!("<stdin>: not UTF-8 text: {what}"))
+            })?;
+            offset += read;
+            let text = text.trim();
+            if text.is_empty() || text.starts_with('#') {
                 continue;
             }
-            requests.push(Request {
-                name: format!("<stdin>:{}", number + 1),
-                text: line.to_string(),
-            });
+            answer(Request {
+                name: format!("<stdin>:{number}"),
+                text,
+            })?;
         }
     }
-    Ok(requests)
+    Ok(())
 }
 
 /// One line of text output.

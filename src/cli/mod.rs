@@ -237,20 +237,6 @@ impl Write for OutputStream {
     }
 }
 
-/// One JSON document and a newline; indented with `pretty`.
-pub fn to_json(value: &impl serde::Serialize, pretty: bool) -> Result<String, Failure> {
-    let json = if pretty {
-        serde_json::to_string_pretty(value)
-    } else {
-        serde_json::to_string(value)
-    };
-    json.map(|mut text| {
-        text.push('\n');
-        text
-    })
-    .map_err(|e| Failure::unreadable(format!("JSON output: {e}")))
-}
-
 /// Writes `bytes` to `path` through a temporary file in the same directory, renamed into
 /// place only once everything is written: on any failure `path` is left as it was and
 /// the temporary file is removed. A new file gets the usual permissions (0666 less the

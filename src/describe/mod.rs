@@ -590,6 +590,85 @@ impl IndexReport {
     }
 }
 
+/// An [`IndexReport`]'s JSON written a result at a time into a [`Spool`]: the bytes of
+/// `serde_json` on the whole report (compact or indented) and a newline, in the memory
+/// of one result whatever their number (`index -` answers any number of lines).
+///
+/// ```
+/// use xla_shape::describe::{locate, IndexJson, IndexReport};
+/// use xla_shape::text::HloStyle;
+/// use xla_shape::{LayoutPlan, Shape};
+///
+/// let shape: Shape = "f32[3,5]{1,0:T(2,2)}".parse()?;
+/// let plan = LayoutPlan::new(shape.as_array().unwrap())?;
+/// let mut json = IndexJson::new(&shape, HloStyle::Xla, &plan, false);
+/// let location = locate(&plan, &[2, 3])?;
+/// json.push(&location);
+/// let whole = IndexReport::new(&shape, HloStyle::Xla, &plan, vec![location]);
+/// let written = json.finish().into_vec()?;
+/// assert_eq!(written, format!("{}\n", serde_json::to_string(&whole)?).into_bytes());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct IndexJson {
+    out: crate::spool::Spool,
+    pretty: bool,
+    results: usize,
+}
+
+impl IndexJson {
+    /// The report of `shape` (whose array's plan is `plan`), with no result yet.
+    pub fn new(shape: &Shape, style: HloStyle, plan: &LayoutPlan, pretty: bool) -> Self {
+        let empty = IndexReport::new(shape, style, plan, Vec::new());
+        // The report without results, up to its `results` key.
+        let (json, end) = if pretty {
+            (serde_json::to_string_pretty(&empty), "[]\n}")
+        } else {
+            (serde_json::to_string(&empty), "[]}")
+        };
+        let json = json.unwrap_or_default();
+        let mut out = crate::spool::Spool::new();
+        out.push(json.strip_suffix(end).unwrap_or(&json).as_bytes());
+        out.push(b"[");
+        IndexJson {
+            out,
+            pretty,
+            results: 0,
+        }
+    }
+
+    /// Appends the next result.
+    pub fn push(&mut self, location: &Location) {
+        if self.results > 0 {
+            self.out.push(b",");
+        }
+        self.results += 1;
+        if self.pretty {
+            // Indented as the third level; JSON strings hold no raw newline. (A
+            // `Location` always serialises.)
+            let json = serde_json::to_string_pretty(location).unwrap_or_default();
+            self.out.push(b"\n    ");
+            self.out.push(json.replace('\n', "\n    ").as_bytes());
+        } else {
+            let json = serde_json::to_string(location).unwrap_or_default();
+            self.out.push(json.as_bytes());
+        }
+    }
+
+    /// The whole report, closed, with a newline.
+    pub fn finish(mut self) -> crate::spool::Spool {
+        if self.pretty {
+            if self.results > 0 {
+                self.out.push(b"\n  ");
+            }
+            self.out.push(b"]\n}\n");
+        } else {
+            self.out.push(b"]}\n");
+        }
+        self.out
+    }
+}
+
 // ------------------------------------------------------------------------ words
 
 /// A byte count with its unit, the exact number first: `1 byte`, `96 bytes`,
@@ -1011,6 +1090,40 @@ fn memory_lines(memory: &Memory, bits: u64, indent: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The report written a result at a time is the whole report's JSON, compact and
+    /// indented, for no result, one and several (padding slots among them).
+    #[test]
+    fn index_json_written_a_result_at_a_time_is_the_whole_report() {
+        for text in ["f32[3,5]{1,0:T(2,2)}", "pred[]", "s4[7]{0:L(4)E(4)}"] {
+            let shape: Shape = text.parse().unwrap();
+            let plan = LayoutPlan::new(shape.as_array().unwrap()).unwrap();
+            let slots = plan.allocated_elements().min(32);
+            let all: Vec<Location> = (0..slots)
+                .map(|slot| locate_linear(&plan, slot).unwrap())
+                .collect();
+            for count in [0, 1, all.len()] {
+                for pretty in [false, true] {
+                    let mut json = IndexJson::new(&shape, HloStyle::Xla, &plan, pretty);
+                    for location in &all[..count] {
+                        json.push(location);
+                    }
+                    let report =
+                        IndexReport::new(&shape, HloStyle::Xla, &plan, all[..count].to_vec());
+                    let whole = if pretty {
+                        serde_json::to_string_pretty(&report)
+                    } else {
+                        serde_json::to_string(&report)
+                    };
+                    assert_eq!(
+                        String::from_utf8(json.finish().into_vec().unwrap()).unwrap(),
+                        whole.unwrap() + "\n",
+                        "{text} {count} {pretty}"
+                    );
+                }
+            }
+        }
+    }
 
     /// The JSON reads back into the same description, so a consumer written in Rust can
     /// use these types; text and JSON come from the same values.

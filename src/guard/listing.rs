@@ -1056,9 +1056,7 @@ fn read_bytes_with(
             })?;
             return Ok(None);
         }
-        for listing in parse_listing(name, bytes)? {
-            hand_on(listing, sink);
-        }
+        stream_listing(name, bytes, sink)?;
         Ok(None)
     };
     let form = match options.source {
@@ -1589,15 +1587,20 @@ impl<T> Default for Files<T> {
 impl<T> Files<T> {
     /// The one of `file`, made by `new` when the file is new.
     pub(crate) fn of(&mut self, file: &str, new: impl FnOnce() -> T) -> &mut T {
-        let at = match self.at.get(file) {
+        let at = self.index(file, new);
+        &mut self.all[at]
+    }
+
+    /// The place in `all` of the one of `file`, made by `new` when the file is new.
+    pub(crate) fn index(&mut self, file: &str, new: impl FnOnce() -> T) -> usize {
+        match self.at.get(file) {
             Some(&at) => at,
             None => {
                 self.all.push(new());
                 self.at.insert(file.to_string(), self.all.len() - 1);
                 self.all.len() - 1
             }
-        };
-        &mut self.all[at]
+        }
     }
 }
 
@@ -1617,6 +1620,52 @@ fn group(listing: &mut Listing, line: &Listing, entry: Entry) {
     listing.entries.push(entry);
 }
 
+/// Consecutive lines of one file in a listing read back: their byte range, and the
+/// number of the first.
+type Run = (std::ops::Range<usize>, usize);
+
+/// [`parse_listing`] handing each file's entries to `sink` without gathering them
+/// (each entry of a listing file read back took some 400 bytes): a first pass checks
+/// every line (so that an error comes before any entry, as from the whole read) and
+/// tells each file's kind and where its lines stand; a second hands each file's
+/// entries on, the files in the order they first appear. A file's lines are found by
+/// the runs of lines it holds (one run each for a listing `shapes` wrote).
+fn stream_listing(
+    name: &str,
+    bytes: &[u8],
+    sink: &mut dyn FnMut(&Listing, Item),
+) -> Result<(), ReadError> {
+    // Each file's listing (no entries, its kind) and its runs of lines.
+    let mut files: Files<(Listing, Vec<Run>)> = Files::default();
+    let mut last: Option<usize> = None;
+    listing_lines_from(name, bytes, (0, 1), &mut |line, entry, at| {
+        let index = files.index(&line.file, || {
+            (Listing::new(&line.file, line.kind, line.form), Vec::new())
+        });
+        let (listing, runs) = &mut files.all[index];
+        if line.kind == Kind::Module {
+            listing.kind = Kind::Module;
+        }
+        // A run goes on while the lines are of one file.
+        match runs.last_mut() {
+            Some((range, _)) if last == Some(index) => range.end = at.end,
+            _ => runs.push((at, entry.line.unwrap_or(1))),
+        }
+        last = Some(index);
+    })?;
+    for (listing, runs) in &files.all {
+        for (range, first) in runs {
+            let Some(part) = bytes.get(range.clone()) else {
+                continue;
+            };
+            listing_lines_from(name, part, (range.start, *first), &mut |_, entry, _| {
+                sink(listing, Item::Entry(entry));
+            })?;
+        }
+    }
+    Ok(())
+}
+
 /// Reads a listing written by `shapes` back a line at a time, as [`parse_listing`]
 /// does, handing each entry to `sink` with a listing (no entries) of its file and the
 /// kind its line tells; the entries handed on are to be dropped on an error.
@@ -1624,6 +1673,19 @@ fn listing_lines(
     name: &str,
     bytes: &[u8],
     sink: &mut dyn FnMut(&Listing, Entry),
+) -> Result<(), ReadError> {
+    listing_lines_from(name, bytes, (0, 1), &mut |listing, entry, _| {
+        sink(listing, entry)
+    })
+}
+
+/// [`listing_lines`] of a part of a listing that starts at byte `offset` and line
+/// `first` of the whole, handing on each entry with its line's byte range in the whole.
+fn listing_lines_from(
+    name: &str,
+    bytes: &[u8],
+    (offset, first): (usize, usize),
+    sink: &mut dyn FnMut(&Listing, Entry, std::ops::Range<usize>),
 ) -> Result<(), ReadError> {
     let text = std::str::from_utf8(bytes).map_err(|_| {
         error(
@@ -1633,8 +1695,11 @@ fn listing_lines(
         )
     })?;
     let mut current: Option<Listing> = None;
-    for (index, line) in text.lines().enumerate() {
-        let number = index + 1;
+    let mut start = offset;
+    for (index, line) in text.split_inclusive('\n').enumerate() {
+        let number = index + first;
+        let at = start..start + line.len();
+        start = at.end;
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with("//") || trimmed.starts_with('#') {
             continue;
@@ -1664,7 +1729,7 @@ fn listing_lines(
             Some(listing) if listing.file == file && listing.kind == kind => listing,
             _ => current.insert(Listing::new(file, kind, None)),
         };
-        sink(listing, entry);
+        sink(listing, entry, at);
     }
     if current.is_none() {
         return Err(error(name, "no_shapes", "no listing line in the input"));
@@ -1737,6 +1802,78 @@ fn parse_location(location: &str) -> Option<(Kind, Entry)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A listing read back a file at a time without gathering it hands on the entries
+    /// the whole read groups, in the same order, with the same listings: random
+    /// listings whose files' lines interleave, of module and message kinds, with blank
+    /// and comment lines and both line ends.
+    #[test]
+    fn listings_streamed_a_file_at_a_time_are_grouped_as_whole() {
+        let lines = [
+            ("ENTRY main/p0", "f32[8,128]{1,0}"),
+            ("entry_computation_layout/result", "(s32[], f32[2]{0})"),
+            ("fused/add.1/operand 1", "bf16[2,3]{0,1}"),
+            ("", "pred[]"),
+            ("", "f32[2,3]{1,0:T(2,2)}"),
+        ];
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let seen = |listing: &Listing, entry: &Entry| {
+            format!(
+                "{} {:?} {:?} {} {:?}",
+                listing.file,
+                listing.kind,
+                entry.location(listing.kind == Kind::Module),
+                entry.text,
+                entry.line
+            )
+        };
+        for _ in 0..200 {
+            let mut text = String::new();
+            let end = ["\n", "\r\n"][next(2)];
+            for _ in 0..1 + next(30) {
+                let file = ["a.hlo", "b.hlo", "c.txt"][next(3)];
+                match next(12) {
+                    0 => text.push_str(end),
+                    1 => text.push_str(&format!("# a comment{end}")),
+                    _ => {
+                        let (location, shape) = lines[next(lines.len())];
+                        match location {
+                            "" => text.push_str(&format!("{file}: {shape}{end}")),
+                            _ => text.push_str(&format!("{file}: {location}: {shape}{end}")),
+                        }
+                    }
+                }
+            }
+            let whole = parse_listing("listing", text.as_bytes()).map(|listings| {
+                let mut all = Vec::new();
+                for listing in listings {
+                    for entry in &listing.entries {
+                        all.push(seen(&listing, entry));
+                    }
+                }
+                all
+            });
+            let mut streamed = Vec::new();
+            let result = stream_listing("listing", text.as_bytes(), &mut |listing, item| {
+                if let Item::Entry(entry) = item {
+                    streamed.push(seen(listing, &entry));
+                }
+            });
+            match whole {
+                Ok(all) => {
+                    assert!(result.is_ok(), "{text:?}");
+                    assert_eq!(streamed, all, "{text:?}");
+                }
+                Err(e) => assert_eq!(result.err().map(|e| e.to_string()), Some(e.to_string())),
+            }
+        }
+    }
 
     /// A tuple's validity and size a shape at a time are the whole tuple's, and so are
     /// its arrays.

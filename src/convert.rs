@@ -1133,7 +1133,6 @@ impl WrittenPart {
     }
 }
 
-/// [`program_shape_to`] into proto3 JSON.
 /// [`program_shape_to`] into proto3 JSON: a part written a shape at a time is
 /// spooled ([`TupleWriter::of_part`]) and copied into the output in its place (the
 /// result after every parameter, wherever the input gives it).

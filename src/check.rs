@@ -1621,10 +1621,23 @@ pub enum Input {
 
 /// [`expand`] on `jobs` threads (0: every core), as [`check_all`] checks.
 pub fn expand_on(paths: &[PathBuf], walk: &Walk, jobs: usize) -> Vec<Input> {
-    match rayon::ThreadPoolBuilder::new().num_threads(jobs).build() {
-        Ok(pool) => pool.install(|| expand(paths, walk)),
-        Err(_) => expand(paths, walk),
+    match pool_of(jobs) {
+        Some(pool) => pool.install(|| expand(paths, walk)),
+        None => expand(paths, walk),
     }
+}
+
+/// A pool of `jobs` threads; `None` for 0 (every core: the global pool, started by
+/// the command line with as many as can be) or when they cannot be started (the work
+/// then runs on the pool it is called from).
+fn pool_of(jobs: usize) -> Option<rayon::ThreadPool> {
+    if jobs == 0 {
+        return None;
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .ok()
 }
 
 /// Expands paths (directories walked with `walk`, on the current rayon pool) into
@@ -1690,10 +1703,7 @@ pub fn check_each<E>(
     mut each: impl FnMut(FileReport) -> Result<(), E>,
 ) -> Result<(), E> {
     use rayon::prelude::*;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .ok();
+    let pool = pool_of(jobs);
     let threads = pool
         .as_ref()
         .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());

@@ -310,20 +310,32 @@ fn json_in_bounded_memory(args: &str, status: i32) -> serde_json::Value {
 /// Runs the command line with `args` (a shell word list) in a 200 MB address space.
 /// glibc's allocator gives each thread that allocates an arena of its own, reserving
 /// 64 MB of address space (not memory) each: one arena for all keeps the limit about
-/// the memory used, whichever of rayon's threads happen to allocate.
+/// the memory used, whichever of rayon's threads happen to allocate. Each thread's
+/// stack reserves address space too (2 MB): rayon's threads are held to two
+/// ([`limited_command`]), so that the limit means the same on a machine of any number
+/// of cores.
 fn limited(args: &str) -> std::process::Output {
     limited_to(200_000, args)
 }
 
 /// [`limited`] in an address space of `kb` KB.
 fn limited_to(kb: u64, args: &str) -> std::process::Output {
-    std::process::Command::new("sh")
-        .env("MALLOC_ARENA_MAX", "1")
-        .arg("-c")
-        .arg(format!("ulimit -v {kb} && exec \"$0\" {args}",))
-        .arg(env!("CARGO_BIN_EXE_xla-shape"))
+    limited_command(&format!("ulimit -v {kb} && exec \"$0\" {args}"))
         .output()
         .unwrap()
+}
+
+/// A shell running `script` with `$0` the command line's binary, one malloc arena and
+/// two rayon threads (see [`limited`]).
+fn limited_command(script: &str) -> std::process::Command {
+    let mut command = std::process::Command::new("sh");
+    command
+        .env("MALLOC_ARENA_MAX", "1")
+        .env("RAYON_NUM_THREADS", "2")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_xla-shape"));
+    command
 }
 
 /// A tuple of `n` `f32[8,128]{1,0:T(8,128)}` with two broken elements (at 1 and at
@@ -551,15 +563,13 @@ fn many_shape_lines_are_validated_in_bounded_memory() {
     use std::io::Write;
     let comment = format!("// {}\n", "x".repeat(1000));
     let lines = 200_000;
-    let mut child = std::process::Command::new("sh")
-        .arg("-c")
-        .arg("ulimit -v 150000 && exec \"$0\" validate --from hlo --format json")
-        .arg(env!("CARGO_BIN_EXE_xla-shape"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child =
+        limited_command("ulimit -v 150000 && exec \"$0\" validate --from hlo --format json")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
         stdin.write_all(b"f32[8,128]{1,0:T(8,128)}\r\n").unwrap();
@@ -2894,18 +2904,14 @@ fn index_lines_from_standard_input_are_answered_in_bounded_memory() {
     let out = dir.path().join("answers");
     let run = |format: &str, stdin: &[u8]| {
         std::fs::write(&input, stdin).unwrap();
-        std::process::Command::new("sh")
-            .env("MALLOC_ARENA_MAX", "1")
-            .arg("-c")
-            .arg(format!(
-                "ulimit -v 60000 && exec \"$0\" index {format} '{shape}' - -o {} < {}",
-                out.display(),
-                input.display()
-            ))
-            .arg(env!("CARGO_BIN_EXE_xla-shape"))
-            .status()
-            .unwrap()
-            .code()
+        limited_command(&format!(
+            "ulimit -v 60000 && exec \"$0\" index {format} '{shape}' - -o {} < {}",
+            out.display(),
+            input.display()
+        ))
+        .status()
+        .unwrap()
+        .code()
     };
     assert_eq!(run("", lines.as_bytes()), Some(0));
     let answers = std::fs::read_to_string(&out).unwrap();
@@ -2946,4 +2952,39 @@ fn listings_read_back_are_listed_in_bounded_memory() {
         String::from_utf8_lossy(&run.stderr)
     );
     assert!(run.stdout == listing.as_bytes(), "listed differently");
+}
+
+/// Rayon's threads fit an address-space limit whatever the number of cores: asked for
+/// 512 threads in a 100 MB address space (each reserves a 2 MB stack), `validate`,
+/// `shapes`, `diff` and `relayout` run on fewer (rayon alone panicked, exit 101, or
+/// left the work no room, exit 134).
+#[test]
+fn thread_pool_fits_an_address_space_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let lines = dir.path().join("bad.txt");
+    std::fs::write(&lines, "f32[2]{1}\n".repeat(1000)).unwrap();
+    let data = dir.path().join("data.bin");
+    std::fs::write(&data, vec![0u8; 4 << 20]).unwrap();
+    let (l, d) = (lines.display(), data.display());
+    for (args, status) in [
+        (format!("validate --from hlo {l}"), 1),
+        (format!("validate --from hlo {l} {l} {l}"), 1),
+        (format!("shapes --from hlo {d}"), 2),
+        (format!("diff {l} {l}"), 0),
+        (
+            format!("relayout --shape 'f32[1024,1024]{{1,0}}' --to '{{0,1}}' {d}"),
+            0,
+        ),
+    ] {
+        let run = limited_command(&format!("ulimit -v 100000 && exec \"$0\" {args}"))
+            .env("RAYON_NUM_THREADS", "512")
+            .output()
+            .unwrap();
+        assert_eq!(
+            run.status.code(),
+            Some(status),
+            "{args}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
 }

@@ -17,6 +17,7 @@ mod index;
 mod input;
 mod relayout;
 mod shapes;
+mod threads;
 mod validate;
 
 /// XLA array shapes and layouts: decode, encode, convert, validate and index them.
@@ -288,6 +289,7 @@ impl Failure {
 /// Parses the command line, runs the command and maps the outcome to an exit code.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    threads::start();
     let outcome = match cli.command {
         Command::Convert(args) => convert::run(args),
         Command::Validate(args) => validate::run(args),

@@ -82,12 +82,18 @@ pub fn run(args: RelayoutArgs) -> Result<(), Failure> {
         }
     };
     // `Relayout::run` moves large arrays on the pool it is called in.
-    let out = match rayon::ThreadPoolBuilder::new()
-        .num_threads(args.jobs)
-        .build()
-    {
-        Ok(pool) => pool.install(relayout),
-        Err(_) => relayout(),
+    // 0 (every core) is the global pool, started with as many threads as can be.
+    let pool = (args.jobs > 0)
+        .then(|| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(args.jobs)
+                .build()
+                .ok()
+        })
+        .flatten();
+    let out = match pool {
+        Some(pool) => pool.install(relayout),
+        None => relayout(),
     }?;
     args.output.write(&out)
 }

@@ -2,8 +2,8 @@
 //! started. Left to itself, rayon starts one thread per core at its first parallel
 //! loop and panics when it cannot start them (an address-space limit, `ulimit -v`, on
 //! a machine of many cores; a process limit in a container): `validate` on a 64-core
-//! machine in a 100 MB address space exited 101. Now the pool gets fewer threads when
-//! that many cannot be started, down to this thread alone, and the command runs.
+//! machine in a 100 MB address space exited 101. Now the pool is started before any
+//! work, and when its threads cannot be started the command runs on this thread alone.
 //!
 //! Each thread's stack takes address space (2 MB) whether it is used or not, so under
 //! an address-space limit the pool has at most one thread per [`SPACE_PER_THREAD`] of
@@ -12,9 +12,9 @@
 /// Address space allowed per thread when the process's is limited.
 const SPACE_PER_THREAD: u64 = 64 << 20;
 
-/// Starts the global pool: `RAYON_NUM_THREADS` threads, or one per core (at most one
-/// per [`SPACE_PER_THREAD`] of a limited address space), halved until that many threads
-/// can be started, else this thread alone.
+/// Starts the global pool: `RAYON_NUM_THREADS` threads, or one per core, at most one
+/// per [`SPACE_PER_THREAD`] of a limited address space; when they cannot be started,
+/// this thread alone.
 pub fn start() {
     let wanted = std::env::var("RAYON_NUM_THREADS")
         .ok()
@@ -25,29 +25,19 @@ pub fn start() {
     let room = address_space_limit().map_or(usize::MAX, |limit| {
         usize::try_from(limit / SPACE_PER_THREAD).unwrap_or(usize::MAX)
     });
-    let mut threads = wanted.min(room);
-    while threads > 1 {
-        // Tried on threads that are all joined before it returns, since the global
-        // pool can be started only once: a failure there would be final.
-        let fits = rayon::ThreadPoolBuilder::new()
+    let threads = wanted.min(room);
+    if threads > 1
+        && rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
-            .build_scoped(|thread| thread.run(), |_| ())
-            .is_ok();
-        if fits {
-            if rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build_global()
-                .is_ok()
-            {
-                return;
-            }
-            break;
-        }
-        threads /= 2;
+            .build_global()
+            .is_ok()
+    {
+        return;
     }
     // This thread alone: the only worker of a pool of its own, so that every parallel
-    // loop it starts runs here, without the global pool. The pool lives as long as the
-    // process (rayon keeps a thread's registry alive once the thread has joined it).
+    // loop it starts runs here and the global pool (which can be started only once) is
+    // never asked for. The pool lives as long as the process (rayon keeps a thread's
+    // pool alive once the thread has joined it).
     if let Ok(pool) = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .use_current_thread()

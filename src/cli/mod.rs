@@ -289,7 +289,14 @@ impl Failure {
 /// Parses the command line, runs the command and maps the outcome to an exit code.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    threads::start();
+    // The commands that run parallel loops (walking directories, checking or listing
+    // files side by side, comparing two inputs, moving large arrays).
+    if matches!(
+        cli.command,
+        Command::Validate(_) | Command::Shapes(_) | Command::Diff(_) | Command::Relayout(_)
+    ) {
+        threads::start();
+    }
     let outcome = match cli.command {
         Command::Convert(args) => convert::run(args),
         Command::Validate(args) => validate::run(args),

@@ -590,9 +590,10 @@ impl IndexReport {
     }
 }
 
-/// An [`IndexReport`]'s JSON written a result at a time into a [`Spool`]: the bytes of
-/// `serde_json` on the whole report (compact or indented) and a newline, in the memory
-/// of one result whatever their number (`index -` answers any number of lines).
+/// An [`IndexReport`]'s JSON written a result at a time into a
+/// [`Spool`](crate::spool::Spool): the bytes of `serde_json` on the whole report
+/// (compact or indented) and a newline, in the memory of one result whatever their
+/// number (`index -` answers any number of lines).
 ///
 /// ```
 /// use xla_shape::describe::{locate, IndexJson, IndexReport};

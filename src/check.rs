@@ -1084,15 +1084,31 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     let mut no_shape = None;
     if bytes.len() >= STREAMED_MESSAGE && matches!(options.message, None | Some(MessageKind::Shape))
     {
-        // A plain top-level tuple is checked a shape at a time (plain tuples inside it
-        // opened), never held whole.
-        let mut tuple = TupleFindings::new(options);
+        // A top-level tuple is checked a shape at a time (every tuple inside it
+        // opened, its own fields checked when it is left), never held whole.
+        let tuple = std::cell::RefCell::new(TupleFindings::new(options));
         let mut count = 0;
         let json_options = crate::json::ParseOptions::new();
-        let read = crate::json::shape_from_json_leaves(bytes, &json_options, &mut |path, leaf| {
-            count = count.max(path.first().map_or(0, |&i| i + 1));
-            tuple.element(path, leaf);
-        });
+        let entered = crate::proto::ShapeProto::default();
+        let read = crate::json::shape_from_json_tree(
+            bytes,
+            &json_options,
+            &mut |path, leaf| {
+                count = count.max(path.first().map_or(0, |&i| i + 1));
+                tuple.borrow_mut().element(path, leaf);
+            },
+            &mut |path, shell| {
+                // JSON keeps no unknown field; the own fields are checked when left.
+                let event = match shell {
+                    None => codec::TreeEvent::Enter(path, &entered),
+                    Some(shell) => {
+                        codec::TreeEvent::Leave(path, shell, codec::UnknownFields::new())
+                    }
+                };
+                tuple.borrow_mut().tree(event);
+            },
+        );
+        let mut tuple = tuple.into_inner();
         match read {
             Ok(shell) if count > 0 && is_tuple_type(&shell) => {
                 tuple.around_elements(&shell);

@@ -2988,3 +2988,25 @@ fn thread_pool_fits_an_address_space_limit() {
         );
     }
 }
+
+/// A JSON tuple whose nested tuples have fields of their own (dimensions given before
+/// their elements, a layout and dynamic flags after) is checked a shape at a time too:
+/// a 38 MB tuple in a 200 MB address space, with the whole message's findings in
+/// order (its nested tuples were read whole: 5.5 times its size).
+#[test]
+fn json_tuples_with_fields_of_their_own_are_checked_a_shape_at_a_time() {
+    let (mut nested, _) = nested_tuple_with_five_findings(100_000);
+    nested.tuple_shapes[1].dimensions = vec![3];
+    nested.tuple_shapes[1].tuple_shapes[0].layout = Some(Box::new(xla_shape::proto::LayoutProto {
+        minor_to_major: vec![0],
+        ..Default::default()
+    }));
+    nested.tuple_shapes[1].tuple_shapes[1].is_dynamic_dimension = vec![true];
+    let expected = issue_paths(&nested);
+    assert!(expected.len() > 5, "{expected:?}");
+    let message = xla_shape::AnyMessage::Shape(nested);
+    let json = xla_shape::json::to_json(&message, &xla_shape::json::PrintOptions::new());
+    assert!(json.len() > 35_000_000, "{}", json.len());
+    let dir = tempfile::tempdir().unwrap();
+    validated_in_bounded_memory(dir.path(), "own.json", json.as_bytes(), &expected);
+}

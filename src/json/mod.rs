@@ -220,6 +220,24 @@ pub fn shape_from_json_leaves(
     read::read_shape_leaves(utf8(json)?, options, leaf)
 }
 
+/// [`shape_from_json_leaves`] that opens every tuple with elements below the top level,
+/// whatever fields of its own it has (its dimensions, layout or dynamic flags, which
+/// the JSON may give before or after its elements), telling `tree` when it enters one
+/// (`None`) and when it leaves it (the tuple without its elements), so that a tuple
+/// of a tuple with fields of its own costs the memory of one shape too. The same
+/// reading, with the same errors.
+///
+/// # Errors
+/// As [`ProtoJson::from_json_slice`].
+pub fn shape_from_json_tree(
+    json: &[u8],
+    options: &ParseOptions,
+    leaf: &mut dyn FnMut(&[usize], ShapeProto),
+    tree: &mut dyn FnMut(&[usize], Option<ShapeProto>),
+) -> Result<ShapeProto, JsonError> {
+    read::read_shape_tree(utf8(json)?, options, leaf, tree)
+}
+
 /// What [`program_shape_from_json_leaves`] read: the result, and how many parameters
 /// and parameter names there were.
 #[derive(Clone, Debug, Default, PartialEq)]

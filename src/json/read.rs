@@ -155,6 +155,37 @@ pub(crate) fn read_shape_leaves<'a>(
     read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
 }
 
+/// Which tuple elements a shape read a shape at a time opens
+/// ([`Reader::shape_tree`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Nest {
+    /// None: each element is read whole.
+    No,
+    /// Plain tuples (element type and elements, nothing else).
+    Plain,
+    /// Every tuple with elements, each told when entered and left.
+    Tree,
+}
+
+/// What [`read_shape_tree`] tells of each tuple it opens below the top level: its path,
+/// and `None` when it is entered, the tuple without its elements when it is left.
+pub(crate) type JsonTreeFn<'a> = dyn FnMut(&[usize], Option<ShapeProto>) + 'a;
+
+/// [`read_shape_leaves`] that opens every tuple with elements below the top level
+/// (whatever fields of its own it has), telling `tree` when it enters and leaves each.
+pub(crate) fn read_shape_tree<'a>(
+    text: &'a str,
+    options: &ParseOptions,
+    leaf: &mut dyn FnMut(&[usize], ShapeProto),
+    tree: &mut JsonTreeFn<'_>,
+) -> std::result::Result<ShapeProto, JsonError> {
+    let mut path = Vec::new();
+    let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
+        reader.shape_tree(pos, token, &mut path, Nest::Tree, leaf, tree)
+    };
+    read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
+}
+
 /// What [`read_program_shape_leaves`] read besides the shapes it handed on: the result
 /// when it was read whole, whether it was handed on instead, and the numbers of
 /// parameters and names.
@@ -415,10 +446,27 @@ impl<'a> Reader<'a> {
         nest: bool,
         leaf: &mut dyn FnMut(&[usize], ShapeProto),
     ) -> Result<ShapeProto> {
+        let nest = if nest { Nest::Plain } else { Nest::No };
+        self.shape_tree(pos, token, path, nest, leaf, &mut |_, _| {})
+    }
+
+    /// [`Self::shape_leaves`], with `nest` saying which tuple elements are opened: with
+    /// [`Nest::Tree`], every tuple (element type `TUPLE` and at least one element,
+    /// whatever else it holds; [`Self::tuple_ahead`]), each told to `tree` when it is
+    /// entered (`None`) and left (the tuple without its elements).
+    fn shape_tree(
+        &mut self,
+        pos: usize,
+        token: Token<'a>,
+        path: &mut Vec<usize>,
+        nest: Nest,
+        leaf: &mut dyn FnMut(&[usize], ShapeProto),
+        tree: &mut JsonTreeFn<'_>,
+    ) -> Result<ShapeProto> {
         let mut shape = ShapeProto::default();
         self.message(pos, token, &SHAPE, |reader, index| {
             match index {
-                2 => reader.tuple_leaves(path, nest, leaf)?,
+                2 => reader.tuple_leaves(path, nest, leaf, tree)?,
                 3 => reader.shape_layout(&mut shape)?,
                 _ => reader.shape_scalar(&mut shape, index)?,
             }
@@ -432,20 +480,76 @@ impl<'a> Reader<'a> {
     fn tuple_leaves(
         &mut self,
         path: &mut Vec<usize>,
-        nest: bool,
+        nest: Nest,
         leaf: &mut dyn FnMut(&[usize], ShapeProto),
+        tree: &mut JsonTreeFn<'_>,
     ) -> Result<()> {
         self.each_in_list(|reader, index, pos, token| {
             path.push(index);
             let item = reader.own_entries(|reader| match token {
-                Token::Object if nest && reader.plain_tuple_ahead() => reader
-                    .shape_leaves(pos, Token::Object, path, true, leaf)
+                Token::Object if nest == Nest::Plain && reader.plain_tuple_ahead() => reader
+                    .shape_tree(pos, Token::Object, path, nest, leaf, tree)
                     .map(drop),
+                Token::Object if nest == Nest::Tree && reader.tuple_ahead() => {
+                    tree(path, None);
+                    let shell = reader.shape_tree(pos, Token::Object, path, nest, leaf, tree)?;
+                    tree(path, Some(shell));
+                    Ok(())
+                }
                 token => reader.shape(pos, token).map(|shape| leaf(path, shape)),
             });
             path.pop();
             item
         })
+    }
+
+    /// Whether the object the lexer is at is a tuple with at least one element,
+    /// whatever else it holds: its element type is given as `"TUPLE"` and its
+    /// `tuple_shapes` is a non-empty array, each once. A look-ahead as
+    /// [`Self::plain_tuple_ahead`], over every value by its brackets.
+    fn tuple_ahead(&self) -> bool {
+        let mut ahead = self.lexer.clone();
+        if !matches!(ahead.open(self.nesting), Ok(true)) {
+            return false;
+        }
+        let (mut tuple, mut elements) = (false, false);
+        loop {
+            let Ok((key, _)) = ahead.key() else {
+                return false;
+            };
+            match fields::lookup(SHAPE.fields, &key) {
+                Some((0, _)) if !tuple => match ahead.token() {
+                    Ok((_, Token::String(name))) if &*name == b"TUPLE" => tuple = true,
+                    _ => return false,
+                },
+                Some((2, _)) if !elements => {
+                    if !matches!(ahead.token(), Ok((_, Token::Array))) {
+                        return false;
+                    }
+                    let mut first = ahead.clone();
+                    if !matches!(first.open(self.nesting + 1), Ok(true)) || !ahead.skip_container()
+                    {
+                        return false;
+                    }
+                    elements = true;
+                }
+                Some((0 | 2, _)) => return false,
+                _ => match ahead.token() {
+                    Ok((_, Token::Array | Token::Object)) => {
+                        if !ahead.skip_container() {
+                            return false;
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(_) => return false,
+                },
+            }
+            match ahead.next_in_object() {
+                Ok(true) => {}
+                Ok(false) => return tuple && elements,
+                Err(_) => return false,
+            }
+        }
     }
 
     /// Whether the object the lexer is at is a plain tuple: its keys are the element

@@ -448,6 +448,7 @@ pub fn json_roundtrip(data: &[u8]) {
         return;
     };
     json_leaves_agree(bytes);
+    json_tree_agrees(bytes);
     json_program_leaves_agree(bytes);
     program_conversions_agree(xla_shape::convert::Form::Json, bytes);
     let kind = kind_of(selector);
@@ -460,6 +461,56 @@ pub fn json_roundtrip(data: &[u8]) {
         .unwrap_or_else(|e| panic!("our own JSON reads back: {e}\n{printed}"));
     assert_eq!(again, message, "{printed}");
     assert_eq!(json::to_json(&again, &options), printed);
+}
+
+/// JSON read as a shape a shape at a time with every tuple opened (its own fields
+/// given when it is left) gives the whole read's error, or its message rebuilt from the
+/// leaves and the tuples' own fields.
+pub fn json_tree_agrees(bytes: &[u8]) {
+    use xla_shape::json::ProtoJson;
+    let options = json::ParseOptions::new();
+    let whole = ShapeProto::from_json_slice(bytes, &options);
+    let rebuilt = std::cell::RefCell::new(ShapeProto::default());
+    let open = std::cell::RefCell::new(Vec::<Vec<usize>>::new());
+    let streamed = json::shape_from_json_tree(
+        bytes,
+        &options,
+        &mut |path, leaf| insert_leaf(&mut rebuilt.borrow_mut(), path, leaf),
+        &mut |path, shell| match shell {
+            None => {
+                let tuple = ShapeProto {
+                    element_type: xla_shape::proto::PrimitiveType::Tuple as i32,
+                    ..Default::default()
+                };
+                insert_leaf(&mut rebuilt.borrow_mut(), path, tuple);
+                open.borrow_mut().push(path.to_vec());
+            }
+            Some(shell) => {
+                assert_eq!(open.borrow_mut().pop().as_deref(), Some(path));
+                assert!(shell.tuple_shapes.is_empty());
+                let mut rebuilt = rebuilt.borrow_mut();
+                let mut at = &mut *rebuilt;
+                for &i in path {
+                    at = &mut at.tuple_shapes[i];
+                }
+                let elements = std::mem::take(&mut at.tuple_shapes);
+                *at = ShapeProto {
+                    tuple_shapes: elements,
+                    ..shell
+                };
+            }
+        },
+    );
+    match (whole, streamed) {
+        (Ok(shape), Ok(mut shell)) => {
+            assert!(open.borrow().is_empty());
+            assert!(shell.tuple_shapes.is_empty());
+            shell.tuple_shapes = rebuilt.into_inner().tuple_shapes;
+            assert_eq!(shape, shell, "{:?}", String::from_utf8_lossy(bytes));
+        }
+        (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+        (a, b) => panic!("{:?}: {a:?} vs {b:?}", String::from_utf8_lossy(bytes)),
+    }
 }
 
 /// JSON read as a shape a shape at a time (plain tuples that nest opened) gives the

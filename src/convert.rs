@@ -492,11 +492,13 @@ fn own_fields_shell(
 }
 
 /// Proto3 JSON of a `ShapeProto` to any form (`to`), a top-level tuple a shape at a
-/// time ([`json::shape_from_json_leaves`]: plain tuples that nest are opened): the same
-/// bytes as [`read()`] then [`write()`] give, in the memory of the input, the output
-/// and one shape. A tuple with fields of its own besides its elements is read twice,
-/// those fields first. `None` when the message is not a tuple with elements, which
-/// [`read()`] and [`write()`] then convert whole.
+/// time ([`json::shape_from_json_tree`]: every tuple that nests is opened, whatever
+/// fields of its own it has): the same bytes as [`read()`] then [`write()`] give, in
+/// the memory of the input, the output and one shape. A tuple with fields of its own
+/// besides its elements at the top level (or, into JSON, which prints a tuple's
+/// dimensions before its elements, a nested tuple with dimensions) is read twice, those
+/// fields first. `None` when the message is not a tuple with elements, which [`read()`]
+/// and [`write()`] then convert whole.
 ///
 /// # Errors
 /// As [`read()`] of a JSON shape, then [`write()`]: a read error first.
@@ -506,29 +508,107 @@ pub fn json_shape_to(
     options: &Options,
 ) -> Option<Result<Spool, ConvertError>> {
     let parse = json::ParseOptions::new().ignore_unknown_fields(options.ignore_unknown_fields);
-    let mut writer = TupleWriter::new(to, options);
-    let mut elements = 0;
-    let read = json::shape_from_json_leaves(bytes, &parse, &mut |path, leaf| {
-        elements = elements.max(path.first().map_or(0, |&i| i + 1));
-        writer.put(path, &leaf);
-    });
+    let (mut elements, mut nested) = (0, NestedDimensions::default());
+    let writer = std::cell::RefCell::new(TupleWriter::new(to, options));
+    let read = json::shape_from_json_tree(
+        bytes,
+        &parse,
+        &mut |path, leaf| {
+            elements = elements.max(path.first().map_or(0, |&i| i + 1));
+            writer.borrow_mut().put(path, &leaf);
+        },
+        &mut |path, shell| match shell {
+            None => writer.borrow_mut().enter(path, &nested.enter()),
+            Some(shell) => {
+                nested.leave(&shell);
+                writer.borrow_mut().leave(Decoded::new(shell));
+            }
+        },
+    );
+    let writer = writer.into_inner();
+    let again = to == Form::Json && nested.any;
     let shell = match read {
         Err(e) => return Some(Err(ConvertError::Json(e))),
-        Ok(shell) if elements > 0 && codec::is_tuple_shell(&shell) => return Some(writer.finish()),
+        Ok(shell) if elements > 0 && codec::is_tuple_shell(&shell) && !again => {
+            return Some(writer.finish())
+        }
         Ok(shell) if has_tuple_elements(elements, &shell) => shell,
         Ok(_) => return None,
     };
-    // A tuple with fields of its own: written again, those fields where the whole
-    // message puts them (the first pass has read them, and found no error).
+    // Written again, the fields read by the first pass (which found no error) where
+    // the whole message puts them: the top-level tuple's own, and into JSON the
+    // dimensions of the nested tuples, printed before their elements.
     drop(writer);
-    let mut writer = TupleWriter::with_fields(to, options, Decoded::new(shell));
-    let read = json::shape_from_json_leaves(bytes, &parse, &mut |path, leaf| {
-        writer.put(path, &leaf);
+    let writer = std::cell::RefCell::new(if codec::is_tuple_shell(&shell) {
+        TupleWriter::new(to, options)
+    } else {
+        TupleWriter::with_fields(to, options, Decoded::new(shell))
     });
+    let mut entered = 0;
+    let read = json::shape_from_json_tree(
+        bytes,
+        &parse,
+        &mut |path, leaf| writer.borrow_mut().put(path, &leaf),
+        &mut |path, shell| match shell {
+            None => {
+                let own = nested.of(entered);
+                entered += 1;
+                writer.borrow_mut().enter(path, &own);
+            }
+            Some(shell) => writer.borrow_mut().leave(Decoded::new(shell)),
+        },
+    );
     Some(match read {
         Err(e) => Err(ConvertError::Json(e)),
-        Ok(_) => writer.finish(),
+        Ok(_) => writer.into_inner().finish(),
     })
+}
+
+/// The dimensions of the nested tuples of a JSON tuple, in the order they are entered,
+/// known when each is left (JSON may give them after the elements): what a second pass
+/// prints before each one's elements.
+#[derive(Default)]
+struct NestedDimensions {
+    /// Each entered tuple's dimensions, when it has some.
+    dimensions: Vec<Option<Box<[i64]>>>,
+    /// The entered tuples still open, by their place in `dimensions`.
+    open: Vec<usize>,
+    /// Whether any has dimensions.
+    any: bool,
+}
+
+impl NestedDimensions {
+    /// A tuple is entered: its own fields as far as known (none yet).
+    fn enter(&mut self) -> crate::proto::ShapeProto {
+        self.open.push(self.dimensions.len());
+        self.dimensions.push(None);
+        tuple_shell(Vec::new())
+    }
+
+    /// The tuple last entered is left, with its own fields.
+    fn leave(&mut self, shell: &crate::proto::ShapeProto) {
+        if let Some(at) = self.open.pop() {
+            if !shell.dimensions.is_empty() {
+                self.any = true;
+                self.dimensions[at] = Some(shell.dimensions.clone().into_boxed_slice());
+            }
+        }
+    }
+
+    /// The own fields printed before the elements of the `entered`-th tuple entered.
+    fn of(&self, entered: usize) -> crate::proto::ShapeProto {
+        let dimensions = self.dimensions.get(entered).cloned().flatten();
+        tuple_shell(dimensions.map(Vec::from).unwrap_or_default())
+    }
+}
+
+/// A tuple without elements, with `dimensions`.
+fn tuple_shell(dimensions: Vec<i64>) -> crate::proto::ShapeProto {
+    crate::proto::ShapeProto {
+        element_type: crate::proto::PrimitiveType::Tuple as i32,
+        dimensions,
+        ..Default::default()
+    }
 }
 
 /// The JSON, HLO text or binary form of a plain tuple, a shape at a time: each shape

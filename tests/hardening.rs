@@ -3040,4 +3040,21 @@ fn json_tuples_with_fields_of_their_own_are_checked_a_shape_at_a_time() {
             }
         }
     }
+    // Listed and compared with itself in the same space (read whole: 9 and 19 times
+    // the JSON); the listing's entry keeps the binary encoding, its text not reading
+    // back.
+    let i = input.display();
+    for args in [
+        format!("shapes {i}"),
+        format!("shapes --format json {i}"),
+        format!("diff {i} {i}"),
+    ] {
+        let run = limited(&args);
+        assert_eq!(
+            run.status.code(),
+            Some(0),
+            "{args}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
 }

@@ -205,18 +205,68 @@ impl Entry {
         Some(Entry::bare(role, text, Some(Kept::Encoded(bytes.into()))))
     }
 
-    /// [`Entry::of_long_tuple_proto`] for a shape in proto3 JSON.
+    /// [`Entry::of_long_tuple_proto`] for a shape in proto3 JSON: its tuples opened
+    /// however they nest ([`crate::json::shape_from_json_tree`]). When its text does not
+    /// read back as it (a tuple has fields of its own, a shape's text does not), the
+    /// entry keeps its binary encoding (converted a shape at a time; some seven times
+    /// smaller than the JSON), as a binary tuple's entry keeps its bytes. `None` when the
+    /// top-level message is not a plain tuple, or does not read.
     pub fn of_long_tuple_json(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
-        let mut printer = LongTuple::new(style);
-        let options = crate::json::ParseOptions::new();
-        let shell = crate::json::shape_from_json_leaves(bytes, &options, &mut |path, leaf| {
-            printer.leaf(path, &leaf);
-        })
-        .ok()?;
-        let plain = printer.elements > 0 && crate::codec::is_tuple_shell(&shell);
-        let reads_back = printer.reads_back && plain;
-        let text = printer.text.finish().ok()?;
-        reads_back.then(|| Entry::bare(role, text, None))
+        let mut styles = vec![style];
+        if style == HloStyle::Xla {
+            styles.push(HloStyle::Exact);
+        }
+        let mut refused = None;
+        // The binary encoding, once a text does not read back.
+        let encoded = || -> Option<Kept> {
+            let options = crate::convert::Options::default();
+            let spool =
+                crate::convert::json_shape_to(bytes, crate::convert::Form::Binary, &options)?;
+            Some(Kept::Encoded(spool.ok()?.into_vec().ok()?.into()))
+        };
+        for style in styles {
+            let printer = std::cell::RefCell::new(LongTuple::new(style));
+            let options = crate::json::ParseOptions::new();
+            let tuple = crate::proto::ShapeProto {
+                element_type: crate::proto::PrimitiveType::Tuple as i32,
+                ..Default::default()
+            };
+            let shell = crate::json::shape_from_json_tree(
+                bytes,
+                &options,
+                &mut |path, leaf| printer.borrow_mut().leaf(path, &leaf),
+                &mut |path, shell| {
+                    let mut printer = printer.borrow_mut();
+                    match shell {
+                        None => printer.enter(path, &tuple),
+                        // JSON may give a tuple's own fields after its elements.
+                        Some(shell) => {
+                            printer.reads_back &= crate::codec::is_tuple_shell(&shell);
+                            printer.leave(&shell);
+                        }
+                    }
+                },
+            )
+            .ok()?;
+            let printer = printer.into_inner();
+            if printer.elements == 0 || !crate::codec::is_tuple_shell(&shell) {
+                return None;
+            }
+            let (reads_back, text) = (printer.reads_back, printer.text.finish());
+            match text {
+                Ok(text) => {
+                    let held = match reads_back {
+                        true => None,
+                        false => Some(encoded()?),
+                    };
+                    return Some(Entry::bare(role, text, held));
+                }
+                Err(e) => refused = Some(e),
+            }
+        }
+        // No text in either style (as [`print`] says of a whole shape).
+        let text = no_text(&refused?);
+        Some(Entry::bare(role, text, Some(encoded()?)))
     }
 
     /// An entry at no place yet.
@@ -458,28 +508,23 @@ pub(crate) fn long_tuple_size(text: &str) -> Option<Option<u64>> {
 }
 
 /// [`long_tuple_size`] of a binary tuple kept as its bytes ([`Kept::Encoded`]), read a
-/// shape at a time; `None` when it must be checked and sized whole (a tuple has fields
-/// of its own, whose checks are the whole validation's).
+/// shape at a time, the fields of its nested tuples' own checked as the whole
+/// validation checks them; `None` when it must be checked and sized whole (the
+/// top-level tuple has fields of its own).
 pub(crate) fn long_encoded_size(bytes: &[u8]) -> Option<Option<Option<u64>>> {
-    let (size, plain) = (
-        std::cell::RefCell::new(TupleSize::default()),
-        std::cell::Cell::new(true),
-    );
+    let size = std::cell::RefCell::new(TupleSize::default());
     let decoded = crate::codec::decode_shape_tree(
         bytes,
-        &mut |path, _, leaf| {
-            if plain.get() {
-                size.borrow_mut().leaf(path, &leaf.message);
-            }
-        },
+        &mut |path, _, leaf| size.borrow_mut().leaf(path, &leaf.message),
         &mut |event| {
-            if let crate::codec::TreeEvent::Enter(_, own) = event {
-                plain.set(plain.get() && crate::codec::is_tuple_shell(own));
+            if let crate::codec::TreeEvent::Leave(path, shell, _) = event {
+                size.borrow_mut().own(path, &shell);
             }
         },
     );
-    let plain = decoded.is_ok_and(|d| d.is_tuple()) && plain.get();
-    plain.then(|| size.into_inner().finish(true))
+    decoded
+        .is_ok_and(|d| d.is_tuple())
+        .then(|| size.into_inner().finish(true))
 }
 
 /// [`for_each_long_tuple_array`] of a binary tuple kept as its bytes, valid and read a
@@ -544,6 +589,23 @@ impl TupleSize {
                     .and_then(|(sum, bytes)| sum.checked_add(bytes));
             }
             None => self.valid = false,
+        }
+    }
+
+    /// The own fields of the nested tuple at `path` (the tuple without its elements),
+    /// checked as the whole validation checks them there.
+    fn own(&mut self, path: &[usize], shell: &ShapeProto) {
+        if !self.valid || path.len() > crate::validate::MAX_DEPTH {
+            return;
+        }
+        let gate = GateOptions::hlo_text();
+        let report = crate::validate::validate_nested_shape(shell, gate, path.len());
+        if report
+            .issues()
+            .iter()
+            .any(|i| i.severity() == crate::Severity::Error)
+        {
+            self.valid = false;
         }
     }
 

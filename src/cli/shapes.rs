@@ -132,8 +132,20 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
     let mut text = String::new();
     let mut write = |listing: &listing::Listing, entry: listing::Entry, out: &mut OutputStream| {
         text.clear();
-        format.write(listing, &entry, &mut text);
-        out.write(text.as_bytes());
+        if format == ListFormat::Text {
+            // The shape's text written as it is, not copied (a long tuple's is as
+            // large as its input).
+            listing.write_entry_head(&entry, &mut text);
+            out.write(text.as_bytes());
+            out.write(entry.text.as_bytes());
+            out.write(b"\n");
+            return;
+        }
+        // One JSON line, serialised once.
+        if let Ok(json) = serde_json::to_vec(&listing::JsonLine::new(listing, &entry)) {
+            out.write(&json);
+            out.write(b"\n");
+        }
     };
     for path in &args.paths {
         if path.as_os_str() == "-" {
@@ -157,13 +169,15 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
         let mut batch: Vec<&PathBuf> = Vec::new();
         for file in &files {
             let size = std::fs::metadata(file).map_or(0, |m| m.len());
-            if size <= SIDE_BY_SIDE && batch.len() < BATCH {
+            // A file named alone is written as it is read, whatever its size.
+            let alone = files.len() == 1;
+            if size <= SIDE_BY_SIDE && batch.len() < BATCH && !alone {
                 batch.push(file);
                 continue;
             }
             list_side_by_side(&batch, &options, format, &mut out)?;
             batch.clear();
-            if size <= SIDE_BY_SIDE {
+            if size <= SIDE_BY_SIDE && !alone {
                 batch.push(file);
                 continue;
             }
@@ -177,8 +191,9 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
     out.finish()
 }
 
-/// The largest file listed beside others (its text held until its turn to be written).
-const SIDE_BY_SIDE: u64 = 16 << 20;
+/// The largest file listed beside others (its text held until its turn to be written:
+/// a batch holds at most [`BATCH`] of them).
+const SIDE_BY_SIDE: u64 = 4 << 20;
 
 /// The most files listed side by side at once.
 const BATCH: usize = 64;

@@ -721,14 +721,21 @@ impl Listing {
     /// Writes the listing line of `entry`, one of this listing's shapes (which may be
     /// handed on alone by [`stream_path`]).
     pub fn write_entry_text(&self, entry: &Entry, out: &mut String) {
+        self.write_entry_head(entry, out);
+        out.push_str(&entry.text);
+        out.push('\n');
+    }
+
+    /// Writes what the listing line of `entry` ([`Self::write_entry_text`]) has before
+    /// the shape's text (its file and location), for a writer that writes the text
+    /// itself rather than copy it (a long tuple's is as large as its input).
+    pub fn write_entry_head(&self, entry: &Entry, out: &mut String) {
         out.push_str(&self.file);
         out.push_str(": ");
         if let Some(location) = entry.location(self.kind == Kind::Module) {
             out.push_str(&location);
             out.push_str(": ");
         }
-        out.push_str(&entry.text);
-        out.push('\n');
     }
 
     /// Writes one JSON line per shape ([`JsonLine`]).

@@ -508,6 +508,11 @@ impl<'a> Reader<'a> {
     /// `tuple_shapes` is a non-empty array, each once. A look-ahead as
     /// [`Self::plain_tuple_ahead`], over every value by its brackets.
     fn tuple_ahead(&self) -> bool {
+        self.tuple_ahead_with(false)
+    }
+
+    /// [`Self::plain_tuple_ahead`] (`plain`: no other key), or [`Self::tuple_ahead`].
+    fn tuple_ahead_with(&self, plain: bool) -> bool {
         let mut ahead = self.lexer.clone();
         if !matches!(ahead.open(self.nesting), Ok(true)) {
             return false;
@@ -534,6 +539,8 @@ impl<'a> Reader<'a> {
                     elements = true;
                 }
                 Some((0 | 2, _)) => return false,
+                _ if plain => return false,
+                // Another field, stepped over.
                 _ => match ahead.token() {
                     Ok((_, Token::Array | Token::Object)) => {
                         if !ahead.skip_container() {
@@ -559,39 +566,7 @@ impl<'a> Reader<'a> {
     /// at most `d + 1` times, and `d` is at most [`MAX_MESSAGE_DEPTH`]); the reader
     /// then reads the object either way, with the same errors.
     fn plain_tuple_ahead(&self) -> bool {
-        let mut ahead = self.lexer.clone();
-        if !matches!(ahead.open(self.nesting), Ok(true)) {
-            return false;
-        }
-        let (mut tuple, mut elements) = (false, false);
-        loop {
-            let Ok((key, _)) = ahead.key() else {
-                return false;
-            };
-            match fields::lookup(SHAPE.fields, &key) {
-                Some((0, _)) if !tuple => match ahead.token() {
-                    Ok((_, Token::String(name))) if &*name == b"TUPLE" => tuple = true,
-                    _ => return false,
-                },
-                Some((2, _)) if !elements => {
-                    if !matches!(ahead.token(), Ok((_, Token::Array))) {
-                        return false;
-                    }
-                    let mut first = ahead.clone();
-                    if !matches!(first.open(self.nesting + 1), Ok(true)) || !ahead.skip_container()
-                    {
-                        return false;
-                    }
-                    elements = true;
-                }
-                _ => return false,
-            }
-            match ahead.next_in_object() {
-                Ok(true) => {}
-                Ok(false) => return tuple && elements,
-                Err(_) => return false,
-            }
-        }
+        self.tuple_ahead_with(true)
     }
 
     /// Runs `read` on a shape that counts its own list entries (a tuple element, a

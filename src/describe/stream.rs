@@ -217,12 +217,10 @@ impl Writer {
                 let pretty = self.format == ExplainFormat::PrettyJson;
                 // `"key": ` before each value; `,` between them.
                 let key = |name: &str, first: bool| {
-                    if pretty {
-                        let comma = if first { "" } else { "," };
-                        format!("{comma}\n{inner}\"{name}\": ")
-                    } else {
-                        let comma = if first { "" } else { "," };
-                        format!("{comma}\"{name}\":")
+                    let comma = if first { "" } else { "," };
+                    match pretty {
+                        true => format!("{comma}\n{inner}\"{name}\": "),
+                        false => format!("{comma}\"{name}\":"),
                     }
                 };
                 self.out.push(b"{");

@@ -752,10 +752,22 @@ impl<'o> TupleFindings<'o> {
 fn own_around(
     shell: &crate::proto::ShapeProto,
     path: &[usize],
+    before: Findings,
+    elements: Findings,
+) -> Findings {
+    own_around_at(shell, &crate::path::Path::root(), path, before, elements)
+}
+
+/// [`own_around`] for a tuple at `path` inside a shape that stands at `base` in a
+/// larger message (a program shape's parameter or result, at nesting depth 0 there).
+fn own_around_at(
+    shell: &crate::proto::ShapeProto,
+    base: &crate::path::Path,
+    path: &[usize],
     mut before: Findings,
     elements: Findings,
 ) -> Findings {
-    let prefix = &codec::tuple_path(path);
+    let prefix = &codec::tuple_path(path).prefixed(base);
     let report = crate::validate::validate_nested_shape(shell, GateOptions::proto(), path.len());
     let (first, last): (Vec<_>, Vec<_>) = report
         .issues()
@@ -869,27 +881,17 @@ impl UnknownInOrder {
 /// `--message program-shape`, a decode error is the report.
 fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<FileReport> {
     let keep_unknown = options.message == Some(MessageKind::ProgramShape);
-    let (mut findings, mut result_findings) = (Findings::new(), Findings::new());
+    let parts = std::cell::RefCell::new(ProgramFindings::default());
     let mut program = ProgramIssues::default();
-    // The shapes' unknown fields, the parameters' and the result's apart (the whole
-    // listing gives the result's after every parameter's).
-    let mut unknown = [UnknownInOrder::default(), UnknownInOrder::default()];
-    let mut any_unknown = false;
     let mut leaf = |part: text::ProgramPart,
                     path: &[usize],
                     _,
                     shape: codec::Decoded<crate::proto::ShapeProto>| {
+        let parts = &mut *parts.borrow_mut();
         if shape.has_unknown_fields() {
-            any_unknown = true;
-            let (at, base) = match part {
-                text::ProgramPart::Parameter(i) => (
-                    &mut unknown[0],
-                    crate::path::Path::root().field("parameters").index(i),
-                ),
-                text::ProgramPart::Result => {
-                    (&mut unknown[1], crate::path::Path::root().field("result"))
-                }
-            };
+            parts.any_unknown = true;
+            let base = part_base(part);
+            let at = parts.unknown_of(part);
             let listed = at.listed_of(&shape, &codec::tuple_path(path).prefixed(&base));
             if !listed.is_empty() {
                 let text = options
@@ -899,14 +901,23 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
                 at.push_listed(listed, &text);
             }
         }
-        let found = (&mut findings, &mut result_findings);
+        let found = (&mut parts.findings, &mut parts.result);
         program.proto_leaf(part, path, shape.message, options, found);
     };
     let decoded = if keep_unknown {
-        codec::decode_program_shape_streamed(bytes, &mut leaf, &mut |_, _| {}).map(Some)
+        // Every tuple opened, the parts' too, whatever fields of its own it has.
+        let mut tree = |event: codec::TreeEvent<'_>| parts.borrow_mut().tree(event);
+        codec::decode_program_shape_tree(bytes, &mut leaf, &mut tree, &mut |_, _| {}).map(Some)
     } else {
         codec::decode_clean_program_shape_streamed(bytes, &mut leaf, &mut |_, _| {})
     };
+    let ProgramFindings {
+        mut findings,
+        result: result_findings,
+        unknown,
+        any_unknown,
+        ..
+    } = parts.into_inner();
     let streamed = match decoded {
         Ok(Some(streamed)) => streamed,
         Ok(None) => return None,
@@ -972,6 +983,82 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         }
     }
     Some(report)
+}
+
+/// The findings of a program shape's parts read a shape at a time
+/// ([`check_binary_program`]): the parameters' and the result's apart (the whole check
+/// gives the result's after every parameter's), and so their unknown fields.
+#[derive(Default)]
+struct ProgramFindings {
+    findings: Findings,
+    result: Findings,
+    /// The parameters' unknown fields, then the result's.
+    unknown: [UnknownInOrder; 2],
+    any_unknown: bool,
+    /// The findings and unknown fields of each tuple around the one being read (of
+    /// the part being read), outermost first, as [`TupleFindings`] keeps them.
+    outer: Vec<Level>,
+}
+
+impl ProgramFindings {
+    /// The findings of `part`'s kind: the parameters' or the result's.
+    fn findings_of(&mut self, part: text::ProgramPart) -> &mut Findings {
+        match part {
+            text::ProgramPart::Parameter(_) => &mut self.findings,
+            text::ProgramPart::Result => &mut self.result,
+        }
+    }
+
+    /// The unknown fields of `part`'s kind.
+    fn unknown_of(&mut self, part: text::ProgramPart) -> &mut UnknownInOrder {
+        match part {
+            text::ProgramPart::Parameter(_) => &mut self.unknown[0],
+            text::ProgramPart::Result => &mut self.unknown[1],
+        }
+    }
+
+    /// A tuple of a part (the part itself, or one inside it) entered or left
+    /// ([`codec::decode_program_shape_tree`]): left, its findings go where the whole
+    /// check puts them, as [`TupleFindings::tree`] puts a nested tuple's.
+    fn tree(&mut self, event: codec::TreeEvent<'_>) {
+        match event {
+            codec::TreeEvent::Enter(path, _) => {
+                let (part, _) = codec::program_part(path);
+                let level = Level {
+                    findings: std::mem::take(self.findings_of(part)),
+                    unknown: std::mem::take(self.unknown_of(part)),
+                };
+                self.outer.push(level);
+            }
+            codec::TreeEvent::Leave(path, shell, node) => {
+                let Some(parent) = self.outer.pop() else {
+                    return;
+                };
+                let (part, inner) = codec::program_part(path);
+                let base = part_base(part);
+                let elements = std::mem::take(self.findings_of(part));
+                *self.findings_of(part) =
+                    own_around_at(&shell, &base, inner, parent.findings, elements);
+                let decoded = codec::Decoded {
+                    message: shell,
+                    unknown: node,
+                };
+                self.any_unknown |= decoded.has_unknown_fields();
+                let prefix = codec::tuple_path(inner).prefixed(&base);
+                let elements = std::mem::replace(self.unknown_of(part), parent.unknown);
+                self.unknown_of(part)
+                    .append(UnknownInOrder::of_tuple(&decoded, &prefix, elements));
+            }
+        }
+    }
+}
+
+/// Where a part of a program shape stands: `parameters[i]` or `result`.
+fn part_base(part: text::ProgramPart) -> crate::path::Path {
+    match part {
+        text::ProgramPart::Parameter(i) => crate::path::Path::root().field("parameters").index(i),
+        text::ProgramPart::Result => crate::path::Path::root().field("result"),
+    }
 }
 
 /// The warning that bytes read as `kind` decode cleanly as `other`.

@@ -325,6 +325,10 @@ pub(crate) fn merge_shape_streaming(
     result.map(|()| count)
 }
 
+/// What [`merge_clean_program_streaming`] hands each parameter name to: its index and
+/// its text.
+pub(crate) type NameFn<'a> = dyn FnMut(usize, &str) + 'a;
+
 /// Decodes a top-level `ProgramShapeProto` into `shell` as [`merge_message`] does,
 /// except that each parameter goes to `element` (opened into its plain tuples as
 /// [`merge_shape_streaming`] opens them, at paths that start with the parameter's
@@ -338,7 +342,10 @@ pub(crate) fn merge_shape_streaming(
 /// on so far are then to be dropped), so that bytes of some other message cost nothing
 /// to try; the unknown fields of a result read whole are left in `unknown`. The same code reads the same bytes in the same order,
 /// so an error before any unknown field is the one [`merge_message`] gives. Returns the
-/// number of parameters through `parameters`.
+/// number of parameters through `parameters`. With `tree`, a parameter or a result
+/// given once that is a tuple with fields of its own is opened too, each tuple of it
+/// entered and left as [`merge_shape_streaming`] enters and leaves nested tuples, at
+/// paths that start with the part's index.
 pub(crate) fn merge_clean_program_streaming(
     decoder: &mut Decoder<'_>,
     shell: &mut ProgramShapeProto,
@@ -346,7 +353,7 @@ pub(crate) fn merge_clean_program_streaming(
     (parameters, names): (&mut usize, &mut usize),
     (stream_result, keep_unknown): (bool, bool),
     element: &mut ElementFn<'_>,
-    name: &mut dyn FnMut(usize, &str),
+    (name, mut tree): (&mut NameFn<'_>, Option<&mut TreeFn<'_>>),
 ) -> Result<bool, DecodeError> {
     let mut unclean = false;
     let mut path = Vec::new();
@@ -381,23 +388,78 @@ pub(crate) fn merge_clean_program_streaming(
                 path.clear();
                 path.push(index);
                 let streamed = plain_tuple_ahead(&decoder.reader);
+                // With `tree`, a tuple with fields of its own is opened too.
+                let own = match (&mut tree, streamed) {
+                    (Some(tell), false) => tuple_shell_ahead(decoder).inspect(|own| {
+                        tell(TreeEvent::Enter(&path, own));
+                    }),
+                    _ => None,
+                };
                 let mut each = |path: &[usize], span, shape, node| {
                     leaf(path, span, shape, node, &mut unclean);
                 };
-                let result = own_entries(decoder, |decoder| {
-                    if streamed {
-                        open_plain_tuple(decoder, &mut path, &mut each)
-                    } else {
-                        merge_submessage(decoder, &mut message, &mut node)
-                    }
+                let result = own_entries(decoder, |decoder| match (&mut tree, &own) {
+                    (Some(tell), Some(_)) => nested(decoder, |decoder| {
+                        let mut nest = Nest::Tree(&mut **tell);
+                        merge_shape_streaming(
+                            decoder,
+                            &mut message,
+                            &mut node,
+                            &mut path,
+                            &mut nest,
+                            &mut each,
+                        )
+                        .map(drop)
+                    }),
+                    _ if streamed => open_plain_tuple(decoder, &mut path, &mut each),
+                    _ => merge_submessage(decoder, &mut message, &mut node),
                 });
                 result
                     .map_err(|e| e.within(Segment::Index(index)))
                     .map_err(within("parameters"))?;
-                if !streamed {
-                    each(&path, start..decoder.reader.position(), message, node);
+                match (&mut tree, own) {
+                    (Some(tell), Some(_)) => tell(TreeEvent::Leave(&path, message, node)),
+                    _ if streamed => {}
+                    _ => each(&path, start..decoder.reader.position(), message, node),
                 }
                 *parameters += 1;
+                Ok(true)
+            }
+            (2, WireType::LengthDelimited)
+                if stream_result
+                    && tree.is_some()
+                    && !plain_tuple_ahead(&decoder.reader)
+                    && tuple_ahead(&decoder.reader, false) =>
+            {
+                // The only result, a tuple with fields of its own: opened with `tree`,
+                // as a parameter is.
+                let Some(tell) = tree.as_mut() else {
+                    return Ok(false);
+                };
+                let Some(own) = tuple_shell_ahead(decoder) else {
+                    return Ok(false);
+                };
+                path.clear();
+                path.push(RESULT_INDEX);
+                tell(TreeEvent::Enter(&path, &own));
+                let (mut message, mut node) = (ShapeProto::default(), UnknownFields::new());
+                let mut each = |path: &[usize], span, shape, node| {
+                    leaf(path, span, shape, node, &mut unclean);
+                };
+                nested(decoder, |decoder| {
+                    let mut nest = Nest::Tree(&mut **tell);
+                    merge_shape_streaming(
+                        decoder,
+                        &mut message,
+                        &mut node,
+                        &mut path,
+                        &mut nest,
+                        &mut each,
+                    )
+                    .map(drop)
+                })
+                .map_err(within("result"))?;
+                tell(TreeEvent::Leave(&path, message, node));
                 Ok(true)
             }
             (2, WireType::LengthDelimited)

@@ -315,7 +315,7 @@ pub fn decode_clean_program_shape_streamed(
     leaf: &mut ProgramDecodedLeafFn<'_>,
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<Option<StreamedProgram>, DecodeError> {
-    decode_program_shape_parts(bytes, false, leaf, name)
+    decode_program_shape_parts(bytes, false, leaf, name, None)
 }
 
 /// [`decode_clean_program_shape_streamed`] that goes on past unknown fields: each
@@ -331,9 +331,40 @@ pub fn decode_program_shape_streamed(
     leaf: &mut ProgramDecodedLeafFn<'_>,
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<StreamedProgram, DecodeError> {
-    let streamed = decode_program_shape_parts(bytes, true, leaf, name)?;
+    let streamed = decode_program_shape_parts(bytes, true, leaf, name, None)?;
     // Never stops: nothing is unknown to it.
     Ok(streamed.unwrap_or_default())
+}
+
+/// [`decode_program_shape_streamed`] that opens every part that is a tuple with
+/// elements, whatever fields of its own it has (a parameter, or a result given once),
+/// and every tuple inside one, as [`decode_shape_tree`] opens a shape's: each is told
+/// to `tree` when entered and left ([`TreeEvent`]), at paths that start with the
+/// part's index (a parameter's) or with the result's index ([`program_part`] tells
+/// them apart), and its shapes
+/// go to `leaf` as they are decoded. A part opened so is in neither
+/// [`StreamedProgram::shell`] nor counted as read whole. The error is the one
+/// [`decode_program_shape`] gives, at the same byte.
+///
+/// # Errors
+/// As [`decode_program_shape`].
+pub fn decode_program_shape_tree(
+    bytes: &[u8],
+    leaf: &mut ProgramDecodedLeafFn<'_>,
+    tree: &mut TreeFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<StreamedProgram, DecodeError> {
+    let mut opened_result = false;
+    let mut tell = |event: TreeEvent<'_>| {
+        if let TreeEvent::Enter(path, _) = &event {
+            opened_result |= path.first() == Some(&messages::RESULT_INDEX);
+        }
+        tree(event);
+    };
+    let streamed = decode_program_shape_parts(bytes, true, leaf, name, Some(&mut tell))?;
+    let mut streamed = streamed.unwrap_or_default();
+    streamed.result_streamed |= opened_result;
+    Ok(streamed)
 }
 
 /// The program shape of `bytes` a part at a time, stopping at unknown fields unless
@@ -343,6 +374,7 @@ fn decode_program_shape_parts(
     keep_unknown: bool,
     leaf: &mut ProgramDecodedLeafFn<'_>,
     name: &mut dyn FnMut(usize, &str),
+    tree: Option<&mut TreeFn<'_>>,
 ) -> Result<Option<StreamedProgram>, DecodeError> {
     let mut result_streamed = false;
     let mut each = |path: &[usize], span, message, unknown| {
@@ -366,12 +398,23 @@ fn decode_program_shape_parts(
         (&mut streamed.parameters, &mut streamed.names),
         (stream_result, keep_unknown),
         &mut each,
-        name,
+        (name, tree),
     )?;
     Ok(clean.then_some(StreamedProgram {
         result_streamed,
         ..streamed
     }))
+}
+
+/// The part of a program shape and the path inside it, of a path that
+/// [`decode_program_shape_tree`] gives in its [`TreeEvent`]s (its first index is the
+/// part's).
+pub fn program_part(path: &[usize]) -> (ProgramPart, &[usize]) {
+    match path.split_first() {
+        Some((&messages::RESULT_INDEX, inner)) => (ProgramPart::Result, inner),
+        Some((&i, inner)) => (ProgramPart::Parameter(i), inner),
+        None => (ProgramPart::Parameter(0), path),
+    }
 }
 
 /// How many times field `number` stands at the top level of `bytes`, read a tag at a

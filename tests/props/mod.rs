@@ -56,6 +56,7 @@ pub fn decode_roundtrip(data: &[u8]) {
     }
     if kind == MessageKind::ProgramShape {
         program_decode_agrees(bytes);
+        program_tree_agrees(bytes);
         streamed_check_agrees(Some(MessageKind::ProgramShape), bytes);
         program_conversions_agree(xla_shape::convert::Form::Binary, bytes);
     }
@@ -1035,6 +1036,64 @@ fn program_decode_agrees(bytes: &[u8]) {
                 codec::encode_any(&shell.into()),
                 codec::encode_any(&streamed.shell.into())
             );
+        }
+        (a, b) => panic!("whole {a:?}, streamed {b:?}"),
+    }
+}
+
+/// A binary program shape read with every tuple opened, its parts' too
+/// (`codec::decode_program_shape_tree`), gives the whole decode's error, or its message
+/// rebuilt from the leaves, the tuples' own fields and the shell; the own fields told
+/// when a tuple is entered are those it is left with.
+fn program_tree_agrees(bytes: &[u8]) {
+    use xla_shape::codec::TreeEvent;
+    let whole = codec::decode_program_shape(bytes);
+    let parts = std::cell::RefCell::new((Vec::new(), None::<ShapeProto>));
+    let open = std::cell::RefCell::new(Vec::<Vec<usize>>::new());
+    let streamed = codec::decode_program_shape_tree(
+        bytes,
+        &mut |part, path, _, leaf| {
+            let (parameters, result) = &mut *parts.borrow_mut();
+            put_program_leaf(parameters, result, part_index(part), path, leaf.message);
+        },
+        &mut |event| {
+            let (parameters, result) = &mut *parts.borrow_mut();
+            match event {
+                TreeEvent::Enter(path, own) => {
+                    assert!(own.tuple_shapes.is_empty());
+                    let (part, inner) = codec::program_part(path);
+                    put_program_leaf(parameters, result, part_index(part), inner, own.clone());
+                    open.borrow_mut().push(path.to_vec());
+                }
+                TreeEvent::Leave(path, shell, _) => {
+                    assert_eq!(open.borrow_mut().pop().as_deref(), Some(path));
+                    let (part, inner) = codec::program_part(path);
+                    let mut at = match part_index(part) {
+                        Some(i) => &mut parameters[i],
+                        None => result.as_mut().expect("the result was entered"),
+                    };
+                    for &i in inner {
+                        at = &mut at.tuple_shapes[i];
+                    }
+                    let elements = std::mem::take(&mut at.tuple_shapes);
+                    assert_eq!(*at, shell, "the own fields read ahead at {path:?}");
+                    at.tuple_shapes = elements;
+                }
+            }
+        },
+        &mut |_, _| {},
+    );
+    match (whole, streamed) {
+        (Err(a), Err(b)) => assert_eq!(a, b),
+        (Ok(whole), Ok(streamed)) => {
+            assert!(open.borrow().is_empty());
+            let (parameters, result) = parts.into_inner();
+            assert_eq!(whole.message.parameters, parameters);
+            assert_eq!(streamed.parameters, parameters.len());
+            match streamed.result_streamed {
+                true => assert_eq!(whole.message.result, result),
+                false => assert_eq!(whole.message.result, streamed.shell.message.result),
+            }
         }
         (a, b) => panic!("whole {a:?}, streamed {b:?}"),
     }

@@ -399,18 +399,13 @@ pub(crate) fn merge_clean_program_streaming(
                     leaf(path, span, shape, node, &mut unclean);
                 };
                 let result = own_entries(decoder, |decoder| match (&mut tree, &own) {
-                    (Some(tell), Some(_)) => nested(decoder, |decoder| {
-                        let mut nest = Nest::Tree(&mut **tell);
-                        merge_shape_streaming(
-                            decoder,
-                            &mut message,
-                            &mut node,
-                            &mut path,
-                            &mut nest,
-                            &mut each,
-                        )
-                        .map(drop)
-                    }),
+                    (Some(tell), Some(_)) => open_tuple_tree(
+                        decoder,
+                        (&mut message, &mut node),
+                        &mut path,
+                        &mut **tell,
+                        &mut each,
+                    ),
                     _ if streamed => open_plain_tuple(decoder, &mut path, &mut each),
                     _ => merge_submessage(decoder, &mut message, &mut node),
                 });
@@ -446,18 +441,13 @@ pub(crate) fn merge_clean_program_streaming(
                 let mut each = |path: &[usize], span, shape, node| {
                     leaf(path, span, shape, node, &mut unclean);
                 };
-                nested(decoder, |decoder| {
-                    let mut nest = Nest::Tree(&mut **tell);
-                    merge_shape_streaming(
-                        decoder,
-                        &mut message,
-                        &mut node,
-                        &mut path,
-                        &mut nest,
-                        &mut each,
-                    )
-                    .map(drop)
-                })
+                open_tuple_tree(
+                    decoder,
+                    (&mut message, &mut node),
+                    &mut path,
+                    &mut **tell,
+                    &mut each,
+                )
                 .map_err(within("result"))?;
                 tell(TreeEvent::Leave(&path, message, node));
                 Ok(true)
@@ -524,6 +514,22 @@ fn open_plain_tuple(
             each,
         )
         .map(drop)
+    })
+}
+
+/// Reads the length-delimited tuple at the reader (found by [`tuple_shell_ahead`]) as
+/// [`merge_submessage`] would, into `message` and `node` without its elements, which
+/// go to `each` at `path` and below, every tuple inside it entered and left through
+/// `tell` ([`merge_shape_streaming`] with [`Nest::Tree`]).
+fn open_tuple_tree(
+    decoder: &mut Decoder<'_>,
+    (message, node): (&mut ShapeProto, &mut UnknownFields),
+    path: &mut Vec<usize>,
+    tell: &mut TreeFn<'_>,
+    each: &mut ElementFn<'_>,
+) -> Result<(), DecodeError> {
+    nested(decoder, |decoder| {
+        merge_shape_streaming(decoder, message, node, path, &mut Nest::Tree(tell), each).map(drop)
     })
 }
 

@@ -1022,34 +1022,47 @@ impl ProgramFindings {
     /// check puts them, as [`TupleFindings::tree`] puts a nested tuple's.
     fn tree(&mut self, event: codec::TreeEvent<'_>) {
         match event {
-            codec::TreeEvent::Enter(path, _) => {
-                let (part, _) = codec::program_part(path);
-                let level = Level {
-                    findings: std::mem::take(self.findings_of(part)),
-                    unknown: std::mem::take(self.unknown_of(part)),
-                };
-                self.outer.push(level);
-            }
+            codec::TreeEvent::Enter(path, _) => self.enter(codec::program_part(path).0),
             codec::TreeEvent::Leave(path, shell, node) => {
-                let Some(parent) = self.outer.pop() else {
-                    return;
-                };
                 let (part, inner) = codec::program_part(path);
-                let base = part_base(part);
-                let elements = std::mem::take(self.findings_of(part));
-                *self.findings_of(part) =
-                    own_around_at(&shell, &base, inner, parent.findings, elements);
-                let decoded = codec::Decoded {
-                    message: shell,
-                    unknown: node,
-                };
-                self.any_unknown |= decoded.has_unknown_fields();
-                let prefix = codec::tuple_path(inner).prefixed(&base);
-                let elements = std::mem::replace(self.unknown_of(part), parent.unknown);
-                self.unknown_of(part)
-                    .append(UnknownInOrder::of_tuple(&decoded, &prefix, elements));
+                self.leave(part, inner, shell, node);
             }
         }
+    }
+
+    /// A tuple of `part` entered.
+    fn enter(&mut self, part: text::ProgramPart) {
+        let level = Level {
+            findings: std::mem::take(self.findings_of(part)),
+            unknown: std::mem::take(self.unknown_of(part)),
+        };
+        self.outer.push(level);
+    }
+
+    /// The tuple of `part` at `inner` (`[]`: the part itself) left, without its
+    /// elements (`shell`, with its unknown fields `node`).
+    fn leave(
+        &mut self,
+        part: text::ProgramPart,
+        inner: &[usize],
+        shell: crate::proto::ShapeProto,
+        node: codec::UnknownFields,
+    ) {
+        let Some(parent) = self.outer.pop() else {
+            return;
+        };
+        let base = part_base(part);
+        let elements = std::mem::take(self.findings_of(part));
+        *self.findings_of(part) = own_around_at(&shell, &base, inner, parent.findings, elements);
+        let decoded = codec::Decoded {
+            message: shell,
+            unknown: node,
+        };
+        self.any_unknown |= decoded.has_unknown_fields();
+        let prefix = codec::tuple_path(inner).prefixed(&base);
+        let elements = std::mem::replace(self.unknown_of(part), parent.unknown);
+        self.unknown_of(part)
+            .append(UnknownInOrder::of_tuple(&decoded, &prefix, elements));
     }
 }
 
@@ -1212,18 +1225,33 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         && not_a_shape
         && options.message != Some(MessageKind::Layout)
     {
-        // A program shape is checked a parameter at a time.
-        let (mut findings, mut result_findings) = (Findings::new(), Findings::new());
+        // A program shape is checked a parameter at a time, every tuple in its parts
+        // opened (its own fields checked when it is left).
+        let parts = std::cell::RefCell::new(ProgramFindings::default());
         let mut program = ProgramIssues::default();
         let json_options = crate::json::ParseOptions::new();
-        let read = crate::json::program_shape_from_json_leaves(
+        let read = crate::json::program_shape_from_json_tree(
             bytes,
             &json_options,
             &mut |part, path, shape| {
-                let found = (&mut findings, &mut result_findings);
+                let parts = &mut *parts.borrow_mut();
+                let found = (&mut parts.findings, &mut parts.result);
                 program.proto_leaf(part, path, shape, options, found);
             },
+            &mut |part, path, shell| {
+                let mut parts = parts.borrow_mut();
+                match shell {
+                    None => parts.enter(part),
+                    // JSON keeps no unknown field.
+                    Some(shell) => parts.leave(part, path, shell, codec::UnknownFields::new()),
+                }
+            },
         );
+        let ProgramFindings {
+            mut findings,
+            result: result_findings,
+            ..
+        } = parts.into_inner();
         match read {
             Ok(program) => {
                 findings.append(result_findings);

@@ -271,6 +271,36 @@ pub fn program_shape_from_json_leaves(
     program_shape_from_json_streamed(json, options, leaf, &mut |_, _| {})
 }
 
+/// What [`program_shape_from_json_tree`] tells of each tuple it opens: its part, its
+/// path inside the part (`[]` for the part itself), and `None` when it is entered, the
+/// tuple without its elements when it is left.
+pub type ProgramTreeFn<'a> = dyn FnMut(ProgramPart, &[usize], Option<ShapeProto>) + 'a;
+
+/// [`program_shape_from_json_leaves`] that opens every part that is a tuple with
+/// elements, whatever fields of its own it has (a parameter, or the result), and every
+/// tuple inside one, telling `tree` when it enters one (`None`) and leaves it (the
+/// tuple without its elements), with its part and its path inside the part (`[]` for
+/// the part itself). A result opened so is said to be streamed. The same reading, with
+/// the same errors.
+///
+/// # Errors
+/// As [`ProtoJson::from_json_slice`].
+pub fn program_shape_from_json_tree(
+    json: &[u8],
+    options: &ParseOptions,
+    leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
+    tree: &mut ProgramTreeFn<'_>,
+) -> Result<StreamedProgram, JsonError> {
+    let (result, result_streamed, parameters, names) =
+        read::read_program_shape_tree(utf8(json)?, options, leaf, tree)?;
+    Ok(StreamedProgram {
+        result,
+        result_streamed,
+        parameters,
+        names,
+    })
+}
+
 /// [`program_shape_from_json_leaves`] with each parameter name (its index and the
 /// text) handed on as read.
 ///

@@ -167,6 +167,22 @@ enum Nest {
     Tree,
 }
 
+pub(crate) use super::ProgramTreeFn;
+
+/// [`read_program_shape_leaves`] that opens every part that is a tuple with elements,
+/// whatever fields of its own it has, telling `tree` of each tuple it opens.
+pub(crate) fn read_program_shape_tree<'a>(
+    text: &'a str,
+    options: &ParseOptions,
+    leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
+    tree: &mut ProgramTreeFn<'_>,
+) -> std::result::Result<ProgramRead, JsonError> {
+    let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
+        reader.program_shape_tree(pos, token, true, leaf, &mut |_, _| {}, Some(&mut *tree))
+    };
+    read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
+}
+
 /// What [`read_shape_tree`] tells of each tuple it opens below the top level: its path,
 /// and `None` when it is entered, the tuple without its elements when it is left.
 pub(crate) type JsonTreeFn<'a> = dyn FnMut(&[usize], Option<ShapeProto>) + 'a;
@@ -702,6 +718,22 @@ impl<'a> Reader<'a> {
         leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
         name: &mut dyn FnMut(usize, String),
     ) -> Result<ProgramRead> {
+        self.program_shape_tree(pos, token, nest, leaf, name, None)
+    }
+
+    /// [`Self::program_shape_leaves`]; with `tree`, a part that is a tuple with fields
+    /// of its own (a parameter, or the result) is opened too, with every tuple inside
+    /// it, each told to `tree` when entered (`None`) and left (the tuple without its
+    /// elements), with its part and its path inside the part.
+    fn program_shape_tree(
+        &mut self,
+        pos: usize,
+        token: Token<'a>,
+        nest: bool,
+        leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
+        name: &mut dyn FnMut(usize, String),
+        mut tree: Option<&mut ProgramTreeFn<'_>>,
+    ) -> Result<ProgramRead> {
         let (mut result, mut streamed, mut parameters, mut names) = (None, false, 0, 0);
         let mut path = Vec::new();
         self.message(pos, token, &PROGRAM_SHAPE, |reader, index| {
@@ -711,15 +743,37 @@ impl<'a> Reader<'a> {
                     parameters = index + 1;
                     let part = ProgramPart::Parameter(index);
                     let mut inner = |path: &[usize], shape| leaf(part, path, shape);
-                    reader.own_entries(|reader| match token {
-                        Token::Object if nest && reader.plain_tuple_ahead() => reader
+                    reader.own_entries(|reader| match (token, &mut tree) {
+                        (Token::Object, _) if nest && reader.plain_tuple_ahead() => reader
                             .shape_leaves(pos, Token::Object, &mut path, true, &mut inner)
                             .map(drop),
-                        token => reader.shape(pos, token).map(|shape| inner(&[], shape)),
+                        (Token::Object, Some(tell)) if reader.tuple_ahead() => {
+                            reader.part_tree(pos, part, &mut path, &mut inner, &mut **tell)
+                        }
+                        (token, _) => reader.shape(pos, token).map(|shape| inner(&[], shape)),
                     })
                 })?,
                 1 => match reader.lexer.token()? {
                     (_, Token::Null) => {}
+                    (pos, Token::Object)
+                        if tree.is_some()
+                            && !reader.plain_tuple_ahead()
+                            && reader.tuple_ahead() =>
+                    {
+                        path.clear();
+                        let mut inner =
+                            |path: &[usize], shape| leaf(ProgramPart::Result, path, shape);
+                        if let Some(tell) = tree.as_mut() {
+                            reader.part_tree(
+                                pos,
+                                ProgramPart::Result,
+                                &mut path,
+                                &mut inner,
+                                &mut **tell,
+                            )?;
+                        }
+                        streamed = true;
+                    }
                     (pos, Token::Object) if nest && reader.plain_tuple_ahead() => {
                         // As `optional(Self::shape)` reads it, a shape at a time.
                         path.clear();
@@ -740,6 +794,24 @@ impl<'a> Reader<'a> {
             Ok(())
         })?;
         Ok((result, streamed, parameters, names))
+    }
+
+    /// A part of a program shape that is a tuple with fields of its own, opened as
+    /// [`Self::shape_tree`] opens one, the part itself and every tuple inside it told
+    /// to `tell` when entered and left.
+    fn part_tree(
+        &mut self,
+        pos: usize,
+        part: ProgramPart,
+        path: &mut Vec<usize>,
+        leaf: &mut dyn FnMut(&[usize], ShapeProto),
+        tell: &mut ProgramTreeFn<'_>,
+    ) -> Result<()> {
+        tell(part, &[], None);
+        let mut inner = |path: &[usize], shell: Option<ShapeProto>| tell(part, path, shell);
+        let shell = self.shape_tree(pos, Token::Object, path, Nest::Tree, leaf, &mut inner)?;
+        tell(part, &[], Some(shell));
+        Ok(())
     }
 
     // ---- field shapes ----

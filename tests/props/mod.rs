@@ -451,6 +451,7 @@ pub fn json_roundtrip(data: &[u8]) {
     json_leaves_agree(bytes);
     json_tree_agrees(bytes);
     json_program_leaves_agree(bytes);
+    json_program_tree_agrees(bytes);
     program_conversions_agree(xla_shape::convert::Form::Json, bytes);
     let kind = kind_of(selector);
     let Ok(message) = json::from_json(kind, bytes, &json::ParseOptions::new()) else {
@@ -1096,6 +1097,60 @@ fn program_tree_agrees(bytes: &[u8]) {
             }
         }
         (a, b) => panic!("whole {a:?}, streamed {b:?}"),
+    }
+}
+
+/// JSON read as a program shape with every tuple of its parts opened
+/// (`json::program_shape_from_json_tree`) gives the whole read's error, or its message
+/// rebuilt from the leaves and the tuples' own fields.
+fn json_program_tree_agrees(bytes: &[u8]) {
+    use xla_shape::json::ProtoJson;
+    let options = json::ParseOptions::new();
+    let whole = ProgramShapeProto::from_json_slice(bytes, &options);
+    let parts = std::cell::RefCell::new((Vec::new(), None::<ShapeProto>));
+    let streamed = json::program_shape_from_json_tree(
+        bytes,
+        &options,
+        &mut |part, path, leaf| {
+            let (parameters, result) = &mut *parts.borrow_mut();
+            put_program_leaf(parameters, result, part_index(part), path, leaf);
+        },
+        &mut |part, path, shell| {
+            let (parameters, result) = &mut *parts.borrow_mut();
+            let tuple = ShapeProto {
+                element_type: xla_shape::proto::PrimitiveType::Tuple as i32,
+                ..Default::default()
+            };
+            match shell {
+                None => put_program_leaf(parameters, result, part_index(part), path, tuple),
+                Some(shell) => {
+                    let mut at = match part_index(part) {
+                        Some(i) => &mut parameters[i],
+                        None => result.as_mut().expect("the result was entered"),
+                    };
+                    for &i in path {
+                        at = &mut at.tuple_shapes[i];
+                    }
+                    let elements = std::mem::take(&mut at.tuple_shapes);
+                    *at = ShapeProto {
+                        tuple_shapes: elements,
+                        ..shell
+                    };
+                }
+            }
+        },
+    );
+    match (whole, streamed) {
+        (Ok(program), Ok(streamed)) => {
+            let (parameters, result) = parts.into_inner();
+            assert_eq!(program.parameters, parameters);
+            match streamed.result_streamed {
+                true => assert_eq!(program.result, result),
+                false => assert_eq!(program.result, streamed.result),
+            }
+        }
+        (Err(a), Err(b)) => assert_eq!(format!("{a:?}"), format!("{b:?}")),
+        (a, b) => panic!("{:?}: {a:?} vs {b:?}", String::from_utf8_lossy(bytes)),
     }
 }
 

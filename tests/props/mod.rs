@@ -202,6 +202,20 @@ fn insert_leaf(root: &mut ShapeProto, path: &[usize], leaf: ShapeProto) {
     node.tuple_shapes.push(leaf);
 }
 
+/// Gives the tuple at `path` below `root` the own fields of `shell` (a tuple without
+/// its elements), keeping its elements.
+fn set_own_fields(root: &mut ShapeProto, path: &[usize], shell: ShapeProto) {
+    let mut at = root;
+    for &i in path {
+        at = &mut at.tuple_shapes[i];
+    }
+    let elements = std::mem::take(&mut at.tuple_shapes);
+    *at = ShapeProto {
+        tuple_shapes: elements,
+        ..shell
+    };
+}
+
 /// A streamed element's span is its whole field: its tag first, field 4 and
 /// length-delimited, a varint that may be written longer than it needs (`a2 00` is
 /// 0x22 too, and protobuf reads it alike).
@@ -490,16 +504,7 @@ pub fn json_tree_agrees(bytes: &[u8]) {
             Some(shell) => {
                 assert_eq!(open.borrow_mut().pop().as_deref(), Some(path));
                 assert!(shell.tuple_shapes.is_empty());
-                let mut rebuilt = rebuilt.borrow_mut();
-                let mut at = &mut *rebuilt;
-                for &i in path {
-                    at = &mut at.tuple_shapes[i];
-                }
-                let elements = std::mem::take(&mut at.tuple_shapes);
-                *at = ShapeProto {
-                    tuple_shapes: elements,
-                    ..shell
-                };
+                set_own_fields(&mut rebuilt.borrow_mut(), path, shell);
             }
         },
     );
@@ -1124,18 +1129,11 @@ fn json_program_tree_agrees(bytes: &[u8]) {
             match shell {
                 None => put_program_leaf(parameters, result, part_index(part), path, tuple),
                 Some(shell) => {
-                    let mut at = match part_index(part) {
+                    let root = match part_index(part) {
                         Some(i) => &mut parameters[i],
                         None => result.as_mut().expect("the result was entered"),
                     };
-                    for &i in path {
-                        at = &mut at.tuple_shapes[i];
-                    }
-                    let elements = std::mem::take(&mut at.tuple_shapes);
-                    *at = ShapeProto {
-                        tuple_shapes: elements,
-                        ..shell
-                    };
+                    set_own_fields(root, path, shell);
                 }
             }
         },

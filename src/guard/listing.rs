@@ -419,11 +419,14 @@ impl LongTuple {
         self.elements += 1;
         self.nest_to(path);
         self.text.element(leaf);
+        // Read back alone and as a tuple's element: XLA's parser refuses an invalid
+        // array in a tuple (a shape the listing keeps only if its text reads back).
         self.reads_back = self.reads_back
-            && self
-                .style
-                .print_shape(leaf)
-                .is_ok_and(|text| read_back(&text).is_ok_and(|back| back == *leaf));
+            && self.style.print_shape(leaf).is_ok_and(|text| {
+                read_back(&text).is_ok_and(|back| {
+                    back == *leaf && crate::text::tuple_element_problem(&back).is_none()
+                })
+            });
     }
 }
 

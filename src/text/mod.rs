@@ -37,6 +37,7 @@ pub(crate) mod types;
 
 pub use display::FromTextError;
 pub use error::{ParseError, PrintError};
+pub(crate) use parser::tuple_element_problem;
 pub use parser::{ParseOptions, MAX_NESTING};
 pub use types::{type_from_name, type_name};
 

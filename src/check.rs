@@ -645,6 +645,40 @@ struct Level {
     unknown: UnknownInOrder,
 }
 
+impl Level {
+    /// A tuple entered: the findings and unknown fields gathered so far, put aside.
+    fn enter(findings: &mut Findings, unknown: &mut UnknownInOrder) -> Level {
+        Level {
+            findings: std::mem::take(findings),
+            unknown: std::mem::take(unknown),
+        }
+    }
+
+    /// The tuple at `path` below `base` left, without its elements (`shell`, with its
+    /// unknown fields `node`): its findings put where the whole check puts them, the
+    /// issues of its own fields around its elements' ([`own_around_at`]), its unknown
+    /// fields in the whole listing's order ([`UnknownInOrder::of_tuple`]), after those
+    /// gathered before it (`self`). Returns whether it holds unknown fields.
+    fn leave(
+        self,
+        (findings, unknown): (&mut Findings, &mut UnknownInOrder),
+        base: &crate::path::Path,
+        path: &[usize],
+        (shell, node): (crate::proto::ShapeProto, codec::UnknownFields),
+    ) -> bool {
+        let elements = std::mem::take(findings);
+        *findings = own_around_at(&shell, base, path, self.findings, elements);
+        let decoded = codec::Decoded {
+            message: shell,
+            unknown: node,
+        };
+        let prefix = codec::tuple_path(path).prefixed(base);
+        let elements = std::mem::replace(unknown, self.unknown);
+        unknown.append(UnknownInOrder::of_tuple(&decoded, &prefix, elements));
+        decoded.has_unknown_fields()
+    }
+}
+
 impl<'o> TupleFindings<'o> {
     fn new(options: &'o Options) -> Self {
         Self {
@@ -664,26 +698,15 @@ impl<'o> TupleFindings<'o> {
     fn tree(&mut self, event: codec::TreeEvent<'_>) {
         match event {
             codec::TreeEvent::Enter(..) => {
-                let level = Level {
-                    findings: std::mem::take(&mut self.findings),
-                    unknown: std::mem::take(&mut self.unknown),
-                };
+                let level = Level::enter(&mut self.findings, &mut self.unknown);
                 self.outer.push(level);
             }
             codec::TreeEvent::Leave(path, shell, node) => {
-                let Some(parent) = self.outer.pop() else {
-                    return;
-                };
-                let prefix = codec::tuple_path(path);
-                let elements = std::mem::replace(&mut self.findings, Findings::new());
-                self.findings = own_around(&shell, path, parent.findings, elements);
-                let decoded = codec::Decoded {
-                    message: shell,
-                    unknown: node,
-                };
-                let elements = std::mem::replace(&mut self.unknown, parent.unknown);
-                self.unknown
-                    .append(UnknownInOrder::of_tuple(&decoded, &prefix, elements));
+                if let Some(parent) = self.outer.pop() {
+                    let root = crate::path::Path::root();
+                    let lists = (&mut self.findings, &mut self.unknown);
+                    parent.leave(lists, &root, path, (shell, node));
+                }
             }
         }
     }
@@ -1001,20 +1024,19 @@ struct ProgramFindings {
 }
 
 impl ProgramFindings {
-    /// The findings of `part`'s kind: the parameters' or the result's.
-    fn findings_of(&mut self, part: text::ProgramPart) -> &mut Findings {
+    /// The findings and unknown fields of `part`'s kind: the parameters' or the
+    /// result's.
+    fn lists_of(&mut self, part: text::ProgramPart) -> (&mut Findings, &mut UnknownInOrder) {
+        let [parameters, result] = &mut self.unknown;
         match part {
-            text::ProgramPart::Parameter(_) => &mut self.findings,
-            text::ProgramPart::Result => &mut self.result,
+            text::ProgramPart::Parameter(_) => (&mut self.findings, parameters),
+            text::ProgramPart::Result => (&mut self.result, result),
         }
     }
 
     /// The unknown fields of `part`'s kind.
     fn unknown_of(&mut self, part: text::ProgramPart) -> &mut UnknownInOrder {
-        match part {
-            text::ProgramPart::Parameter(_) => &mut self.unknown[0],
-            text::ProgramPart::Result => &mut self.unknown[1],
-        }
+        self.lists_of(part).1
     }
 
     /// A tuple of a part (the part itself, or one inside it) entered or left
@@ -1032,10 +1054,8 @@ impl ProgramFindings {
 
     /// A tuple of `part` entered.
     fn enter(&mut self, part: text::ProgramPart) {
-        let level = Level {
-            findings: std::mem::take(self.findings_of(part)),
-            unknown: std::mem::take(self.unknown_of(part)),
-        };
+        let (findings, unknown) = self.lists_of(part);
+        let level = Level::enter(findings, unknown);
         self.outer.push(level);
     }
 
@@ -1048,21 +1068,10 @@ impl ProgramFindings {
         shell: crate::proto::ShapeProto,
         node: codec::UnknownFields,
     ) {
-        let Some(parent) = self.outer.pop() else {
-            return;
-        };
-        let base = part_base(part);
-        let elements = std::mem::take(self.findings_of(part));
-        *self.findings_of(part) = own_around_at(&shell, &base, inner, parent.findings, elements);
-        let decoded = codec::Decoded {
-            message: shell,
-            unknown: node,
-        };
-        self.any_unknown |= decoded.has_unknown_fields();
-        let prefix = codec::tuple_path(inner).prefixed(&base);
-        let elements = std::mem::replace(self.unknown_of(part), parent.unknown);
-        self.unknown_of(part)
-            .append(UnknownInOrder::of_tuple(&decoded, &prefix, elements));
+        if let Some(parent) = self.outer.pop() {
+            let base = part_base(part);
+            self.any_unknown |= parent.leave(self.lists_of(part), &base, inner, (shell, node));
+        }
     }
 }
 

@@ -169,13 +169,8 @@ impl Entry {
     /// own), the entry keeps the bytes, not the decoded tuple (some 30 times larger).
     /// `None` when the top-level message is not a plain tuple, or does not decode.
     pub fn of_long_tuple_proto(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
-        let mut styles = vec![style];
-        if style == HloStyle::Xla {
-            styles.push(HloStyle::Exact);
-        }
-        let mut refused = None;
-        for style in styles {
-            let printer = std::cell::RefCell::new(LongTuple::new(style));
+        let print = |printer: &mut LongTuple| {
+            let printer = std::cell::RefCell::new(printer);
             let decoded = crate::codec::decode_shape_tree(
                 bytes,
                 &mut |path, _, leaf| printer.borrow_mut().leaf(path, &leaf.message),
@@ -187,22 +182,9 @@ impl Entry {
                 },
             )
             .ok()?;
-            if !decoded.is_tuple() {
-                return None;
-            }
-            let printer = printer.into_inner();
-            let (reads_back, text) = (printer.reads_back, printer.text.finish());
-            match text {
-                Ok(text) => {
-                    let held = (!reads_back).then(|| Kept::Encoded(bytes.into()));
-                    return Some(Entry::bare(role, text, held));
-                }
-                Err(e) => refused = Some(e),
-            }
-        }
-        // No text in either style (as [`print`] says of a whole shape).
-        let text = no_text(&refused?);
-        Some(Entry::bare(role, text, Some(Kept::Encoded(bytes.into()))))
+            decoded.is_tuple().then_some(())
+        };
+        long_tuple_entry(role, style, print, || Some(Kept::Encoded(bytes.into())))
     }
 
     /// [`Entry::of_long_tuple_proto`] for a shape in proto3 JSON: its tuples opened
@@ -212,28 +194,15 @@ impl Entry {
     /// smaller than the JSON), as a binary tuple's entry keeps its bytes. `None` when the
     /// top-level message is not a plain tuple, or does not read.
     pub fn of_long_tuple_json(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
-        let mut styles = vec![style];
-        if style == HloStyle::Xla {
-            styles.push(HloStyle::Exact);
-        }
-        let mut refused = None;
-        // The binary encoding, once a text does not read back.
-        let encoded = || -> Option<Kept> {
-            let options = crate::convert::Options::default();
-            let spool =
-                crate::convert::json_shape_to(bytes, crate::convert::Form::Binary, &options)?;
-            Some(Kept::Encoded(spool.ok()?.into_vec().ok()?.into()))
-        };
-        for style in styles {
-            let printer = std::cell::RefCell::new(LongTuple::new(style));
-            let options = crate::json::ParseOptions::new();
-            let tuple = crate::proto::ShapeProto {
+        let print = |printer: &mut LongTuple| {
+            let printer = std::cell::RefCell::new(printer);
+            let tuple = ShapeProto {
                 element_type: crate::proto::PrimitiveType::Tuple as i32,
                 ..Default::default()
             };
             let shell = crate::json::shape_from_json_tree(
                 bytes,
-                &options,
+                &crate::json::ParseOptions::new(),
                 &mut |path, leaf| printer.borrow_mut().leaf(path, &leaf),
                 &mut |path, shell| {
                     let mut printer = printer.borrow_mut();
@@ -248,25 +217,17 @@ impl Entry {
                 },
             )
             .ok()?;
-            let printer = printer.into_inner();
-            if printer.elements == 0 || !crate::codec::is_tuple_shell(&shell) {
-                return None;
-            }
-            let (reads_back, text) = (printer.reads_back, printer.text.finish());
-            match text {
-                Ok(text) => {
-                    let held = match reads_back {
-                        true => None,
-                        false => Some(encoded()?),
-                    };
-                    return Some(Entry::bare(role, text, held));
-                }
-                Err(e) => refused = Some(e),
-            }
-        }
-        // No text in either style (as [`print`] says of a whole shape).
-        let text = no_text(&refused?);
-        Some(Entry::bare(role, text, Some(encoded()?)))
+            let elements = printer.borrow().elements;
+            (elements > 0 && crate::codec::is_tuple_shell(&shell)).then_some(())
+        };
+        // The binary encoding, once a text does not read back.
+        let encoded = || -> Option<Kept> {
+            let options = crate::convert::Options::default();
+            let spool =
+                crate::convert::json_shape_to(bytes, crate::convert::Form::Binary, &options)?;
+            Some(Kept::Encoded(spool.ok()?.into_vec().ok()?.into()))
+        };
+        long_tuple_entry(role, style, print, encoded)
     }
 
     /// An entry at no place yet.
@@ -428,6 +389,41 @@ impl LongTuple {
                 })
             });
     }
+}
+
+/// The entry of a long tuple that `print` hands to a printer a shape at a time (saying
+/// whether the message is a tuple with elements and nothing else of its own; `None`
+/// when it is not, or does not read): its text in `style`, else in the lossless style,
+/// else why it has none, as [`print`] says of a whole shape; and what `kept` gives
+/// when that text does not read back as the tuple.
+fn long_tuple_entry(
+    role: Role,
+    style: HloStyle,
+    print: impl Fn(&mut LongTuple) -> Option<()>,
+    kept: impl Fn() -> Option<Kept>,
+) -> Option<Entry> {
+    let mut styles = vec![style];
+    if style == HloStyle::Xla {
+        styles.push(HloStyle::Exact);
+    }
+    let mut refused = None;
+    for style in styles {
+        let mut printer = LongTuple::new(style);
+        print(&mut printer)?;
+        match printer.text.finish() {
+            Ok(text) => {
+                let held = match printer.reads_back {
+                    true => None,
+                    false => Some(kept()?),
+                };
+                return Some(Entry::bare(role, text, held));
+            }
+            Err(e) => refused = Some(e),
+        }
+    }
+    // No text in either style.
+    let text = no_text(&refused?);
+    Some(Entry::bare(role, text, Some(kept()?)))
 }
 
 /// How HLO module text gives shapes: with no layout filled in.

@@ -1255,6 +1255,7 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
                     Some(shell) => parts.leave(part, path, shell, codec::UnknownFields::new()),
                 }
             },
+            &mut |_, _| {},
         );
         let ProgramFindings {
             mut findings,

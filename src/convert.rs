@@ -302,16 +302,24 @@ impl FirstFields {
         path: &[usize],
         elements: FirstFields,
     ) -> Self {
+        Self::of_tuple_at(shell, &codec::tuple_path(path), elements)
+    }
+
+    /// [`FirstFields::of_tuple`] of the tuple at `prefix`, its proto path.
+    fn of_tuple_at(
+        shell: &Decoded<crate::proto::ShapeProto>,
+        prefix: &Path,
+        elements: FirstFields,
+    ) -> Self {
         let keep = elements.keep;
         let (mut own, mut layout) = (FirstFields::new(keep), FirstFields::new(keep));
-        let prefix = codec::tuple_path(path);
         shell.for_each_unknown_field(|field| {
             let at = if field.path.is_root() {
                 &mut own
             } else {
                 &mut layout
             };
-            at.push_at(field, &prefix);
+            at.push_at(field, prefix);
         });
         own.append(elements);
         own.append(layout);
@@ -337,11 +345,11 @@ pub fn binary_shape_to_text_dropping_unknown(
     to: Form,
     options: &Options,
 ) -> Option<Result<Dropping, ConvertError>> {
+    let lossless = to == Form::Hlo && options.hlo_style == HloStyle::Exact;
     let own = match own_fields_shell(bytes) {
         Ok(own) => own,
         Err(e) => return Some(Err(e)),
     };
-    let lossless = to == Form::Hlo && options.hlo_style == HloStyle::Exact;
     // Into the lossless text only the first field is refused, and nothing is written
     // once there is one: the rest are neither kept nor printed.
     let keep = if lossless {
@@ -684,13 +692,20 @@ impl TupleWriter {
         }
     }
 
-    /// A writer of a plain tuple that is `part` of a program shape: in JSON at its
-    /// depth there, in HLO text with its path there.
-    fn of_part(to: Form, options: &Options, part: ProgramPart) -> Self {
+    /// A writer of a tuple that is `part` of a program shape, whose own fields are
+    /// those of `own` as far as they are known before its elements (finished by
+    /// [`Self::finish_part_as`] with them all): in JSON at its depth there, in HLO
+    /// text with its path there.
+    fn of_part(
+        to: Form,
+        options: &Options,
+        part: ProgramPart,
+        own: &crate::proto::ShapeProto,
+    ) -> Self {
         let mut writer = Self::new(to, options);
-        // JSON, some seven times the input, is spooled; the bytes and the text of a
-        // part are held (a part's HLO text may yet be refused).
-        if to != Form::Json {
+        // Text is spooled (HLO text taken before a refusal is dropped with the spool);
+        // the bytes of a part are held, for its length to go in front of them.
+        if to == Form::Binary {
             writer.out = None;
         }
         let (depth, at) = match part {
@@ -698,10 +713,14 @@ impl TupleWriter {
             ProgramPart::Result => (1, crate::Path::root().field("result")),
         };
         match &mut writer.form {
-            Writer::Json(w) => *w = json::TupleJson::nested(&json_print_options(options), depth),
+            Writer::Json(w) => {
+                *w = json::TupleJson::nested_with_fields(&json_print_options(options), own, depth);
+            }
             Writer::Hlo(w) => *w = text::TupleText::under(options.hlo_style, at),
-            Writer::Binary(..) => {}
+            // The tuple's own fields go around its elements when it is finished.
+            Writer::Binary(out, _) => out.clear(),
         }
+        writer.tail = None;
         writer
     }
 
@@ -898,6 +917,38 @@ impl TupleWriter {
         Ok(out)
     }
 
+    /// The output of a writer made by [`Self::of_part`]: the tuple closed, with the
+    /// own fields of `shell` (the tuple without its elements, with its unknown
+    /// fields) where the whole message puts them (in HLO text, which shows none of
+    /// them, what the whole printing refuses of them).
+    fn finish_part_as(
+        mut self,
+        shell: Decoded<crate::proto::ShapeProto>,
+    ) -> Result<Spool, ConvertError> {
+        while self.open.pop().is_some() {
+            self.form.close();
+        }
+        let last = match self.form {
+            Writer::Json(w) => w.finish_with(&shell.message).into_bytes(),
+            Writer::Hlo(w) => w
+                .finish_with(&shell.message)
+                .map_err(ConvertError::Print)?
+                .into_bytes(),
+            Writer::Binary(mut out, _) => {
+                let (head, tail) = split_own_fields(shell);
+                out.splice(0..0, codec::encode(&head));
+                out.extend(tail.encode_to_vec());
+                out
+            }
+        };
+        // A part's bytes and text are held (`of_part`): handed on without a copy.
+        let Some(mut out) = self.out.take() else {
+            return Ok(Spool::from(last));
+        };
+        out.push(&last);
+        Ok(out)
+    }
+
     /// What is left to write, closed.
     fn finish_written(mut self) -> Result<Vec<u8>, ConvertError> {
         if let Some(refused) = self.refused {
@@ -921,32 +972,49 @@ impl TupleWriter {
 }
 
 /// A program shape (`from` binary, JSON or HLO text) converted to any form (`to`) a
-/// parameter at a time: the same bytes, or the same error, as [`read()`] then
-/// [`write()`] give, in the memory of the input, the output, one parameter and the
-/// parameter names (a million parameters read whole took 35 to 100 times their size).
-/// Each parameter is read whole. Into HLO text, which puts each name before its
-/// parameter, the input is read twice: the names first. `None` for binary input with
-/// an unknown field (other than in the result), which [`read()`] and [`write()`] then
-/// convert whole (keeping, dropping or refusing it).
+/// shape at a time: the same bytes, or the same error, as [`read()`] then [`write()`]
+/// give, in the memory of the input, the output, one part's output and the parameter
+/// names (a million parameters read whole took 35 to 100 times their size). A part
+/// that is a tuple is opened however it nests, whatever fields of its own its tuples
+/// have; a result given twice (which protobuf merges) is read whole. Into HLO text,
+/// which puts each name before its parameter, the input is read twice: the names
+/// first; JSON into JSON, which prints a tuple's dimensions before its elements, is
+/// read twice when a tuple has some. Unknown fields of binary input are kept
+/// (binary), left out and listed (JSON, XLA's text: [`Dropping::dropped`], as
+/// [`dropped_fields`] lists them) or refused (the lossless text), as
+/// [`binary_shape_to_text_dropping_unknown`] does for a shape.
 ///
 /// # Errors
-/// As [`read()`] of a program shape, then [`write()`].
+/// As [`read()`] of a program shape, then [`write()`]: a read error first, then an
+/// unknown field the lossless text refuses.
 pub fn program_shape_to(
     from: Form,
     bytes: &[u8],
     to: Form,
     options: &Options,
-) -> Option<Result<Spool, ConvertError>> {
-    let source = ProgramSource {
+) -> Result<Dropping, ConvertError> {
+    let mut source = ProgramSource {
         from,
         bytes,
         options,
+        nested: None,
     };
-    match to {
-        Form::Binary => program_to_binary(&source).map(|r| r.map(Spool::from)),
-        Form::Json => program_to_json(&source),
-        Form::Hlo => program_to_hlo(&source),
-    }
+    let (output, fields) = match to {
+        Form::Binary => (program_to_binary(&source)?, None),
+        Form::Json => {
+            if from == Form::Json {
+                source.nested = source.nested_dimensions()?;
+            }
+            program_to_json(&source)?
+        }
+        Form::Hlo => program_to_hlo(&source)?,
+    };
+    let (dropped, more) = fields.map_or((Vec::new(), 0), |f| (f.fields, f.more));
+    Ok(Dropping {
+        output,
+        dropped,
+        more,
+    })
 }
 
 /// Parameters written between moves of a program shape's text into its [`Spool`].
@@ -979,74 +1047,147 @@ impl Names {
     }
 }
 
-/// What a program shape read a shape at a time gives besides its shapes: the numbers
-/// of parameters and names.
-type ProgramRest = (usize, usize);
+/// What a program shape read a shape at a time gives besides its shapes.
+struct ProgramRest {
+    parameters: usize,
+    names: usize,
+    /// The unknown fields of the program shape's own top level (binary input).
+    unknown: codec::UnknownFields,
+}
 
-/// What [`ProgramSource::read`] hands each shape of a program shape to: its part, its
-/// path of tuple indices inside the part (`[]` for the part itself), and the shape
-/// with the copies of retired layout fields of binary input.
-type ProgramLeafFn<'a> = dyn FnMut(ProgramPart, &[usize], Decoded<crate::proto::ShapeProto>) + 'a;
+/// What [`ProgramSource::read`] hands each shape of a program shape to, and each tuple
+/// of a part it opens: the part, and the [`Part`] with its path inside the part (`[]`
+/// for the part itself).
+type ProgramEachFn<'a> = dyn FnMut(ProgramPart, Part<'_>) + 'a;
 
 /// A program shape's input, read a shape at a time ([`ProgramSource::read`]).
 struct ProgramSource<'a> {
     from: Form,
     bytes: &'a [u8],
     options: &'a Options,
+    /// JSON input: the dimensions of the tuples it opens, read by a first pass, for
+    /// output that prints them before the elements.
+    nested: Option<NestedDimensions>,
 }
 
 impl ProgramSource<'_> {
     /// Reads the input, handing each shape of the parameters and of the result on in
-    /// order (a part that is a plain tuple opened into its shapes, as the readers open
-    /// it; a result read whole last), and each name; `None` for binary input with an
-    /// unknown field.
+    /// order, each tuple of a part entered and left (a part that is a tuple opened
+    /// however it nests; a result read whole last), and each name.
     fn read(
         &self,
-        leaf: &mut ProgramLeafFn<'_>,
+        each: &mut ProgramEachFn<'_>,
         name: &mut dyn FnMut(usize, &str),
-    ) -> Option<Result<ProgramRest, ConvertError>> {
-        let (result, rest) = match self.from {
-            Form::Binary => {
-                let mut each = |part, path: &[usize], _, shape| leaf(part, path, shape);
-                match codec::decode_clean_program_shape_streamed(self.bytes, &mut each, name) {
-                    Err(e) => return Some(Err(ConvertError::Decode(e))),
-                    Ok(None) => return None,
-                    Ok(Some(program)) if program.shell.has_unknown_fields() => return None,
-                    Ok(Some(program)) => {
-                        let shell = program.shell;
-                        let result = shell.message.result.map(|message| Decoded {
-                            message,
-                            unknown: shell.unknown.child(2, 0).cloned().unwrap_or_default(),
-                        });
-                        (result, (program.parameters, program.names))
-                    }
-                }
-            }
-            Form::Json => {
-                let parse = json::ParseOptions::new()
-                    .ignore_unknown_fields(self.options.ignore_unknown_fields);
-                let mut each = |part, path: &[usize], shape| leaf(part, path, Decoded::new(shape));
-                match json::program_shape_from_json_streamed(self.bytes, &parse, &mut each, name) {
-                    Err(e) => return Some(Err(ConvertError::Json(e))),
-                    Ok(p) => (p.result.map(Decoded::new), (p.parameters, p.names)),
-                }
-            }
-            Form::Hlo => match self.read_hlo(leaf, name) {
-                Ok(rest) => (None, rest),
-                Err(e) => return Some(Err(e)),
-            },
-        };
-        if let Some(result) = result {
-            leaf(ProgramPart::Result, &[], result);
+    ) -> Result<ProgramRest, ConvertError> {
+        match self.from {
+            Form::Binary => self.read_binary(each, name),
+            Form::Json => self.read_json(each, name),
+            Form::Hlo => self.read_hlo(each, name),
         }
-        Some(Ok(rest))
+    }
+
+    /// [`ProgramSource::read`] of binary input ([`codec::decode_program_shape_tree`]).
+    fn read_binary(
+        &self,
+        each: &mut ProgramEachFn<'_>,
+        name: &mut dyn FnMut(usize, &str),
+    ) -> Result<ProgramRest, ConvertError> {
+        let each = std::cell::RefCell::new(each);
+        let program = codec::decode_program_shape_tree(
+            self.bytes,
+            &mut |part, path, _, shape| (each.borrow_mut())(part, Part::Leaf(path, shape)),
+            &mut |event| match event {
+                codec::TreeEvent::Enter(path, own) => {
+                    let (part, inner) = codec::program_part(path);
+                    (each.borrow_mut())(part, Part::Enter(inner, own));
+                }
+                codec::TreeEvent::Leave(path, message, unknown) => {
+                    let (part, inner) = codec::program_part(path);
+                    (each.borrow_mut())(part, Part::Leave(inner, Decoded { message, unknown }));
+                }
+            },
+            name,
+        )
+        .map_err(ConvertError::Decode)?;
+        let mut shell = program.shell;
+        if let Some(message) = shell.message.result.take() {
+            let unknown = shell.unknown.take_child(2, 0);
+            let result = Decoded { message, unknown };
+            (each.borrow_mut())(ProgramPart::Result, Part::Leaf(&[], result));
+        }
+        Ok(ProgramRest {
+            parameters: program.parameters,
+            names: program.names,
+            unknown: shell.unknown,
+        })
+    }
+
+    /// [`ProgramSource::read`] of JSON input ([`json::program_shape_from_json_tree`]):
+    /// a tuple's own fields are known when it is left (JSON may give them after its
+    /// elements); those printed before the elements, its dimensions, come from the
+    /// first pass when there was one ([`ProgramSource::nested_dimensions`]).
+    fn read_json(
+        &self,
+        each: &mut ProgramEachFn<'_>,
+        name: &mut dyn FnMut(usize, &str),
+    ) -> Result<ProgramRest, ConvertError> {
+        let parse =
+            json::ParseOptions::new().ignore_unknown_fields(self.options.ignore_unknown_fields);
+        let each = std::cell::RefCell::new(each);
+        let mut entered = 0;
+        let program = json::program_shape_from_json_tree(
+            self.bytes,
+            &parse,
+            &mut |part, path, shape| {
+                (each.borrow_mut())(part, Part::Leaf(path, Decoded::new(shape)));
+            },
+            &mut |part, path, shell| match shell {
+                None => {
+                    let own = match &self.nested {
+                        Some(nested) => nested.of(entered),
+                        None => tuple_shell(Vec::new()),
+                    };
+                    entered += 1;
+                    (each.borrow_mut())(part, Part::Enter(path, &own));
+                }
+                Some(shell) => (each.borrow_mut())(part, Part::Leave(path, Decoded::new(shell))),
+            },
+            name,
+        )
+        .map_err(ConvertError::Json)?;
+        if let Some(result) = program.result {
+            (each.borrow_mut())(ProgramPart::Result, Part::Leaf(&[], Decoded::new(result)));
+        }
+        Ok(ProgramRest {
+            parameters: program.parameters,
+            names: program.names,
+            unknown: codec::UnknownFields::new(),
+        })
+    }
+
+    /// The dimensions of the tuples JSON input opens, in order, when any has some
+    /// (a first pass, for output that prints them before the elements); `None` when
+    /// none has.
+    fn nested_dimensions(&self) -> Result<Option<NestedDimensions>, ConvertError> {
+        let mut nested = NestedDimensions::default();
+        self.read_json(
+            &mut |_, part| match part {
+                Part::Enter(..) => {
+                    nested.enter();
+                }
+                Part::Leave(_, shell) => nested.leave(&shell.message),
+                Part::Leaf(..) => {}
+            },
+            &mut |_, _| {},
+        )?;
+        Ok(nested.any.then_some(nested))
     }
 
     /// [`ProgramSource::read`] of HLO text, refused as [`read_hlo`] refuses it when it
     /// nests deeper than the binary form allows.
     fn read_hlo(
         &self,
-        leaf: &mut ProgramLeafFn<'_>,
+        each: &mut ProgramEachFn<'_>,
         name: &mut dyn FnMut(usize, &str),
     ) -> Result<ProgramRest, ConvertError> {
         let input =
@@ -1059,7 +1200,7 @@ impl ProgramSource<'_> {
             &mut |part, path, _, shape| {
                 deepest = deepest.max(path.len() + text::shape_depth(&shape) + 1);
                 if deepest <= limit {
-                    leaf(part, path, Decoded::new(shape));
+                    each(part, Part::Leaf(path, Decoded::new(shape)));
                 }
             },
             name,
@@ -1071,83 +1212,219 @@ impl ProgramSource<'_> {
         if deepest > limit {
             return Err(ConvertError::TooDeep { depth: deepest });
         }
-        Ok((parameters, parameters))
+        Ok(ProgramRest {
+            parameters,
+            names: parameters,
+            unknown: codec::UnknownFields::new(),
+        })
     }
 }
 
 /// A part of a program shape as [`ProgramParts`] hands it on: a shape read whole, or
-/// a plain tuple written a shape at a time (its bytes or text, or what its text
-/// refuses).
+/// a tuple written a shape at a time (its bytes or text, or what its text refuses).
 enum WrittenPart {
     Whole(Decoded<crate::proto::ShapeProto>),
     Written(Result<Spool, ConvertError>),
 }
 
-/// The shapes of a program shape's parts written as they come: a part that is a plain
+/// The shapes of a program shape's parts written as they come: a part that is a
 /// tuple, handed on a shape at a time, is written into a [`TupleWriter`] of its own
 /// (at its place's depth in JSON, its path in HLO text) and handed on once written,
-/// so that no part is held whole.
+/// so that no part is held whole. With `fields`, the unknown fields left out are
+/// gathered too.
 struct ProgramParts<'o> {
     to: Form,
     options: &'o Options,
     open: Option<(ProgramPart, TupleWriter)>,
+    fields: Option<ProgramFields>,
 }
 
 impl<'o> ProgramParts<'o> {
-    fn new(to: Form, options: &'o Options) -> Self {
+    /// Parts written into `to`, gathering the unknown fields left out when `dropping`.
+    fn new(to: Form, options: &'o Options, dropping: bool) -> Self {
         Self {
             to,
             options,
             open: None,
+            fields: dropping.then(ProgramFields::default),
         }
     }
 
-    /// Takes the next shape, at `path` in `part`; hands each part on to `done` once
-    /// it is read.
-    fn leaf(
+    /// Takes the next shape or tuple of `part` ([`Part`]); hands each part on to
+    /// `done` once it is read.
+    fn take(
         &mut self,
         part: ProgramPart,
-        path: &[usize],
-        shape: Decoded<crate::proto::ShapeProto>,
+        piece: Part<'_>,
         done: &mut dyn FnMut(ProgramPart, WrittenPart),
     ) {
+        if let Some(fields) = &mut self.fields {
+            fields.take(part, &piece);
+        }
         if self.open.as_ref().is_some_and(|(open, _)| *open != part) {
             self.flush(done);
         }
-        if path.is_empty() {
-            done(part, WrittenPart::Whole(shape));
-            return;
-        }
         let (to, options) = (self.to, self.options);
-        let (_, writer) = self
-            .open
-            .get_or_insert_with(|| (part, TupleWriter::of_part(to, options, part)));
-        if to == Form::Binary && !shape.holds_no_unknown() {
-            writer.put_encoded(path, &shape.encode_to_vec());
-        } else {
-            writer.put(path, &shape.message);
+        let plain = tuple_shell(Vec::new());
+        match piece {
+            Part::Leaf([], shape) => done(part, WrittenPart::Whole(shape)),
+            Part::Enter([], own) => {
+                self.open = Some((part, TupleWriter::of_part(to, options, part, own)));
+            }
+            Part::Leave([], shell) => {
+                if let Some((part, writer)) = self.open.take() {
+                    done(part, WrittenPart::Written(writer.finish_part_as(shell)));
+                }
+            }
+            piece => {
+                let (_, writer) = self
+                    .open
+                    .get_or_insert_with(|| (part, TupleWriter::of_part(to, options, part, &plain)));
+                match piece {
+                    Part::Leaf(path, shape) if to == Form::Binary && !shape.holds_no_unknown() => {
+                        writer.put_encoded(path, &shape.encode_to_vec());
+                    }
+                    Part::Leaf(path, shape) => writer.put(path, &shape.message),
+                    Part::Enter(path, own) => writer.enter(path, own),
+                    Part::Leave(_, shell) => writer.leave(shell),
+                }
+            }
         }
     }
 
-    /// Hands the part being written on, if any.
+    /// Hands the part being written on, if any: a tuple of elements alone (a part
+    /// opened without being entered, as HLO text gives one).
     fn flush(&mut self, done: &mut dyn FnMut(ProgramPart, WrittenPart)) {
         if let Some((part, writer)) = self.open.take() {
-            done(part, WrittenPart::Written(writer.finish_part()));
+            let plain = Decoded::new(tuple_shell(Vec::new()));
+            done(part, WrittenPart::Written(writer.finish_part_as(plain)));
+        }
+    }
+
+    /// The unknown fields left out, when gathered: the program shape's own
+    /// (`top`) first, then its parameters', then its result's, as
+    /// [`Decoded::unknown_fields`] lists them.
+    fn finish_fields(&mut self, top: &codec::UnknownFields) -> Option<FirstFields> {
+        Some(self.fields.take()?.finish(own_fields(top)))
+    }
+}
+
+/// The unknown fields of a program shape's own top level (`unknown`, with no child),
+/// as [`FirstFields`].
+fn own_fields(unknown: &codec::UnknownFields) -> FirstFields {
+    let mut first = FirstFields::new(crate::validate::MAX_LISTED_UNKNOWN);
+    let own = Decoded::<crate::proto::ProgramShapeProto> {
+        message: Default::default(),
+        unknown: unknown.clone(),
+    };
+    own.for_each_unknown_field(|field| first.push(field));
+    first
+}
+
+/// The unknown fields of a program shape's parts, gathered a shape at a time in the
+/// whole listing's order ([`FirstFields`]): the parameters' as they come, the
+/// result's (which the listing puts last) apart.
+struct ProgramFields {
+    parameters: FirstFields,
+    result: FirstFields,
+    /// The part being read, and the fields of its innermost open tuple's elements
+    /// and of each tuple around it (as [`binary_shape_to_text_dropping_unknown`]).
+    part: Option<ProgramPart>,
+    dropped: FirstFields,
+    outer: Vec<FirstFields>,
+}
+
+impl Default for ProgramFields {
+    fn default() -> Self {
+        let keep = crate::validate::MAX_LISTED_UNKNOWN;
+        Self {
+            parameters: FirstFields::new(keep),
+            result: FirstFields::new(keep),
+            part: None,
+            dropped: FirstFields::new(keep),
+            outer: Vec::new(),
         }
     }
 }
 
-/// [`program_shape_to`] into binary: the parameters as they come, then the result and
-/// the names, in the order of the canonical encoding.
-fn program_to_binary(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, ConvertError>> {
-    use codec::wire::{put_tag, put_varint, WireType};
-    let put = |out: &mut Vec<u8>, number, body: &[u8]| {
-        put_tag(out, number, WireType::LengthDelimited);
-        put_varint(out, body.len() as u64);
-        out.extend_from_slice(body);
+impl ProgramFields {
+    fn keep(&self) -> usize {
+        self.dropped.keep
+    }
+
+    /// The unknown fields of the next shape or tuple of `part`.
+    fn take(&mut self, part: ProgramPart, piece: &Part<'_>) {
+        if self.part != Some(part) {
+            self.end_part();
+            self.part = Some(part);
+        }
+        let keep = self.keep();
+        match piece {
+            Part::Leaf(path, shape) => {
+                if !shape.holds_no_unknown() {
+                    let prefix = part_path(part, path);
+                    let dropped = &mut self.dropped;
+                    shape.for_each_unknown_field(|field| dropped.push_at(field, &prefix));
+                }
+            }
+            Part::Enter(..) => {
+                let inner = std::mem::replace(&mut self.dropped, FirstFields::new(keep));
+                self.outer.push(inner);
+            }
+            Part::Leave(path, shell) => {
+                let parent = self.outer.pop().unwrap_or_else(|| FirstFields::new(keep));
+                let elements = std::mem::replace(&mut self.dropped, parent);
+                let tuple = FirstFields::of_tuple_at(shell, &part_path(part, path), elements);
+                self.dropped.append(tuple);
+            }
+        }
+    }
+
+    /// The part being read is read: its fields go to its place.
+    fn end_part(&mut self) {
+        let keep = self.keep();
+        let fields = std::mem::replace(&mut self.dropped, FirstFields::new(keep));
+        match self.part {
+            Some(ProgramPart::Result) => self.result.append(fields),
+            Some(ProgramPart::Parameter(_)) => self.parameters.append(fields),
+            None => {}
+        }
+    }
+
+    /// Those of the parts after `first` (the program shape's own).
+    fn finish(mut self, mut first: FirstFields) -> FirstFields {
+        self.end_part();
+        first.append(self.parameters);
+        first.append(self.result);
+        first
+    }
+}
+
+/// The proto path of the shape at `path` (its tuple indices) in `part` of a program
+/// shape: `parameters[1].tuple_shapes[0]` for `[0]` in parameter 1.
+fn part_path(part: ProgramPart, path: &[usize]) -> Path {
+    let at = match part {
+        ProgramPart::Parameter(i) => Path::root().field("parameters").index(i),
+        ProgramPart::Result => Path::root().field("result"),
     };
-    let (mut out, mut result, mut names) = (Vec::new(), None, Names::default());
-    let mut parts = ProgramParts::new(Form::Binary, source.options);
+    codec::tuple_path(path).prefixed(&at)
+}
+
+/// [`program_shape_to`] into binary: the parameters as they come, then the result, the
+/// names and the program shape's own unknown fields, in the order of the canonical
+/// encoding.
+fn program_to_binary(source: &ProgramSource<'_>) -> Result<Spool, ConvertError> {
+    use codec::wire::{put_tag, put_varint, WireType};
+    // Each field is spooled as it is written: a part's bytes are held only until then.
+    let put = |out: &mut Spool, number, body: &[u8]| {
+        let mut head = Vec::new();
+        put_tag(&mut head, number, WireType::LengthDelimited);
+        put_varint(&mut head, body.len() as u64);
+        out.push(&head);
+        out.push(body);
+    };
+    let (mut out, mut result, mut names) = (Spool::new(), None, Names::default());
+    let mut parts = ProgramParts::new(Form::Binary, source.options, false);
     let mut failed = None;
     let mut done = |part, written| {
         let body = match written {
@@ -1171,56 +1448,40 @@ fn program_to_binary(source: &ProgramSource<'_>) -> Option<Result<Vec<u8>, Conve
         }
     };
     let rest = source.read(
-        &mut |part, path, shape| parts.leaf(part, path, shape, &mut done),
+        &mut |part, piece| parts.take(part, piece, &mut done),
         &mut |_, name| names.push(name),
-    )?;
+    );
     parts.flush(&mut done);
     if let Some(e) = failed {
-        return Some(Err(e));
+        return Err(e);
     }
-    Some(rest.map(|_| {
-        if let Some(result) = result {
-            put(&mut out, 2, &result);
-        }
-        for name in names.iter() {
-            put(&mut out, 3, name.as_bytes());
-        }
-        out
-    }))
-}
-
-/// A part held until the end: a shape read whole, or its text written.
-enum HeldPart {
-    Whole(Decoded<crate::proto::ShapeProto>),
-    Text(String),
-}
-
-impl WrittenPart {
-    /// The part to hold, or what its text refuses.
-    fn held(self) -> Result<HeldPart, ConvertError> {
-        match self {
-            WrittenPart::Whole(shape) => Ok(HeldPart::Whole(shape)),
-            WrittenPart::Written(text) => {
-                let text = text?
-                    .into_vec()
-                    .map_err(|e| ConvertError::Spool(e.to_string()))?;
-                // The writers of JSON and HLO text write UTF-8.
-                String::from_utf8(text)
-                    .map(HeldPart::Text)
-                    .map_err(|e| ConvertError::Spool(e.to_string()))
-            }
-        }
+    let rest = rest?;
+    if let Some(result) = result {
+        put(&mut out, 2, &result);
     }
+    for name in names.iter() {
+        put(&mut out, 3, name.as_bytes());
+    }
+    // The program shape's own unknown fields, after its known ones.
+    let own = Decoded::<crate::proto::ProgramShapeProto> {
+        message: Default::default(),
+        unknown: rest.unknown,
+    };
+    out.push(&own.encode_to_vec());
+    Ok(out)
 }
 
 /// [`program_shape_to`] into proto3 JSON: a part written a shape at a time is
 /// spooled ([`TupleWriter::of_part`]) and copied into the output in its place (the
-/// result after every parameter, wherever the input gives it).
-fn program_to_json(source: &ProgramSource<'_>) -> Option<Result<Spool, ConvertError>> {
+/// result after every parameter, wherever the input gives it); the unknown fields
+/// left out.
+fn program_to_json(
+    source: &ProgramSource<'_>,
+) -> Result<(Spool, Option<FirstFields>), ConvertError> {
     let mut writer = json::ProgramJson::new(&json_print_options(source.options));
     let (mut spool, mut pending) = (Spool::new(), 0);
     let (mut result, mut names) = (None, Names::default());
-    let mut parts = ProgramParts::new(Form::Json, source.options);
+    let mut parts = ProgramParts::new(Form::Json, source.options, source.from == Form::Binary);
     let mut done = |part, written: WrittenPart| {
         match (part, written) {
             (ProgramPart::Result, written) => result = Some(written),
@@ -1240,52 +1501,63 @@ fn program_to_json(source: &ProgramSource<'_>) -> Option<Result<Spool, ConvertEr
         }
     };
     let rest = source.read(
-        &mut |part, path, shape| parts.leaf(part, path, shape, &mut done),
+        &mut |part, piece| parts.take(part, piece, &mut done),
         &mut |_, name| names.push(name),
-    )?;
+    );
     parts.flush(&mut done);
-    Some(rest.map(|_| {
-        let result = match result {
-            Some(WrittenPart::Whole(shape)) => {
-                writer.finish_part(Some(json::Part::Shape(&shape.message)), names.iter())
-            }
-            Some(WrittenPart::Written(json)) => {
-                writer.start_result();
-                spool.push(writer.take().as_bytes());
-                spool.append(json.unwrap_or_default());
-                writer.finish_part(None, names.iter())
-            }
-            None => writer.finish_part(None, names.iter()),
-        };
-        spool.push(result.as_bytes());
-        spool.push(b"\n");
-        spool
-    }))
+    let rest = rest?;
+    let fields = parts.finish_fields(&rest.unknown);
+    let result = match result {
+        Some(WrittenPart::Whole(shape)) => {
+            writer.finish_part(Some(json::Part::Shape(&shape.message)), names.iter())
+        }
+        Some(WrittenPart::Written(json)) => {
+            writer.start_result();
+            spool.push(writer.take().as_bytes());
+            spool.append(json.unwrap_or_default());
+            writer.finish_part(None, names.iter())
+        }
+        None => writer.finish_part(None, names.iter()),
+    };
+    spool.push(result.as_bytes());
+    spool.push(b"\n");
+    Ok((spool, fields))
 }
 
 /// [`program_shape_to`] into HLO text: the names read first (XLA's style prints none),
-/// then the parameters printed as they come.
-fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Spool, ConvertError>> {
+/// then the parameters printed as they come; the unknown fields left out (XLA's
+/// style), or the first refused (the lossless style, by that first read).
+fn program_to_hlo(
+    source: &ProgramSource<'_>,
+) -> Result<(Spool, Option<FirstFields>), ConvertError> {
     let style = source.options.hlo_style;
     let mut names = Names::default();
     let (mut named, mut counts) = (false, (0, 0));
     if style == HloStyle::Exact {
-        let rest = source.read(&mut |_, _, _| {}, &mut |_, name| {
-            named |= !name.is_empty();
-            names.push(name);
-        })?;
-        match rest {
-            Ok((parameters, count)) => counts = (count, parameters),
-            Err(e) => return Some(Err(e)),
+        // The lossless text has no form for an unknown field: the first is refused
+        // before anything is printed.
+        let mut fields = ProgramFields::default();
+        let rest = source.read(
+            &mut |part, piece| fields.take(part, &piece),
+            &mut |_, name| {
+                named |= !name.is_empty();
+                names.push(name);
+            },
+        )?;
+        if let Some(field) = fields.finish(own_fields(&rest.unknown)).fields.first() {
+            return Err(ConvertError::UnknownField {
+                path: field.path.clone(),
+                number: field.number,
+            });
         }
+        counts = (rest.names, rest.parameters);
     }
-    let mut writer = match text::ProgramText::new(style, named, counts.0, counts.1) {
-        Ok(writer) => writer,
-        Err(e) => return Some(Err(ConvertError::Print(e))),
-    };
+    let mut writer =
+        text::ProgramText::new(style, named, counts.0, counts.1).map_err(ConvertError::Print)?;
     let (mut failed, mut result) = (None, None);
     let (mut spool, mut pending) = (Spool::new(), 0);
-    let mut parts = ProgramParts::new(Form::Hlo, source.options);
+    let dropping = source.from == Form::Binary && style == HloStyle::Xla;
+    let mut parts = ProgramParts::new(Form::Hlo, source.options, dropping);
     let mut done = |part, written: WrittenPart| {
         if failed.is_some() {
             return;
@@ -1297,17 +1569,22 @@ fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Spool, ConvertErr
                 result = Some(written);
                 Ok(())
             }
-            // The name is checked before the shape, as the whole printing checks it.
-            (ProgramPart::Parameter(i), written) => match written.held() {
-                Ok(HeldPart::Text(text)) => writer.printed_parameter(names.get(i), &text),
-                Ok(HeldPart::Whole(shape)) => writer.parameter(names.get(i), &shape.message),
-                Err(e) => {
-                    let named = writer.printed_parameter(names.get(i), "");
-                    failed = Some(named.err().map_or(e, ConvertError::Print));
-                    return;
+            (ProgramPart::Parameter(i), WrittenPart::Whole(shape)) => writer
+                .parameter(names.get(i), &shape.message)
+                .map_err(ConvertError::Print),
+            // The name is checked before the shape, as the whole printing checks it;
+            // the part's text is copied from its spool into its place.
+            (ProgramPart::Parameter(i), WrittenPart::Written(text)) => {
+                match (writer.printed_parameter(names.get(i), ""), text) {
+                    (Err(e), _) => Err(ConvertError::Print(e)),
+                    (Ok(()), Err(e)) => Err(e),
+                    (Ok(()), Ok(text)) => {
+                        spool.push(writer.take().as_bytes());
+                        spool.append(text);
+                        Ok(())
+                    }
                 }
             }
-            .map_err(ConvertError::Print),
         };
         failed = printed.err();
         pending += 1;
@@ -1317,25 +1594,29 @@ fn program_to_hlo(source: &ProgramSource<'_>) -> Option<Result<Spool, ConvertErr
         }
     };
     let rest = source.read(
-        &mut |part, path, shape| parts.leaf(part, path, shape, &mut done),
+        &mut |part, piece| parts.take(part, piece, &mut done),
         &mut |_, _| {},
-    )?;
+    );
     parts.flush(&mut done);
-    Some(rest.and_then(|_| {
-        if let Some(e) = failed {
-            return Err(e);
+    let rest = rest?;
+    let fields = parts.finish_fields(&rest.unknown);
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    match result {
+        Some(WrittenPart::Written(text)) => {
+            let text = text?;
+            spool.push(writer.finish_printed("").as_bytes());
+            spool.append(text);
         }
-        let mut out = match result.map(WrittenPart::held).transpose()? {
-            Some(HeldPart::Text(text)) => writer.finish_printed(&text),
-            Some(HeldPart::Whole(shape)) => writer
-                .finish(Some(&shape.message))
-                .map_err(ConvertError::Print)?,
-            None => writer.finish(None).map_err(ConvertError::Print)?,
-        };
-        out.push('\n');
-        spool.push(out.as_bytes());
-        Ok(spool)
-    }))
+        Some(WrittenPart::Whole(shape)) => {
+            let out = writer.finish(Some(&shape.message));
+            spool.push(out.map_err(ConvertError::Print)?.as_bytes());
+        }
+        None => spool.push(writer.finish(None).map_err(ConvertError::Print)?.as_bytes()),
+    }
+    spool.push(b"\n");
+    Ok((spool, fields))
 }
 
 /// The `element_type: TUPLE` field of a tuple's body.

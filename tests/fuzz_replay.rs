@@ -439,6 +439,7 @@ fn program_shapes_read_leaf_by_leaf_agree_with_the_whole_parse() {
 #[test]
 fn tuples_with_fields_of_their_own_convert_as_the_whole() {
     use xla_shape::codec::wire::{put_tag, put_varint, WireType};
+    use xla_shape::convert::Form;
     use xla_shape::proto::{LayoutProto, PrimitiveType, ShapeProto};
     use xla_shape::text;
     let unknown = [0xa0u8, 0x06, 0x01]; // field 100, varint 1
@@ -531,4 +532,38 @@ fn tuples_with_fields_of_their_own_convert_as_the_whole() {
         }
     }
     assert!(own_fields >= 60, "{own_fields} of {}", inputs.len());
+    // The same tuples as a program shape's parts: a parameter, the result, a tuple
+    // inside a plain parameter, beside an array, the result given twice (merged), and
+    // an unknown field at the program shape's own level.
+    let array = element_bytes[0].clone();
+    for (i, tuple) in inputs.iter().enumerate() {
+        let mut plain = Vec::new();
+        put_tag(&mut plain, 2, WireType::Varint);
+        put_varint(&mut plain, PrimitiveType::Tuple as u64);
+        field(&mut plain, 4, &array);
+        field(&mut plain, 4, tuple);
+        let mut program = Vec::new();
+        field(&mut program, 1, &array);
+        field(&mut program, 1, tuple);
+        field(&mut program, 2, tuple);
+        field(&mut program, 1, &plain);
+        field(&mut program, 3, b"a");
+        if i % 3 == 0 {
+            field(&mut program, 2, &plain);
+        }
+        if i % 2 == 0 {
+            program.extend(unknown);
+        }
+        props::program_conversions_agree(Form::Binary, &program);
+        let data: Vec<u8> = [2].iter().chain(&program).copied().collect();
+        props::decode_roundtrip(&data);
+        if let Ok(decoded) = xla_shape::codec::decode_program_shape(&program) {
+            let message = xla_shape::AnyMessage::ProgramShape(decoded.message);
+            for pretty in [false, true] {
+                let options = xla_shape::json::PrintOptions::new().pretty(pretty);
+                let json = xla_shape::json::to_json(&message, &options);
+                props::program_conversions_agree(Form::Json, json.as_bytes());
+            }
+        }
+    }
 }

@@ -3114,3 +3114,103 @@ fn program_shape_parts_with_fields_of_their_own_are_checked_a_shape_at_a_time() 
     assert_eq!(paths_of(&report), expected);
     assert_eq!(report["files"][0]["shapes"], 3);
 }
+
+/// A binary program shape whose parts are tuples with fields of their own (a layout,
+/// dimensions, unknown fields, a nested tuple with a layout) and whose shapes hold
+/// unknown fields: 8 MB, converted into binary, JSON and XLA's text in a 100 MB
+/// address space, with the bytes and the warnings of the whole conversion, and the
+/// lossless text's refusal of the first unknown field. Read whole (as the previous
+/// binary read such parts), each took 30 to 55 times the input.
+#[test]
+fn program_shape_parts_with_fields_of_their_own_convert_in_bounded_memory() {
+    use xla_shape::codec::wire::{put_tag, put_varint, WireType};
+    use xla_shape::convert::{self, Form, Options};
+    let field = |out: &mut Vec<u8>, number: u32, body: &[u8]| {
+        put_tag(out, number, WireType::LengthDelimited);
+        put_varint(out, body.len() as u64);
+        out.extend_from_slice(body);
+    };
+    let unknown = [0xa0u8, 0x06, 0x01]; // field 100, varint 1
+    let element = xla_shape::codec::encode(&text::parse_shape("f32[8,128]{1,0}").unwrap());
+    let tuple = |n: usize, own: &[u8], tail: &[u8], every: usize| {
+        let mut out = vec![0x10, 0x0d]; // element type TUPLE
+        out.extend_from_slice(own);
+        for i in 0..n {
+            let mut body = element.clone();
+            if every > 0 && i % every == every - 1 {
+                body.extend(unknown);
+            }
+            field(&mut out, 4, &body);
+        }
+        out.extend_from_slice(tail);
+        out
+    };
+    let mut layout = Vec::new();
+    field(&mut layout, 5, &[]);
+    let nested = tuple(1_000, &[], &layout, 0);
+    let mut parameter = tuple(250_000, &[], &unknown, 100_000);
+    field(&mut parameter, 4, &nested);
+    let dimensions = [0x1a, 0x01, 0x02]; // dimensions [2]
+    let result = tuple(250_000, &dimensions, &layout, 0);
+    let mut program = Vec::new();
+    field(&mut program, 1, &parameter);
+    field(&mut program, 2, &result);
+    field(&mut program, 3, b"p");
+    program.extend(unknown);
+    assert!(program.len() > 8_000_000, "{}", program.len());
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("program.pb");
+    std::fs::write(&input, &program).unwrap();
+    let decoded = convert::read(
+        Form::Binary,
+        MessageKind::ProgramShape,
+        &program,
+        &Options::default(),
+    )
+    .unwrap();
+    for (to, style) in [
+        ("binary", "xla"),
+        ("json", "xla"),
+        ("hlo", "xla"),
+        ("hlo", "exact"),
+    ] {
+        let options = Options {
+            hlo_style: if style == "xla" {
+                text::HloStyle::Xla
+            } else {
+                text::HloStyle::Exact
+            },
+            ..Default::default()
+        };
+        let form = match to {
+            "binary" => Form::Binary,
+            "json" => Form::Json,
+            _ => Form::Hlo,
+        };
+        let args = format!(
+            "convert --from binary --message program-shape --to {to} --hlo-style {style} {}",
+            input.display()
+        );
+        let run = limited_to(100_000, &args);
+        let said = String::from_utf8_lossy(&run.stderr);
+        match convert::write(form, &decoded, &options) {
+            Ok(expected) => {
+                assert_eq!(run.status.code(), Some(0), "{args}: {said}");
+                assert!(run.stdout == expected, "{args}: converted differently");
+                // The unknown fields left out, as the whole conversion lists them.
+                let (dropped, _) = convert::dropped_fields(&decoded);
+                let warned = said.lines().filter(|l| l.contains("unknown field")).count();
+                let expected = if to == "binary" { 0 } else { dropped.len() };
+                assert_eq!(warned, expected, "{args}: {said}");
+                if to != "binary" {
+                    assert!(said.contains("parameters[0]: unknown field 100"), "{said}");
+                }
+            }
+            Err(e) => {
+                assert_eq!(run.status.code(), Some(2), "{args}: {said}");
+                assert!(said.contains(&e.to_string()), "{args}: {said} vs {e}");
+                assert!(run.stdout.is_empty(), "{args}");
+            }
+        }
+    }
+}

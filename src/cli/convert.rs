@@ -155,13 +155,14 @@ pub fn run(args: ConvertArgs) -> Result<(), Failure> {
         }
     }
     if args.message == MessageArg::ProgramShape && input.bytes.len() >= STREAMED_MESSAGE {
-        // A program shape is converted a parameter at a time, never held whole.
-        let streamed =
-            convert::program_shape_to(args.from.into(), &input.bytes, args.to.into(), &options);
-        if let Some(output) = streamed {
-            let output = output.map_err(|e| named(Failure::unreadable(e)))?;
-            return args.output.write_spool(output);
-        }
+        // A program shape is converted a shape at a time, never held whole; its unknown
+        // fields are kept (binary), dropped with a warning (JSON, XLA's text) or refused
+        // (the lossless text).
+        let converted =
+            convert::program_shape_to(args.from.into(), &input.bytes, args.to.into(), &options)
+                .map_err(|e| named(Failure::unreadable(e)))?;
+        warn_dropped(name, args.to, &converted.dropped, converted.more);
+        return args.output.write_spool(converted.output);
     }
     let decoded = convert::read(
         args.from.into(),

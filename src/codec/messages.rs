@@ -388,12 +388,13 @@ pub(crate) fn merge_clean_program_streaming(
                 path.clear();
                 path.push(index);
                 let streamed = plain_tuple_ahead(&decoder.reader);
-                // With `tree`, a tuple with fields of its own is opened too.
-                let own = match (&mut tree, streamed) {
-                    (Some(tell), false) => tuple_shell_ahead(decoder).inspect(|own| {
+                // With `tree`, every tuple is opened as one (a plain tuple too, so that
+                // a tuple with fields of its own inside it is opened).
+                let own = match &mut tree {
+                    Some(tell) => tuple_shell_ahead(decoder).inspect(|own| {
                         tell(TreeEvent::Enter(&path, own));
                     }),
-                    _ => None,
+                    None => None,
                 };
                 let mut each = |path: &[usize], span, shape, node| {
                     leaf(path, span, shape, node, &mut unclean);
@@ -421,13 +422,10 @@ pub(crate) fn merge_clean_program_streaming(
                 Ok(true)
             }
             (2, WireType::LengthDelimited)
-                if stream_result
-                    && tree.is_some()
-                    && !plain_tuple_ahead(&decoder.reader)
-                    && tuple_ahead(&decoder.reader, false) =>
+                if stream_result && tree.is_some() && tuple_ahead(&decoder.reader, false) =>
             {
-                // The only result, a tuple with fields of its own: opened with `tree`,
-                // as a parameter is.
+                // The only result, a tuple (with fields of its own or not): opened with
+                // `tree`, as a parameter is.
                 let Some(tell) = tree.as_mut() else {
                     return Ok(false);
                 };

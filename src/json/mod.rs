@@ -280,8 +280,8 @@ pub type ProgramTreeFn<'a> = dyn FnMut(ProgramPart, &[usize], Option<ShapeProto>
 /// elements, whatever fields of its own it has (a parameter, or the result), and every
 /// tuple inside one, telling `tree` when it enters one (`None`) and leaves it (the
 /// tuple without its elements), with its part and its path inside the part (`[]` for
-/// the part itself). A result opened so is said to be streamed. The same reading, with
-/// the same errors.
+/// the part itself), and each parameter name (its index and the text) as read. A result
+/// opened so is said to be streamed. The same reading, with the same errors.
 ///
 /// # Errors
 /// As [`ProtoJson::from_json_slice`].
@@ -290,9 +290,11 @@ pub fn program_shape_from_json_tree(
     options: &ParseOptions,
     leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
     tree: &mut ProgramTreeFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
 ) -> Result<StreamedProgram, JsonError> {
+    let mut name = |i, text: String| name(i, &text);
     let (result, result_streamed, parameters, names) =
-        read::read_program_shape_tree(utf8(json)?, options, leaf, tree)?;
+        read::read_program_shape_tree(utf8(json)?, options, leaf, tree, &mut name)?;
     Ok(StreamedProgram {
         result,
         result_streamed,
@@ -410,7 +412,13 @@ impl TupleJson {
             element_type: crate::proto::PrimitiveType::Tuple as i32,
             ..Default::default()
         };
-        TupleJson(print::TuplePrinter::at_depth(options, &plain, depth))
+        Self::nested_with_fields(options, &plain, depth)
+    }
+
+    /// [`TupleJson::nested`] of a tuple with fields of its own, those of `shell` (as
+    /// [`TupleJson::with_fields`]): a program shape's part that is such a tuple.
+    pub fn nested_with_fields(options: &PrintOptions, shell: &ShapeProto, depth: usize) -> Self {
+        TupleJson(print::TuplePrinter::at_depth(options, shell, depth))
     }
 
     /// A tuple with fields of its own besides its elements, those of `shell` (a tuple
@@ -452,6 +460,14 @@ impl TupleJson {
 
     /// The text, closed (no final newline, as [`to_json`]).
     pub fn finish(self) -> String {
+        self.0.finish()
+    }
+
+    /// [`finish`](Self::finish), the top-level tuple's layout and dynamic flags taken
+    /// from `shell` (the tuple without its elements) in place of those it was made
+    /// with: JSON may give them after the elements.
+    pub fn finish_with(mut self, shell: &ShapeProto) -> String {
+        self.0.set_tail(shell);
         self.0.finish()
     }
 

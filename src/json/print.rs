@@ -502,6 +502,17 @@ impl TuplePrinter {
         }
     }
 
+    /// Sets the top-level tuple's fields printed after its elements (its layout and
+    /// dynamic flags) to those of `shell`, when they are known only once its elements
+    /// are read.
+    pub(crate) fn set_tail(&mut self, shell: &ShapeProto) {
+        self.tail = ShapeProto {
+            layout: shell.layout.clone(),
+            is_dynamic_dimension: shell.is_dynamic_dimension.clone(),
+            ..Default::default()
+        };
+    }
+
     pub(crate) fn finish(mut self) -> String {
         while self.open.len() > 1 {
             self.close();

@@ -176,9 +176,10 @@ pub(crate) fn read_program_shape_tree<'a>(
     options: &ParseOptions,
     leaf: &mut dyn FnMut(ProgramPart, &[usize], ShapeProto),
     tree: &mut ProgramTreeFn<'_>,
+    name: &mut dyn FnMut(usize, String),
 ) -> std::result::Result<ProgramRead, JsonError> {
     let mut read = |reader: &mut Reader<'a>, pos: usize, token: Token<'a>| {
-        reader.program_shape_tree(pos, token, true, leaf, &mut |_, _| {}, Some(&mut *tree))
+        reader.program_shape_tree(pos, token, true, leaf, name, Some(&mut *tree))
     };
     read_text_with(text, options, &mut read).map_err(|stop| stop.into_error(text))
 }
@@ -744,22 +745,20 @@ impl<'a> Reader<'a> {
                     let part = ProgramPart::Parameter(index);
                     let mut inner = |path: &[usize], shape| leaf(part, path, shape);
                     reader.own_entries(|reader| match (token, &mut tree) {
-                        (Token::Object, _) if nest && reader.plain_tuple_ahead() => reader
-                            .shape_leaves(pos, Token::Object, &mut path, true, &mut inner)
-                            .map(drop),
+                        // With `tree`, every tuple is opened as one, so that a tuple
+                        // with fields of its own inside a plain one is opened too.
                         (Token::Object, Some(tell)) if reader.tuple_ahead() => {
                             reader.part_tree(pos, part, &mut path, &mut inner, &mut **tell)
                         }
+                        (Token::Object, _) if nest && reader.plain_tuple_ahead() => reader
+                            .shape_leaves(pos, Token::Object, &mut path, true, &mut inner)
+                            .map(drop),
                         (token, _) => reader.shape(pos, token).map(|shape| inner(&[], shape)),
                     })
                 })?,
                 1 => match reader.lexer.token()? {
                     (_, Token::Null) => {}
-                    (pos, Token::Object)
-                        if tree.is_some()
-                            && !reader.plain_tuple_ahead()
-                            && reader.tuple_ahead() =>
-                    {
+                    (pos, Token::Object) if tree.is_some() && reader.tuple_ahead() => {
                         path.clear();
                         let mut inner =
                             |path: &[usize], shape| leaf(ProgramPart::Result, path, shape);

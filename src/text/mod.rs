@@ -849,6 +849,23 @@ impl TupleText {
         self.out.push(')');
         Ok(self.out)
     }
+
+    /// [`finish`](Self::finish) of a top-level tuple whose own fields are those of
+    /// `shell` (the tuple without its elements): as [`close_with`](Self::close_with)
+    /// says of a nested one, what the whole printing refuses of them comes before
+    /// anything its elements gave.
+    ///
+    /// # Errors
+    /// What printing the whole tuple in the style refuses first ([`PrintError`]).
+    pub fn finish_with(mut self, shell: &ShapeProto) -> Result<String, PrintError> {
+        while self.levels.len() > 1 {
+            self.close();
+        }
+        let mut scratch = String::new();
+        let at = self.path.clone();
+        Printer::new(self.mode, true, &at).shape(shell, &mut scratch)?;
+        self.finish()
+    }
 }
 
 impl HloStyle {

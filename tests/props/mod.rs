@@ -1113,6 +1113,7 @@ fn json_program_tree_agrees(bytes: &[u8]) {
     let options = json::ParseOptions::new();
     let whole = ProgramShapeProto::from_json_slice(bytes, &options);
     let parts = std::cell::RefCell::new((Vec::new(), None::<ShapeProto>));
+    let mut names = Vec::new();
     let streamed = json::program_shape_from_json_tree(
         bytes,
         &options,
@@ -1137,11 +1138,14 @@ fn json_program_tree_agrees(bytes: &[u8]) {
                 }
             }
         },
+        &mut |i, name| names.push((i, name.to_string())),
     );
     match (whole, streamed) {
         (Ok(program), Ok(streamed)) => {
             let (parameters, result) = parts.into_inner();
             assert_eq!(program.parameters, parameters);
+            let named: Vec<_> = names.into_iter().map(|(_, name)| name).collect();
+            assert_eq!(program.parameter_names, named);
             match streamed.result_streamed {
                 true => assert_eq!(program.result, result),
                 false => assert_eq!(program.result, streamed.result),
@@ -1178,9 +1182,10 @@ pub fn json_program_leaves_agree(bytes: &[u8]) {
     }
 }
 
-/// A program shape converted a parameter at a time from `from` into every form and
-/// style (`convert::program_shape_to`) gives the bytes or the error of the whole
-/// message read and written; it declines only binary input with an unknown field.
+/// A program shape converted a shape at a time from `from` into every form and style
+/// (`convert::program_shape_to`) gives the bytes or the error of the whole message
+/// read and written, and leaves out the unknown fields the whole conversion leaves
+/// out (`convert::dropped_fields`).
 pub fn program_conversions_agree(from: xla_shape::convert::Form, bytes: &[u8]) {
     use xla_shape::convert::{self, Form};
     use xla_shape::text::HloStyle;
@@ -1196,18 +1201,19 @@ pub fn program_conversions_agree(from: xla_shape::convert::Form, bytes: &[u8]) {
             ..Default::default()
         };
         let whole = convert::read(from, MessageKind::ProgramShape, bytes, &options);
-        let Some(streamed) = convert::program_shape_to(from, bytes, to, &options) else {
-            assert_eq!(from, Form::Binary);
-            if let Ok(decoded) = &whole {
-                assert!(!decoded.unknown_fields().is_empty(), "declined {decoded:?}");
-            }
-            continue;
+        let streamed = convert::program_shape_to(from, bytes, to, &options);
+        let dropped = match (&whole, to) {
+            (Ok(decoded), Form::Json | Form::Hlo) => convert::dropped_fields(decoded),
+            _ => (Vec::new(), 0),
         };
         match (
             whole.and_then(|decoded| convert::write(to, &decoded, &options)),
             streamed,
         ) {
-            (Ok(a), Ok(b)) => assert_eq!(a, b.into_vec().unwrap(), "{to:?} {hlo_style:?}"),
+            (Ok(a), Ok(b)) => {
+                assert_eq!((b.dropped, b.more), dropped, "{to:?} {hlo_style:?}");
+                assert_eq!(a, b.output.into_vec().unwrap(), "{to:?} {hlo_style:?}");
+            }
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             (a, b) => panic!("{to:?} {hlo_style:?}: whole {a:?}, streamed {b:?}"),
         }

@@ -3115,16 +3115,11 @@ fn program_shape_parts_with_fields_of_their_own_are_checked_a_shape_at_a_time() 
     assert_eq!(report["files"][0]["shapes"], 3);
 }
 
-/// A binary program shape whose parts are tuples with fields of their own (a layout,
-/// dimensions, unknown fields, a nested tuple with a layout) and whose shapes hold
-/// unknown fields: 8 MB, converted into binary, JSON and XLA's text in a 100 MB
-/// address space, with the bytes and the warnings of the whole conversion, and the
-/// lossless text's refusal of the first unknown field. Read whole (as the previous
-/// binary read such parts), each took 30 to 55 times the input.
-#[test]
-fn program_shape_parts_with_fields_of_their_own_convert_in_bounded_memory() {
+/// A binary program shape of 8 MB whose parts are tuples with fields of their own: a
+/// parameter with an unknown field of its own and in some of its shapes, holding a
+/// nested tuple; a result with dimensions and a layout; an unknown field at the top.
+fn program_with_parts_of_their_own() -> Vec<u8> {
     use xla_shape::codec::wire::{put_tag, put_varint, WireType};
-    use xla_shape::convert::{self, Form, Options};
     let field = |out: &mut Vec<u8>, number: u32, body: &[u8]| {
         put_tag(out, number, WireType::LengthDelimited);
         put_varint(out, body.len() as u64);
@@ -3147,7 +3142,7 @@ fn program_shape_parts_with_fields_of_their_own_convert_in_bounded_memory() {
     };
     let mut layout = Vec::new();
     field(&mut layout, 5, &[]);
-    let nested = tuple(1_000, &[], &layout, 0);
+    let nested = tuple(1_000, &[], &[], 300);
     let mut parameter = tuple(250_000, &[], &unknown, 100_000);
     field(&mut parameter, 4, &nested);
     let dimensions = [0x1a, 0x01, 0x02]; // dimensions [2]
@@ -3158,6 +3153,17 @@ fn program_shape_parts_with_fields_of_their_own_convert_in_bounded_memory() {
     field(&mut program, 3, b"p");
     program.extend(unknown);
     assert!(program.len() > 8_000_000, "{}", program.len());
+    program
+}
+
+/// [`program_with_parts_of_their_own`] converted into binary, JSON and XLA's text in
+/// a 100 MB address space, with the bytes and the warnings of the whole conversion,
+/// and the lossless text's refusal of the first unknown field. Read whole (as the
+/// previous binary read such parts), each took 30 to 55 times the input.
+#[test]
+fn program_shape_parts_with_fields_of_their_own_convert_in_bounded_memory() {
+    use xla_shape::convert::{self, Form, Options};
+    let program = program_with_parts_of_their_own();
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("program.pb");
     std::fs::write(&input, &program).unwrap();
@@ -3213,4 +3219,55 @@ fn program_shape_parts_with_fields_of_their_own_convert_in_bounded_memory() {
             }
         }
     }
+}
+
+/// [`program_with_parts_of_their_own`] listed by `shapes` in a 100 MB address space,
+/// a part at a time: the parameter's text is XLA's printing of the whole parameter,
+/// the result (whose layout has no text) is said to have none, and JSON lines size
+/// the parameter as the whole does. Read whole, the listing took 30 to 85 times the
+/// input.
+#[test]
+fn program_shape_parts_with_fields_of_their_own_are_listed_in_bounded_memory() {
+    let program = program_with_parts_of_their_own();
+    let whole = xla_shape::codec::decode_program_shape(&program)
+        .unwrap()
+        .message;
+    let parameter = text::HloStyle::Xla
+        .print_shape(&whole.parameters[0])
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("program.pb");
+    std::fs::write(&input, &program).unwrap();
+    let name = input.display();
+    let run = limited_to(100_000, &format!("shapes --message program-shape {name}"));
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{said}");
+    let listed = String::from_utf8(run.stdout).unwrap();
+    let lines: Vec<&str> = listed.lines().collect();
+    assert_eq!(lines.len(), 2, "{said}");
+    assert!(
+        lines[0] == format!("{name}: parameter 0: {parameter}"),
+        "parameter listed differently"
+    );
+    assert!(
+        lines[1].starts_with(&format!("{name}: result: ")),
+        "{}",
+        lines[1]
+    );
+    let run = limited_to(
+        100_000,
+        &format!("shapes --message program-shape --format json {name}"),
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let first: serde_json::Value =
+        serde_json::from_slice(run.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();
+    let validated =
+        xla_shape::validate::validate_shape_with(&whole.parameters[0], Options::hlo_text());
+    let bytes = xla_shape::guard::listing::allocated_bytes(&validated.into_parts().0.unwrap());
+    assert_eq!(first["bytes"].as_u64(), bytes, "{}", first["role"]);
 }

@@ -141,11 +141,10 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
             out.write(b"\n");
             return;
         }
-        // One JSON line, serialised once.
-        if let Ok(json) = serde_json::to_vec(&listing::JsonLine::new(listing, &entry)) {
-            out.write(&json);
-            out.write(b"\n");
-        }
+        // One JSON line, serialised into the output (a long tuple's is as large as
+        // its input). A line of strings and numbers always serialises.
+        let _ = serde_json::to_writer(&mut *out, &listing::JsonLine::new(listing, &entry));
+        out.write(b"\n");
     };
     for path in &args.paths {
         if path.as_os_str() == "-" {

@@ -34,7 +34,6 @@ use std::path::Path as FsPath;
 use serde::Serialize;
 
 use crate::check;
-use crate::message::ProgramPart;
 use crate::message::{AnyMessage, MessageKind};
 use crate::proto::ShapeProto;
 use crate::report::{Finding, Form};
@@ -167,7 +166,8 @@ impl Entry {
     /// `style`, else in the lossless style, else why it has none); when it does not
     /// read back as the tuple (a shape's text does not, or a tuple has fields of its
     /// own), the entry keeps the bytes, not the decoded tuple (some 30 times larger).
-    /// `None` when the top-level message is not a plain tuple, or does not decode.
+    /// `None` when the top-level message is not a tuple with elements (whatever fields
+    /// of its own it has), or does not decode.
     pub fn of_long_tuple_proto(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
         let print = |printer: &mut LongTuple| {
             let printer = std::cell::RefCell::new(printer);
@@ -182,7 +182,11 @@ impl Entry {
                 },
             )
             .ok()?;
-            decoded.is_tuple().then_some(())
+            let printer = printer.into_inner();
+            printer.top(&decoded.shell.message);
+            let shell = &decoded.shell.message;
+            let tuple = shell.element_type == crate::proto::PrimitiveType::Tuple as i32;
+            (decoded.elements > 0 && tuple).then_some(())
         };
         long_tuple_entry(role, style, print, || Some(Kept::Encoded(bytes.into())))
     }
@@ -192,7 +196,7 @@ impl Entry {
     /// read back as it (a tuple has fields of its own, a shape's text does not), the
     /// entry keeps its binary encoding (converted a shape at a time; some seven times
     /// smaller than the JSON), as a binary tuple's entry keeps its bytes. `None` when the
-    /// top-level message is not a plain tuple, or does not read.
+    /// top-level message is not a tuple with elements, or does not read.
     pub fn of_long_tuple_json(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
         let print = |printer: &mut LongTuple| {
             let printer = std::cell::RefCell::new(printer);
@@ -217,8 +221,10 @@ impl Entry {
                 },
             )
             .ok()?;
-            let elements = printer.borrow().elements;
-            (elements > 0 && crate::codec::is_tuple_shell(&shell)).then_some(())
+            let printer = printer.into_inner();
+            printer.top(&shell);
+            let tuple = shell.element_type == crate::proto::PrimitiveType::Tuple as i32;
+            (printer.elements > 0 && tuple).then_some(())
         };
         // The binary encoding, once a text does not read back.
         let encoded = || -> Option<Kept> {
@@ -324,6 +330,9 @@ pub fn allocated_bytes(shape: &Shape) -> Option<u64> {
 struct LongTuple {
     style: HloStyle,
     text: TupleText,
+    /// The top-level tuple's own fields, when it has some besides its elements (its
+    /// text shows none of them; its printing refuses those it cannot print).
+    top: Option<ShapeProto>,
     /// The path of the tuples open in `text` below the top-level one.
     open: Vec<usize>,
     reads_back: bool,
@@ -336,6 +345,7 @@ impl LongTuple {
         LongTuple {
             style,
             text: TupleText::new(style),
+            top: None,
             open: Vec::new(),
             reads_back: true,
             elements: 0,
@@ -366,6 +376,24 @@ impl LongTuple {
         self.open.extend(path.last());
         self.text.open();
         self.reads_back &= crate::codec::is_tuple_shell(own);
+    }
+
+    /// The top-level tuple's own fields are those of `shell` (the tuple without its
+    /// elements): when it has any but its element type, its text does not read back
+    /// as it, and what its printing refuses of them comes first.
+    fn top(&mut self, shell: &ShapeProto) {
+        if !crate::codec::is_tuple_shell(shell) {
+            self.reads_back = false;
+            self.top = Some(shell.clone());
+        }
+    }
+
+    /// The text, or what the whole tuple's printing refuses first.
+    fn finish(self) -> Result<String, crate::text::PrintError> {
+        match &self.top {
+            Some(top) => self.text.finish_with(top),
+            None => self.text.finish(),
+        }
     }
 
     /// Closes the nested tuple last entered, whose own fields are those of `own`
@@ -410,9 +438,10 @@ fn long_tuple_entry(
     for style in styles {
         let mut printer = LongTuple::new(style);
         print(&mut printer)?;
-        match printer.text.finish() {
+        let reads_back = printer.reads_back;
+        match printer.finish() {
             Ok(text) => {
-                let held = match printer.reads_back {
+                let held = match reads_back {
                     true => None,
                     false => Some(kept()?),
                 };
@@ -507,9 +536,9 @@ pub(crate) fn long_tuple_size(text: &str) -> Option<Option<u64>> {
 }
 
 /// [`long_tuple_size`] of a binary tuple kept as its bytes ([`Kept::Encoded`]), read a
-/// shape at a time, the fields of its nested tuples' own checked as the whole
-/// validation checks them; `None` when it must be checked and sized whole (the
-/// top-level tuple has fields of its own).
+/// shape at a time, the fields of its tuples' own (the top-level one's too) checked as
+/// the whole validation checks them; `None` when it is no tuple with elements, or does
+/// not decode.
 pub(crate) fn long_encoded_size(bytes: &[u8]) -> Option<Option<Option<u64>>> {
     let size = std::cell::RefCell::new(TupleSize::default());
     let decoded = crate::codec::decode_shape_tree(
@@ -521,9 +550,16 @@ pub(crate) fn long_encoded_size(bytes: &[u8]) -> Option<Option<Option<u64>>> {
             }
         },
     );
-    decoded
-        .is_ok_and(|d| d.is_tuple())
-        .then(|| size.into_inner().finish(true))
+    let decoded = decoded.ok()?;
+    let shell = &decoded.shell.message;
+    if decoded.elements == 0 || shell.element_type != crate::proto::PrimitiveType::Tuple as i32 {
+        return None;
+    }
+    let mut size = size.into_inner();
+    if !crate::codec::is_tuple_shell(shell) {
+        size.own(&[], shell);
+    }
+    Some(size.finish(true))
 }
 
 /// [`for_each_long_tuple_array`] of a binary tuple kept as its bytes, valid and read a
@@ -1187,36 +1223,24 @@ fn whole_message_listing(
 ) -> Result<Listing, ReadError> {
     Ok(match form {
         Form::Binary => {
-            let decoded = crate::codec::decode_any(kind, bytes).map_err(|e| {
-                error(
-                    name,
-                    "decode_error",
-                    format!("cannot decode {}: {e}", kind.proto_name()),
-                )
-            })?;
+            let decoded =
+                crate::codec::decode_any(kind, bytes).map_err(|e| undecodable(name, kind, &e))?;
             message_listing(name, Form::Binary, [(decoded.message, None)], style)?
         }
         _ => {
             let message = crate::json::from_json(kind, bytes, &crate::json::ParseOptions::new())
-                .map_err(|e| {
-                    error(
-                        name,
-                        "decode_error",
-                        format!("cannot read {} from JSON: {e}", kind.proto_name()),
-                    )
-                })?;
+                .map_err(|e| unreadable_json(name, kind, &e))?;
             message_listing(name, Form::Json, [(message, None)], style)?
         }
     })
 }
 
 /// The listing of one binary or JSON message (`form`) of `kind` a shape at a time: a
-/// shape that is a plain tuple, or a program shape whose parts that are plain tuples
-/// (and the rest) are listed each from its shapes, so that a tuple of millions of
-/// shapes is never held (built whole, it took 40 times its bytes). `None` when it must
-/// be listed whole instead: it does not read (the whole read says why), holds unknown
-/// fields or tuples with fields of their own, or a shape's text does not read back as
-/// it.
+/// shape that is a tuple, or each part of a program shape that is one, is listed from
+/// its shapes however its tuples nest and whatever fields of their own they have, so
+/// that a tuple of millions of shapes is never held (built whole, it took 30 to 85
+/// times its bytes). A program shape that does not read gets the whole read's error.
+/// `None` when it must be listed whole instead.
 fn long_message_listing(
     name: &str,
     form: Form,
@@ -1234,112 +1258,112 @@ fn long_message_listing(
             listing.entries.push(entry);
         }
         MessageKind::ProgramShape => {
-            let mut parts = ProgramEntries::new(style);
-            let result = match form {
-                Form::Binary => {
-                    let read = crate::codec::decode_clean_program_shape_leaves(
-                        bytes,
-                        &mut |part, path, _, leaf| parts.leaf(part, path, &leaf),
-                    );
-                    let program = read.ok()??;
-                    if program.shell.has_unknown_fields() {
-                        return None;
-                    }
-                    program.shell.message.result
-                }
+            // JSON is listed from its binary encoding (converted a shape at a time,
+            // some seven times smaller), whose parts are found by their fields.
+            let converted;
+            let binary = match form {
+                Form::Binary => bytes,
                 _ => {
-                    let options = crate::json::ParseOptions::new();
-                    let read = crate::json::program_shape_from_json_leaves(
-                        bytes,
-                        &options,
-                        &mut |part, path, leaf| parts.leaf(part, path, &leaf),
-                    );
-                    read.ok()?.result
+                    let options = crate::convert::Options::default();
+                    let to = crate::convert::Form::Binary;
+                    let from = crate::convert::Form::Json;
+                    match crate::convert::program_shape_to(from, bytes, to, &options) {
+                        Ok(done) => {
+                            converted = done.output.into_vec().ok()?;
+                            &converted
+                        }
+                        Err(crate::convert::ConvertError::Json(e)) => {
+                            return Some(Err(unreadable_json(name, kind, &e)))
+                        }
+                        Err(_) => return None,
+                    }
                 }
             };
-            if let Some(result) = result {
-                parts.leaf(ProgramPart::Result, &[], &result);
+            // Every tuple opened, so that the check costs the memory of one shape.
+            if let Err(e) = crate::codec::decode_program_shape_tree(
+                binary,
+                &mut |_, _, _, _| {},
+                &mut |_| {},
+                &mut |_, _| {},
+            ) {
+                return Some(Err(undecodable(name, kind, &e)));
             }
-            listing.entries = parts.finish()?;
+            listing.entries = program_entries(binary, style, LONG_PART)?;
+            if listing.entries.is_empty() {
+                return Some(Err(error(name, "no_shapes", "no shape in the input")));
+            }
         }
         MessageKind::Layout => return None,
     }
     Some(Ok(listing))
 }
 
-/// The entries of a program shape read a shape at a time: a part that is a plain
-/// tuple printed a shape at a time ([`LongTuple`]), the others whole; the result last.
-struct ProgramEntries {
-    style: HloStyle,
-    entries: Vec<Entry>,
-    result: Option<Entry>,
-    /// The part being printed a shape at a time.
-    open: Option<(ProgramPart, LongTuple)>,
-    /// Whether every part's text reads back as it (else the listing is made whole).
-    reads_back: bool,
+/// The entries of a binary program shape that decodes, a part at a time: each
+/// parameter, then the result, found by their fields (a result given more than once is
+/// the merge of them all, which protobuf reads as their bytes one after the other),
+/// each a long tuple listed a shape at a time ([`Entry::of_long_tuple_proto`]) or a
+/// shape read whole. `None` when a part must be listed with the whole message.
+fn program_entries(bytes: &[u8], style: HloStyle, long: usize) -> Option<Vec<Entry>> {
+    use crate::codec::wire::{Reader, WireType};
+    let mut reader = Reader::new(bytes);
+    let (mut entries, mut results) = (Vec::new(), Vec::new());
+    while !reader.is_at_end() {
+        let (number, wire_type) = reader.read_tag().ok()?;
+        let value = reader.skip_value(number, wire_type, 0).ok()?;
+        match (number, wire_type) {
+            (1, WireType::LengthDelimited) => {
+                let role = Role::EntryParameter {
+                    index: entries.len(),
+                };
+                entries.push(part_entry(role, value, style, long)?);
+            }
+            (2, WireType::LengthDelimited) => results.push(value),
+            _ => {}
+        }
+    }
+    match results.as_slice() {
+        [] => {}
+        [result] => entries.push(part_entry(Role::EntryResult, result, style, long)?),
+        several => {
+            let merged = several.concat();
+            entries.push(part_entry(Role::EntryResult, &merged, style, long)?);
+        }
+    }
+    Some(entries)
 }
 
-impl ProgramEntries {
-    fn new(style: HloStyle) -> Self {
-        Self {
-            style,
-            entries: Vec::new(),
-            result: None,
-            open: None,
-            reads_back: true,
+/// The entry of a program shape's part (`bytes`, a `ShapeProto`): a tuple of `long`
+/// bytes or more ([`LONG_PART`]) listed a shape at a time, anything else read whole.
+fn part_entry(role: Role, bytes: &[u8], style: HloStyle, long: usize) -> Option<Entry> {
+    if bytes.len() >= long {
+        if let Some(entry) = Entry::of_long_tuple_proto(role.clone(), bytes, style) {
+            return Some(entry);
         }
     }
+    let shape = crate::codec::decode_shape(bytes).ok()?.message;
+    Some(Entry::new(role, &shape, print(&shape, style, None)))
+}
 
-    fn role(part: ProgramPart) -> Role {
-        match part {
-            ProgramPart::Parameter(index) => Role::EntryParameter { index },
-            ProgramPart::Result => Role::EntryResult,
-        }
-    }
+/// A program shape's part of this many bytes or more that is a tuple is listed a
+/// shape at a time.
+const LONG_PART: usize = 64 << 10;
 
-    fn push(&mut self, part: ProgramPart, entry: Entry) {
-        match part {
-            ProgramPart::Parameter(_) => self.entries.push(entry),
-            ProgramPart::Result => self.result = Some(entry),
-        }
-    }
+/// Why binary input of `kind` is not listed: it does not decode (`e`).
+fn undecodable(name: &str, kind: MessageKind, e: &crate::codec::DecodeError) -> ReadError {
+    error(
+        name,
+        "decode_error",
+        format!("cannot decode {}: {e}", kind.proto_name()),
+    )
+}
 
-    /// The next shape, at `path` in `part`.
-    fn leaf(&mut self, part: ProgramPart, path: &[usize], leaf: &ShapeProto) {
-        if self.open.as_ref().is_some_and(|(open, _)| *open != part) {
-            self.close();
-        }
-        if path.is_empty() {
-            let entry = Entry::new(Self::role(part), leaf, print(leaf, self.style, None));
-            self.push(part, entry);
-            return;
-        }
-        let style = self.style;
-        let (_, tuple) = self
-            .open
-            .get_or_insert_with(|| (part, LongTuple::new(style)));
-        tuple.leaf(path, leaf);
-    }
-
-    /// Ends the part being printed a shape at a time.
-    fn close(&mut self) {
-        if let Some((part, tuple)) = self.open.take() {
-            match tuple.text.finish() {
-                Ok(text) if tuple.reads_back => {
-                    self.push(part, Entry::bare(Self::role(part), text, None));
-                }
-                _ => self.reads_back = false,
-            }
-        }
-    }
-
-    /// The entries, parameters first; `None` when some part must be listed whole.
-    fn finish(mut self) -> Option<Vec<Entry>> {
-        self.close();
-        let mut entries = self.entries;
-        entries.extend(self.result);
-        self.reads_back.then_some(entries)
-    }
+/// Why JSON input of `kind` is not listed: it does not read (`e`).
+fn unreadable_json(name: &str, kind: MessageKind, e: &crate::json::JsonError) -> ReadError {
+    error(
+        name,
+        "decode_error",
+        format!("cannot read {} from JSON: {e}", kind.proto_name()),
+    )
 }
 
 /// The message kind of binary bytes without `--message`: the first of shape, program
@@ -1995,6 +2019,81 @@ mod tests {
                 }
             }
             Shape::Token | Shape::Opaque => {}
+        }
+    }
+
+    /// A program shape listed a part at a time (each tuple a shape at a time) gives
+    /// the whole listing's entries: their roles, texts, shapes and sizes, whatever
+    /// fields of their own its tuples have, with unknown fields, a result given twice
+    /// (merged), and in both styles.
+    #[test]
+    fn program_shapes_are_listed_a_part_at_a_time_as_the_whole() {
+        use crate::codec::wire::{put_tag, put_varint, WireType};
+        let field = |out: &mut Vec<u8>, number: u32, body: &[u8]| {
+            put_tag(out, number, WireType::LengthDelimited);
+            put_varint(out, body.len() as u64);
+            out.extend_from_slice(body);
+        };
+        let shape = |text: &str| crate::codec::encode(&crate::text::parse_shape(text).unwrap());
+        let unknown = [0xa0u8, 0x06, 0x01]; // field 100, varint 1
+        let tuple = |elements: &[Vec<u8>], own: &[u8], tail: &[u8]| {
+            let mut out = vec![0x10, 0x0d]; // element type TUPLE
+            out.extend_from_slice(own);
+            for element in elements {
+                field(&mut out, 4, element);
+            }
+            out.extend_from_slice(tail);
+            out
+        };
+        let mut layout = Vec::new();
+        field(&mut layout, 5, &[]);
+        let with_unknown = [shape("f32[2]{0}"), unknown.to_vec()].concat();
+        let arrays = vec![
+            shape("f32[8,128]{1,0:T(8,128)}"),
+            with_unknown,
+            shape("s32[3]{0}"),
+            shape("f32[2]{5}"),
+        ];
+        let nested = tuple(&arrays, &[], &layout);
+        let parts = [
+            tuple(&arrays, &[], &[]),
+            tuple(&arrays, &[], &unknown),
+            tuple(&arrays, &[0x1a, 0x01, 0x02], &[]),
+            tuple(&arrays, &[], &layout),
+            tuple(&[arrays[0].clone(), nested.clone()], &[], &[]),
+            tuple(&[nested.clone(), tuple(&[], &[], &[])], &[], &unknown),
+            tuple(&[tuple(&[tuple(&arrays, &[], &[])], &[], &[])], &[], &[]),
+            shape("f32[2,3]{0,1}"),
+            shape("f32[2]{0:PD(3)}"),
+            [shape("token[]"), unknown.to_vec()].concat(),
+        ];
+        for (i, part) in parts.iter().enumerate() {
+            for (j, other) in parts.iter().enumerate() {
+                let mut program = Vec::new();
+                field(&mut program, 1, part);
+                field(&mut program, 2, other);
+                field(&mut program, 1, &arrays[0]);
+                field(&mut program, 3, b"p");
+                if i % 3 == 0 {
+                    field(&mut program, 2, &parts[(i + j) % parts.len()]);
+                }
+                if j % 2 == 0 {
+                    program.extend(unknown);
+                }
+                let kind = MessageKind::ProgramShape;
+                for style in [HloStyle::Xla, HloStyle::Exact] {
+                    let whole = whole_message_listing("p", Form::Binary, kind, &program, style)
+                        .expect("a program shape that decodes is listed");
+                    let long = program_entries(&program, style, 0).expect("listed by parts");
+                    assert_eq!(long.len(), whole.entries.len(), "{i} {j}");
+                    for (a, b) in long.iter().zip(&whole.entries) {
+                        assert_eq!(a.role, b.role, "{i} {j}");
+                        assert_eq!(a.text, b.text, "{i} {j}");
+                        assert_eq!(a.shape(), b.shape(), "{i} {j} {}", b.text);
+                        assert_eq!(a.bytes(), b.bytes(), "{i} {j} {}", b.text);
+                    }
+                }
+            }
         }
     }
 }

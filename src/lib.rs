@@ -22,6 +22,7 @@ pub mod report;
 pub mod shape;
 pub mod spool;
 pub mod text;
+pub mod threads;
 pub mod validate;
 
 pub use error::{Issue, IssueKind, Report, Severity, ValidationError};

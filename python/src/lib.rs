@@ -1147,9 +1147,10 @@ impl Shape {
         let dtype = self.numpy_dtype(py)?;
         let bytes = bytes_arg(data, "from_device_bytes(data)")?;
         let logical = xla_shape::relayout::row_major(array);
-        let out = py
-            .detach(|| xla_shape::relayout::relayout(array, &logical, &bytes))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let out = parallel(py, || {
+            xla_shape::relayout::relayout(array, &logical, &bytes)
+        })
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let numpy = py.import("numpy")?;
         let flat = numpy
             .getattr("frombuffer")?
@@ -1194,9 +1195,10 @@ impl Shape {
         let contiguous = numpy.getattr("ascontiguousarray")?.call1((array,))?;
         let bytes: Vec<u8> = contiguous.call_method0("tobytes")?.extract()?;
         let logical = xla_shape::relayout::row_major(shape);
-        let out = py
-            .detach(|| xla_shape::relayout::relayout(&logical, shape, &bytes))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let out = parallel(py, || {
+            xla_shape::relayout::relayout(&logical, shape, &bytes)
+        })
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
         Ok(PyBytes::new(py, &out))
     }
 
@@ -1592,8 +1594,7 @@ fn py_relayout<'py>(
         shape_of(to, "to")?
     };
     let bytes = bytes_arg(data, "relayout(data)")?;
-    let out = py
-        .detach(|| xla_shape::relayout::relayout(&from, &to, &bytes))
+    let out = parallel(py, || xla_shape::relayout::relayout(&from, &to, &bytes))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok(PyBytes::new(py, &out))
 }
@@ -1612,6 +1613,15 @@ fn py_relayout<'py>(
 ///
 /// Errors: `Error` (a `ValueError`) and its subclasses `ParseError`, `DecodeError`,
 /// `ValidationError`.
+/// Runs `work`, which may run parallel loops, without the GIL, rayon's global pool
+/// started first ([`xla_shape::threads::start`]: no more threads than a limited
+/// address space has room for, so that a loop never panics for want of them).
+fn parallel<T: Send>(py: Python<'_>, work: impl FnOnce() -> T + Send) -> T {
+    static START: std::sync::Once = std::sync::Once::new();
+    START.call_once(xla_shape::threads::start);
+    py.detach(work)
+}
+
 #[pymodule]
 #[pyo3(name = "xla_shape")]
 fn xla_shape_module(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -78,3 +78,27 @@ def test_bad_buffers_and_arrays_are_value_errors():
         shape.from_device_bytes(bytes(5))
     with pytest.raises(TypeError):
         xla_shape.Shape.parse("(f32[2], s8[])").from_device_bytes(b"")
+
+
+def test_a_parallel_relayout_starts_no_more_threads_than_the_address_space_holds(tmp_path):
+    # Asked for 512 threads in a 600 MB address space (each thread's stack takes some),
+    # a relayout large enough to run side by side used to make rayon panic when it
+    # could not start them; the pool is now started with as many as there is room for.
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy, xla_shape\n"
+        "a = numpy.arange(2048 * 1024, dtype=numpy.float32).reshape(2048, 1024)\n"
+        "moved = xla_shape.relayout(a.tobytes(), 'f32[2048,1024]{1,0}', '{0,1}')\n"
+        "assert moved == a.T.tobytes()\n"
+        "print('ok')\n"
+    )
+    run = subprocess.run(
+        ["sh", "-c", f"ulimit -v 600000 && exec {sys.executable} -c \"$0\"", script],
+        env={**__import__("os").environ, "RAYON_NUM_THREADS": "512"},
+        capture_output=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr.decode()
+    assert run.stdout == b"ok\n"

@@ -17,7 +17,6 @@ mod index;
 mod input;
 mod relayout;
 mod shapes;
-mod threads;
 mod validate;
 
 /// XLA array shapes and layouts: decode, encode, convert, validate and index them.
@@ -295,7 +294,7 @@ pub fn run() -> ExitCode {
         cli.command,
         Command::Validate(_) | Command::Shapes(_) | Command::Diff(_) | Command::Relayout(_)
     ) {
-        threads::start();
+        xla_shape::threads::start();
     }
     let outcome = match cli.command {
         Command::Convert(args) => convert::run(args),

@@ -4,6 +4,8 @@
 //! a machine of many cores; a process limit in a container): `validate` on a 64-core
 //! machine in a 100 MB address space exited 101. Now the pool is started before any
 //! work, and when its threads cannot be started the command runs on this thread alone.
+//! The command line starts it before the commands that run parallel loops; the Python
+//! binding before its first one.
 //!
 //! Each thread's stack takes address space (2 MB) whether it is used or not, so under
 //! an address-space limit the pool has at most one thread per [`SPACE_PER_THREAD`] of

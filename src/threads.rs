@@ -12,7 +12,7 @@
 //! it: threads that start but leave the work no room would only move the failure.
 
 /// Address space allowed per thread when the process's is limited.
-const SPACE_PER_THREAD: u64 = 64 << 20;
+pub const SPACE_PER_THREAD: u64 = 64 << 20;
 
 /// Starts the global pool: `RAYON_NUM_THREADS` threads, or one per core, at most one
 /// per [`SPACE_PER_THREAD`] of a limited address space; when they cannot be started,

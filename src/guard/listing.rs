@@ -1248,6 +1248,35 @@ fn long_message_listing(
     bytes: &[u8],
     style: HloStyle,
 ) -> Option<Result<Listing, ReadError>> {
+    long_message_listing_with(name, form, kind, bytes, style, LONG_PART)
+}
+
+/// The entries of a program shape in binary or JSON (`form`) listed a part at a time,
+/// as a long one is, every tuple part of `long` bytes or more a shape at a time (for
+/// the properties that compare this with the whole listing); `None` as
+/// [`long_message_listing`].
+#[doc(hidden)]
+pub fn program_entries_by_parts(
+    form: Form,
+    bytes: &[u8],
+    style: HloStyle,
+    long: usize,
+) -> Option<Result<Vec<Entry>, ReadError>> {
+    let kind = MessageKind::ProgramShape;
+    long_message_listing_with("p", form, kind, bytes, style, long)
+        .map(|listing| listing.map(|listing| listing.entries))
+}
+
+/// [`long_message_listing`], a program shape's tuple parts of `long` bytes or more
+/// listed a shape at a time.
+fn long_message_listing_with(
+    name: &str,
+    form: Form,
+    kind: MessageKind,
+    bytes: &[u8],
+    style: HloStyle,
+    long: usize,
+) -> Option<Result<Listing, ReadError>> {
     let mut listing = Listing::new(name, Kind::Messages, Some(form));
     match kind {
         MessageKind::Shape => {
@@ -1288,7 +1317,7 @@ fn long_message_listing(
             ) {
                 return Some(Err(undecodable(name, kind, &e)));
             }
-            listing.entries = program_entries(binary, style, LONG_PART)?;
+            listing.entries = program_entries(binary, style, long)?;
             if listing.entries.is_empty() {
                 return Some(Err(error(name, "no_shapes", "no shape in the input")));
             }

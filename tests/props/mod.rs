@@ -59,6 +59,7 @@ pub fn decode_roundtrip(data: &[u8]) {
         program_tree_agrees(bytes);
         streamed_check_agrees(Some(MessageKind::ProgramShape), bytes);
         program_conversions_agree(xla_shape::convert::Form::Binary, bytes);
+        program_listing_agrees(xla_shape::report::Form::Binary, bytes);
     }
     let Ok(decoded) = decode_any(kind, bytes) else {
         return;
@@ -467,6 +468,7 @@ pub fn json_roundtrip(data: &[u8]) {
     json_program_leaves_agree(bytes);
     json_program_tree_agrees(bytes);
     program_conversions_agree(xla_shape::convert::Form::Json, bytes);
+    program_listing_agrees(xla_shape::report::Form::Json, bytes);
     let kind = kind_of(selector);
     let Ok(message) = json::from_json(kind, bytes, &json::ParseOptions::new()) else {
         return;
@@ -1216,6 +1218,43 @@ pub fn program_conversions_agree(from: xla_shape::convert::Form, bytes: &[u8]) {
             }
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             (a, b) => panic!("{to:?} {hlo_style:?}: whole {a:?}, streamed {b:?}"),
+        }
+    }
+}
+
+/// A program shape listed a part at a time (every tuple part a shape at a time, as a
+/// long one is) gives the whole listing's entries (roles, texts, shapes and sizes) in
+/// both styles, or its error.
+pub fn program_listing_agrees(form: xla_shape::report::Form, bytes: &[u8]) {
+    use xla_shape::guard::listing::{self, ReadOptions, Source};
+    use xla_shape::text::HloStyle;
+    if bytes.is_empty() {
+        // Refused before it is read, however long it is not.
+        return;
+    }
+    for style in [HloStyle::Xla, HloStyle::Exact] {
+        let options = ReadOptions {
+            source: Source::Form(form),
+            message: Some(MessageKind::ProgramShape),
+            style,
+        };
+        let whole = listing::read_bytes("p", bytes, &options);
+        let Some(parts) = listing::program_entries_by_parts(form, bytes, style, 0) else {
+            continue;
+        };
+        match (whole, parts) {
+            (Ok(whole), Ok(parts)) => {
+                let whole = &whole[0].entries;
+                assert_eq!(whole.len(), parts.len());
+                for (a, b) in whole.iter().zip(&parts) {
+                    assert_eq!(a.role, b.role);
+                    assert_eq!(a.text, b.text);
+                    assert_eq!(a.shape(), b.shape(), "{}", a.text);
+                    assert_eq!(a.bytes(), b.bytes(), "{}", a.text);
+                }
+            }
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            (a, b) => panic!("whole {a:?}, by parts {b:?}"),
         }
     }
 }

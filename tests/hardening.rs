@@ -3271,3 +3271,72 @@ fn program_shape_parts_with_fields_of_their_own_are_listed_in_bounded_memory() {
     let bytes = xla_shape::guard::listing::allocated_bytes(&validated.into_parts().0.unwrap());
     assert_eq!(first["bytes"].as_u64(), bytes, "{}", first["role"]);
 }
+
+/// A program shape whose result is given twice (which protobuf merges: the second
+/// occurrence's elements follow the first's), 8 MB, one element broken in each
+/// occurrence: validated and converted in a 100 MB address space, with the whole
+/// check's findings (at the merged result's indices) and the whole conversion's
+/// bytes. Read whole, the result took some 30 times the input.
+#[test]
+fn a_result_given_twice_is_read_a_shape_at_a_time() {
+    use xla_shape::convert::{self, Form, Options as ConvertOptions};
+    let (half, _) = tuple_with_two_broken_elements(250_000);
+    let mut program = xla_shape::codec::encode(&xla_shape::proto::ProgramShapeProto {
+        parameters: vec![text::parse_shape("f32[2]{0}").unwrap()],
+        result: Some(half.clone()),
+        parameter_names: vec!["p".to_string()],
+    });
+    program.extend(xla_shape::codec::encode(
+        &xla_shape::proto::ProgramShapeProto {
+            result: Some(half),
+            ..Default::default()
+        },
+    ));
+    assert!(program.len() > 8_000_000, "{}", program.len());
+    let decoded = xla_shape::codec::decode_program_shape(&program).unwrap();
+    let whole = &decoded.message;
+    assert_eq!(whole.result.as_ref().unwrap().tuple_shapes.len(), 500_000);
+    let expected: Vec<String> =
+        xla_shape::validate::validate_program_shape_with(whole, Options::proto())
+            .report()
+            .issues()
+            .iter()
+            .map(|i| i.path().to_string())
+            .collect();
+    assert_eq!(expected.len(), 4, "{expected:?}");
+    assert!(
+        expected.iter().any(|p| p.contains("tuple_shapes[250001]")),
+        "{expected:?}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("program.pb");
+    std::fs::write(&input, &program).unwrap();
+    let validate = limited_to(
+        100_000,
+        &format!(
+            "validate --message program-shape --format json {}",
+            input.display()
+        ),
+    );
+    let said = String::from_utf8_lossy(&validate.stderr);
+    assert_eq!(validate.status.code(), Some(1), "{said}");
+    assert_eq!(finding_paths(&validate.stdout), expected);
+    let options = ConvertOptions::default();
+    let decoded = xla_shape::codec::Decoded {
+        message: xla_shape::AnyMessage::ProgramShape(decoded.message),
+        unknown: decoded.unknown,
+    };
+    for (to, form) in [("binary", Form::Binary), ("json", Form::Json)] {
+        let expected = convert::write(form, &decoded, &options).unwrap();
+        let run = limited_to(
+            100_000,
+            &format!(
+                "convert --from binary --message program-shape --to {to} {}",
+                input.display()
+            ),
+        );
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(0), "{to}: {said}");
+        assert!(run.stdout == expected, "{to}: converted differently");
+    }
+}

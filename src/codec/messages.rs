@@ -274,7 +274,21 @@ pub(crate) fn merge_shape_streaming(
     nest: &mut Nest<'_>,
     element: &mut ElementFn<'_>,
 ) -> Result<usize, DecodeError> {
-    let mut count = 0;
+    merge_shape_streaming_from(decoder, (shell, unknown), 0, path, nest, element)
+}
+
+/// [`merge_shape_streaming`] into a shell that already has `first` elements (an
+/// occurrence of a singular message given again, merged into the first): the elements
+/// are numbered from there. Returns the number of elements it has then.
+fn merge_shape_streaming_from(
+    decoder: &mut Decoder<'_>,
+    (shell, unknown): (&mut crate::proto::ShapeProto, &mut UnknownFields),
+    first: usize,
+    path: &mut Vec<usize>,
+    nest: &mut Nest<'_>,
+    element: &mut ElementFn<'_>,
+) -> Result<usize, DecodeError> {
+    let mut count = first;
     let hook = |number: u32, wire_type: WireType, decoder: &mut Decoder<'_>| {
         if number != 4 || wire_type != WireType::LengthDelimited {
             return Ok(false);
@@ -351,12 +365,15 @@ pub(crate) fn merge_clean_program_streaming(
     shell: &mut ProgramShapeProto,
     unknown: &mut UnknownFields,
     (parameters, names): (&mut usize, &mut usize),
-    (stream_result, keep_unknown): (bool, bool),
+    (stream_result, keep_unknown, merge_results): (bool, bool, bool),
     element: &mut ElementFn<'_>,
     (name, mut tree): (&mut NameFn<'_>, Option<&mut TreeFn<'_>>),
 ) -> Result<bool, DecodeError> {
     let mut unclean = false;
     let mut path = Vec::new();
+    // With `merge_results`, the result's shell without its elements, its unknown
+    // fields and how many elements it has, merged occurrence by occurrence.
+    let mut merged = (ShapeProto::default(), UnknownFields::new(), 0);
     // Copies of retired layout fields are no unknown field: they go on, for the shape
     // to be re-encoded as it was. Past an unknown field nothing more is handed on.
     let mut leaf = |path: &[usize], span, shape, node: UnknownFields, unclean: &mut bool| {
@@ -419,6 +436,29 @@ pub(crate) fn merge_clean_program_streaming(
                     _ => each(&path, start..decoder.reader.position(), message, node),
                 }
                 *parameters += 1;
+                Ok(true)
+            }
+            (2, WireType::LengthDelimited) if merge_results => {
+                // Each occurrence read where it stands into the same shell (as
+                // `singular_message` merges it), its elements numbered on from the last
+                // occurrence's and opened, handed on to nothing: only its errors count.
+                path.clear();
+                path.push(RESULT_INDEX);
+                let (message, node, count) = &mut merged;
+                let (mut skip, mut quiet) = (|_: &[usize], _, _, _| {}, |_: TreeEvent<'_>| {});
+                nested(decoder, |decoder| {
+                    let mut nest = Nest::Tree(&mut quiet);
+                    *count = merge_shape_streaming_from(
+                        decoder,
+                        (message, node),
+                        *count,
+                        &mut path,
+                        &mut nest,
+                        &mut skip,
+                    )?;
+                    Ok(())
+                })
+                .map_err(within("result"))?;
                 Ok(true)
             }
             (2, WireType::LengthDelimited)

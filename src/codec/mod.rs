@@ -343,12 +343,33 @@ pub fn decode_program_shape_streamed(
 /// part's index (a parameter's) or with the result's index ([`program_part`] tells
 /// them apart), and its shapes
 /// go to `leaf` as they are decoded. A part opened so is in neither
-/// [`StreamedProgram::shell`] nor counted as read whole. The error is the one
-/// [`decode_program_shape`] gives, at the same byte.
+/// [`StreamedProgram::shell`] nor counted as read whole. A result given more than once
+/// (which protobuf merges) is opened too: the message is first checked
+/// ([`check_program_shape`]), then read with the result given once, the merge of them
+/// all (the spans handed to `leaf` are then in that message, which puts the result
+/// last). The error is the one [`decode_program_shape`] gives, at the same byte.
 ///
 /// # Errors
 /// As [`decode_program_shape`].
 pub fn decode_program_shape_tree(
+    bytes: &[u8],
+    leaf: &mut ProgramDecodedLeafFn<'_>,
+    tree: &mut TreeFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<StreamedProgram, DecodeError> {
+    if count_top_level_fields(bytes, 2) > 1 {
+        // Protobuf merges a result given more than once. Read first where each
+        // occurrence stands, for the whole decode's error; then the same message with
+        // the result given once, the occurrences' bytes one after the other (which
+        // protobuf reads as their merge), is opened as a result given once is.
+        check_program_shape(bytes)?;
+        return decode_program_shape_tree_once(&result_given_once(bytes), leaf, tree, name);
+    }
+    decode_program_shape_tree_once(bytes, leaf, tree, name)
+}
+
+/// [`decode_program_shape_tree`] of a program shape whose result is given at most once.
+fn decode_program_shape_tree_once(
     bytes: &[u8],
     leaf: &mut ProgramDecodedLeafFn<'_>,
     tree: &mut TreeFn<'_>,
@@ -396,7 +417,7 @@ fn decode_program_shape_parts(
         &mut streamed.shell.message,
         &mut streamed.shell.unknown,
         (&mut streamed.parameters, &mut streamed.names),
-        (stream_result, keep_unknown),
+        (stream_result, keep_unknown, false),
         &mut each,
         (name, tree),
     )?;
@@ -404,6 +425,58 @@ fn decode_program_shape_parts(
         result_streamed,
         ..streamed
     }))
+}
+
+/// Whether `bytes` decode as a `ProgramShapeProto`: the error of
+/// [`decode_program_shape`], at the same byte, found in the memory of one shape (every
+/// tuple of a part opened, a result given more than once merged occurrence by
+/// occurrence where each stands, as the whole decode merges them), keeping nothing.
+///
+/// # Errors
+/// As [`decode_program_shape`].
+pub fn check_program_shape(bytes: &[u8]) -> Result<(), DecodeError> {
+    let mut shell = Decoded::<ProgramShapeProto>::default();
+    let (mut parameters, mut names) = (0, 0);
+    messages::merge_clean_program_streaming(
+        &mut Decoder::new(bytes),
+        &mut shell.message,
+        &mut shell.unknown,
+        (&mut parameters, &mut names),
+        (false, true, true),
+        &mut |_, _, _, _| {},
+        (&mut |_, _| {}, Some(&mut |_| {})),
+    )
+    .map(drop)
+}
+
+/// The program shape of `bytes` (which decode) with its result given once: every other
+/// field as it stands, then one result whose bytes are those of every occurrence, one
+/// after the other, which protobuf reads as their merge (the message decodes the same;
+/// a result given once is left where it stands by the callers, which ask only when it
+/// is given more than once).
+fn result_given_once(bytes: &[u8]) -> Vec<u8> {
+    use wire::{put_tag, put_varint, WireType};
+    let mut reader = wire::Reader::new(bytes);
+    let (mut out, mut results) = (Vec::with_capacity(bytes.len()), Vec::new());
+    while !reader.is_at_end() {
+        let start = reader.position();
+        let Ok((number, wire_type)) = reader.read_tag() else {
+            break;
+        };
+        let Ok(value) = reader.skip_value(number, wire_type, 0) else {
+            break;
+        };
+        match (number, wire_type) {
+            (2, WireType::LengthDelimited) => results.push(value),
+            _ => out.extend_from_slice(&bytes[start..reader.position()]),
+        }
+    }
+    put_tag(&mut out, 2, WireType::LengthDelimited);
+    put_varint(&mut out, results.iter().map(|r| r.len() as u64).sum());
+    for result in results {
+        out.extend_from_slice(result);
+    }
+    out
 }
 
 /// The part of a program shape and the path inside it, of a path that
@@ -417,7 +490,8 @@ pub fn program_part(path: &[usize]) -> (ProgramPart, &[usize]) {
     }
 }
 
-/// How many times field `number` stands at the top level of `bytes`, read a tag at a
+/// How many times the message field `number` stands at the top level of `bytes`
+/// (length-delimited: with another wire type it is an unknown field), read a tag at a
 /// time (values skipped by their lengths); as many as were read before bytes that do
 /// not read as fields (which the decode then reports).
 pub(crate) fn count_top_level_fields(bytes: &[u8], number: u32) -> usize {
@@ -427,7 +501,7 @@ pub(crate) fn count_top_level_fields(bytes: &[u8], number: u32) -> usize {
         let Ok((n, wire_type)) = reader.read_tag() else {
             break;
         };
-        count += usize::from(n == number);
+        count += usize::from(n == number && wire_type == wire::WireType::LengthDelimited);
         if reader.skip_value(n, wire_type, 0).is_err() {
             break;
         }

@@ -991,6 +991,11 @@ pub fn program_leaves_agree(input: &str, options: ParseOptions) {
 /// field; it stops (`None`) when they do, and otherwise gives the whole decode's error.
 fn program_decode_agrees(bytes: &[u8]) {
     let whole = codec::decode_program_shape(bytes);
+    // Checked keeping nothing: the whole decode's error, or none.
+    assert_eq!(
+        codec::check_program_shape(bytes).err(),
+        whole.as_ref().err().cloned()
+    );
     let (mut parameters, mut result) = (Vec::new(), None);
     let streamed = codec::decode_clean_program_shape_leaves(bytes, &mut |part, path, _, leaf| {
         put_program_leaf(&mut parameters, &mut result, part_index(part), path, leaf);

@@ -913,7 +913,7 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         let parts = &mut *parts.borrow_mut();
         if shape.has_unknown_fields() {
             parts.any_unknown = true;
-            let base = part_base(part);
+            let base = part.path();
             let at = parts.unknown_of(part);
             let listed = at.listed_of(&shape, &codec::tuple_path(path).prefixed(&base));
             if !listed.is_empty() {
@@ -1069,17 +1069,9 @@ impl ProgramFindings {
         node: codec::UnknownFields,
     ) {
         if let Some(parent) = self.outer.pop() {
-            let base = part_base(part);
+            let base = part.path();
             self.any_unknown |= parent.leave(self.lists_of(part), &base, inner, (shell, node));
         }
-    }
-}
-
-/// Where a part of a program shape stands: `parameters[i]` or `result`.
-fn part_base(part: text::ProgramPart) -> crate::path::Path {
-    match part {
-        text::ProgramPart::Parameter(i) => crate::path::Path::root().field("parameters").index(i),
-        text::ProgramPart::Result => crate::path::Path::root().field("result"),
     }
 }
 

@@ -708,15 +708,15 @@ impl TupleWriter {
         if to == Form::Binary {
             writer.out = None;
         }
-        let (depth, at) = match part {
-            ProgramPart::Parameter(i) => (2, crate::Path::root().field("parameters").index(i)),
-            ProgramPart::Result => (1, crate::Path::root().field("result")),
+        let depth = match part {
+            ProgramPart::Parameter(_) => 2,
+            ProgramPart::Result => 1,
         };
         match &mut writer.form {
             Writer::Json(w) => {
                 *w = json::TupleJson::nested_with_fields(&json_print_options(options), own, depth);
             }
-            Writer::Hlo(w) => *w = text::TupleText::under(options.hlo_style, at),
+            Writer::Hlo(w) => *w = text::TupleText::under(options.hlo_style, part.path()),
             // The tuple's own fields go around its elements when it is finished.
             Writer::Binary(out, _) => out.clear(),
         }
@@ -976,7 +976,8 @@ impl TupleWriter {
 /// give, in the memory of the input, the output, one part's output and the parameter
 /// names (a million parameters read whole took 35 to 100 times their size). A part
 /// that is a tuple is opened however it nests, whatever fields of its own its tuples
-/// have; a result given twice (which protobuf merges) is read whole. Into HLO text,
+/// have, and a result given more than once is read as their merge
+/// ([`codec::decode_program_shape_tree`]). Into HLO text,
 /// which puts each name before its parameter, the input is read twice: the names
 /// first; JSON into JSON, which prints a tuple's dimensions before its elements, is
 /// read twice when a tuple has some. Unknown fields of binary input are kept
@@ -1403,11 +1404,7 @@ impl ProgramFields {
 /// The proto path of the shape at `path` (its tuple indices) in `part` of a program
 /// shape: `parameters[1].tuple_shapes[0]` for `[0]` in parameter 1.
 fn part_path(part: ProgramPart, path: &[usize]) -> Path {
-    let at = match part {
-        ProgramPart::Parameter(i) => Path::root().field("parameters").index(i),
-        ProgramPart::Result => Path::root().field("result"),
-    };
-    codec::tuple_path(path).prefixed(&at)
+    codec::tuple_path(path).prefixed(&part.path())
 }
 
 /// [`program_shape_to`] into binary: the parameters as they come, then the result, the

@@ -67,3 +67,13 @@ pub enum ProgramPart {
     /// The result.
     Result,
 }
+
+impl ProgramPart {
+    /// Where the part stands in its `ProgramShapeProto`: `parameters[i]` or `result`.
+    pub fn path(self) -> crate::path::Path {
+        match self {
+            ProgramPart::Parameter(i) => crate::path::Path::root().field("parameters").index(i),
+            ProgramPart::Result => crate::path::Path::root().field("result"),
+        }
+    }
+}

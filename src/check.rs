@@ -198,8 +198,14 @@ fn decodes_clean(kind: MessageKind, bytes: &[u8], plausible: bool) -> bool {
             })
         }
         MessageKind::ProgramShape => {
-            // Stops at the first unknown field; plausible: a program shape has a result.
-            let streamed = codec::decode_clean_program_shape_leaves(bytes, &mut |_, _, _, _| {});
+            // Stops at the first unknown field, every tuple opened; plausible: a program
+            // shape has a result.
+            let streamed = codec::decode_clean_program_shape_tree(
+                bytes,
+                &mut |_, _, _, _| {},
+                &mut |_| {},
+                &mut |_, _| {},
+            );
             matches!(streamed, Ok(Some(p)) if !p.shell.has_unknown_fields()
                 && (!plausible || p.shell.message.result.is_some() || p.result_streamed))
         }
@@ -927,12 +933,12 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         let found = (&mut parts.findings, &mut parts.result);
         program.proto_leaf(part, path, shape.message, options, found);
     };
+    // Every tuple opened, the parts' too, whatever fields of its own it has.
+    let mut tree = |event: codec::TreeEvent<'_>| parts.borrow_mut().tree(event);
     let decoded = if keep_unknown {
-        // Every tuple opened, the parts' too, whatever fields of its own it has.
-        let mut tree = |event: codec::TreeEvent<'_>| parts.borrow_mut().tree(event);
         codec::decode_program_shape_tree(bytes, &mut leaf, &mut tree, &mut |_, _| {}).map(Some)
     } else {
-        codec::decode_clean_program_shape_streamed(bytes, &mut leaf, &mut |_, _| {})
+        codec::decode_clean_program_shape_tree(bytes, &mut leaf, &mut tree, &mut |_, _| {})
     };
     let ProgramFindings {
         mut findings,

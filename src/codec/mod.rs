@@ -375,6 +375,54 @@ fn decode_program_shape_tree_once(
     tree: &mut TreeFn<'_>,
     name: &mut dyn FnMut(usize, &str),
 ) -> Result<StreamedProgram, DecodeError> {
+    // Never stops: nothing is unknown to it.
+    program_tree_parts(bytes, true, leaf, tree, name).map(Option::unwrap_or_default)
+}
+
+/// [`decode_program_shape_tree`] for a message with no unknown field anywhere (at its
+/// top level, in a part, in a tuple's own fields or in a shape), as
+/// [`decode_clean_program_shape_streamed`] is: `Ok(None)` when it has one (read as far
+/// as the first, or to its end for one in a tuple's own fields, which are read after
+/// its elements; the shapes and tuples handed on are then not the message's), so that
+/// the bytes of another message cost the memory of one shape to try. The error is the
+/// one [`decode_program_shape`] gives, at the same byte, when it comes before any
+/// unknown field.
+///
+/// # Errors
+/// As [`decode_program_shape`].
+pub fn decode_clean_program_shape_tree(
+    bytes: &[u8],
+    leaf: &mut ProgramDecodedLeafFn<'_>,
+    tree: &mut TreeFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<Option<StreamedProgram>, DecodeError> {
+    if count_top_level_fields(bytes, 2) > 1 {
+        // As `decode_program_shape_tree` reads a result given more than once.
+        if !check_program_shape_with(bytes, false)? {
+            return Ok(None);
+        }
+        return decode_clean_program_shape_tree(&result_given_once(bytes), leaf, tree, name);
+    }
+    let mut dirty = false;
+    let mut tell = |event: TreeEvent<'_>| {
+        if let TreeEvent::Leave(_, _, node) = &event {
+            dirty |= !node.lists_nothing(messages::Kind::Shape);
+        }
+        tree(event);
+    };
+    let streamed = program_tree_parts(bytes, false, leaf, &mut tell, name)?;
+    Ok(streamed.filter(|_| !dirty))
+}
+
+/// The program shape of `bytes` with every tuple of a part opened (`tree`), stopping
+/// at unknown fields unless `keep_unknown` ([`decode_program_shape_parts`]).
+fn program_tree_parts(
+    bytes: &[u8],
+    keep_unknown: bool,
+    leaf: &mut ProgramDecodedLeafFn<'_>,
+    tree: &mut TreeFn<'_>,
+    name: &mut dyn FnMut(usize, &str),
+) -> Result<Option<StreamedProgram>, DecodeError> {
     let mut opened_result = false;
     let mut tell = |event: TreeEvent<'_>| {
         if let TreeEvent::Enter(path, _) = &event {
@@ -382,10 +430,11 @@ fn decode_program_shape_tree_once(
         }
         tree(event);
     };
-    let streamed = decode_program_shape_parts(bytes, true, leaf, name, Some(&mut tell))?;
-    let mut streamed = streamed.unwrap_or_default();
-    streamed.result_streamed |= opened_result;
-    Ok(streamed)
+    let streamed = decode_program_shape_parts(bytes, keep_unknown, leaf, name, Some(&mut tell))?;
+    Ok(streamed.map(|mut streamed| {
+        streamed.result_streamed |= opened_result;
+        streamed
+    }))
 }
 
 /// The program shape of `bytes` a part at a time, stopping at unknown fields unless
@@ -435,6 +484,12 @@ fn decode_program_shape_parts(
 /// # Errors
 /// As [`decode_program_shape`].
 pub fn check_program_shape(bytes: &[u8]) -> Result<(), DecodeError> {
+    check_program_shape_with(bytes, true).map(drop)
+}
+
+/// [`check_program_shape`], stopping at the first unknown field outside a tuple's own
+/// fields (`Ok(false)`) unless `keep_unknown`.
+fn check_program_shape_with(bytes: &[u8], keep_unknown: bool) -> Result<bool, DecodeError> {
     let mut shell = Decoded::<ProgramShapeProto>::default();
     let (mut parameters, mut names) = (0, 0);
     messages::merge_clean_program_streaming(
@@ -442,11 +497,10 @@ pub fn check_program_shape(bytes: &[u8]) -> Result<(), DecodeError> {
         &mut shell.message,
         &mut shell.unknown,
         (&mut parameters, &mut names),
-        (false, true, true),
+        (false, keep_unknown, true),
         &mut |_, _, _, _| {},
         (&mut |_, _| {}, Some(&mut |_| {})),
     )
-    .map(drop)
 }
 
 /// The program shape of `bytes` (which decode) with its result given once: every other

@@ -1416,7 +1416,12 @@ fn binary_kind(bytes: &[u8]) -> Option<MessageKind> {
     {
         return Some(MessageKind::Shape);
     }
-    let program = crate::codec::decode_clean_program_shape_leaves(bytes, &mut |_, _, _, _| {});
+    let program = crate::codec::decode_clean_program_shape_tree(
+        bytes,
+        &mut |_, _, _, _| {},
+        &mut |_| {},
+        &mut |_, _| {},
+    );
     match program {
         Ok(Some(p))
             if !p.shell.has_unknown_fields()

@@ -996,6 +996,24 @@ fn program_decode_agrees(bytes: &[u8]) {
         codec::check_program_shape(bytes).err(),
         whole.as_ref().err().cloned()
     );
+    // Read clean with every tuple opened: the message when it holds no unknown field,
+    // `None` when it holds one (or one comes before its error), else its error.
+    let clean = codec::decode_clean_program_shape_tree(
+        bytes,
+        &mut |_, _, _, _| {},
+        &mut |_| {},
+        &mut |_, _| {},
+    );
+    match (&whole, clean) {
+        (Ok(whole), Ok(clean)) => assert_eq!(
+            clean.is_some_and(|c| !c.shell.has_unknown_fields()),
+            !whole.has_unknown_fields(),
+            "{whole:?}"
+        ),
+        (Err(a), Err(b)) => assert_eq!(*a, b),
+        (Err(_), Ok(None)) => {}
+        (a, b) => panic!("whole {a:?}, clean {b:?}"),
+    }
     let (mut parameters, mut result) = (Vec::new(), None);
     let streamed = codec::decode_clean_program_shape_leaves(bytes, &mut |part, path, _, leaf| {
         put_program_leaf(&mut parameters, &mut result, part_index(part), path, leaf);

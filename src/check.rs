@@ -1623,7 +1623,31 @@ fn check_module_proto(name: &str, bytes: &[u8], options: &Options) -> FileReport
     report.message = Some(wrapper);
     let mut findings = Findings::new();
     let mut collect = |f| findings.push(f);
-    match module::scan_proto_validated(bytes, &mut collect, options.hlo_style) {
+    // A long shape that is no plain tuple with no unknown field (a tuple with fields
+    // of its own, unknown fields in it) is checked a shape at a time, as a binary
+    // shape file is.
+    let mut long = |shape: &[u8], found: &mut dyn FnMut(Finding)| {
+        let Streamed::Tuple(tuple) = check_binary_tuple("", shape, options) else {
+            return false;
+        };
+        let read = tuple.findings.try_for_each(
+            |e| e,
+            |finding| {
+                found(finding.clone());
+                Ok(())
+            },
+        );
+        if let Err(e) = read {
+            found(Finding::new(
+                "io_error",
+                crate::Severity::Error,
+                e.to_string(),
+            ));
+        }
+        true
+    };
+    let scan = module::scan_proto_validated_with(bytes, &mut collect, options.hlo_style, &mut long);
+    match scan {
         Ok(summary) if summary.shapes == 0 => {
             FileReport::unreadable(name, form, "no_shapes", "no shape in the module")
         }

@@ -3340,3 +3340,62 @@ fn a_result_given_twice_is_read_a_shape_at_a_time() {
         assert!(run.stdout == expected, "{to}: converted differently");
     }
 }
+
+/// A module proto's long shape that is a tuple with fields of its own (a layout, an
+/// unknown field, a nested tuple with dimensions) holding shapes with unknown fields
+/// and broken shapes is validated and listed a shape at a time in a 200 MB address
+/// space (read whole: 47 and 85 times its size), with the whole check's findings
+/// (codes, paths, messages, in order).
+#[test]
+fn long_tuple_with_fields_of_its_own_in_a_module_proto_is_read_a_shape_at_a_time() {
+    use xla_shape::codec::wire::{put_tag, put_varint, WireType};
+    let put = |out: &mut Vec<u8>, number: u32, body: &[u8]| {
+        put_tag(out, number, WireType::LengthDelimited);
+        put_varint(out, body.len() as u64);
+        out.extend_from_slice(body);
+    };
+    let unknown = [0xa0u8, 0x06, 0x01]; // field 100, varint 1
+    let shape = |text: &str| xla_shape::codec::encode(&text::parse_shape(text).unwrap());
+    let (good, bad) = (shape("f32[8,128]{1,0}"), shape("f32[8,128]{0,0}"));
+    let mut nested = vec![0x10, 0x0d, 0x1a, 0x01, 0x02]; // TUPLE, dimensions [2]
+    put(&mut nested, 4, &bad);
+    let mut tuple = vec![0x10, 0x0d]; // TUPLE
+    for i in 0..400_000 {
+        match i {
+            3 => put(&mut tuple, 4, &nested),
+            7 | 399_999 => put(&mut tuple, 4, &bad),
+            _ if i % 100_000 == 50 => {
+                put(&mut tuple, 4, &[good.clone(), unknown.to_vec()].concat())
+            }
+            _ => put(&mut tuple, 4, &good),
+        }
+    }
+    put(&mut tuple, 5, &[]); // a layout of its own
+    tuple.extend(unknown);
+    let mut instruction = field(1, b"t");
+    instruction.extend(field(2, b"parameter"));
+    instruction.extend(field(3, &tuple));
+    let mut computation = field(1, b"main");
+    computation.extend(field(2, &instruction));
+    let mut bytes = field(1, b"m");
+    bytes.extend(field(3, &computation));
+    assert!(bytes.len() > 6_000_000, "{}", bytes.len());
+    let (whole, report, _dir, input) = module_proto_validated(&bytes);
+    assert!(whole.len() >= 8, "{whole:?}");
+    let found = report["files"][0]["findings"].as_array().unwrap();
+    for (got, want) in found.iter().zip(&whole) {
+        assert_eq!(got["path"], want.path.as_str());
+        assert_eq!(got["code"], want.code);
+        assert_eq!(got["message"], want.message.as_str());
+        assert_eq!(got["instruction"], "t");
+    }
+    let run = limited(&format!("shapes {}", input.display()));
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(0), "{said}");
+    let listed = String::from_utf8_lossy(&run.stdout);
+    assert!(
+        listed.starts_with(&format!("{}: main/t: <no HLO text: ", input.display())),
+        "{}",
+        &listed[..listed.len().min(300)]
+    );
+}

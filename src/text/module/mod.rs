@@ -126,9 +126,10 @@ pub struct ProtoSite<'a> {
     /// `outfeed_shape` and `operand_shapes_with_layout` [`Role::Attribute`] (the latter
     /// named `operand_layout_constraints`, as in text).
     pub role: Role,
-    /// When set, the shape handed on is an empty tuple standing for the plain tuple
-    /// these bytes encode (a `ShapeProto` of 1 MiB or more with no unknown field), to
-    /// be read from them a shape at a time ([`walk_proto_for_listing`]).
+    /// When set, the shape handed on is the tuple these bytes encode without its
+    /// elements (a `ShapeProto` of 1 MiB or more that is a tuple with elements,
+    /// whatever else it holds), to be read from them a shape at a time
+    /// ([`walk_proto_for_listing`]).
     pub elided: Option<&'a [u8]>,
 }
 
@@ -445,26 +446,51 @@ pub fn scan_proto_validated(
     report: &mut dyn FnMut(Finding),
     style: HloStyle,
 ) -> Result<Summary, ScanError> {
-    let mut check = validate_proto;
-    let gate = crate::validate::Options::proto();
-    scan_proto_by(bytes, &mut check, report, style, Some(gate))
+    scan_proto_validated_with(bytes, report, style, &mut |_, _| false)
 }
 
-fn scan_proto_by(
+/// What [`scan_proto_validated_with`] asks of a shape of 1 MiB or more that is not a
+/// plain tuple with no unknown field: to check it a shape at a time, handing each
+/// finding on with its path in the shape (as the whole shape's check gives them, in
+/// the same order), or `false`, having handed on nothing, when it cannot (the shape
+/// is then checked whole).
+pub type LongShapeCheck<'a> = dyn FnMut(&[u8], &mut dyn FnMut(Finding)) -> bool + 'a;
+
+/// [`scan_proto_validated`], a shape of 1 MiB or more that is not a plain tuple with no
+/// unknown field (a tuple with fields of its own, or holding unknown fields) checked by
+/// `long` when it can (the validation of binary messages a shape at a time lives
+/// above this module).
+pub fn scan_proto_validated_with(
     bytes: &[u8],
-    check: &mut Check<'_>,
     report: &mut dyn FnMut(Finding),
     style: HloStyle,
-    by_leaf: Option<crate::validate::Options>,
+    long: &mut LongShapeCheck<'_>,
+) -> Result<Summary, ScanError> {
+    let mut check = validate_proto;
+    let gate = crate::validate::Options::proto();
+    scan_proto_by(bytes, &mut check, report, style, Some((gate, long)))
+}
+
+fn scan_proto_by<'c>(
+    bytes: &[u8],
+    check: &mut Check<'c>,
+    report: &mut dyn FnMut(Finding),
+    style: HloStyle,
+    by_leaf: Option<(crate::validate::Options, &mut LongShapeCheck<'c>)>,
 ) -> Result<Summary, ScanError> {
     let (module, root) = probe_proto(bytes).map_err(ScanError::NotAModule)?;
     let mut summary = Summary::default();
+    let (by_leaf, long) = match by_leaf {
+        Some((gate, long)) => (Some(gate), Some(long)),
+        None => (None, None),
+    };
     let mut scan = ProtoScan {
         check,
         report,
         summary: &mut summary,
         style,
         by_leaf,
+        long,
     };
     let mut computation_index = 0;
     for field in fields(module) {
@@ -605,10 +631,11 @@ pub fn walk_proto(
     walk_proto_by(bytes, on_shape, on_instruction, on_problem, false)
 }
 
-/// [`walk_proto`], except that a shape of 1 MiB or more that is a plain tuple with no
-/// unknown field is checked to decode, a shape at a time, and handed on as its bytes
-/// alone ([`ProtoSite::elided`]): the layout guard's listing reads it again from there,
-/// a shape at a time.
+/// [`walk_proto`], except that a shape of 1 MiB or more that is a tuple with elements
+/// (whatever fields of its own it or the tuples in it have, unknown fields too) is
+/// checked to decode, a shape at a time, and handed on as its bytes alone
+/// ([`ProtoSite::elided`]): the layout guard's listing reads it again from there, a
+/// shape at a time.
 pub fn walk_proto_for_listing(
     bytes: &[u8],
     on_shape: &mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
@@ -680,13 +707,13 @@ impl ProtoWalk<'_> {
 
     fn shape(&mut self, bytes: &[u8], site: &ProtoSite<'_>) {
         if self.elide && bytes.len() >= LONG_SHAPE {
-            let mut clean = true;
-            let decoded = crate::codec::decode_shape_leaves(bytes, &mut |_, _, leaf| {
-                clean = clean && leaf.holds_no_unknown();
-            });
+            // Every tuple opened, whatever fields of its own it has: the listing reads
+            // any tuple with elements a shape at a time.
+            let decoded = crate::codec::decode_shape_tree(bytes, &mut |_, _, _| {}, &mut |_| {});
+            let tuple = crate::proto::PrimitiveType::Tuple as i32;
             match decoded {
                 Ok(streamed)
-                    if clean && streamed.is_tuple() && streamed.shell.holds_no_unknown() =>
+                    if streamed.elements > 0 && streamed.shell.message.element_type == tuple =>
                 {
                     self.summary.shapes += 1;
                     let elided = ProtoSite {
@@ -919,6 +946,8 @@ struct ProtoScan<'s, 'c> {
     /// The gate `check` is, when it is the validation gate: shapes of [`LONG_SHAPE`]
     /// bytes or more that are plain tuples are then validated a shape at a time.
     by_leaf: Option<crate::validate::Options>,
+    /// With `by_leaf`, the check of the other shapes of [`LONG_SHAPE`] bytes or more.
+    long: Option<&'s mut LongShapeCheck<'c>>,
 }
 
 /// Shape messages inside a module proto this long or longer are validated a shape at
@@ -1046,6 +1075,9 @@ impl ProtoScan<'_, '_> {
             if self.plain_tuple_by_leaf(bytes, gate, path, context) {
                 return;
             }
+            if self.long_shape(bytes, path, context) {
+                return;
+            }
         }
         match crate::codec::decode_shape(bytes) {
             Ok(decoded) => {
@@ -1105,6 +1137,33 @@ impl ProtoScan<'_, '_> {
             }
         }
         true
+    }
+
+    /// Checks the shape `bytes` (at `path`) with `long` ([`LongShapeCheck`]), its
+    /// findings put at their place in the module; `false`, having reported nothing,
+    /// when it cannot.
+    fn long_shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) -> bool {
+        let Some(long) = self.long.as_mut() else {
+            return false;
+        };
+        let (report, summary) = (&mut self.report, &mut *self.summary);
+        let checked = long(bytes, &mut |mut finding| {
+            finding.path = match finding.path.as_str() {
+                "" => path.to_string(),
+                within if within.starts_with('[') => format!("{path}{within}"),
+                within => format!("{path}.{within}"),
+            };
+            if let Some(context) = context {
+                finding.computation = context.computation.map(str::to_string);
+                finding.instruction = context.instruction.map(str::to_string);
+            }
+            count(summary, finding.severity);
+            report(finding);
+        });
+        if checked {
+            self.summary.shapes += 1;
+        }
+        checked
     }
 
     fn program_shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {

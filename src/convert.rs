@@ -460,24 +460,12 @@ fn stream_tuple(
     match decoded {
         Err(e) => Some(Err(ConvertError::Decode(e))),
         Ok(streamed)
-            if streamed.is_tuple() || (own_fields && is_tuple_with_elements(&streamed)) =>
+            if streamed.is_tuple() || (own_fields && streamed.is_tuple_with_elements()) =>
         {
             Some(Ok(streamed.shell))
         }
         Ok(_) => None,
     }
-}
-
-/// Whether a message read a shape at a time is a tuple with at least one element,
-/// whatever else it holds.
-fn is_tuple_with_elements(streamed: &codec::StreamedShape) -> bool {
-    has_tuple_elements(streamed.elements, &streamed.shell.message)
-}
-
-/// Whether `shell`, a shape read without its `elements` elements, is a tuple with at
-/// least one, whatever else it holds.
-fn has_tuple_elements(elements: usize, shell: &crate::proto::ShapeProto) -> bool {
-    elements > 0 && shell.element_type == crate::proto::PrimitiveType::Tuple as i32
 }
 
 /// A binary tuple with fields of its own besides its elements (dimensions, a layout,
@@ -496,7 +484,7 @@ fn own_fields_shell(
     }
     let streamed =
         codec::decode_shape_streaming(bytes, &mut |_, _, _| {}).map_err(ConvertError::Decode)?;
-    Ok(is_tuple_with_elements(&streamed).then_some(streamed.shell))
+    Ok(streamed.is_tuple_with_elements().then_some(streamed.shell))
 }
 
 /// Proto3 JSON of a `ShapeProto` to any form (`to`), a top-level tuple a shape at a
@@ -540,7 +528,7 @@ pub fn json_shape_to(
         Ok(shell) if elements > 0 && codec::is_tuple_shell(&shell) && !again => {
             return Some(writer.finish())
         }
-        Ok(shell) if has_tuple_elements(elements, &shell) => shell,
+        Ok(shell) if codec::has_tuple_elements(elements, &shell) => shell,
         Ok(_) => return None,
     };
     // Written again, the fields read by the first pass (which found no error) where

@@ -576,6 +576,18 @@ impl StreamedShape {
     pub fn is_tuple(&self) -> bool {
         self.elements > 0 && is_tuple_shell(&self.shell.message)
     }
+
+    /// Whether the message was a tuple of at least one element, whatever else it holds
+    /// ([`has_tuple_elements`]).
+    pub fn is_tuple_with_elements(&self) -> bool {
+        has_tuple_elements(self.elements, &self.shell.message)
+    }
+}
+
+/// Whether `shell`, a shape read without its `elements` elements, is a tuple with at
+/// least one, whatever else it holds.
+pub fn has_tuple_elements(elements: usize, shell: &ShapeProto) -> bool {
+    elements > 0 && shell.element_type == crate::proto::PrimitiveType::Tuple as i32
 }
 
 /// Whether a top-level shape without its tuple elements is a plain tuple: the element

@@ -182,11 +182,8 @@ impl Entry {
                 },
             )
             .ok()?;
-            let printer = printer.into_inner();
-            printer.top(&decoded.shell.message);
-            let shell = &decoded.shell.message;
-            let tuple = shell.element_type == crate::proto::PrimitiveType::Tuple as i32;
-            (decoded.elements > 0 && tuple).then_some(())
+            printer.into_inner().top(&decoded.shell.message);
+            decoded.is_tuple_with_elements().then_some(())
         };
         long_tuple_entry(role, style, print, || Some(Kept::Encoded(bytes.into())))
     }
@@ -223,8 +220,7 @@ impl Entry {
             .ok()?;
             let printer = printer.into_inner();
             printer.top(&shell);
-            let tuple = shell.element_type == crate::proto::PrimitiveType::Tuple as i32;
-            (printer.elements > 0 && tuple).then_some(())
+            crate::codec::has_tuple_elements(printer.elements, &shell).then_some(())
         };
         // The binary encoding, once a text does not read back.
         let encoded = || -> Option<Kept> {
@@ -551,11 +547,11 @@ pub(crate) fn long_encoded_size(bytes: &[u8]) -> Option<Option<Option<u64>>> {
         },
     );
     let decoded = decoded.ok()?;
-    let shell = &decoded.shell.message;
-    if decoded.elements == 0 || shell.element_type != crate::proto::PrimitiveType::Tuple as i32 {
+    if !decoded.is_tuple_with_elements() {
         return None;
     }
     let mut size = size.into_inner();
+    let shell = &decoded.shell.message;
     if !crate::codec::is_tuple_shell(shell) {
         size.own(&[], shell);
     }

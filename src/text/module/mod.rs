@@ -710,11 +710,8 @@ impl ProtoWalk<'_> {
             // Every tuple opened, whatever fields of its own it has: the listing reads
             // any tuple with elements a shape at a time.
             let decoded = crate::codec::decode_shape_tree(bytes, &mut |_, _, _| {}, &mut |_| {});
-            let tuple = crate::proto::PrimitiveType::Tuple as i32;
             match decoded {
-                Ok(streamed)
-                    if streamed.elements > 0 && streamed.shell.message.element_type == tuple =>
-                {
+                Ok(streamed) if streamed.is_tuple_with_elements() => {
                     self.summary.shapes += 1;
                     let elided = ProtoSite {
                         elided: Some(bytes),

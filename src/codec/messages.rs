@@ -359,7 +359,10 @@ pub(crate) type NameFn<'a> = dyn FnMut(usize, &str) + 'a;
 /// number of parameters through `parameters`. With `tree`, a parameter or a result
 /// given once that is a tuple with fields of its own is opened too, each tuple of it
 /// entered and left as [`merge_shape_streaming`] enters and leaves nested tuples, at
-/// paths that start with the part's index.
+/// paths that start with the part's index. With `merge_results`, every occurrence of
+/// the result is read where it stands into one shell, its elements numbered on from
+/// the last occurrence's and handed on to nothing (for the errors alone:
+/// [`check_program_shape`](super::check_program_shape)).
 pub(crate) fn merge_clean_program_streaming(
     decoder: &mut Decoder<'_>,
     shell: &mut ProgramShapeProto,

@@ -201,3 +201,50 @@ fn a_shape_with_no_text_is_listed_with_the_reason() {
         stdout(&out)
     );
 }
+
+/// JSON without `--message` is listed as the message its first key names, as `validate`
+/// tells it: a program shape written by Google's runtime (both key styles) lists its
+/// parameters and result with XLA's text of them; a layout alone is refused as one.
+#[test]
+fn json_messages_are_listed_as_their_kind() {
+    let fixtures = std::fs::read_to_string(path("fixtures", "messages.jsonl")).unwrap();
+    let record: serde_json::Value = fixtures
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|r| r["message"] == "program-shape" && r["xla"]["accepts"] == true)
+        .expect("a program shape XLA reads");
+    // XLA's text of the program shape: `(P0, P1)->R`.
+    let text = record["xla"]["text"].as_str().unwrap();
+    let (parameters, result) = text.split_once(")->").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for style in ["json_camel", "json_proto"] {
+        let file = dir.path().join(format!("{style}.json"));
+        std::fs::write(&file, record["google"][style].to_string()).unwrap();
+        let file = file.to_str().unwrap();
+        let out = run(&["shapes", file], b"");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let listed = stdout(&out);
+        assert!(
+            listed.ends_with(&format!("{file}: result: {result}\n")),
+            "{listed}"
+        );
+        let first = parameters
+            .trim_start_matches('(')
+            .split(", ")
+            .next()
+            .unwrap();
+        assert!(
+            listed.starts_with(&format!("{file}: parameter 0: {first}\n")),
+            "{listed}"
+        );
+    }
+    let layout = dir.path().join("layout.json");
+    std::fs::write(&layout, r#"{"minorToMajor": ["1", "0"]}"#).unwrap();
+    let out = run(&["shapes", layout.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("a LayoutProto alone"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1190,7 +1190,7 @@ fn read_bytes_with(
         Form::Binary | Form::Json => {
             let kind = match form {
                 Form::Binary => options.message.or_else(|| binary_kind(bytes)),
-                _ => options.message,
+                _ => options.message.or_else(|| json_kind(bytes)),
             }
             .unwrap_or_default();
             let long = (bytes.len() >= LONG_TEXT)
@@ -1389,6 +1389,52 @@ fn unreadable_json(name: &str, kind: MessageKind, e: &crate::json::JsonError) ->
         "decode_error",
         format!("cannot read {} from JSON: {e}", kind.proto_name()),
     )
+}
+
+/// The message kind of a JSON message without `--message`, told by its first key (a
+/// field that only that message has: `parameters`, `result` and `parameterNames` are a
+/// program shape's, `minorToMajor`, `tiles` and the rest a layout's); `None` (a shape)
+/// for anything else, which is then read as a shape and refused as one if it is not.
+fn json_kind(bytes: &[u8]) -> Option<MessageKind> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let rest = text.trim_start().strip_prefix('{')?.trim_start();
+    let key = rest.strip_prefix('"')?;
+    let key = &key[..key.find('"')?];
+    const PROGRAM: &[&str] = &["parameters", "result", "parameterNames", "parameter_names"];
+    const LAYOUT: &[&str] = &[
+        "minorToMajor",
+        "minor_to_major",
+        "tiles",
+        "elementSizeInBits",
+        "element_size_in_bits",
+        "memorySpace",
+        "memory_space",
+        "dimLevelTypes",
+        "dim_level_types",
+        "physicalShape",
+        "physical_shape",
+        "indexPrimitiveType",
+        "index_primitive_type",
+        "pointerPrimitiveType",
+        "pointer_primitive_type",
+        "dimUnique",
+        "dim_unique",
+        "dimOrdered",
+        "dim_ordered",
+        "dynamicShapeMetadataPrefixBytes",
+        "dynamic_shape_metadata_prefix_bytes",
+        "tailPaddingAlignmentInElements",
+        "tail_padding_alignment_in_elements",
+        "splitConfigs",
+        "split_configs",
+    ];
+    if PROGRAM.contains(&key) {
+        Some(MessageKind::ProgramShape)
+    } else if LAYOUT.contains(&key) {
+        Some(MessageKind::Layout)
+    } else {
+        None
+    }
 }
 
 /// The message kind of binary bytes without `--message`: the first of shape, program

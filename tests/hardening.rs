@@ -325,6 +325,16 @@ fn limited_to(kb: u64, args: &str) -> std::process::Output {
         .unwrap()
 }
 
+/// Runs `args` as [`limited_to`] does and checks that it exits with `code`: its
+/// standard output.
+#[track_caller]
+fn limited_exit(kb: u64, args: &str, code: i32) -> Vec<u8> {
+    let run = limited_to(kb, args);
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(code), "{args}: {said}");
+    run.stdout
+}
+
 /// A shell running `script` with `$0` the command line's binary, one malloc arena and
 /// two rayon threads (see [`limited`]).
 fn limited_command(script: &str) -> std::process::Command {
@@ -3239,12 +3249,10 @@ fn program_shape_parts_with_fields_of_their_own_are_listed_in_bounded_memory() {
     let input = dir.path().join("program.pb");
     std::fs::write(&input, &program).unwrap();
     let name = input.display();
-    let run = limited_to(100_000, &format!("shapes --message program-shape {name}"));
-    let said = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(0), "{said}");
-    let listed = String::from_utf8(run.stdout).unwrap();
+    let args = format!("shapes --message program-shape {name}");
+    let listed = String::from_utf8(limited_exit(100_000, &args, 0)).unwrap();
     let lines: Vec<&str> = listed.lines().collect();
-    assert_eq!(lines.len(), 2, "{said}");
+    assert_eq!(lines.len(), 2, "{listed}");
     assert!(
         lines[0] == format!("{name}: parameter 0: {parameter}"),
         "parameter listed differently"
@@ -3254,18 +3262,10 @@ fn program_shape_parts_with_fields_of_their_own_are_listed_in_bounded_memory() {
         "{}",
         lines[1]
     );
-    let run = limited_to(
-        100_000,
-        &format!("shapes --message program-shape --format json {name}"),
-    );
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let args = format!("shapes --message program-shape --format json {name}");
+    let listed = limited_exit(100_000, &args, 0);
     let first: serde_json::Value =
-        serde_json::from_slice(run.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();
+        serde_json::from_slice(listed.split(|&b| b == b'\n').next().unwrap()).unwrap();
     let validated =
         xla_shape::validate::validate_shape_with(&whole.parameters[0], Options::hlo_text());
     let bytes = xla_shape::guard::listing::allocated_bytes(&validated.into_parts().0.unwrap());
@@ -3311,16 +3311,11 @@ fn a_result_given_twice_is_read_a_shape_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("program.pb");
     std::fs::write(&input, &program).unwrap();
-    let validate = limited_to(
-        100_000,
-        &format!(
-            "validate --message program-shape --format json {}",
-            input.display()
-        ),
+    let args = format!(
+        "validate --message program-shape --format json {}",
+        input.display()
     );
-    let said = String::from_utf8_lossy(&validate.stderr);
-    assert_eq!(validate.status.code(), Some(1), "{said}");
-    assert_eq!(finding_paths(&validate.stdout), expected);
+    assert_eq!(finding_paths(&limited_exit(100_000, &args, 1)), expected);
     let options = ConvertOptions::default();
     let decoded = xla_shape::codec::Decoded {
         message: xla_shape::AnyMessage::ProgramShape(decoded.message),
@@ -3328,16 +3323,12 @@ fn a_result_given_twice_is_read_a_shape_at_a_time() {
     };
     for (to, form) in [("binary", Form::Binary), ("json", Form::Json)] {
         let expected = convert::write(form, &decoded, &options).unwrap();
-        let run = limited_to(
-            100_000,
-            &format!(
-                "convert --from binary --message program-shape --to {to} {}",
-                input.display()
-            ),
+        let args = format!(
+            "convert --from binary --message program-shape --to {to} {}",
+            input.display()
         );
-        let said = String::from_utf8_lossy(&run.stderr);
-        assert_eq!(run.status.code(), Some(0), "{to}: {said}");
-        assert!(run.stdout == expected, "{to}: converted differently");
+        let converted = limited_exit(100_000, &args, 0);
+        assert!(converted == expected, "{to}: converted differently");
     }
 }
 

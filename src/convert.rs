@@ -690,26 +690,30 @@ impl TupleWriter {
         part: ProgramPart,
         own: &crate::proto::ShapeProto,
     ) -> Self {
-        let mut writer = Self::new(to, options);
-        // Text is spooled (HLO text taken before a refusal is dropped with the spool);
-        // the bytes of a part are held, for its length to go in front of them.
-        if to == Form::Binary {
-            writer.out = None;
-        }
         let depth = match part {
             ProgramPart::Parameter(_) => 2,
             ProgramPart::Result => 1,
         };
-        match &mut writer.form {
-            Writer::Json(w) => {
-                *w = json::TupleJson::nested_with_fields(&json_print_options(options), own, depth);
-            }
-            Writer::Hlo(w) => *w = text::TupleText::under(options.hlo_style, part.path()),
+        let form = match to {
+            Form::Json => Writer::Json(json::TupleJson::nested_with_fields(
+                &json_print_options(options),
+                own,
+                depth,
+            )),
+            Form::Hlo => Writer::Hlo(text::TupleText::under(options.hlo_style, part.path())),
             // The tuple's own fields go around its elements when it is finished.
-            Writer::Binary(out, _) => out.clear(),
+            Form::Binary => Writer::Binary(Vec::new(), Vec::new()),
+        };
+        Self {
+            form,
+            // Text is spooled (HLO text taken before a refusal is dropped with the
+            // spool); the bytes of a part are held, for its length to go in front.
+            out: (to != Form::Binary).then(Spool::new),
+            pending: 0,
+            open: Vec::new(),
+            tail: None,
+            refused: None,
         }
-        writer.tail = None;
-        writer
     }
 
     /// The binary writer's [`Self::put`] of a shape already encoded (with its unknown
@@ -1293,18 +1297,18 @@ impl<'o> ProgramParts<'o> {
     /// The unknown fields left out, when gathered: the program shape's own
     /// (`top`) first, then its parameters', then its result's, as
     /// [`Decoded::unknown_fields`] lists them.
-    fn finish_fields(&mut self, top: &codec::UnknownFields) -> Option<FirstFields> {
+    fn finish_fields(&mut self, top: codec::UnknownFields) -> Option<FirstFields> {
         Some(self.fields.take()?.finish(own_fields(top)))
     }
 }
 
 /// The unknown fields of a program shape's own top level (`unknown`, with no child),
 /// as [`FirstFields`].
-fn own_fields(unknown: &codec::UnknownFields) -> FirstFields {
+fn own_fields(unknown: codec::UnknownFields) -> FirstFields {
     let mut first = FirstFields::new(crate::validate::MAX_LISTED_UNKNOWN);
     let own = Decoded::<crate::proto::ProgramShapeProto> {
         message: Default::default(),
-        unknown: unknown.clone(),
+        unknown,
     };
     own.for_each_unknown_field(|field| first.push(field));
     first
@@ -1491,7 +1495,7 @@ fn program_to_json(
     );
     parts.flush(&mut done);
     let rest = rest?;
-    let fields = parts.finish_fields(&rest.unknown);
+    let fields = parts.finish_fields(rest.unknown);
     let result = match result {
         Some(WrittenPart::Whole(shape)) => {
             writer.finish_part(Some(json::Part::Shape(&shape.message)), names.iter())
@@ -1529,7 +1533,7 @@ fn program_to_hlo(
                 names.push(name);
             },
         )?;
-        if let Some(field) = fields.finish(own_fields(&rest.unknown)).fields.first() {
+        if let Some(field) = fields.finish(own_fields(rest.unknown)).fields.first() {
             return Err(ConvertError::UnknownField {
                 path: field.path.clone(),
                 number: field.number,
@@ -1584,7 +1588,7 @@ fn program_to_hlo(
     );
     parts.flush(&mut done);
     let rest = rest?;
-    let fields = parts.finish_fields(&rest.unknown);
+    let fields = parts.finish_fields(rest.unknown);
     if let Some(e) = failed {
         return Err(e);
     }

@@ -1304,13 +1304,9 @@ fn long_message_listing_with(
                     }
                 }
             };
-            // Every tuple opened, so that the check costs the memory of one shape.
-            if let Err(e) = crate::codec::decode_program_shape_tree(
-                binary,
-                &mut |_, _, _, _| {},
-                &mut |_| {},
-                &mut |_, _| {},
-            ) {
+            // Checked keeping nothing (every tuple opened, a result given more than
+            // once merged where it stands), in the memory of one shape.
+            if let Err(e) = crate::codec::check_program_shape(binary) {
                 return Some(Err(undecodable(name, kind, &e)));
             }
             listing.entries = program_entries(binary, style, long)?;

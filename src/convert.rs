@@ -327,6 +327,64 @@ impl FirstFields {
     }
 }
 
+/// The unknown fields of a tuple read a shape at a time ([`Part`]s), in the whole
+/// listing's order: those dropped so far from the innermost open tuple's elements, and
+/// those of each tuple around it (a nested tuple's own come before its elements', so
+/// its elements' wait for it to be left).
+struct TreeFields {
+    dropped: FirstFields,
+    outer: Vec<FirstFields>,
+}
+
+impl TreeFields {
+    fn new(keep: usize) -> Self {
+        Self {
+            dropped: FirstFields::new(keep),
+            outer: Vec::new(),
+        }
+    }
+
+    /// The unknown fields of `piece`, of the tuple that stands at `base`; whether it
+    /// had any (a copy of a retired layout field is none: it is named).
+    fn take(&mut self, base: &Path, piece: &Part<'_>) -> bool {
+        let keep = self.dropped.keep;
+        match piece {
+            Part::Leaf(path, shape) => {
+                let mut any = false;
+                if !shape.holds_no_unknown() {
+                    let prefix = codec::tuple_path(path).prefixed(base);
+                    let dropped = &mut self.dropped;
+                    shape.for_each_unknown_field(|field| {
+                        any = true;
+                        dropped.push_at(field, &prefix);
+                    });
+                }
+                any
+            }
+            Part::Enter(..) => {
+                let inner = std::mem::replace(&mut self.dropped, FirstFields::new(keep));
+                self.outer.push(inner);
+                false
+            }
+            Part::Leave(path, shell) => {
+                let parent = self.outer.pop().unwrap_or_else(|| FirstFields::new(keep));
+                let elements = std::mem::replace(&mut self.dropped, parent);
+                let prefix = codec::tuple_path(path).prefixed(base);
+                let tuple = FirstFields::of_tuple_at(shell, &prefix, elements);
+                let any = !tuple.fields.is_empty();
+                self.dropped.append(tuple);
+                any
+            }
+        }
+    }
+
+    /// The fields gathered, the tree left empty.
+    fn take_all(&mut self) -> FirstFields {
+        let keep = self.dropped.keep;
+        std::mem::replace(&mut self.dropped, FirstFields::new(keep))
+    }
+}
+
 /// [`binary_shape_to_text`] for a tuple whose shapes may hold unknown fields. Into
 /// the forms that drop them, proto3 JSON and XLA's text ([`HloStyle::Xla`]), as
 /// [`write()`] does: the bytes and the fields dropped, for the caller to say so (none
@@ -361,42 +419,27 @@ pub fn binary_shape_to_text_dropping_unknown(
         Some(shell) => TupleWriter::with_fields(to, options, shell.clone()),
         None => TupleWriter::new(to, options),
     };
-    // The fields dropped so far from the innermost open tuple's elements, and those
-    // of each tuple around it: a nested tuple's own come before its elements' (the
-    // whole listing's order), so its elements' wait for it to be left.
-    let (mut dropped, mut outer) = (FirstFields::new(keep), Vec::new());
+    let mut fields = TreeFields::new(keep);
     // Into the lossless text only the first field is refused, and nothing is written
     // once there is one.
     let mut any = false;
+    let root = Path::root();
     let shell = stream_tuple(bytes, own.is_some(), &mut |part| {
         // The tuples are still entered and left, to find the first field in order.
         let write = !(lossless && any);
+        any |= fields.take(&root, &part);
         match part {
             Part::Leaf(path, element) => {
-                if !element.holds_no_unknown() {
-                    let prefix = codec::tuple_path(path);
-                    element.for_each_unknown_field(|field| {
-                        // (A copy of a retired layout field is none: it is named.)
-                        any = true;
-                        dropped.push_at(field, &prefix);
-                    });
-                }
                 if !(lossless && any) {
                     writer.put(path, &element.message);
                 }
             }
             Part::Enter(path, own) => {
-                outer.push(std::mem::replace(&mut dropped, FirstFields::new(keep)));
                 if write {
                     writer.enter(path, own);
                 }
             }
-            Part::Leave(path, shell) => {
-                let parent = outer.pop().unwrap_or_else(|| FirstFields::new(keep));
-                let elements = std::mem::replace(&mut dropped, parent);
-                let tuple = FirstFields::of_tuple(&shell, path, elements);
-                any |= !tuple.fields.is_empty();
-                dropped.append(tuple);
+            Part::Leave(_, shell) => {
                 if write {
                     writer.leave(shell);
                 }
@@ -404,7 +447,7 @@ pub fn binary_shape_to_text_dropping_unknown(
         }
     })?;
     Some(shell.and_then(|shell| {
-        let fields = FirstFields::of_tuple(&shell, &[], dropped);
+        let fields = FirstFields::of_tuple(&shell, &[], fields.take_all());
         match fields.fields.first() {
             Some(field) if lossless => Err(ConvertError::UnknownField {
                 path: field.path.clone(),
@@ -1320,11 +1363,9 @@ fn own_fields(unknown: codec::UnknownFields) -> FirstFields {
 struct ProgramFields {
     parameters: FirstFields,
     result: FirstFields,
-    /// The part being read, and the fields of its innermost open tuple's elements
-    /// and of each tuple around it (as [`binary_shape_to_text_dropping_unknown`]).
+    /// The part being read, and its fields so far.
     part: Option<ProgramPart>,
-    dropped: FirstFields,
-    outer: Vec<FirstFields>,
+    tree: TreeFields,
 }
 
 impl Default for ProgramFields {
@@ -1334,49 +1375,24 @@ impl Default for ProgramFields {
             parameters: FirstFields::new(keep),
             result: FirstFields::new(keep),
             part: None,
-            dropped: FirstFields::new(keep),
-            outer: Vec::new(),
+            tree: TreeFields::new(keep),
         }
     }
 }
 
 impl ProgramFields {
-    fn keep(&self) -> usize {
-        self.dropped.keep
-    }
-
     /// The unknown fields of the next shape or tuple of `part`.
     fn take(&mut self, part: ProgramPart, piece: &Part<'_>) {
         if self.part != Some(part) {
             self.end_part();
             self.part = Some(part);
         }
-        let keep = self.keep();
-        match piece {
-            Part::Leaf(path, shape) => {
-                if !shape.holds_no_unknown() {
-                    let prefix = part_path(part, path);
-                    let dropped = &mut self.dropped;
-                    shape.for_each_unknown_field(|field| dropped.push_at(field, &prefix));
-                }
-            }
-            Part::Enter(..) => {
-                let inner = std::mem::replace(&mut self.dropped, FirstFields::new(keep));
-                self.outer.push(inner);
-            }
-            Part::Leave(path, shell) => {
-                let parent = self.outer.pop().unwrap_or_else(|| FirstFields::new(keep));
-                let elements = std::mem::replace(&mut self.dropped, parent);
-                let tuple = FirstFields::of_tuple_at(shell, &part_path(part, path), elements);
-                self.dropped.append(tuple);
-            }
-        }
+        self.tree.take(&part.path(), piece);
     }
 
     /// The part being read is read: its fields go to its place.
     fn end_part(&mut self) {
-        let keep = self.keep();
-        let fields = std::mem::replace(&mut self.dropped, FirstFields::new(keep));
+        let fields = self.tree.take_all();
         match self.part {
             Some(ProgramPart::Result) => self.result.append(fields),
             Some(ProgramPart::Parameter(_)) => self.parameters.append(fields),
@@ -1391,12 +1407,6 @@ impl ProgramFields {
         first.append(self.result);
         first
     }
-}
-
-/// The proto path of the shape at `path` (its tuple indices) in `part` of a program
-/// shape: `parameters[1].tuple_shapes[0]` for `[0]` in parameter 1.
-fn part_path(part: ProgramPart, path: &[usize]) -> Path {
-    codec::tuple_path(path).prefixed(&part.path())
 }
 
 /// [`program_shape_to`] into binary: the parameters as they come, then the result, the

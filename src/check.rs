@@ -910,6 +910,69 @@ impl UnknownInOrder {
 /// `--message program-shape`, a decode error is the report.
 fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<FileReport> {
     let keep_unknown = options.message == Some(MessageKind::ProgramShape);
+    let read = match read_program(bytes, options, keep_unknown) {
+        Ok(Some(read)) => read,
+        Ok(None) => return None,
+        Err(e) if options.message.is_some() => {
+            return Some(FileReport::unreadable(
+                name,
+                Some(Form::Binary),
+                "decode_error",
+                format!(
+                    "cannot decode {}: {e}",
+                    MessageKind::ProgramShape.proto_name()
+                ),
+            ))
+        }
+        Err(_) => return None,
+    };
+    let streamed = read.streamed;
+    let has_result = streamed.shell.message.result.is_some() || streamed.result_streamed;
+    if options.message.is_none() && !has_result {
+        return None;
+    }
+    let mut report = program_report(
+        name,
+        Form::Binary,
+        read.findings,
+        streamed.shell.message.result,
+        (streamed.parameters, streamed.names),
+        (streamed.result_streamed, options),
+    );
+    if let Some(unknown) = read.unknown {
+        // After every other finding, as the whole check lists them.
+        unknown.into_findings(&mut report.findings);
+        // As for a message read whole: say which message the bytes are, if another.
+        if let Some(other) = [MessageKind::Shape, MessageKind::Layout]
+            .into_iter()
+            .find(|&k| decodes_clean(k, bytes, false))
+        {
+            report
+                .findings
+                .push(wrong_message(MessageKind::ProgramShape, other));
+        }
+    }
+    Some(report)
+}
+
+/// A binary program shape read by [`read_program`].
+struct ProgramRead {
+    /// What the read keeps: the result when it was read whole, and the counts.
+    streamed: codec::StreamedProgram,
+    /// The findings of the parameters, then of a result read a shape at a time.
+    findings: Findings,
+    /// Its unknown fields, in the whole listing's order, when it holds any.
+    unknown: Option<UnknownInOrder>,
+}
+
+/// Reads a binary program shape a shape at a time, every tuple opened (its parts'
+/// too, whatever fields of their own they have), checking each shape. Without
+/// `keep_unknown` it stops at the first unknown field (`None`).
+fn read_program(
+    bytes: &[u8],
+    options: &Options,
+    keep_unknown: bool,
+) -> Result<Option<ProgramRead>, codec::DecodeError> {
     let parts = std::cell::RefCell::new(ProgramFindings::default());
     let mut program = ProgramIssues::default();
     let mut leaf = |part: text::ProgramPart,
@@ -933,7 +996,6 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         let found = (&mut parts.findings, &mut parts.result);
         program.proto_leaf(part, path, shape.message, options, found);
     };
-    // Every tuple opened, the parts' too, whatever fields of its own it has.
     let mut tree = |event: codec::TreeEvent<'_>| parts.borrow_mut().tree(event);
     let decoded = if keep_unknown {
         codec::decode_program_shape_tree(bytes, &mut leaf, &mut tree, &mut |_, _| {}).map(Some)
@@ -943,30 +1005,24 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
     let ProgramFindings {
         mut findings,
         result: result_findings,
-        unknown,
+        unknown: [parameters, result_part],
         any_unknown,
         ..
     } = parts.into_inner();
-    let streamed = match decoded {
-        Ok(Some(streamed)) => streamed,
-        Ok(None) => return None,
-        Err(e) if options.message.is_some() => {
-            return Some(FileReport::unreadable(
-                name,
-                Some(Form::Binary),
-                "decode_error",
-                format!(
-                    "cannot decode {}: {e}",
-                    MessageKind::ProgramShape.proto_name()
-                ),
-            ))
-        }
-        Err(_) => return None,
+    let Some(streamed) = decoded? else {
+        return Ok(None);
     };
-    let has_result = streamed.shell.message.result.is_some() || streamed.result_streamed;
-    let has_unknown = streamed.shell.has_unknown_fields() || any_unknown;
-    if (has_unknown && !keep_unknown) || (options.message.is_none() && !has_result) {
-        return None;
+    findings.append(result_findings);
+    if !(streamed.shell.has_unknown_fields() || any_unknown) {
+        let unknown = None;
+        return Ok(Some(ProgramRead {
+            streamed,
+            findings,
+            unknown,
+        }));
+    }
+    if !keep_unknown {
+        return Ok(None);
     }
     // The unknown fields of the top level, and of a result read whole (with its text,
     // printed only when there are some).
@@ -981,37 +1037,68 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         (Some(result), false) => options.hlo_style.print_shape(result).ok(),
         _ => None,
     };
-    findings.append(result_findings);
-    let mut report = program_report(
-        name,
-        Form::Binary,
+    // The top level's own, the parameters', then the result's (its shapes', or those
+    // of a result read whole, with its text).
+    let mut order = UnknownInOrder::default();
+    order.fields(own, None);
+    order.append(parameters);
+    order.append(result_part);
+    order.fields(in_result, result_text);
+    Ok(Some(ProgramRead {
+        streamed,
         findings,
-        streamed.shell.message.result,
-        (streamed.parameters, streamed.names),
-        (streamed.result_streamed, options),
-    );
-    if has_unknown {
-        // After every other finding, as the whole check lists them: the top level's
-        // own, the parameters', then the result's (its shapes', or those of a result
-        // read whole, with its text).
-        let [parameters, result_part] = unknown;
-        let mut order = UnknownInOrder::default();
-        order.fields(own, None);
-        order.append(parameters);
-        order.append(result_part);
-        order.fields(in_result, result_text);
-        order.into_findings(&mut report.findings);
-        // As for a message read whole: say which message the bytes are, if another.
-        if let Some(other) = [MessageKind::Shape, MessageKind::Layout]
-            .into_iter()
-            .find(|&k| decodes_clean(k, bytes, false))
-        {
-            report
-                .findings
-                .push(wrong_message(MessageKind::ProgramShape, other));
-        }
+        unknown: Some(order),
+    }))
+}
+
+/// A program shape inside a module proto read a shape at a time ([`read_program`]),
+/// its findings handed to `found` as the module's whole check gives them: each
+/// parameter's, the result's, then the unknown fields (a module does not count
+/// parameter names).
+fn check_module_program(
+    bytes: &[u8],
+    options: &Options,
+    found: &mut dyn FnMut(Finding),
+) -> module::LongChecked {
+    let read = match read_program(bytes, options, true) {
+        Ok(Some(read)) => read,
+        Ok(None) => return module::LongChecked::Declined,
+        Err(e) => return module::LongChecked::Undecodable(e),
+    };
+    let streamed = read.streamed;
+    let has_result = streamed.shell.message.result.is_some() || streamed.result_streamed;
+    let mut findings = read.findings;
+    if let Some(result) = streamed.shell.message.result {
+        // A result read whole: checked whole, with its text.
+        let result = crate::AnyMessage::Shape(result);
+        let at = crate::path::Path::root().field("result");
+        let issues: Vec<crate::Issue> = (validate_message(&result, GateOptions::proto()))
+            .issues()
+            .iter()
+            .map(|issue| issue.clone().prefixed(&at))
+            .collect();
+        findings.extend(message_findings(&result, &issues, options));
     }
-    Some(report)
+    if let Some(unknown) = read.unknown {
+        unknown.into_findings(&mut findings);
+    }
+    hand_on(findings, found);
+    module::LongChecked::Checked(streamed.parameters + usize::from(has_result))
+}
+
+/// Hands each of `findings` to `found`; one that cannot be read back from its
+/// temporary file becomes an `io_error` finding, never a silent pass.
+fn hand_on(findings: Findings, found: &mut dyn FnMut(Finding)) {
+    let read = findings.try_for_each(
+        |e| e,
+        |finding| {
+            found(finding.clone());
+            Ok(())
+        },
+    );
+    if let Err(e) = read {
+        found(Finding::new("io_error", Severity::Error, e.to_string()));
+    }
 }
 
 /// The findings of a program shape's parts read a shape at a time
@@ -1625,26 +1712,18 @@ fn check_module_proto(name: &str, bytes: &[u8], options: &Options) -> FileReport
     let mut collect = |f| findings.push(f);
     // A long shape that is no plain tuple with no unknown field (a tuple with fields
     // of its own, unknown fields in it) is checked a shape at a time, as a binary
-    // shape file is.
-    let mut long = |shape: &[u8], found: &mut dyn FnMut(Finding)| {
-        let Streamed::Tuple(tuple) = check_binary_tuple("", shape, options) else {
-            return false;
-        };
-        let read = tuple.findings.try_for_each(
-            |e| e,
-            |finding| {
-                found(finding.clone());
-                Ok(())
-            },
-        );
-        if let Err(e) = read {
-            found(Finding::new(
-                "io_error",
-                crate::Severity::Error,
-                e.to_string(),
-            ));
+    // shape file is; so is a long program shape with unknown fields or a result given
+    // more than once.
+    let mut long = |kind, message: &[u8], found: &mut dyn FnMut(Finding)| match kind {
+        MessageKind::Shape => {
+            let Streamed::Tuple(tuple) = check_binary_tuple("", message, options) else {
+                return module::LongChecked::Declined;
+            };
+            hand_on(tuple.findings, found);
+            module::LongChecked::Checked(1)
         }
-        true
+        MessageKind::ProgramShape => check_module_program(message, options, found),
+        MessageKind::Layout => module::LongChecked::Declined,
     };
     let scan = module::scan_proto_validated_with(bytes, &mut collect, options.hlo_style, &mut long);
     match scan {

@@ -2832,6 +2832,147 @@ fn program_shape_with_unknown_fields_is_checked_a_parameter_at_a_time() {
     );
 }
 
+/// The top-level fields of a serialized message, each as its bytes (tag and value).
+fn top_level_fields(bytes: &[u8]) -> Vec<&[u8]> {
+    fn varint(bytes: &[u8], pos: &mut usize) -> u64 {
+        let (mut value, mut shift) = (0, 0);
+        loop {
+            let byte = bytes[*pos];
+            *pos += 1;
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return value;
+            }
+            shift += 7;
+        }
+    }
+    let (mut fields, mut pos) = (Vec::new(), 0);
+    while pos < bytes.len() {
+        let start = pos;
+        let tag = varint(bytes, &mut pos);
+        match tag & 7 {
+            0 => drop(varint(bytes, &mut pos)),
+            1 => pos += 8,
+            2 => pos += varint(bytes, &mut pos) as usize,
+            5 => pos += 4,
+            wire => panic!("wire type {wire}"),
+        }
+        fields.push(&bytes[start..pos]);
+    }
+    fields
+}
+
+/// A module proto's program shape of 1 MiB or more with unknown fields (at its top
+/// level, in a parameter, in a shape inside a parameter's tuple and in its result),
+/// whose result is given twice (protobuf merges the two), is read a part at a time:
+/// `validate` gives the whole scan's findings in its order, and `shapes` lists each
+/// part as the whole decode reads it, in a 200 MB address space (it was decoded whole:
+/// 40 times its 11 MB).
+#[test]
+fn module_proto_program_shape_with_unknown_fields_is_read_a_part_at_a_time() {
+    use xla_shape::codec::{UnknownField, UnknownFields};
+    // Its result a tuple (read a shape at a time), or an invalid array (read whole).
+    for array_result in [false, true] {
+        let mut program = program_with_three_findings(300_000);
+        let mut unknown = UnknownFields::new();
+        unknown.push(UnknownField::varint(99, 1));
+        unknown.child_mut(1, 3).push(UnknownField::varint(40, 1));
+        unknown
+            .child_mut(1, 7)
+            .child_mut(4, 1)
+            .child_mut(4, 0)
+            .push(UnknownField::fixed32(41, 7));
+        if array_result {
+            program.result = Some(text::parse_shape("s32[2]{0}").unwrap());
+            let layout = program.result.as_mut().unwrap().layout.as_mut().unwrap();
+            layout.minor_to_major = vec![1];
+            unknown.child_mut(2, 0).push(UnknownField::varint(42, 1));
+        } else {
+            unknown
+                .child_mut(2, 0)
+                .child_mut(4, 0)
+                .push(UnknownField::varint(42, 1));
+        }
+        module_proto_program_shape_read_a_part_at_a_time(program, unknown);
+    }
+}
+
+/// The module proto of [`module_proto_program_shape_with_unknown_fields_is_read_a_part_at_a_time`]
+/// for `program` with `unknown` fields, its result given twice, checked and listed.
+fn module_proto_program_shape_read_a_part_at_a_time(
+    program: xla_shape::proto::ProgramShapeProto,
+    unknown: xla_shape::codec::UnknownFields,
+) {
+    let message = xla_shape::AnyMessage::ProgramShape(program);
+    let once = xla_shape::codec::encode_any(&xla_shape::codec::Decoded { message, unknown });
+    // The result given twice: its fields cut in two, each half a result of its own.
+    let mut twice = Vec::new();
+    for f in top_level_fields(&once) {
+        if f[0] != 0x12 {
+            twice.extend_from_slice(f);
+            continue;
+        }
+        // The tag, one byte; the length, a varint; the value.
+        let length = f[1..].iter().position(|b| b & 0x80 == 0).unwrap() + 1;
+        let result = top_level_fields(&f[1 + length..]);
+        assert!(result.len() > 2, "{result:?}");
+        twice.extend(field(2, &result[..2].concat()));
+        twice.extend(field(2, &result[2..].concat()));
+    }
+    let whole = xla_shape::codec::decode_program_shape(&twice).unwrap();
+    assert_eq!(whole.unknown_fields().len(), 4);
+    let mut instruction = field(1, b"p");
+    instruction.extend(field(2, b"parameter"));
+    instruction.extend(field(
+        3,
+        &xla_shape::codec::encode(&whole.message.parameters[0]),
+    ));
+    let module = |program: &[u8]| {
+        let mut computation = field(1, b"main");
+        computation.extend(field(2, &instruction));
+        computation.extend(field(4, program));
+        let mut bytes = field(1, b"m");
+        bytes.extend(field(3, &computation));
+        bytes
+    };
+    let bytes = module(&twice);
+    assert!(bytes.len() > 11_000_000, "{}", bytes.len());
+    // With a field of no wire type at its end, it is the whole decode's error.
+    let broken = [twice.as_slice(), &[0x0f, 0x00]].concat();
+    let (expected, report, _dir, _) = module_proto_validated(&module(&broken));
+    assert_eq!(expected.len(), 1, "{expected:?}");
+    assert!(expected[0]
+        .message
+        .starts_with("cannot decode the program shape"));
+    let found = &report["files"][0]["findings"][0];
+    assert_eq!(found["message"], expected[0].message.as_str());
+    let (expected, report, _dir, input) = module_proto_validated(&bytes);
+    // Three issues, then the four unknown fields.
+    assert_eq!(expected.len(), 7, "{expected:?}");
+    assert!(
+        expected[6].path.contains("program_shape.result"),
+        "{expected:?}"
+    );
+    let found = report["files"][0]["findings"].as_array().unwrap();
+    for (got, want) in found.iter().zip(&expected) {
+        assert_eq!(got["path"], want.path.as_str());
+        assert_eq!(got["code"], want.code);
+        assert_eq!(got["message"], want.message.as_str());
+        assert_eq!(got["computation"], "main");
+    }
+    assert_eq!(report["files"][0]["shapes"], 300_002);
+    let listed = limited_exit(200_000, &format!("shapes {}", input.display()), 0);
+    let listed = String::from_utf8(listed).unwrap();
+    let lines: Vec<&str> = listed.lines().collect();
+    // The instruction's shape, then the program shape's.
+    let parts = whole.message.parameters.iter().chain(&whole.message.result);
+    assert_eq!(lines.len(), 300_002);
+    for (line, part) in lines[1..].iter().zip(parts) {
+        let printed = text::print_shape_as_xla(part).unwrap();
+        assert!(line.ends_with(&format!(": {printed}")), "{line}");
+    }
+}
+
 /// `explain` of a one-line tuple describes a shape at a time: a description is some
 /// fifty times its text (a 17 MB tuple took 3 GB), here in a 60 MB address space, with
 /// the bytes of the whole description (made in this process) in every format.

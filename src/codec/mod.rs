@@ -508,7 +508,7 @@ fn check_program_shape_with(bytes: &[u8], keep_unknown: bool) -> Result<bool, De
 /// after the other, which protobuf reads as their merge (the message decodes the same;
 /// a result given once is left where it stands by the callers, which ask only when it
 /// is given more than once).
-fn result_given_once(bytes: &[u8]) -> Vec<u8> {
+pub(crate) fn result_given_once(bytes: &[u8]) -> Vec<u8> {
     use wire::{put_tag, put_varint, WireType};
     let mut reader = wire::Reader::new(bytes);
     let (mut out, mut results) = (Vec::with_capacity(bytes.len()), Vec::new());

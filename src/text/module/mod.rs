@@ -446,15 +446,29 @@ pub fn scan_proto_validated(
     report: &mut dyn FnMut(Finding),
     style: HloStyle,
 ) -> Result<Summary, ScanError> {
-    scan_proto_validated_with(bytes, report, style, &mut |_, _| false)
+    scan_proto_validated_with(bytes, report, style, &mut |_, _, _| LongChecked::Declined)
 }
 
-/// What [`scan_proto_validated_with`] asks of a shape of 1 MiB or more that is not a
-/// plain tuple with no unknown field: to check it a shape at a time, handing each
-/// finding on with its path in the shape (as the whole shape's check gives them, in
-/// the same order), or `false`, having handed on nothing, when it cannot (the shape
-/// is then checked whole).
-pub type LongShapeCheck<'a> = dyn FnMut(&[u8], &mut dyn FnMut(Finding)) -> bool + 'a;
+/// What [`scan_proto_validated_with`] asks of a message of 1 MiB or more that the scan
+/// does not read a shape at a time itself: a shape that is not a plain tuple with no
+/// unknown field, or a program shape that holds an unknown field or gives its result
+/// more than once. It checks the message a shape at a time, handing each finding on
+/// with its path in the message (as the whole message's check in a module gives
+/// them, in the same order), and says what it made of it ([`LongChecked`]).
+pub type LongShapeCheck<'a> =
+    dyn FnMut(crate::MessageKind, &[u8], &mut dyn FnMut(Finding)) -> LongChecked + 'a;
+
+/// What a [`LongShapeCheck`] made of a message.
+#[derive(Debug)]
+pub enum LongChecked {
+    /// Checked: its findings were handed on; it counts this many shapes.
+    Checked(usize),
+    /// The message does not decode, with the whole decode's error; nothing was handed
+    /// on.
+    Undecodable(crate::codec::DecodeError),
+    /// Not checked, nothing handed on: the scan checks it whole.
+    Declined,
+}
 
 /// [`scan_proto_validated`], a shape of 1 MiB or more that is not a plain tuple with no
 /// unknown field (a tuple with fields of its own, or holding unknown fields) checked by
@@ -770,9 +784,17 @@ impl ProtoWalk<'_> {
             };
             (at, role)
         };
-        if self.elide && program_by_parts(bytes) {
-            // A part at a time, long plain tuples handed on as their bytes.
-            for (part, value, name) in program_parts(bytes) {
+        if self.elide && bytes.len() >= LONG_SHAPE {
+            // A part at a time, long tuples handed on as their bytes, once the whole
+            // message is known to decode (its error is the whole decode's). A result
+            // given more than once is their merge: its occurrences one after the other.
+            if let Err(e) = crate::codec::check_program_shape(bytes) {
+                let message = format!("cannot decode the program shape: {e}");
+                return self.problem(path, computation, message);
+            }
+            let once = (crate::codec::count_top_level_fields(bytes, 2) > 1)
+                .then(|| crate::codec::result_given_once(bytes));
+            for (part, value, name) in program_parts(once.as_deref().unwrap_or(bytes)) {
                 let (at, role) = site(part, name);
                 self.shape(value, &ProtoSite::of_program(&at, computation, entry, role));
             }
@@ -967,7 +989,7 @@ fn program_by_parts(bytes: &[u8]) -> bool {
     matches!(clean, Ok(Some(program)) if !program.shell.has_unknown_fields())
 }
 
-/// The parts of a program shape that [`program_by_parts`] accepts: each parameter's
+/// The parts of a program shape whose result is given at most once: each parameter's
 /// bytes with its index and name, in order, then the result's.
 fn program_parts(bytes: &[u8]) -> impl Iterator<Item = (ProgramPart, &[u8], &str)> {
     let values = |number| {
@@ -1140,11 +1162,27 @@ impl ProtoScan<'_, '_> {
     /// findings put at their place in the module; `false`, having reported nothing,
     /// when it cannot.
     fn long_shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) -> bool {
+        match self.long_message(crate::MessageKind::Shape, bytes, path, context) {
+            LongChecked::Checked(_) => true,
+            // The whole decode gives the error, as for any shape.
+            LongChecked::Undecodable(_) | LongChecked::Declined => false,
+        }
+    }
+
+    /// Checks the message `bytes` of `kind` (at `path`) with `long`, its findings put
+    /// at their place in the module and its shapes counted.
+    fn long_message(
+        &mut self,
+        kind: crate::MessageKind,
+        bytes: &[u8],
+        path: &Path,
+        context: Option<Context<'_>>,
+    ) -> LongChecked {
         let Some(long) = self.long.as_mut() else {
-            return false;
+            return LongChecked::Declined;
         };
         let (report, summary) = (&mut self.report, &mut *self.summary);
-        let checked = long(bytes, &mut |mut finding| {
+        let checked = long(kind, bytes, &mut |mut finding| {
             finding.path = match finding.path.as_str() {
                 "" => path.to_string(),
                 within if within.starts_with('[') => format!("{path}{within}"),
@@ -1157,8 +1195,8 @@ impl ProtoScan<'_, '_> {
             count(summary, finding.severity);
             report(finding);
         });
-        if checked {
-            self.summary.shapes += 1;
+        if let LongChecked::Checked(shapes) = checked {
+            self.summary.shapes += shapes;
         }
         checked
     }
@@ -1175,6 +1213,17 @@ impl ProtoScan<'_, '_> {
             }
             return;
         }
+        if self.by_leaf.is_some() && bytes.len() >= LONG_SHAPE {
+            // Unknown fields, or a result given more than once: a shape at a time too.
+            let kind = crate::MessageKind::ProgramShape;
+            match self.long_message(kind, bytes, path, context) {
+                LongChecked::Checked(_) => return,
+                LongChecked::Undecodable(e) => {
+                    return self.undecodable_program(path, context, &e);
+                }
+                LongChecked::Declined => {}
+            }
+        }
         match crate::codec::decode_program_shape(bytes) {
             Ok(decoded) => {
                 let program = &decoded.message;
@@ -1190,14 +1239,19 @@ impl ProtoScan<'_, '_> {
                     crate::validate::unknown_report(|each| decoded.for_each_unknown_field(each));
                 self.issues(None, [unknown, Report::default()], path, context);
             }
-            Err(e) => self.problem(
-                path,
-                context,
-                "undecodable_shape",
-                Severity::Error,
-                format!("cannot decode the program shape: {e}"),
-            ),
+            Err(e) => self.undecodable_program(path, context, &e),
         }
+    }
+
+    /// Reports that the program shape at `path` does not decode.
+    fn undecodable_program(
+        &mut self,
+        path: &Path,
+        context: Option<Context<'_>>,
+        e: &crate::codec::DecodeError,
+    ) {
+        let message = format!("cannot decode the program shape: {e}");
+        self.problem(path, context, "undecodable_shape", Severity::Error, message);
     }
 
     fn computation(&mut self, bytes: &[u8], path: &Path) -> Result<(), ScanError> {

@@ -13,6 +13,8 @@
 //!    its axis' radix for every element.
 //! 3. A `Const` axis holds 0 for every element; any other value there is padding.
 
+use smallvec::{smallvec, SmallVec};
+
 use super::compile::Staged;
 use super::spec::TileEntry;
 
@@ -24,10 +26,14 @@ pub(crate) struct Part {
     pub radix: Option<u64>,
 }
 
+/// The parts of a source. Most sources are one logical dimension: one part, held
+/// inline (a layout of the largest rank has hundreds of thousands of sources).
+pub(crate) type Parts = SmallVec<[Part; 1]>;
+
 /// A source value: `Σ part × weight`, weights being products of the radices below.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Source {
-    pub parts: Vec<Part>,
+    pub parts: Parts,
 }
 
 impl Source {
@@ -135,7 +141,7 @@ pub(crate) fn compile_digits(staged: &Staged) -> Option<Digits> {
     let rank = staged.dims.len();
     let mut sources: Vec<Source> = (0..rank)
         .map(|k| Source {
-            parts: vec![Part {
+            parts: smallvec![Part {
                 dim: Some(k),
                 radix: None,
             }],
@@ -232,7 +238,7 @@ fn new_source(
     sources: &mut Vec<Source>,
     live: &mut Vec<bool>,
     consumed: &[usize],
-    parts: Vec<Part>,
+    parts: Parts,
 ) -> Term {
     for &c in consumed {
         if let Some(l) = live.get_mut(c) {
@@ -301,7 +307,10 @@ fn finish(
     for (new, &old) in live_ids.iter().enumerate() {
         renumber[old] = new;
     }
-    let new_sources: Vec<Source> = live_ids.iter().map(|&s| sources[s].clone()).collect();
+    let new_sources: Vec<Source> = (sources.into_iter().enumerate())
+        .filter(|&(s, _)| live.get(s) == Some(&true))
+        .map(|(_, source)| source)
+        .collect();
     // Largest value + 1 of each source over the elements (0 when there are none).
     let ranges: Vec<u64> = new_sources
         .iter()

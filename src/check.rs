@@ -1684,6 +1684,20 @@ fn scan_text_report<R: BufRead>(name: &str, reader: R) -> FileReport {
 }
 
 fn check_module_proto(name: &str, bytes: &[u8], options: &Options) -> FileReport {
+    check_module_proto_from(name, bytes, options, module::LONG_SHAPE)
+}
+
+/// The check of a module proto whose shapes and program shapes of `long_at` bytes or
+/// more are read a shape at a time where they can be (1 MiB or more in
+/// [`check_bytes`]), so that tests can compare those reads with the whole ones on small
+/// modules.
+#[doc(hidden)]
+pub fn check_module_proto_from(
+    name: &str,
+    bytes: &[u8],
+    options: &Options,
+    long_at: usize,
+) -> FileReport {
     let form = Some(Form::HloModuleProto);
     if bytes.is_empty() {
         return FileReport::unreadable(name, form, "empty_input", "the input is empty");
@@ -1725,7 +1739,13 @@ fn check_module_proto(name: &str, bytes: &[u8], options: &Options) -> FileReport
         MessageKind::ProgramShape => check_module_program(message, options, found),
         MessageKind::Layout => module::LongChecked::Declined,
     };
-    let scan = module::scan_proto_validated_with(bytes, &mut collect, options.hlo_style, &mut long);
+    let scan = module::scan_proto_validated_from(
+        bytes,
+        &mut collect,
+        options.hlo_style,
+        &mut long,
+        long_at,
+    );
     match scan {
         Ok(summary) if summary.shapes == 0 => {
             FileReport::unreadable(name, form, "no_shapes", "no shape in the module")

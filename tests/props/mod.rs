@@ -12,6 +12,7 @@ use xla_shape::codec::{self, decode_any, encode_any, Decoded};
 use xla_shape::index::LayoutPlan;
 use xla_shape::json::{self, PrintOptions};
 use xla_shape::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
+use xla_shape::text::module::ProtoSite;
 use xla_shape::text::{self, module, ParseOptions};
 use xla_shape::validate::{self, Options};
 use xla_shape::{AnyMessage, MessageKind};
@@ -693,11 +694,65 @@ pub fn guard_diff(data: &[u8]) {
     }
 }
 
-/// The module proto scanner reads any bytes without panicking.
+/// The module proto scanner reads any bytes without panicking; the check that reads
+/// every shape and program shape it can a shape at a time (as it reads those of 1 MiB
+/// or more) gives the whole check's report, the texts of its findings' shapes aside
+/// (each gives the text of the shape it is about, not the whole message's).
 pub fn module_proto(data: &[u8]) {
     let mut check = module::validate_proto;
     let mut findings = 0usize;
     let _ = module::scan_proto(data, &mut check, &mut |_| findings += 1);
+    let options = xla_shape::check::Options::default();
+    let whole = xla_shape::check::check_module_proto_from("m", data, &options, usize::MAX);
+    let parts = xla_shape::check::check_module_proto_from("m", data, &options, 0);
+    let facts = |report: &xla_shape::report::FileReport| {
+        let found = report.findings.to_vec().unwrap();
+        let found: Vec<_> = (found.into_iter())
+            .map(|f| {
+                (
+                    f.code,
+                    f.severity,
+                    f.path,
+                    f.message,
+                    f.computation,
+                    f.instruction,
+                )
+            })
+            .collect();
+        (
+            report.shapes,
+            report.message,
+            format!("{:?}", report.unreadable),
+            found,
+        )
+    };
+    assert_eq!(facts(&parts), facts(&whole), "{data:02x?}");
+    // The listing's walk, every shape it can read a shape at a time handed on as its
+    // bytes, gives the whole walk's shapes (those bytes decoded), sites, instructions
+    // and problems.
+    let walk = |long_at| {
+        let (mut shapes, mut instructions, mut problems) = (Vec::new(), Vec::new(), Vec::new());
+        let summary = module::walk_proto_for_listing_from(
+            data,
+            &mut |site, shape| {
+                let shape = match site.elided {
+                    Some(bytes) => codec::decode_shape(bytes).unwrap().message,
+                    None => shape.clone(),
+                };
+                let site = ProtoSite {
+                    elided: None,
+                    ..site.clone()
+                };
+                shapes.push((format!("{site:?}"), shape));
+            },
+            &mut |site| instructions.push(format!("{site:?}")),
+            &mut |finding| problems.push(format!("{finding:?}")),
+            long_at,
+        );
+        let summary = summary.map(|s| format!("{s:?}")).map_err(|e| e.to_string());
+        (summary, shapes, instructions, problems)
+    };
+    assert_eq!(walk(0), walk(usize::MAX), "{data:02x?}");
 }
 
 /// Validation of anything that decodes never panics, with either rule set; a valid

@@ -480,9 +480,29 @@ pub fn scan_proto_validated_with(
     style: HloStyle,
     long: &mut LongShapeCheck<'_>,
 ) -> Result<Summary, ScanError> {
+    scan_proto_validated_from(bytes, report, style, long, LONG_SHAPE)
+}
+
+/// [`scan_proto_validated_with`] reading messages of `long_at` bytes or more a shape at
+/// a time (rather than 1 MiB or more), so that tests can compare the reads a shape at a
+/// time with the whole ones on small modules.
+#[doc(hidden)]
+pub fn scan_proto_validated_from(
+    bytes: &[u8],
+    report: &mut dyn FnMut(Finding),
+    style: HloStyle,
+    long: &mut LongShapeCheck<'_>,
+    long_at: usize,
+) -> Result<Summary, ScanError> {
     let mut check = validate_proto;
     let gate = crate::validate::Options::proto();
-    scan_proto_by(bytes, &mut check, report, style, Some((gate, long)))
+    scan_proto_by(
+        bytes,
+        &mut check,
+        report,
+        style,
+        Some((gate, long, long_at)),
+    )
 }
 
 fn scan_proto_by<'c>(
@@ -490,13 +510,13 @@ fn scan_proto_by<'c>(
     check: &mut Check<'c>,
     report: &mut dyn FnMut(Finding),
     style: HloStyle,
-    by_leaf: Option<(crate::validate::Options, &mut LongShapeCheck<'c>)>,
+    by_leaf: Option<(crate::validate::Options, &mut LongShapeCheck<'c>, usize)>,
 ) -> Result<Summary, ScanError> {
     let (module, root) = probe_proto(bytes).map_err(ScanError::NotAModule)?;
     let mut summary = Summary::default();
-    let (by_leaf, long) = match by_leaf {
-        Some((gate, long)) => (Some(gate), Some(long)),
-        None => (None, None),
+    let (by_leaf, long, long_at) = match by_leaf {
+        Some((gate, long, long_at)) => (Some(gate), Some(long), long_at),
+        None => (None, None, usize::MAX),
     };
     let mut scan = ProtoScan {
         check,
@@ -505,6 +525,7 @@ fn scan_proto_by<'c>(
         style,
         by_leaf,
         long,
+        long_at,
     };
     let mut computation_index = 0;
     for field in fields(module) {
@@ -642,7 +663,7 @@ pub fn walk_proto(
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    walk_proto_by(bytes, on_shape, on_instruction, on_problem, false)
+    walk_proto_by(bytes, on_shape, on_instruction, on_problem, usize::MAX)
 }
 
 /// [`walk_proto`], except that a shape of 1 MiB or more that is a tuple with elements
@@ -656,15 +677,31 @@ pub fn walk_proto_for_listing(
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    walk_proto_by(bytes, on_shape, on_instruction, on_problem, true)
+    walk_proto_by(bytes, on_shape, on_instruction, on_problem, LONG_SHAPE)
 }
 
+/// [`walk_proto_for_listing`] handing on shapes of `long_at` bytes or more as their
+/// bytes (rather than 1 MiB or more), so that tests can compare the reads a shape at a
+/// time with the whole ones on small modules.
+#[doc(hidden)]
+pub fn walk_proto_for_listing_from(
+    bytes: &[u8],
+    on_shape: &mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
+    on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
+    on_problem: &mut dyn FnMut(Finding),
+    long_at: usize,
+) -> Result<Summary, ScanError> {
+    walk_proto_by(bytes, on_shape, on_instruction, on_problem, long_at)
+}
+
+/// Walks the module, shapes of `long_at` bytes or more read as [`walk_proto_for_listing`]
+/// reads them (`usize::MAX`: none).
 fn walk_proto_by(
     bytes: &[u8],
     on_shape: &mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &mut dyn FnMut(Finding),
-    elide: bool,
+    long_at: usize,
 ) -> Result<Summary, ScanError> {
     let (module, root) = probe_proto(bytes).map_err(ScanError::NotAModule)?;
     let mut entry_name = None;
@@ -678,7 +715,7 @@ fn walk_proto_by(
         on_instruction,
         on_problem,
         summary: Summary::default(),
-        elide,
+        long_at,
     };
     let mut computation_index = 0;
     for field in fields(module) {
@@ -706,8 +743,10 @@ struct ProtoWalk<'s> {
     on_instruction: &'s mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &'s mut dyn FnMut(Finding),
     summary: Summary,
-    /// Whether long plain tuples are handed on as their bytes ([`walk_proto_for_listing`]).
-    elide: bool,
+    /// Shapes and program shapes of this many bytes or more are read a shape at a
+    /// time, tuples with elements handed on as their bytes ([`walk_proto_for_listing`]);
+    /// `usize::MAX` for none.
+    long_at: usize,
 }
 
 impl ProtoWalk<'_> {
@@ -720,7 +759,7 @@ impl ProtoWalk<'_> {
     }
 
     fn shape(&mut self, bytes: &[u8], site: &ProtoSite<'_>) {
-        if self.elide && bytes.len() >= LONG_SHAPE {
+        if bytes.len() >= self.long_at {
             // Every tuple opened, whatever fields of its own it has: the listing reads
             // any tuple with elements a shape at a time.
             let decoded = crate::codec::decode_shape_tree(bytes, &mut |_, _, _| {}, &mut |_| {});
@@ -784,7 +823,7 @@ impl ProtoWalk<'_> {
             };
             (at, role)
         };
-        if self.elide && bytes.len() >= LONG_SHAPE {
+        if bytes.len() >= self.long_at {
             // A part at a time, long tuples handed on as their bytes, once the whole
             // message is known to decode (its error is the whole decode's). A result
             // given more than once is their merge: its occurrences one after the other.
@@ -962,24 +1001,26 @@ struct ProtoScan<'s, 'c> {
     report: &'s mut dyn FnMut(Finding),
     summary: &'s mut Summary,
     style: HloStyle,
-    /// The gate `check` is, when it is the validation gate: shapes of [`LONG_SHAPE`]
-    /// bytes or more that are plain tuples are then validated a shape at a time.
+    /// The gate `check` is, when it is the validation gate: shapes of `long_at` bytes
+    /// or more that are plain tuples are then validated a shape at a time.
     by_leaf: Option<crate::validate::Options>,
-    /// With `by_leaf`, the check of the other shapes of [`LONG_SHAPE`] bytes or more.
+    /// With `by_leaf`, the check of the other messages of `long_at` bytes or more.
     long: Option<&'s mut LongShapeCheck<'c>>,
+    /// [`LONG_SHAPE`], but for tests.
+    long_at: usize,
 }
 
 /// Shape messages inside a module proto this long or longer are validated a shape at
 /// a time when they are plain tuples ([`scan_proto_validated`]).
-const LONG_SHAPE: usize = 1 << 20;
+pub(crate) const LONG_SHAPE: usize = 1 << 20;
 
 /// Whether a serialized `ProgramShapeProto` of [`LONG_SHAPE`] bytes or more can be read
 /// a part at a time, each parameter and the result as a shape of its own (so that a
 /// long plain tuple among them is read a shape at a time): it decodes with no unknown
 /// field anywhere and gives its result at most once (protobuf merges a result given
 /// twice). Anything else is decoded whole, with the whole decode's errors.
-fn program_by_parts(bytes: &[u8]) -> bool {
-    if bytes.len() < LONG_SHAPE {
+fn program_by_parts(bytes: &[u8], long_at: usize) -> bool {
+    if bytes.len() < long_at {
         return false;
     }
     if crate::codec::count_top_level_fields(bytes, 2) > 1 {
@@ -992,10 +1033,20 @@ fn program_by_parts(bytes: &[u8]) -> bool {
 /// The parts of a program shape whose result is given at most once: each parameter's
 /// bytes with its index and name, in order, then the result's.
 fn program_parts(bytes: &[u8]) -> impl Iterator<Item = (ProgramPart, &[u8], &str)> {
+    // Read as the codec reads the message: a field of another wire type (a group too,
+    // which `fields` does not read) is an unknown field.
     let values = |number| {
-        fields(bytes).filter_map(move |field| match field {
-            Ok((n, Value::Bytes(value))) if n == number => Some(value),
-            _ => None,
+        use crate::codec::wire::{Reader, WireType};
+        let mut reader = Reader::new(bytes);
+        std::iter::from_fn(move || {
+            while !reader.is_at_end() {
+                let (n, wire_type) = reader.read_tag().ok()?;
+                let value = reader.skip_value(n, wire_type, 0).ok()?;
+                if n == number && wire_type == WireType::LengthDelimited {
+                    return Some(value);
+                }
+            }
+            None
         })
     };
     let mut names = values(3).map(|name| std::str::from_utf8(name).unwrap_or_default());
@@ -1090,7 +1141,7 @@ impl ProtoScan<'_, '_> {
     }
 
     fn shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
-        if let Some(gate) = self.by_leaf.filter(|_| bytes.len() >= LONG_SHAPE) {
+        if let Some(gate) = self.by_leaf.filter(|_| bytes.len() >= self.long_at) {
             if self.plain_tuple_by_leaf(bytes, gate, path, context) {
                 return;
             }
@@ -1202,7 +1253,7 @@ impl ProtoScan<'_, '_> {
     }
 
     fn program_shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
-        if self.by_leaf.is_some() && program_by_parts(bytes) {
+        if self.by_leaf.is_some() && program_by_parts(bytes, self.long_at) {
             // A part at a time, as the whole check reads them (no unknown field).
             for (part, value, _) in program_parts(bytes) {
                 let at = match part {
@@ -1213,7 +1264,7 @@ impl ProtoScan<'_, '_> {
             }
             return;
         }
-        if self.by_leaf.is_some() && bytes.len() >= LONG_SHAPE {
+        if self.by_leaf.is_some() && bytes.len() >= self.long_at {
             // Unknown fields, or a result given more than once: a shape at a time too.
             let kind = crate::MessageKind::ProgramShape;
             match self.long_message(kind, bytes, path, context) {

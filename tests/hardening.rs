@@ -2973,6 +2973,75 @@ fn module_proto_program_shape_read_a_part_at_a_time(
     }
 }
 
+/// `diff` of two files of shape lines compares them shape by shape as they are read
+/// (each was held whole first: two files of two million lines, 54 MB each, took 132
+/// MB): two files of a million lines (27 MB each) in a 50 MB address space, with the
+/// changes at their places; and on shorter files with changes throughout, the report
+/// is the whole comparison's (made in this process from both files' listings).
+#[test]
+fn shape_lines_are_diffed_as_they_are_read() {
+    use xla_shape::guard::{diff, listing, ReadOptions};
+    let dir = tempfile::tempdir().unwrap();
+    let (old, new) = (dir.path().join("old.txt"), dir.path().join("new.txt"));
+    let lines = |n: usize| -> Vec<String> {
+        (0..n)
+            .map(|i| format!("f32[{},128]{{1,0:T(8,128)}}", i % 1000 + 1))
+            .collect()
+    };
+    let mut shapes = lines(1_000_000);
+    std::fs::write(&old, shapes.join("\n") + "\n").unwrap();
+    shapes[500_000] = "f32[8,128]{0,1}".to_string();
+    shapes.extend(["s32[]".to_string(), "pred[2]{0}".to_string()]);
+    std::fs::write(&new, shapes.join("\n") + "\n").unwrap();
+    let args = format!("diff --format json {} {}", old.display(), new.display());
+    let report: serde_json::Value =
+        serde_json::from_slice(&limited_exit(50_000, &args, 1)).unwrap();
+    let changes = report["files"][0]["changes"].as_array().unwrap();
+    let found: Vec<_> = changes
+        .iter()
+        .map(|c| (c["place"].as_str(), c["what"].as_str(), c["new"].as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                Some("shape 500001"),
+                Some("changed"),
+                Some("f32[8,128]{0,1}")
+            ),
+            (Some("shape 1000001"), Some("added"), Some("s32[]")),
+            (Some("shape 1000002"), Some("added"), Some("pred[2]{0}")),
+        ]
+    );
+    // Shorter files, a change every seventh line, a line added and one removed, a
+    // tuple: the whole comparison's report.
+    let mut old_lines = lines(3000);
+    old_lines.insert(1500, "(f32[2]{0}, s32[])".to_string());
+    let mut new_lines = old_lines.clone();
+    for i in (0..new_lines.len()).step_by(7) {
+        new_lines[i] = format!("bf16[{},128]{{0,1}}", i % 5 + 1);
+    }
+    new_lines.remove(100);
+    new_lines.insert(2000, "token[]".to_string());
+    for (path, lines) in [(&old, &old_lines), (&new, &new_lines)] {
+        std::fs::write(path, lines.join("\n") + "\n").unwrap();
+    }
+    let read = ReadOptions::default();
+    let listed = |path: &std::path::Path| {
+        let name = path.display().to_string();
+        listing::read_path(path, &name, &read).unwrap().remove(0)
+    };
+    let whole = diff::diff_listings(&listed(&old), &listed(&new), &diff::Options::default());
+    assert!(whole.changes.len() > 400, "{}", whole.changes.len());
+    let args = format!("diff --format json {} {}", old.display(), new.display());
+    let report: serde_json::Value =
+        serde_json::from_slice(&limited_exit(200_000, &args, 1)).unwrap();
+    assert_eq!(
+        report["files"][0]["changes"],
+        serde_json::to_value(&whole.changes).unwrap()
+    );
+}
+
 /// `explain` of a one-line tuple describes a shape at a time: a description is some
 /// fifty times its text (a 17 MB tuple took 3 GB), here in a 60 MB address space, with
 /// the bytes of the whole description (made in this process) in every format.

@@ -789,6 +789,16 @@ fn diff_sides(
     options: &Options,
     defer: bool,
 ) -> Option<DiffReport> {
+    if defer {
+        // Two files, each one listing: read as they are compared.
+        if let Some(file) = diff_files_streamed((old, new), read, options) {
+            return Some(DiffReport {
+                old: old.display().to_string(),
+                new: new.display().to_string(),
+                files: vec![file],
+            });
+        }
+    }
     let (old_side, new_side) = rayon::join(
         || read_side(old, read, walk, defer),
         || read_side(new, read, walk, defer),
@@ -864,6 +874,307 @@ fn diff_sides(
             .collect::<Option<Vec<FileDiff>>>()?;
     }
     Some(report)
+}
+
+/// Compares two files that each list as one listing (a module, or messages), each read
+/// on a thread of its own as it is compared: when either holds messages (shape lines,
+/// a binary or JSON message), the two are compared shape by shape as they come, in the
+/// memory of a few shapes (both were held whole: two files of two million shape lines,
+/// 54 MB each, took 132 MB); two modules are held as [`read_side`] holds them (their
+/// instructions are matched across them). The report is [`diff_sides`]'s. `None` when
+/// either is no such file (a directory, a listing file read back) or no thread can be
+/// started: the caller reads them as before.
+fn diff_files_streamed(
+    (old, new): (&FsPath, &FsPath),
+    read: &ReadOptions,
+    options: &Options,
+) -> Option<FileDiff> {
+    // Two modules are held whole all the same, read on rayon's threads (as `read_side`
+    // reads them, faster than handed from thread to thread).
+    let one_file = |path: &FsPath| path.is_file() && listing::lists_as_one(path, read);
+    let lines = |path: &FsPath| listing::streams_shape_lines(path, read);
+    if !(one_file(old) && one_file(new) && (lines(old) || lines(new))) {
+        return None;
+    }
+    std::thread::scope(|scope| {
+        let old_events = held::read_on_thread(scope, old, read)?;
+        let new_events = held::read_on_thread(scope, new, read)?;
+        let mut sides = [SideRead::new(old_events)?, SideRead::new(new_events)?];
+        let messages = sides.iter().any(|side| side.kind() == Some(Kind::Messages));
+        let singles = sides.iter().all(SideRead::single);
+        if !(messages && singles) {
+            // Held whole, as `read_side` holds them, each as it is read.
+            let [o, n] = sides;
+            let n = std::thread::Builder::new()
+                .spawn_scoped(scope, move || held::hold_events(n.events()))
+                .ok()?;
+            let o = held::hold_events(o.events());
+            let (o, n) = (o?, n.join().ok()??);
+            let name = |side: &Result<Held, ReadError>| match side {
+                Ok(held) => held.file.clone(),
+                Err(e) => e.file.clone(),
+            };
+            let mut file = FileDiff {
+                key: name(&n),
+                old: Some(name(&o)),
+                new: Some(name(&n)),
+                ..FileDiff::default()
+            };
+            match (o, n) {
+                (Err(e), _) | (_, Err(e)) => file.error = Some(e),
+                (Ok(o), Ok(n)) => {
+                    let d = diff_held(&o, &n, options);
+                    file.changes = d.changes;
+                    file.matches = d.matches;
+                }
+            }
+            return Some(file);
+        }
+        let mut out = Differ {
+            options,
+            result: ListingDiff::default(),
+        };
+        let [old_side, new_side] = &mut sides;
+        let mut step = InStep::new(old_side.name(), new_side.name());
+        loop {
+            let (o, n) = (old_side.next_entry(), new_side.next_entry());
+            if (o.is_none() && n.is_none()) || old_side.failed() || new_side.failed() {
+                break;
+            }
+            step.push(&mut out, o, n);
+        }
+        step.finish(&mut out);
+        let [o, n] = sides.map(SideRead::end);
+        let (o, n) = (o?, n?);
+        let mut file = FileDiff {
+            key: n.name(),
+            old: Some(o.name()),
+            new: Some(n.name()),
+            ..FileDiff::default()
+        };
+        match (o, n) {
+            (Ended::Failed(e), _) | (_, Ended::Failed(e)) => file.error = Some(e),
+            _ => file.changes = out.result.changes,
+        }
+        Some(file)
+    })
+}
+
+/// One side of [`diff_files_streamed`]: the events of its read, the first (its
+/// listing, or the end) already received.
+struct SideRead {
+    events: std::sync::mpsc::Receiver<held::Event>,
+    first: Option<held::Event>,
+    /// The listing's file name as the report shows it (told by the first event).
+    file: String,
+    /// The end of the read, once received.
+    done: Option<Result<Option<Listing>, ReadError>>,
+    /// The items received and not yet taken.
+    batch: std::vec::IntoIter<listing::Item>,
+}
+
+/// How a side's read ended.
+enum Ended {
+    /// Read to its end: the file's name.
+    Read(String),
+    /// Its error.
+    Failed(ReadError),
+}
+
+impl Ended {
+    fn name(&self) -> String {
+        match self {
+            Ended::Read(file) => file.clone(),
+            Ended::Failed(e) => e.file.clone(),
+        }
+    }
+}
+
+impl SideRead {
+    /// The side whose read hands on `events`, once its first event is received; `None`
+    /// when the read stopped without ending.
+    fn new(events: std::sync::mpsc::Receiver<held::Event>) -> Option<Self> {
+        let first = events.recv().ok()?;
+        let file = match &first {
+            held::Event::First { file, .. } => file.clone(),
+            _ => String::new(),
+        };
+        Some(SideRead {
+            events,
+            first: Some(first),
+            file,
+            done: None,
+            batch: Vec::new().into_iter(),
+        })
+    }
+
+    /// The listing's kind, when its first event told it.
+    fn kind(&self) -> Option<Kind> {
+        match &self.first {
+            Some(held::Event::First { kind, .. }) => Some(*kind),
+            _ => None,
+        }
+    }
+
+    /// Whether the read is of one listing with entries (not a listing file read back,
+    /// nor a read that ended before its first entry).
+    fn single(&self) -> bool {
+        matches!(&self.first, Some(held::Event::First { single: true, .. }))
+    }
+
+    /// The listing's file name as the report shows it.
+    fn name(&self) -> String {
+        self.file.clone()
+    }
+
+    /// Every event, the first included.
+    fn events(self) -> impl Iterator<Item = held::Event> {
+        self.first.into_iter().chain(self.events)
+    }
+
+    /// The next entry; `None` once the read has ended (or failed).
+    fn next_entry(&mut self) -> Option<Entry> {
+        self.first = None;
+        loop {
+            for item in self.batch.by_ref() {
+                if let listing::Item::Entry(entry) = item {
+                    return Some(entry);
+                }
+            }
+            if self.done.is_some() {
+                return None;
+            }
+            match self.events.recv() {
+                Ok(held::Event::Items(items)) => self.batch = items.into_iter(),
+                Ok(held::Event::First { .. }) => {}
+                Ok(held::Event::Done(done)) => {
+                    self.done = Some(done);
+                    return None;
+                }
+                Err(_) => {
+                    self.done = Some(Ok(None));
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Whether the read ended with an error.
+    fn failed(&self) -> bool {
+        matches!(self.done, Some(Err(_)))
+    }
+
+    /// How the read ended (read on to its end if need be); `None` when it stopped
+    /// without ending or read as several listings.
+    fn end(mut self) -> Option<Ended> {
+        let name = self.name();
+        while self.done.is_none() {
+            self.next_entry();
+        }
+        match self.done? {
+            Ok(Some(_)) => Some(Ended::Read(name)),
+            Ok(None) => None,
+            Err(e) => Some(Ended::Failed(e)),
+        }
+    }
+}
+
+/// Two listings of messages compared shape by shape as they are read
+/// ([`Differ::messages`] as the entries come): a pair is compared as soon as its place
+/// is known. The places of shapes (`shape` or `shape N`) depend on whether the two
+/// hold more than two shapes in all, so pairs from the first shape on wait until a
+/// third is seen or both end.
+struct InStep {
+    /// Shapes (entries of role [`Role::Result`]) seen on both sides.
+    shapes: usize,
+    shape_number: usize,
+    waiting: std::collections::VecDeque<(Option<Entry>, Option<Entry>)>,
+    /// Each side's pair, held for comparison (emptied and filled for each pair).
+    held: [Held; 2],
+}
+
+impl InStep {
+    fn new(old: String, new: String) -> Self {
+        InStep {
+            shapes: 0,
+            shape_number: 0,
+            waiting: std::collections::VecDeque::new(),
+            held: [
+                Held::new(&old, Kind::Messages),
+                Held::new(&new, Kind::Messages),
+            ],
+        }
+    }
+
+    /// Whether the place of a pair is a shape's (which waits for the count of shapes).
+    fn numbered((o, n): &(Option<Entry>, Option<Entry>)) -> bool {
+        let role = n.as_ref().or(o.as_ref()).map(|e| &e.role);
+        !matches!(role, Some(Role::EntryParameter { .. } | Role::EntryResult))
+    }
+
+    fn push(&mut self, out: &mut Differ<'_>, o: Option<Entry>, n: Option<Entry>) {
+        let shapes = [&o, &n].into_iter().flatten();
+        self.shapes += shapes.filter(|e| e.role == Role::Result).count();
+        self.waiting.push_back((o, n));
+        if self.shapes > 2 {
+            self.flush(out);
+            return;
+        }
+        // Those ahead of the first shape need no count.
+        while self
+            .waiting
+            .front()
+            .is_some_and(|pair| !Self::numbered(pair))
+        {
+            if let Some(pair) = self.waiting.pop_front() {
+                self.compare(out, pair);
+            }
+        }
+    }
+
+    /// Both sides ended: the rest compared.
+    fn finish(&mut self, out: &mut Differ<'_>) {
+        self.flush(out);
+    }
+
+    fn flush(&mut self, out: &mut Differ<'_>) {
+        while let Some(pair) = self.waiting.pop_front() {
+            self.compare(out, pair);
+        }
+    }
+
+    fn compare(&mut self, out: &mut Differ<'_>, (o, n): (Option<Entry>, Option<Entry>)) {
+        let role = n.as_ref().or(o.as_ref()).map(|e| e.role.clone());
+        let place = match role {
+            Some(Role::EntryParameter { index }) => format!("parameter {index}"),
+            Some(Role::EntryResult) => "result".to_string(),
+            _ => {
+                self.shape_number += 1;
+                if self.shapes > 2 {
+                    format!("shape {}", self.shape_number)
+                } else {
+                    "shape".to_string()
+                }
+            }
+        };
+        let at = At {
+            place,
+            computation: None,
+            instruction: None,
+        };
+        let [old, new] = &mut self.held;
+        for (held, entry) in [(&mut *old, o), (&mut *new, n)] {
+            held.clear();
+            if let Some(entry) = entry {
+                held.push_entry(entry);
+            }
+        }
+        fn listed(held: &Held) -> Option<Listed<'_>> {
+            held.entries.first().map(|slot| Listed { held, slot })
+        }
+        let (o, n) = (listed(&self.held[0]), listed(&self.held[1]));
+        out.pair(&at, o, n);
+    }
 }
 
 /// Finds the new file an old file's key pairs with: the first not yet taken whose key

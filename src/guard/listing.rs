@@ -1013,6 +1013,19 @@ pub(crate) fn lists_as_one(path: &FsPath, options: &ReadOptions) -> bool {
     not_utf8 || streamed_form(head, options.source).is_some()
 }
 
+/// Whether [`read_path`] reads `path` as shape lines, a line at a time, told from its
+/// first buffer as the read tells it.
+pub(crate) fn streams_shape_lines(path: &FsPath, options: &ReadOptions) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let Ok(head) = reader.fill_buf() else {
+        return false;
+    };
+    streamed_form(head, options.source) == Some(Form::Hlo)
+}
+
 /// [`stream_path`] of a stream that cannot be read twice (standard input): module text
 /// and shape lines are listed as they are read, anything else is read whole first.
 pub fn stream_reader(

@@ -75,6 +75,8 @@ fn entry_changes(variant: &str) -> Vec<Vec<Seen>> {
                 "{f:?}"
             );
             f.changes
+                .to_vec()
+                .unwrap()
                 .iter()
                 .map(|c| {
                     assert_eq!(c.what, What::Changed);
@@ -110,7 +112,12 @@ fn a_transposed_entry_parameter_is_exactly_that_change() {
     let report = diff(&dumps("base"), &dumps("transposed"), false);
     let words = |key: &str| -> Vec<String> {
         let file = report.files.iter().find(|f| f.key == key).unwrap();
-        file.changes.iter().map(|c| c.words()).collect()
+        file.changes
+            .to_vec()
+            .unwrap()
+            .iter()
+            .map(|c| c.words())
+            .collect()
     };
     assert_eq!(
         words("module_0000.jit_f.before_optimizations.txt"),
@@ -169,7 +176,8 @@ fn an_extra_output_is_exactly_that_change() {
         );
     }
     let report = diff(&dumps("base"), &dumps("extra_output"), true);
-    let change = &report.files[0].changes[0];
+    let changes = report.files[0].changes.to_vec().unwrap();
+    let change = &changes[0];
     assert_eq!(
         (change.old_bytes, change.new_bytes),
         (Some(4_196_352), Some(4_198_400))
@@ -359,7 +367,13 @@ fn renumbered_names_alone_give_no_difference() {
     let old = listing::read_bytes("old", text.as_bytes(), &read).unwrap();
     let new = listing::read_bytes("new", renumber(&text, 1).as_bytes(), &read).unwrap();
     let result = diff::diff_listings(&old[0], &new[0], &diff::Options::default());
-    let words: Vec<String> = result.matches.iter().map(|m| m.words()).collect();
+    let words: Vec<String> = result
+        .matches
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|m| m.words())
+        .collect();
     assert!(
         words.contains(&"matched computation fused_computation.1 with fused_computation.2 by position among same-stem, same-opcode names".to_string()),
         "{words:#?}"
@@ -378,7 +392,13 @@ fn a_renamed_instruction_among_added_ones_is_matched_by_operands() {
     let old = listing::read_path(&dumps("base").join(file), "old", &read).unwrap();
     let new = listing::read_path(&dumps("extra_output").join(file), "new", &read).unwrap();
     let result = diff::diff_listings(&old[0], &new[0], &diff::Options::default());
-    let words: Vec<String> = result.matches.iter().map(|m| m.words()).collect();
+    let words: Vec<String> = result
+        .matches
+        .to_vec()
+        .unwrap()
+        .iter()
+        .map(|m| m.words())
+        .collect();
     assert_eq!(
         words,
         ["matched instruction main.1/transpose.1 with transpose.2 by operands"]

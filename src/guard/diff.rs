@@ -41,16 +41,17 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{self, Write};
 use std::path::Path as FsPath;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::held::{self, Held, Slot, NONE};
 use super::listing::{self, clean_name, Entry, Kind, Listing, ReadError, ReadOptions};
+use super::spooled::Spooled;
 use crate::proto::{LayoutProto, ShapeProto};
 use crate::report::{end_array, next_item, pretty_at, Document, FileReport, Finding, Form};
 use crate::text::module::Role;
 
 /// A kind of change, for `--ignore`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ChangeKind {
     /// The element type (`bf16` -> `f16`).
@@ -126,7 +127,7 @@ impl ChangeKind {
 }
 
 /// One thing that changed in a shape.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Aspect {
     /// Its kind.
     pub kind: ChangeKind,
@@ -135,7 +136,7 @@ pub struct Aspect {
 }
 
 /// Whether something changed, was added or was removed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum What {
     /// In both inputs, different.
@@ -147,7 +148,7 @@ pub enum What {
 }
 
 /// One difference.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Change {
     /// Changed, added or removed.
     pub what: What,
@@ -208,7 +209,7 @@ impl Change {
 }
 
 /// How a pair was matched.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum How {
     /// The same name.
@@ -234,7 +235,7 @@ impl How {
 }
 
 /// A pair matched other than by name.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Match {
     /// The old computation, for an instruction; `None` for a computation.
     pub computation: Option<String>,
@@ -276,9 +277,9 @@ pub struct FileDiff {
     /// The new file, if any.
     pub new: Option<String>,
     /// The differences.
-    pub changes: Vec<Change>,
+    pub changes: Spooled<Change>,
     /// Pairs matched other than by name.
-    pub matches: Vec<Match>,
+    pub matches: Spooled<Match>,
     /// Why a file cannot be compared (then nothing else is filled in).
     #[serde(serialize_with = "serialize_error")]
     pub error: Option<ReadError>,
@@ -315,8 +316,8 @@ impl FileDiff {
         const KEYS: &str = "      ";
         const ITEMS: &str = "        ";
         let rest = FileDiff {
-            changes: Vec::new(),
-            matches: Vec::new(),
+            changes: Spooled::new(),
+            matches: Spooled::new(),
             key: self.key.clone(),
             old: self.old.clone(),
             new: self.new.clone(),
@@ -340,10 +341,10 @@ impl FileDiff {
                 pretty_at(out, ITEMS, &item.map_err(io::Error::from)?)
             };
             match key.as_str() {
-                "changes" => streamed_array(out, (KEYS, ITEMS), &self.changes, |out, c| {
+                "changes" => streamed_list(out, (KEYS, ITEMS), &self.changes, |out, c| {
                     each(out, serde_json::to_value(c))
                 })?,
-                "matches" => streamed_array(out, (KEYS, ITEMS), &self.matches, |out, m| {
+                "matches" => streamed_list(out, (KEYS, ITEMS), &self.matches, |out, m| {
                     each(out, serde_json::to_value(m))
                 })?,
                 _ => pretty_at(out, KEYS, value)?,
@@ -387,6 +388,25 @@ fn streamed_array<T>(
         next_item(out, &mut written, item_indent)?;
         item(out, each)?;
     }
+    end_array(out, written, indent)
+}
+
+/// [`streamed_array`] of a [`Spooled`] list, read back as it is written.
+fn streamed_list<T: Serialize + serde::de::DeserializeOwned>(
+    out: &mut dyn Write,
+    (indent, item_indent): (&str, &str),
+    items: &Spooled<T>,
+    mut item: impl FnMut(&mut dyn Write, &T) -> io::Result<()>,
+) -> io::Result<()> {
+    out.write_all(b"[")?;
+    let mut written = 0;
+    items.try_for_each(
+        |e| e,
+        |each| {
+            next_item(out, &mut written, item_indent)?;
+            item(out, each)
+        },
+    )?;
     end_array(out, written, indent)
 }
 
@@ -510,12 +530,10 @@ impl DiffReport {
                 (Some(_), None) => writeln!(out, "{key}: only in {}", self.old)?,
                 _ => {}
             }
-            for change in &file.changes {
-                writeln!(out, "{key}: {}", change.words())?;
-            }
-            for m in &file.matches {
-                writeln!(out, "{key}: note: {}", m.words())?;
-            }
+            file.changes
+                .try_for_each(|e| e, |change| writeln!(out, "{key}: {}", change.words()))?;
+            file.matches
+                .try_for_each(|e| e, |m| writeln!(out, "{key}: note: {}", m.words()))?;
         }
         Ok(())
     }
@@ -594,20 +612,30 @@ impl DiffReport {
                 )),
                 _ => {}
             }
-            for change in &file.changes {
-                let code = match change.what {
-                    What::Changed => "diff.changed",
-                    What::Added => "diff.added",
-                    What::Removed => "diff.removed",
-                };
-                let mut finding = Finding::new(code, crate::Severity::Warning, change.words());
-                finding.line = change.line;
-                finding.column = change.column.or(change.line.map(|_| 1));
-                finding.path = change.path.clone().unwrap_or_default();
-                finding.computation = change.computation.clone();
-                finding.instruction = change.instruction.clone();
-                finding.shape = change.new.clone().or_else(|| change.old.clone());
-                report.findings.push(finding);
+            let read = file.changes.try_for_each(
+                |e| e,
+                |change| {
+                    let code = match change.what {
+                        What::Changed => "diff.changed",
+                        What::Added => "diff.added",
+                        What::Removed => "diff.removed",
+                    };
+                    let mut finding = Finding::new(code, crate::Severity::Warning, change.words());
+                    finding.line = change.line;
+                    finding.column = change.column.or(change.line.map(|_| 1));
+                    finding.path = change.path.clone().unwrap_or_default();
+                    finding.computation = change.computation.clone();
+                    finding.instruction = change.instruction.clone();
+                    finding.shape = change.new.clone().or_else(|| change.old.clone());
+                    report.findings.push(finding);
+                    Ok(())
+                },
+            );
+            if let Err(e) = read {
+                // Never a silent loss: the changes that could not be read back.
+                let message = format!("cannot read the changes back: {e}");
+                let lost = Finding::new("io_error", crate::Severity::Error, message);
+                report.findings.push(lost);
             }
             report.shapes = file.changes.len();
             files.push(report);
@@ -1262,9 +1290,9 @@ impl<'a> Finder<'a> {
 #[derive(Clone, Debug, Default)]
 pub struct ListingDiff {
     /// The differences.
-    pub changes: Vec<Change>,
+    pub changes: Spooled<Change>,
     /// Pairs matched other than by name.
-    pub matches: Vec<Match>,
+    pub matches: Spooled<Match>,
 }
 
 /// Compares two listings (see the module docs).

@@ -8,6 +8,7 @@ pub mod diff;
 mod held;
 pub mod listing;
 pub mod policy;
+pub mod spooled;
 
 pub use diff::{diff_listings, diff_paths, ChangeKind, DiffReport};
 pub use listing::{read_bytes, read_path, Listing, ReadOptions, Source};

@@ -670,8 +670,8 @@ pub fn guard_diff(data: &[u8]) {
         assert!(
             same.changes.is_empty() && same.matches.is_empty(),
             "{:?} {:?}",
-            same.changes.first(),
-            same.matches.first()
+            same.changes.held().first(),
+            same.matches.held().first()
         );
     }
     let (Some(old), Some(new)) = (old, new) else {
@@ -687,7 +687,7 @@ pub fn guard_diff(data: &[u8]) {
             instructions.chain(computations).chain(declared).collect()
         };
         let (old_names, new_names) = (names(o), names(n));
-        for m in &diff.matches {
+        for m in &diff.matches.to_vec().unwrap() {
             assert!(old_names.contains(&m.old), "{m:?}");
             assert!(new_names.contains(&m.new), "{m:?}");
         }

@@ -2976,8 +2976,9 @@ fn module_proto_program_shape_read_a_part_at_a_time(
 /// `diff` of two files of shape lines compares them shape by shape as they are read
 /// (each was held whole first: two files of two million lines, 54 MB each, took 132
 /// MB): two files of a million lines (27 MB each) in a 50 MB address space, with the
-/// changes at their places; and on shorter files with changes throughout, the report
-/// is the whole comparison's (made in this process from both files' listings).
+/// changes at their places, a few or every line's; and on shorter files with changes
+/// throughout, the report is the whole comparison's (made in this process from both
+/// files' listings).
 #[test]
 fn shape_lines_are_diffed_as_they_are_read() {
     use xla_shape::guard::{diff, listing, ReadOptions};
@@ -3013,6 +3014,29 @@ fn shape_lines_are_diffed_as_they_are_read() {
             (Some("shape 1000002"), Some("added"), Some("pred[2]{0}")),
         ]
     );
+    // Every line of 300,000 changed: the report written a change at a time, the
+    // changes past the first thousand kept in a temporary file (held, a million took
+    // 615 MB).
+    let unchanged = lines(300_000);
+    let changed: Vec<String> = (unchanged.iter())
+        .map(|s| s.replace("{1,0:", "{0,1:"))
+        .collect();
+    for (path, lines) in [(&old, &unchanged), (&new, &changed)] {
+        std::fs::write(path, lines.join("\n") + "\n").unwrap();
+    }
+    let out = dir.path().join("changes.txt");
+    let args = format!(
+        "diff {} {} -o {}",
+        old.display(),
+        new.display(),
+        out.display()
+    );
+    limited_exit(50_000, &args, 1);
+    let report = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(report.lines().count(), 300_000);
+    let last = report.lines().last().unwrap();
+    let want = ": shape 300000: f32[1000,128]{1,0:T(8,128)} -> f32[1000,128]{0,1:T(8,128)}";
+    assert!(last.contains(want), "{last}");
     // Shorter files, a change every seventh line, a line added and one removed, a
     // tuple: the whole comparison's report.
     let mut old_lines = lines(3000);

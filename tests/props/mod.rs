@@ -663,6 +663,7 @@ pub fn guard_diff(data: &[u8]) {
         None => (data, data),
     };
     let read = |name, bytes| read_bytes(name, bytes, &ReadOptions::default()).ok();
+    let bytes = (old, new);
     let (old, new) = (read("old", old), read("new", new));
     let options = DiffOptions::default();
     for listing in old.iter().chain(&new).flatten() {
@@ -692,6 +693,45 @@ pub fn guard_diff(data: &[u8]) {
             assert!(new_names.contains(&m.new), "{m:?}");
         }
     }
+    diff_files_agree(bytes);
+}
+
+/// Two files compared by path (shape lines compared as they are read, anything else
+/// held) give the changes and matches of their listings, read from the same files,
+/// compared whole.
+fn diff_files_agree((old_bytes, new_bytes): (&[u8], &[u8])) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use xla_shape::guard::diff::{diff_listings, diff_paths, Options as DiffOptions};
+    use xla_shape::guard::listing::{read_path, ReadOptions};
+    static FILES: AtomicUsize = AtomicUsize::new(0);
+    let n = FILES.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("xla-shape-diff-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (old_path, new_path) = (dir.join("old"), dir.join("new"));
+    std::fs::write(&old_path, old_bytes).unwrap();
+    std::fs::write(&new_path, new_bytes).unwrap();
+    let (options, read) = (DiffOptions::default(), ReadOptions::default());
+    let walk = xla_shape::check::Walk::new(&[], &[]).unwrap();
+    let report = diff_paths(&old_path, &new_path, &read, &walk, &options);
+    let listed = |path: &std::path::Path| read_path(path, &path.display().to_string(), &read);
+    let (old, new) = (listed(&old_path), listed(&new_path));
+    let _ = std::fs::remove_dir_all(&dir);
+    let (Ok([old]), Ok([new])) = (old.as_deref(), new.as_deref()) else {
+        return;
+    };
+    let whole = diff_listings(old, new, &options);
+    let [file] = &report.files[..] else {
+        panic!("{report:?}");
+    };
+    assert_eq!(file.error, None);
+    assert_eq!(
+        file.changes.to_vec().unwrap(),
+        whole.changes.to_vec().unwrap()
+    );
+    assert_eq!(
+        file.matches.to_vec().unwrap(),
+        whole.matches.to_vec().unwrap()
+    );
 }
 
 /// The module proto scanner reads any bytes without panicking; the check that reads

@@ -143,6 +143,98 @@ impl Write for Spool {
     }
 }
 
+/// Records (items encoded as bytes, each by its owner) appended to an anonymous
+/// temporary file and read back in order, any number of times: the spill of a list
+/// that keeps its first items in memory ([`crate::report::Findings`],
+/// [`crate::guard::spooled::Spooled`]).
+pub(crate) struct Records {
+    file: std::sync::Mutex<std::fs::File>,
+    /// Bytes of records in the file.
+    written: u64,
+    /// Records encoded and not yet written.
+    pending: Vec<u8>,
+    /// Records in all, and how many of them are in the file.
+    count: usize,
+    in_file: usize,
+}
+
+impl Records {
+    /// Bytes of encoded records gathered before they are written to the file.
+    const PENDING: usize = 256 * 1024;
+
+    /// No records, in a new temporary file.
+    pub(crate) fn new() -> io::Result<Self> {
+        Ok(Records {
+            file: std::sync::Mutex::new(tempfile::tempfile()?),
+            written: 0,
+            pending: Vec::new(),
+            count: 0,
+            in_file: 0,
+        })
+    }
+
+    /// How many records there are.
+    pub(crate) fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Appends the record `encode` writes, writing the pending ones to the file when
+    /// there are enough. When the file cannot be written, the record is not added (the
+    /// others stay readable) and the error is returned.
+    pub(crate) fn push(&mut self, encode: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        let start = self.pending.len();
+        encode(&mut self.pending);
+        self.count += 1;
+        if self.pending.len() >= Self::PENDING {
+            if let Err(e) = self.flush() {
+                self.pending.truncate(start);
+                self.count -= 1;
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Appends the pending records to the file.
+    fn flush(&mut self) -> io::Result<()> {
+        {
+            let mut file = self.file()?;
+            file.seek(io::SeekFrom::Start(self.written))?;
+            file.write_all(&self.pending)?;
+        }
+        self.written += self.pending.len() as u64;
+        self.pending.clear();
+        self.in_file = self.count;
+        Ok(())
+    }
+
+    /// The file, locked for a read or a write.
+    fn file(&self) -> io::Result<std::sync::MutexGuard<'_, std::fs::File>> {
+        self.file
+            .lock()
+            .map_err(|_| io::Error::other("temporary file lock poisoned"))
+    }
+
+    /// Calls `each` once per record, in order, with a reader at its start (from which
+    /// it decodes the record, and no more), until it fails.
+    pub(crate) fn try_for_each(
+        &self,
+        mut each: impl FnMut(&mut dyn io::BufRead) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let mut file = self.file()?;
+        file.seek(io::SeekFrom::Start(0))?;
+        let mut reader = io::BufReader::with_capacity(64 * 1024, (&mut *file).take(self.written));
+        for _ in 0..self.in_file {
+            each(&mut reader)?;
+        }
+        let mut rest = &self.pending[..];
+        for _ in self.in_file..self.count {
+            each(&mut rest)?;
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Spool;

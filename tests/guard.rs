@@ -367,13 +367,7 @@ fn renumbered_names_alone_give_no_difference() {
     let old = listing::read_bytes("old", text.as_bytes(), &read).unwrap();
     let new = listing::read_bytes("new", renumber(&text, 1).as_bytes(), &read).unwrap();
     let result = diff::diff_listings(&old[0], &new[0], &diff::Options::default());
-    let words: Vec<String> = result
-        .matches
-        .to_vec()
-        .unwrap()
-        .iter()
-        .map(|m| m.words())
-        .collect();
+    let words = match_words(&result);
     assert!(
         words.contains(&"matched computation fused_computation.1 with fused_computation.2 by position among same-stem, same-opcode names".to_string()),
         "{words:#?}"
@@ -384,6 +378,12 @@ fn renumbered_names_alone_give_no_difference() {
     );
 }
 
+/// The matches of a comparison, in words.
+fn match_words(result: &diff::ListingDiff) -> Vec<String> {
+    let matches = result.matches.to_vec().unwrap();
+    matches.iter().map(|m| m.words()).collect()
+}
+
 #[test]
 fn a_renamed_instruction_among_added_ones_is_matched_by_operands() {
     // extra_output adds a transpose before the old one: XLA renumbered the old one.
@@ -392,13 +392,7 @@ fn a_renamed_instruction_among_added_ones_is_matched_by_operands() {
     let old = listing::read_path(&dumps("base").join(file), "old", &read).unwrap();
     let new = listing::read_path(&dumps("extra_output").join(file), "new", &read).unwrap();
     let result = diff::diff_listings(&old[0], &new[0], &diff::Options::default());
-    let words: Vec<String> = result
-        .matches
-        .to_vec()
-        .unwrap()
-        .iter()
-        .map(|m| m.words())
-        .collect();
+    let words = match_words(&result);
     assert_eq!(
         words,
         ["matched instruction main.1/transpose.1 with transpose.2 by operands"]

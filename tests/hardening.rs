@@ -2797,16 +2797,10 @@ fn a_policy_on_standard_input_checks_in_bounded_memory() {
         .contains("(instruction r, computation main)"));
 }
 
-/// With `--message program-shape`, a binary program shape with unknown fields (at its
-/// top level, in a parameter, in a shape inside a parameter's tuple and in a shape of
-/// its result) is checked a parameter at a time too, with the whole check's findings
-/// in its order: its issues, then its unknown fields, the top level's first, then the
-/// parameters', then the result's: 400,000 parameters (18 MB) in a 200 MB address
-/// space (it was decoded whole: 40 times its bytes).
-#[test]
-fn program_shape_with_unknown_fields_is_checked_a_parameter_at_a_time() {
+/// Unknown fields for [`program_with_three_findings`]: at its top level, in parameter 3
+/// and in a shape inside parameter 7's tuple.
+fn unknown_fields_of_a_program() -> xla_shape::codec::UnknownFields {
     use xla_shape::codec::{UnknownField, UnknownFields};
-    let program = program_with_three_findings(400_000);
     let mut unknown = UnknownFields::new();
     unknown.push(UnknownField::varint(99, 1));
     unknown.child_mut(1, 3).push(UnknownField::varint(40, 1));
@@ -2815,6 +2809,20 @@ fn program_shape_with_unknown_fields_is_checked_a_parameter_at_a_time() {
         .child_mut(4, 1)
         .child_mut(4, 0)
         .push(UnknownField::fixed32(41, 7));
+    unknown
+}
+
+/// With `--message program-shape`, a binary program shape with unknown fields (at its
+/// top level, in a parameter, in a shape inside a parameter's tuple and in a shape of
+/// its result) is checked a parameter at a time too, with the whole check's findings
+/// in its order: its issues, then its unknown fields, the top level's first, then the
+/// parameters', then the result's: 400,000 parameters (18 MB) in a 200 MB address
+/// space (it was decoded whole: 40 times its bytes).
+#[test]
+fn program_shape_with_unknown_fields_is_checked_a_parameter_at_a_time() {
+    use xla_shape::codec::UnknownField;
+    let program = program_with_three_findings(400_000);
+    let mut unknown = unknown_fields_of_a_program();
     unknown
         .child_mut(2, 0)
         .child_mut(4, 0)
@@ -2870,18 +2878,11 @@ fn top_level_fields(bytes: &[u8]) -> Vec<&[u8]> {
 /// 40 times its 11 MB).
 #[test]
 fn module_proto_program_shape_with_unknown_fields_is_read_a_part_at_a_time() {
-    use xla_shape::codec::{UnknownField, UnknownFields};
+    use xla_shape::codec::UnknownField;
     // Its result a tuple (read a shape at a time), or an invalid array (read whole).
     for array_result in [false, true] {
         let mut program = program_with_three_findings(300_000);
-        let mut unknown = UnknownFields::new();
-        unknown.push(UnknownField::varint(99, 1));
-        unknown.child_mut(1, 3).push(UnknownField::varint(40, 1));
-        unknown
-            .child_mut(1, 7)
-            .child_mut(4, 1)
-            .child_mut(4, 0)
-            .push(UnknownField::fixed32(41, 7));
+        let mut unknown = unknown_fields_of_a_program();
         if array_result {
             program.result = Some(text::parse_shape("s32[2]{0}").unwrap());
             let layout = program.result.as_mut().unwrap().layout.as_mut().unwrap();

@@ -1172,24 +1172,8 @@ impl InStep {
     }
 
     fn compare(&mut self, out: &mut Differ<'_>, (o, n): (Option<Entry>, Option<Entry>)) {
-        let role = n.as_ref().or(o.as_ref()).map(|e| e.role.clone());
-        let place = match role {
-            Some(Role::EntryParameter { index }) => format!("parameter {index}"),
-            Some(Role::EntryResult) => "result".to_string(),
-            _ => {
-                self.shape_number += 1;
-                if self.shapes > 2 {
-                    format!("shape {}", self.shape_number)
-                } else {
-                    "shape".to_string()
-                }
-            }
-        };
-        let at = At {
-            place,
-            computation: None,
-            instruction: None,
-        };
+        let role = n.as_ref().or(o.as_ref()).map(|e| &e.role);
+        let at = At::message(role, &mut self.shape_number, self.shapes);
         let [old, new] = &mut self.held;
         for (held, entry) in [(&mut *old, o), (&mut *new, n)] {
             held.clear();
@@ -1722,6 +1706,31 @@ struct At<'a> {
     instruction: Option<&'a str>,
 }
 
+impl At<'_> {
+    /// The place of a pair of single messages' shapes whose role (the new one's, else
+    /// the old one's) is `role`: an entry parameter, the result, or the next shape
+    /// (`shape N` when the two hold more than two `shapes` in all, else `shape`).
+    fn message(role: Option<&Role>, shape_number: &mut usize, shapes: usize) -> Self {
+        let place = match role {
+            Some(Role::EntryParameter { index }) => format!("parameter {index}"),
+            Some(Role::EntryResult) => "result".to_string(),
+            _ => {
+                *shape_number += 1;
+                if shapes > 2 {
+                    format!("shape {shape_number}")
+                } else {
+                    "shape".to_string()
+                }
+            }
+        };
+        At {
+            place,
+            computation: None,
+            instruction: None,
+        }
+    }
+}
+
 impl Differ<'_> {
     fn keep(&self, kind: ChangeKind) -> bool {
         !self.options.ignore.contains(&kind)
@@ -1823,23 +1832,7 @@ impl Differ<'_> {
         for k in 0..count {
             let (o, n) = (at_k(old, k), at_k(new, k));
             let role = n.or(o).map(|e| e.role());
-            let place = match role {
-                Some(Role::EntryParameter { index }) => format!("parameter {index}"),
-                Some(Role::EntryResult) => "result".to_string(),
-                _ => {
-                    shape_number += 1;
-                    if shapes > 2 {
-                        format!("shape {shape_number}")
-                    } else {
-                        "shape".to_string()
-                    }
-                }
-            };
-            let at = At {
-                place,
-                computation: None,
-                instruction: None,
-            };
+            let at = At::message(role, &mut shape_number, shapes);
             self.pair(&at, o, n);
         }
     }

@@ -10,18 +10,13 @@
 //! same order; an item that cannot be read back is an error, never a silent loss.
 
 use std::fmt;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom, Write};
-use std::sync::Mutex;
+use std::io;
 
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// How many items are kept in memory before the rest go to a temporary file.
 pub const HELD: usize = 1024;
-
-/// Bytes of encoded items gathered before they are written to the file.
-const PENDING: usize = 256 * 1024;
 
 /// A list of items in order that can only grow at its end: the first [`HELD`] in
 /// memory, the rest in a temporary file (see the module docs).
@@ -33,16 +28,9 @@ pub struct Spooled<T> {
     lost: Option<String>,
 }
 
-/// The items past the first [`HELD`]: encoded into `pending`, then appended to `file`,
-/// which holds `written` bytes of them.
-struct Spill {
-    file: Mutex<File>,
-    written: u64,
-    pending: Vec<u8>,
-    /// Items encoded, and how many of them are in the file.
-    count: usize,
-    in_file: usize,
-}
+/// The items past the first [`HELD`]: one JSON document and a newline each, as
+/// records of a temporary file.
+type Spill = crate::spool::Records;
 
 impl<T> Default for Spooled<T> {
     fn default() -> Self {
@@ -62,7 +50,7 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
 
     /// How many items there are.
     pub fn len(&self) -> usize {
-        self.held.len() + self.spill.as_ref().map_or(0, |s| s.count)
+        self.held.len() + self.spill.as_ref().map_or(0, Spill::len)
     }
 
     /// Whether there are none.
@@ -83,16 +71,8 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
             return;
         }
         if self.spill.is_none() {
-            match tempfile::tempfile() {
-                Ok(file) => {
-                    self.spill = Some(Spill {
-                        file: Mutex::new(file),
-                        written: 0,
-                        pending: Vec::new(),
-                        count: 0,
-                        in_file: 0,
-                    })
-                }
+            match Spill::new() {
+                Ok(spill) => self.spill = Some(spill),
                 // No temporary file: the items stay in memory.
                 Err(_) => {
                     self.held.push(item);
@@ -101,7 +81,12 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
             }
         }
         if let Some(spill) = &mut self.spill {
-            if let Err(e) = spill.push(&item) {
+            let mut encoded = Ok(());
+            let pushed = spill.push(|out| {
+                encoded = serde_json::to_writer(&mut *out, &item);
+                out.push(b'\n');
+            });
+            if let Err(e) = encoded.map_err(io::Error::from).and(pushed) {
                 self.lost.get_or_insert(e.to_string());
             }
         }
@@ -122,12 +107,15 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
         }
         if let Some(spill) = &self.spill {
             let mut failed = None;
-            let read = spill.try_for_each(|item: T| match each(&item) {
-                Ok(()) => Ok(()),
-                Err(e) => {
+            let mut line = Vec::new();
+            let read = spill.try_for_each(|record| {
+                line.clear();
+                record.read_until(b'\n', &mut line)?;
+                let item: T = serde_json::from_slice(&line).map_err(io::Error::from)?;
+                each(&item).map_err(|e| {
                     failed = Some(e);
-                    Err(io::Error::other("stopped"))
-                }
+                    io::Error::other("stopped")
+                })
             });
             match (failed, read) {
                 (Some(e), _) => return Err(e),
@@ -163,64 +151,6 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
     }
 }
 
-impl Spill {
-    /// Encodes `item` (one JSON document and a newline) and writes the pending bytes
-    /// when there are enough.
-    fn push<T: Serialize>(&mut self, item: &T) -> io::Result<()> {
-        serde_json::to_writer(&mut self.pending, item).map_err(io::Error::from)?;
-        self.pending.push(b'\n');
-        self.count += 1;
-        if self.pending.len() >= PENDING {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    /// Appends the pending bytes to the file.
-    fn flush(&mut self) -> io::Result<()> {
-        {
-            let mut file = self.file()?;
-            file.seek(SeekFrom::Start(self.written))?;
-            file.write_all(&self.pending)?;
-        }
-        self.written += self.pending.len() as u64;
-        self.pending.clear();
-        self.in_file = self.count;
-        Ok(())
-    }
-
-    /// The file, locked for a read or a write.
-    fn file(&self) -> io::Result<std::sync::MutexGuard<'_, File>> {
-        self.file
-            .lock()
-            .map_err(|_| io::Error::other("temporary file lock poisoned"))
-    }
-
-    /// Decodes every item, from the file and then the pending bytes.
-    fn try_for_each<T: DeserializeOwned>(
-        &self,
-        mut each: impl FnMut(T) -> io::Result<()>,
-    ) -> io::Result<()> {
-        let mut file = self.file()?;
-        file.seek(SeekFrom::Start(0))?;
-        let mut reader = BufReader::with_capacity(64 * 1024, (&mut *file).take(self.written));
-        let mut line = Vec::new();
-        for _ in 0..self.in_file {
-            line.clear();
-            reader.read_until(b'\n', &mut line)?;
-            each(serde_json::from_slice(&line).map_err(io::Error::from)?)?;
-        }
-        for line in self
-            .pending
-            .split(|&b| b == b'\n')
-            .take(self.count - self.in_file)
-        {
-            each(serde_json::from_slice(line).map_err(io::Error::from)?)?;
-        }
-        Ok(())
-    }
-}
-
 impl<T: Serialize + DeserializeOwned + Clone> Clone for Spooled<T> {
     /// A copy, its items past the first [`HELD`] in a temporary file of its own.
     fn clone(&self) -> Self {
@@ -253,7 +183,7 @@ impl<T: Serialize + DeserializeOwned + Clone + Eq> Eq for Spooled<T> {}
 
 impl<T: fmt::Debug> fmt::Debug for Spooled<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let more = self.spill.as_ref().map_or(0, |s| s.count);
+        let more = self.spill.as_ref().map_or(0, Spill::len);
         let mut list = f.debug_list();
         list.entries(&self.held);
         if more > 0 {

@@ -9,18 +9,13 @@
 //! and is written a finding at a time.
 
 use std::fmt;
-use std::fs::File;
-use std::io::{self, BufReader, Read, Seek, SeekFrom, Write};
-use std::sync::Mutex;
+use std::io::{self, Read};
 
 use super::Finding;
 use crate::error::Severity;
 
 /// How many findings are kept in memory before the rest go to a temporary file.
 pub const HELD: usize = 1024;
-
-/// Bytes of encoded findings gathered before they are written to the file.
-const PENDING: usize = 256 * 1024;
 
 /// The findings of one input, in order, with their counts by severity.
 ///
@@ -39,15 +34,9 @@ pub struct Findings {
     lost: Option<String>,
 }
 
-/// The findings past the first [`HELD`]: encoded into `pending`, then appended to
-/// `file`, which holds `written` bytes of them.
+/// The findings past the first [`HELD`], as records of a temporary file.
 struct Spill {
-    file: Mutex<File>,
-    written: u64,
-    pending: Vec<u8>,
-    /// Findings encoded, and how many of them are in the file.
-    count: usize,
-    in_file: usize,
+    records: crate::spool::Records,
     /// The codes seen, each written as its index here (codes are `'static`).
     codes: Vec<&'static str>,
 }
@@ -60,7 +49,7 @@ impl Findings {
 
     /// How many findings there are.
     pub fn len(&self) -> usize {
-        self.held.len() + self.spill.as_ref().map_or(0, |s| s.count)
+        self.held.len() + self.spill.as_ref().map_or(0, |s| s.records.len())
     }
 
     /// Whether there are none.
@@ -99,14 +88,10 @@ impl Findings {
             return;
         }
         if self.spill.is_none() {
-            match tempfile::tempfile() {
-                Ok(file) => {
+            match crate::spool::Records::new() {
+                Ok(records) => {
                     self.spill = Some(Box::new(Spill {
-                        file: Mutex::new(file),
-                        written: 0,
-                        pending: Vec::new(),
-                        count: 0,
-                        in_file: 0,
+                        records,
                         codes: Vec::new(),
                     }));
                 }
@@ -244,8 +229,7 @@ impl Findings {
 }
 
 impl Spill {
-    /// Encodes `finding` and writes the pending bytes when there are enough; the
-    /// finding back when the file cannot be written.
+    /// Encodes `finding` as a record; the finding back when the file cannot be written.
     fn push(&mut self, finding: Finding) -> Result<(), Box<Finding>> {
         let code = match self.codes.iter().position(|c| *c == finding.code) {
             Some(i) => i,
@@ -254,50 +238,16 @@ impl Spill {
                 self.codes.len() - 1
             }
         };
-        let start = self.pending.len();
-        encode(&mut self.pending, code, &finding);
-        self.count += 1;
-        if self.pending.len() >= PENDING && self.flush().is_err() {
-            self.pending.truncate(start);
-            self.count -= 1;
-            return Err(Box::new(finding));
+        match self.records.push(|out| encode(out, code, &finding)) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(Box::new(finding)),
         }
-        Ok(())
     }
 
-    /// The file, locked for a read or a write.
-    fn file(&self) -> io::Result<std::sync::MutexGuard<'_, File>> {
-        self.file
-            .lock()
-            .map_err(|_| io::Error::other("temporary file lock poisoned"))
-    }
-
-    /// Appends the pending bytes to the file.
-    fn flush(&mut self) -> io::Result<()> {
-        {
-            let mut file = self.file()?;
-            file.seek(SeekFrom::Start(self.written))?;
-            file.write_all(&self.pending)?;
-        }
-        self.written += self.pending.len() as u64;
-        self.pending.clear();
-        self.in_file = self.count;
-        Ok(())
-    }
-
-    /// Decodes every finding, from the file and then the pending bytes.
+    /// Decodes every finding, in order.
     fn try_for_each(&self, mut each: impl FnMut(Finding) -> io::Result<()>) -> io::Result<()> {
-        let mut file = self.file()?;
-        file.seek(SeekFrom::Start(0))?;
-        let mut reader = BufReader::with_capacity(64 * 1024, (&mut *file).take(self.written));
-        for _ in 0..self.in_file {
-            each(decode(&mut reader, &self.codes)?)?;
-        }
-        let mut rest = &self.pending[..];
-        for _ in self.in_file..self.count {
-            each(decode(&mut rest, &self.codes)?)?;
-        }
-        Ok(())
+        self.records
+            .try_for_each(|mut record| each(decode(&mut record, &self.codes)?))
     }
 }
 

@@ -1010,15 +1010,17 @@ struct ProtoScan<'s, 'c> {
     long_at: usize,
 }
 
-/// Shape messages inside a module proto this long or longer are validated a shape at
-/// a time when they are plain tuples ([`scan_proto_validated`]).
+/// Shape and program shape messages inside a module proto this long or longer are read
+/// a shape at a time where they can be: validated ([`scan_proto_validated`],
+/// [`scan_proto_validated_with`]) and walked for a listing ([`walk_proto_for_listing`]).
 pub(crate) const LONG_SHAPE: usize = 1 << 20;
 
 /// Whether a serialized `ProgramShapeProto` of [`LONG_SHAPE`] bytes or more can be read
 /// a part at a time, each parameter and the result as a shape of its own (so that a
 /// long plain tuple among them is read a shape at a time): it decodes with no unknown
 /// field anywhere and gives its result at most once (protobuf merges a result given
-/// twice). Anything else is decoded whole, with the whole decode's errors.
+/// twice). Anything else goes to the long-message check ([`LongShapeCheck`]), or is
+/// decoded whole when that declines it.
 fn program_by_parts(bytes: &[u8], long_at: usize) -> bool {
     if bytes.len() < long_at {
         return false;

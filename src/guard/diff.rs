@@ -931,6 +931,23 @@ fn diff_files_streamed(
         let mut sides = [SideRead::new(old_events)?, SideRead::new(new_events)?];
         let messages = sides.iter().any(|side| side.kind() == Some(Kind::Messages));
         let singles = sides.iter().all(SideRead::single);
+        if sides.iter().any(SideRead::failed) {
+            // A read that failed before its first shape: the other is read to its end
+            // for its own error (the old one's is reported first), holding nothing.
+            let [o, n] = sides.map(SideRead::end);
+            let (o, n) = (o?, n?);
+            let mut file = FileDiff {
+                key: n.name(),
+                old: Some(o.name()),
+                new: Some(n.name()),
+                ..FileDiff::default()
+            };
+            match (o, n) {
+                (Ended::Failed(e), _) | (_, Ended::Failed(e)) => file.error = Some(e),
+                _ => return None,
+            }
+            return Some(file);
+        }
         if !(messages && singles) {
             // A read that ended before its first shape: held whole, as `read_side`
             // holds them, each as it is read.
@@ -1024,16 +1041,27 @@ impl SideRead {
     /// The side whose read hands on `events`, once its first event is received; `None`
     /// when the read stopped without ending.
     fn new(events: std::sync::mpsc::Receiver<held::Event>) -> Option<Self> {
-        let first = events.recv().ok()?;
-        let file = match &first {
-            held::Event::First { file, .. } => file.clone(),
-            _ => String::new(),
+        let (first, file, done) = match events.recv().ok()? {
+            held::Event::First { file, kind, single } => {
+                let name = file.clone();
+                (Some(held::Event::First { file, kind, single }), name, None)
+            }
+            // Ended before its first shape.
+            held::Event::Done(done) => {
+                let file = match &done {
+                    Ok(Some(listing)) => listing.file.clone(),
+                    Err(e) => e.file.clone(),
+                    Ok(None) => String::new(),
+                };
+                (None, file, Some(done))
+            }
+            items => (Some(items), String::new(), None),
         };
         Some(SideRead {
             events,
-            first: Some(first),
+            first,
             file,
-            done: None,
+            done,
             batch: Vec::new().into_iter(),
         })
     }
@@ -1059,7 +1087,8 @@ impl SideRead {
 
     /// Every event, the first included.
     fn events(self) -> impl Iterator<Item = held::Event> {
-        self.first.into_iter().chain(self.events)
+        let done = self.done.map(held::Event::Done);
+        self.first.into_iter().chain(done).chain(self.events)
     }
 
     /// The next entry; `None` once the read has ended (or failed).

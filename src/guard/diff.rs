@@ -934,19 +934,7 @@ fn diff_files_streamed(
         if sides.iter().any(SideRead::failed) {
             // A read that failed before its first shape: the other is read to its end
             // for its own error (the old one's is reported first), holding nothing.
-            let [o, n] = sides.map(SideRead::end);
-            let (o, n) = (o?, n?);
-            let mut file = FileDiff {
-                key: n.name(),
-                old: Some(o.name()),
-                new: Some(n.name()),
-                ..FileDiff::default()
-            };
-            match (o, n) {
-                (Ended::Failed(e), _) | (_, Ended::Failed(e)) => file.error = Some(e),
-                _ => return None,
-            }
-            return Some(file);
+            return ended(sides, None);
         }
         if !(messages && singles) {
             // A read that ended before its first shape: held whole, as `read_side`
@@ -991,20 +979,28 @@ fn diff_files_streamed(
             step.push(&mut out, o, n);
         }
         step.finish(&mut out);
-        let [o, n] = sides.map(SideRead::end);
-        let (o, n) = (o?, n?);
-        let mut file = FileDiff {
-            key: n.name(),
-            old: Some(o.name()),
-            new: Some(n.name()),
-            ..FileDiff::default()
-        };
-        match (o, n) {
-            (Ended::Failed(e), _) | (_, Ended::Failed(e)) => file.error = Some(e),
-            _ => file.changes = out.result.changes,
-        }
-        Some(file)
+        ended(sides, Some(out.result.changes))
     })
+}
+
+/// The report of two files compared as they were read, with their `changes` (`None`
+/// when a read failed before its first shape): each read to its end, the old one's
+/// error reported first; `None` when a read ended without a listing of its own.
+fn ended(sides: [SideRead; 2], changes: Option<Spooled<Change>>) -> Option<FileDiff> {
+    let [o, n] = sides.map(SideRead::end);
+    let (o, n) = (o?, n?);
+    let mut file = FileDiff {
+        key: n.name(),
+        old: Some(o.name()),
+        new: Some(n.name()),
+        ..FileDiff::default()
+    };
+    match (o, n, changes) {
+        (Ended::Failed(e), _, _) | (_, Ended::Failed(e), _) => file.error = Some(e),
+        (_, _, Some(changes)) => file.changes = changes,
+        (_, _, None) => return None,
+    }
+    Some(file)
 }
 
 /// One side of [`diff_files_streamed`]: the events of its read, the first (its

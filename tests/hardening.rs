@@ -2413,6 +2413,24 @@ fn module_proto_validated(
     (whole, report, dir, input)
 }
 
+/// Asserts that the findings of `report` (from [`module_proto_validated`], which checks
+/// that there are as many) are the whole scan's, `whole`: the same codes, paths and
+/// messages in order, each with `context`, a key of a finding and its value (the
+/// instruction or the computation it belongs to).
+fn assert_whole_findings(
+    report: &serde_json::Value,
+    whole: &[xla_shape::report::Finding],
+    (key, value): (&str, &str),
+) {
+    let found = report["files"][0]["findings"].as_array().unwrap();
+    for (got, want) in found.iter().zip(whole) {
+        assert_eq!(got["path"], want.path.as_str());
+        assert_eq!(got["code"], want.code);
+        assert_eq!(got["message"], want.message.as_str());
+        assert_eq!(got[key], value);
+    }
+}
+
 /// A module proto whose one instruction has `shape` (`computations[0].instructions[0]`).
 fn module_proto_with_shape(shape: &xla_shape::proto::ShapeProto) -> Vec<u8> {
     let mut instruction = field(1, b"t");
@@ -2458,13 +2476,8 @@ fn long_tuple_in_a_module_proto_is_read_a_shape_at_a_time() {
     assert!(bytes.len() > 8_000_000, "{}", bytes.len());
     let (whole, report, _dir, input) = module_proto_validated(&bytes);
     assert_eq!(whole.len(), 3, "{whole:?}");
+    assert_whole_findings(&report, &whole, ("instruction", "t"));
     let found = report["files"][0]["findings"].as_array().unwrap();
-    for (got, want) in found.iter().zip(&whole) {
-        assert_eq!(got["path"], want.path.as_str());
-        assert_eq!(got["code"], want.code);
-        assert_eq!(got["message"], want.message.as_str());
-        assert_eq!(got["instruction"], "t");
-    }
     let shapes: Vec<&str> = found.iter().map(|f| f["shape"].as_str().unwrap()).collect();
     assert_eq!(shapes, ["f32[8,128]{0,0}", "f32[3]{1}", "f32[-3]{0}"]);
     // Listed and compared a shape at a time too (a 22 MB tuple shape: 907 MB before).
@@ -2660,11 +2673,7 @@ fn long_program_shape_in_a_module_proto_is_read_a_part_at_a_time() {
     let (whole, report, _dir, input) = module_proto_validated(&bytes);
     assert_eq!(whole.len(), 2, "{whole:?}");
     assert!(whole[1].path.contains("program_shape.result"), "{whole:?}");
-    let found = report["files"][0]["findings"].as_array().unwrap();
-    for (got, want) in found.iter().zip(&whole) {
-        assert_eq!(got["path"], want.path.as_str());
-        assert_eq!(got["message"], want.message.as_str());
-    }
+    assert_whole_findings(&report, &whole, ("computation", "main"));
     assert_eq!(report["files"][0]["shapes"], 3);
     let run = limited(&format!("shapes {}", input.display()));
     assert_eq!(
@@ -2954,13 +2963,7 @@ fn module_proto_program_shape_read_a_part_at_a_time(
         expected[6].path.contains("program_shape.result"),
         "{expected:?}"
     );
-    let found = report["files"][0]["findings"].as_array().unwrap();
-    for (got, want) in found.iter().zip(&expected) {
-        assert_eq!(got["path"], want.path.as_str());
-        assert_eq!(got["code"], want.code);
-        assert_eq!(got["message"], want.message.as_str());
-        assert_eq!(got["computation"], "main");
-    }
+    assert_whole_findings(&report, &expected, ("computation", "main"));
     assert_eq!(report["files"][0]["shapes"], 300_002);
     let listed = limited_exit(200_000, &format!("shapes {}", input.display()), 0);
     let listed = String::from_utf8(listed).unwrap();
@@ -3574,29 +3577,23 @@ fn a_result_given_twice_is_read_a_shape_at_a_time() {
 /// (codes, paths, messages, in order).
 #[test]
 fn long_tuple_with_fields_of_its_own_in_a_module_proto_is_read_a_shape_at_a_time() {
-    use xla_shape::codec::wire::{put_tag, put_varint, WireType};
-    let put = |out: &mut Vec<u8>, number: u32, body: &[u8]| {
-        put_tag(out, number, WireType::LengthDelimited);
-        put_varint(out, body.len() as u64);
-        out.extend_from_slice(body);
-    };
     let unknown = [0xa0u8, 0x06, 0x01]; // field 100, varint 1
     let shape = |text: &str| xla_shape::codec::encode(&text::parse_shape(text).unwrap());
     let (good, bad) = (shape("f32[8,128]{1,0}"), shape("f32[8,128]{0,0}"));
     let mut nested = vec![0x10, 0x0d, 0x1a, 0x01, 0x02]; // TUPLE, dimensions [2]
-    put(&mut nested, 4, &bad);
+    nested.extend(field(4, &bad));
     let mut tuple = vec![0x10, 0x0d]; // TUPLE
     for i in 0..400_000 {
         match i {
-            3 => put(&mut tuple, 4, &nested),
-            7 | 399_999 => put(&mut tuple, 4, &bad),
+            3 => tuple.extend(field(4, &nested)),
+            7 | 399_999 => tuple.extend(field(4, &bad)),
             _ if i % 100_000 == 50 => {
-                put(&mut tuple, 4, &[good.clone(), unknown.to_vec()].concat())
+                tuple.extend(field(4, &[good.clone(), unknown.to_vec()].concat()))
             }
-            _ => put(&mut tuple, 4, &good),
+            _ => tuple.extend(field(4, &good)),
         }
     }
-    put(&mut tuple, 5, &[]); // a layout of its own
+    tuple.extend(field(5, &[])); // a layout of its own
     tuple.extend(unknown);
     let mut instruction = field(1, b"t");
     instruction.extend(field(2, b"parameter"));
@@ -3608,13 +3605,7 @@ fn long_tuple_with_fields_of_its_own_in_a_module_proto_is_read_a_shape_at_a_time
     assert!(bytes.len() > 6_000_000, "{}", bytes.len());
     let (whole, report, _dir, input) = module_proto_validated(&bytes);
     assert!(whole.len() >= 8, "{whole:?}");
-    let found = report["files"][0]["findings"].as_array().unwrap();
-    for (got, want) in found.iter().zip(&whole) {
-        assert_eq!(got["path"], want.path.as_str());
-        assert_eq!(got["code"], want.code);
-        assert_eq!(got["message"], want.message.as_str());
-        assert_eq!(got["instruction"], "t");
-    }
+    assert_whole_findings(&report, &whole, ("instruction", "t"));
     let run = limited(&format!("shapes {}", input.display()));
     let said = String::from_utf8_lossy(&run.stderr);
     assert_eq!(run.status.code(), Some(0), "{said}");

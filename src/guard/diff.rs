@@ -920,9 +920,12 @@ fn diff_files_streamed(
     // Two modules are held whole all the same: they are left to `read_side`, which
     // reads them on rayon's threads (handed from thread to thread here, a module of a
     // million instructions took half as long again).
-    let one_file = |path: &FsPath| path.is_file() && listing::lists_as_one(path, read);
-    let lines = |path: &FsPath| listing::streams_shape_lines(path, read);
-    if !(one_file(old) && one_file(new) && (lines(old) || lines(new))) {
+    let head = |path: &FsPath| match path.is_file() {
+        true => listing::head_of(path, read),
+        false => (false, false),
+    };
+    let ((old_one, old_lines), (new_one, new_lines)) = (head(old), head(new));
+    if !(old_one && new_one && (old_lines || new_lines)) {
         return None;
     }
     std::thread::scope(|scope| {

@@ -998,32 +998,34 @@ pub(crate) fn stream_path_with(
 /// the read reports).
 pub(crate) fn lists_as_one(path: &FsPath, options: &ReadOptions) -> bool {
     match options.source {
-        Source::Form(_) => return true,
-        Source::Listing => return false,
-        Source::Auto => {}
+        Source::Form(_) => true,
+        Source::Listing => false,
+        Source::Auto => head_of(path, options).0,
     }
-    let Ok(file) = std::fs::File::open(path) else {
-        return false;
-    };
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let Ok(head) = reader.fill_buf() else {
-        return false;
-    };
-    let not_utf8 = std::str::from_utf8(head).is_err_and(|e| e.error_len().is_some());
-    not_utf8 || streamed_form(head, options.source).is_some()
 }
 
-/// Whether [`read_path`] reads `path` as shape lines, a line at a time, told from its
-/// first buffer as the read tells it.
-pub(crate) fn streams_shape_lines(path: &FsPath, options: &ReadOptions) -> bool {
+/// Whether [`read_path`] lists `path` as one listing of its own ([`lists_as_one`]), and
+/// whether it reads it as shape lines, a line at a time: both told from one read of its
+/// first buffer, as the read tells them (`false` on an I/O error, which the read
+/// reports).
+pub(crate) fn head_of(path: &FsPath, options: &ReadOptions) -> (bool, bool) {
     let Ok(file) = std::fs::File::open(path) else {
-        return false;
+        return (matches!(options.source, Source::Form(_)), false);
     };
     let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
     let Ok(head) = reader.fill_buf() else {
-        return false;
+        return (matches!(options.source, Source::Form(_)), false);
     };
-    streamed_form(head, options.source) == Some(Form::Hlo)
+    let form = streamed_form(head, options.source);
+    let one = match options.source {
+        Source::Form(_) => true,
+        Source::Listing => false,
+        Source::Auto => {
+            let not_utf8 = std::str::from_utf8(head).is_err_and(|e| e.error_len().is_some());
+            not_utf8 || form.is_some()
+        }
+    };
+    (one, form == Some(Form::Hlo))
 }
 
 /// [`stream_path`] of a stream that cannot be read twice (standard input): module text

@@ -348,6 +348,21 @@ impl Held {
         self.overflow = false;
     }
 
+    /// Adds an item of its read.
+    fn push_item(&mut self, item: Item) {
+        match item {
+            Item::Entry(entry) => self.push_entry(entry),
+            Item::Instruction(instruction) => self.push_instruction(&instruction),
+        }
+    }
+
+    /// The one listing of a module or messages whose read ended with `single`: `held`,
+    /// the items it handed on held (`None` when it handed on none), checked.
+    fn of_single(held: Option<Held>, single: &Listing) -> Result<Held, ReadError> {
+        held.unwrap_or_else(|| Held::new(&single.file, single.kind))
+            .check()
+    }
+
     /// An error if some index overflowed.
     fn check(self) -> Result<Self, ReadError> {
         if self.overflow {
@@ -386,15 +401,11 @@ pub(crate) fn read_path(
             }
             held
         };
-        match item {
-            Item::Entry(entry) => held.push_entry(entry),
-            Item::Instruction(instruction) => held.push_instruction(&instruction),
-        }
+        held.push_item(item);
     };
     let single = super::listing::stream_path_with(path, name, options, true, &mut sink)?;
     if let Some(single) = single {
-        let held = module.unwrap_or_else(|| Held::new(&single.file, single.kind));
-        return Ok(vec![held.check()?]);
+        return Ok(vec![Held::of_single(module, &single)?]);
     }
     helds.all.into_iter().map(Held::check).collect()
 }
@@ -477,19 +488,11 @@ pub(crate) fn hold_events(events: impl Iterator<Item = Event>) -> Option<Result<
             }
             Event::Items(items) => {
                 let held = held.as_mut()?;
-                for item in items {
-                    match item {
-                        Item::Entry(entry) => held.push_entry(entry),
-                        Item::Instruction(instruction) => held.push_instruction(&instruction),
-                    }
-                }
+                items.into_iter().for_each(|item| held.push_item(item));
             }
             Event::Done(Err(e)) => return Some(Err(e)),
             Event::Done(Ok(None)) => return None,
-            Event::Done(Ok(Some(single))) => {
-                let held = held.unwrap_or_else(|| Held::new(&single.file, single.kind));
-                return Some(held.check());
-            }
+            Event::Done(Ok(Some(single))) => return Some(Held::of_single(held, &single)),
         }
     }
     None

@@ -207,7 +207,7 @@ fn decodes_clean(kind: MessageKind, bytes: &[u8], plausible: bool) -> bool {
                 &mut |_, _| {},
             );
             matches!(streamed, Ok(Some(p)) if !p.shell.has_unknown_fields()
-                && (!plausible || p.shell.message.result.is_some() || p.result_streamed))
+                && (!plausible || p.has_result()))
         }
         MessageKind::Layout => codec::decode_any(kind, bytes)
             .is_ok_and(|d| !d.has_unknown_fields() && (!plausible || self::plausible(&d.message))),
@@ -927,7 +927,7 @@ fn check_binary_program(name: &str, bytes: &[u8], options: &Options) -> Option<F
         Err(_) => return None,
     };
     let streamed = read.streamed;
-    let has_result = streamed.shell.message.result.is_some() || streamed.result_streamed;
+    let has_result = streamed.has_result();
     if options.message.is_none() && !has_result {
         return None;
     }
@@ -1066,7 +1066,7 @@ fn check_module_program(
         Err(e) => return module::LongChecked::Undecodable(e),
     };
     let streamed = read.streamed;
-    let has_result = streamed.shell.message.result.is_some() || streamed.result_streamed;
+    let has_result = streamed.has_result();
     let mut findings = read.findings;
     if let Some(result) = streamed.shell.message.result {
         // A result read whole: checked whole, with its text.

@@ -267,6 +267,13 @@ pub struct StreamedProgram {
     pub result_streamed: bool,
 }
 
+impl StreamedProgram {
+    /// Whether the message has a result: in `shell`, or handed on a shape at a time.
+    pub fn has_result(&self) -> bool {
+        self.shell.message.result.is_some() || self.result_streamed
+    }
+}
+
 /// What [`decode_clean_program_shape_leaves`] hands each shape of a parameter or of the
 /// result to: the part, the shape's path of tuple indices inside the part (`[]` for
 /// the part itself), the byte span of its field in the input, and the shape.

@@ -1476,10 +1476,7 @@ fn binary_kind(bytes: &[u8]) -> Option<MessageKind> {
         &mut |_, _| {},
     );
     match program {
-        Ok(Some(p))
-            if !p.shell.has_unknown_fields()
-                && (p.shell.message.result.is_some() || p.result_streamed) =>
-        {
+        Ok(Some(p)) if !p.shell.has_unknown_fields() && p.has_result() => {
             Some(MessageKind::ProgramShape)
         }
         _ => None,

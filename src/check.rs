@@ -18,6 +18,11 @@
 //!    or program shape (a type word, `(`, `b(`, `{`): [`Form::Hlo`].
 //! 6. Anything else: `unknown_form`, saying which `--from` to give.
 //!
+//! Text is judged by its lines in its first MiB, the same in memory, from a file and
+//! from standard input (read until a MiB or its end, whatever sizes its reads come in):
+//! the last of those lines counts when the input ends with it, and is left out when
+//! more follows, as it may be cut.
+//!
 //! For one binary message without `--message`, the kind is the first of shape,
 //! program shape and layout that decodes with no unknown field (a shape if none does).
 //! With `--message` (or `--from`) given, content that is clearly something else is
@@ -124,8 +129,18 @@ fn looks_like_shape_lines(text: &str) -> bool {
     any
 }
 
-/// Decides the form of an input from its first bytes (see the module docs).
-pub fn detect(head: &[u8]) -> Result<Form, String> {
+/// Decides the form of an input from its first bytes (see the module docs). Text is
+/// judged by its lines in the first MiB, as a stream's first buffer is
+/// (when there is more, by the whole lines there, as [`detect_prefix`] judges them).
+pub fn detect(bytes: &[u8]) -> Result<Form, String> {
+    if bytes.len() > FORM_HEAD && is_text(bytes) {
+        return detect_prefix(&bytes[..FORM_HEAD]);
+    }
+    detect_whole(bytes)
+}
+
+/// [`detect`] of all of `head`.
+fn detect_whole(head: &[u8]) -> Result<Form, String> {
     if head.is_empty() {
         return Err("the input is empty".to_string());
     }
@@ -161,8 +176,56 @@ pub fn detect(head: &[u8]) -> Result<Form, String> {
 /// judged by its whole lines, since the last may be cut.
 pub fn detect_prefix(head: &[u8]) -> Result<Form, String> {
     match head.iter().rposition(|&b| b == b'\n') {
-        Some(end) if end + 1 < head.len() && is_text(head) => detect(&head[..=end]),
-        _ => detect(head),
+        Some(end) if end + 1 < head.len() && is_text(head) => detect_whole(&head[..=end]),
+        _ => detect_whole(head),
+    }
+}
+
+/// How many bytes of text its form is told from: a stream's first buffer.
+const FORM_HEAD: usize = 1 << 20;
+
+/// The first bytes of a stream, read to tell its form as the same bytes in memory
+/// would be told: up to [`FORM_HEAD`] of them, and whether they are the whole stream (then
+/// its last line counts, as [`detect`] counts it; otherwise it may be cut, and
+/// [`detect_prefix`] leaves it out). The stream is read on from its first byte.
+pub(crate) struct Head<R> {
+    reader: std::io::Chain<std::io::Cursor<Vec<u8>>, R>,
+    whole: bool,
+}
+
+impl<R: BufRead> Head<R> {
+    /// Reads the head of `reader`: until [`FORM_HEAD`] bytes or its end, whatever sizes its
+    /// reads come in (a pipe's may be small), then looks whether anything follows.
+    pub(crate) fn read(mut reader: R) -> std::io::Result<Self> {
+        let mut head = Vec::new();
+        (&mut reader)
+            .take(FORM_HEAD as u64)
+            .read_to_end(&mut head)?;
+        let whole = head.len() < FORM_HEAD || reader.fill_buf()?.is_empty();
+        Ok(Head {
+            reader: std::io::Cursor::new(head).chain(reader),
+            whole,
+        })
+    }
+
+    /// The bytes read.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        self.reader.get_ref().0.get_ref()
+    }
+
+    /// The form [`detect`] tells of the bytes read, when they are the whole stream, else
+    /// [`detect_prefix`]'s.
+    pub(crate) fn form(&self) -> Result<Form, String> {
+        if self.whole {
+            detect(self.bytes())
+        } else {
+            detect_prefix(self.bytes())
+        }
+    }
+
+    /// The stream from its first byte.
+    pub(crate) fn into_reader(self) -> std::io::Chain<std::io::Cursor<Vec<u8>>, R> {
+        self.reader
     }
 }
 
@@ -396,21 +459,23 @@ type Relist<'a> = dyn Fn(
 /// into a buffer of that size).
 fn check_reader<R: BufRead>(
     name: &str,
-    (mut reader, size): (R, u64),
+    (reader, size): (R, u64),
     options: &Options,
     relist: &Relist<'_>,
 ) -> FileReport {
-    let head = match reader.fill_buf() {
-        Ok(head) => head.to_vec(),
+    let head = match Head::read(reader) {
+        Ok(head) => head,
         Err(e) => return FileReport::unreadable(name, options.from, "io_error", e.to_string()),
     };
-    let form = options.from.or_else(|| detect_prefix(&head).ok());
-    if form == Some(Form::HloModule) && !head.is_empty() && is_text(&head) {
+    let form = options.from.or_else(|| head.form().ok());
+    let (empty, text) = (head.bytes().is_empty(), is_text(head.bytes()));
+    let mut reader = head.into_reader();
+    if form == Some(Form::HloModule) && !empty && text {
         let report = scan_text_report(name, reader);
         let report = with_policy(report, Form::HloModule, options, relist);
         return finish(report, options);
     }
-    if form == Some(Form::Hlo) && !head.is_empty() {
+    if form == Some(Form::Hlo) && !empty {
         let report = check_hlo_lines(name, reader, options);
         let report = with_policy(report, Form::Hlo, options, relist);
         return finish(report, options);

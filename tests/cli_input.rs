@@ -226,3 +226,33 @@ fn which(program: &str) -> Result<std::path::PathBuf, ()> {
         .find(|p| p.is_file())
         .ok_or(())
 }
+
+/// An input's form is told from the same bytes whether it comes from a file, from
+/// standard input or with a final newline: the last line counts when the input ends
+/// there (`{` alone on the first line reads as JSON only with its last line, `}`).
+#[test]
+fn an_input_is_told_the_same_from_a_file_or_stdin_with_or_without_a_final_newline() {
+    let dir = tmp();
+    for args in [
+        &["validate"][..],
+        &["shapes"],
+        &["validate", "--format", "json"],
+    ] {
+        let mut seen = Vec::new();
+        for text in ["{\n\n}", "{\n\n}\n"] {
+            let file = dir.path().join("input");
+            std::fs::write(&file, text).unwrap();
+            let from_file = run(&[args, &[path_str(&file)]].concat(), b"");
+            let from_stdin = run(&[args, &["-"]].concat(), text.as_bytes());
+            let told = |out: &std::process::Output| {
+                let text = stdout(out).replace(path_str(&file), "<stdin>");
+                (out.status.code(), text)
+            };
+            seen.push(told(&from_file));
+            seen.push(told(&from_stdin));
+        }
+        assert!(seen.iter().all(|s| *s == seen[0]), "{args:?}: {seen:#?}");
+        // Read as the JSON shape it is: an element type 0 (no layout, no dimensions).
+        assert!(seen[0].1.contains("element type"), "{args:?}: {seen:#?}");
+    }
+}

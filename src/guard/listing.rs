@@ -1012,16 +1012,17 @@ pub(crate) fn head_of(path: &FsPath, options: &ReadOptions) -> (bool, bool) {
     let Ok(file) = std::fs::File::open(path) else {
         return (matches!(options.source, Source::Form(_)), false);
     };
-    let mut reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let Ok(head) = reader.fill_buf() else {
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let Ok(head) = check::Head::read(reader) else {
         return (matches!(options.source, Source::Form(_)), false);
     };
-    let form = streamed_form(head, options.source);
+    let form = streamed_form(&head, options.source);
     let one = match options.source {
         Source::Form(_) => true,
         Source::Listing => false,
         Source::Auto => {
-            let not_utf8 = std::str::from_utf8(head).is_err_and(|e| e.error_len().is_some());
+            let bytes = head.bytes();
+            let not_utf8 = std::str::from_utf8(bytes).is_err_and(|e| e.error_len().is_some());
             not_utf8 || form.is_some()
         }
     };
@@ -1043,14 +1044,15 @@ pub fn stream_reader(
 /// buffer `head`: module text ([`Form::HloModule`]) or shape lines ([`Form::Hlo`]), when
 /// `head` is text as far as it goes (it may end inside a character); `None` for an input
 /// read whole.
-fn streamed_form(head: &[u8], source: Source) -> Option<Form> {
-    let text = !head.contains(&0)
-        && std::str::from_utf8(head).map_or_else(|e| e.error_len().is_none(), |_| true);
+fn streamed_form<R: BufRead>(head: &check::Head<R>, source: Source) -> Option<Form> {
     let form = match source {
         Source::Form(form) => Some(form),
-        Source::Auto => check::detect_prefix(head).ok(),
+        Source::Auto => head.form().ok(),
         Source::Listing => None,
     };
+    let head = head.bytes();
+    let text = !head.contains(&0)
+        && std::str::from_utf8(head).map_or_else(|e| e.error_len().is_none(), |_| true);
     match form {
         Some(Form::HloModule) if text => Some(Form::HloModule),
         Some(Form::Hlo) if text && !head.is_empty() => Some(Form::Hlo),
@@ -1060,16 +1062,16 @@ fn streamed_form(head: &[u8], source: Source) -> Option<Form> {
 
 /// [`stream_path_with`] of what `reader` gives (`size` bytes, when known).
 fn stream_reader_with(
-    (mut reader, size): (impl BufRead, u64),
+    (reader, size): (impl BufRead, u64),
     name: &str,
     options: &ReadOptions,
     collecting: bool,
     sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<Option<Listing>, ReadError> {
-    let head = reader
-        .fill_buf()
-        .map_err(|e| error(name, "io_error", e.to_string()))?;
-    match streamed_form(head, options.source) {
+    let head = check::Head::read(reader).map_err(|e| error(name, "io_error", e.to_string()))?;
+    let form = streamed_form(&head, options.source);
+    let mut reader = head.into_reader();
+    match form {
         Some(Form::HloModule) => {
             let listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
             module_text_scan(&listing, reader, options.style, collecting, sink)?;

@@ -675,6 +675,7 @@ pub fn guard_diff(data: &[u8]) {
             same.matches.held().first()
         );
     }
+    diff_files_agree(bytes);
     let (Some(old), Some(new)) = (old, new) else {
         return;
     };
@@ -693,7 +694,6 @@ pub fn guard_diff(data: &[u8]) {
             assert!(new_names.contains(&m.new), "{m:?}");
         }
     }
-    diff_files_agree(bytes);
 }
 
 /// Two files compared by path (shape lines compared as they are read, anything else
@@ -710,6 +710,8 @@ fn diff_files_agree((old_bytes, new_bytes): (&[u8], &[u8])) {
     let (old_path, new_path) = (dir.join("old"), dir.join("new"));
     std::fs::write(&old_path, old_bytes).unwrap();
     std::fs::write(&new_path, new_bytes).unwrap();
+    reads_agree(&old_path, old_bytes);
+    reads_agree(&new_path, new_bytes);
     let (options, read) = (DiffOptions::default(), ReadOptions::default());
     let walk = xla_shape::check::Walk::new(&[], &[]).unwrap();
     let report = diff_paths(&old_path, &new_path, &read, &walk, &options);
@@ -732,6 +734,32 @@ fn diff_files_agree((old_bytes, new_bytes): (&[u8], &[u8])) {
         file.matches.to_vec().unwrap(),
         whole.matches.to_vec().unwrap()
     );
+}
+
+/// The same bytes are listed and checked alike in memory, from a file and from a
+/// stream that gives a few bytes a read (a pipe): each tells their form from the same
+/// first bytes, a stream's last line counting when the stream ends there.
+fn reads_agree(path: &std::path::Path, bytes: &[u8]) {
+    use xla_shape::check::{check_bytes, check_path, check_stream, Options as CheckOptions};
+    use xla_shape::guard::listing::{read_bytes, read_path, ReadOptions};
+    /// Gives at most 3 bytes a read.
+    struct Trickle<'a>(&'a [u8]);
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(3).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+    let name = "input";
+    let read = ReadOptions::default();
+    let in_memory = format!("{:?}", read_bytes(name, bytes, &read));
+    assert_eq!(in_memory, format!("{:?}", read_path(path, name, &read)));
+    let options = CheckOptions::default();
+    let in_memory = check_bytes(name, bytes, &options);
+    assert_eq!(in_memory, check_path(path, name, &options));
+    assert_eq!(in_memory, check_stream(name, Trickle(bytes), &options));
 }
 
 /// The module proto scanner reads any bytes without panicking; the check that reads

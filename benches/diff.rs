@@ -7,6 +7,12 @@
 //! matching runs too; the proto is compared with itself. Throughput counts both inputs'
 //! bytes.
 //!
+//! Then `uneven/N`: a computation of N instructions of one stem against N + 1 renamed
+//! ones, whose operands are another parameter, so that every old instruction looks for
+//! a match by operands and finds none (before session 22 each looked at every new one:
+//! time grew with N², 20 s for N = 20,000). N = 2,000, 8,000 and 32,000: the time
+//! should grow four times a step, not sixteen.
+//!
 //! `cargo bench --bench diff -- --warm-up-time 1 --measurement-time 3`
 
 use std::hint::black_box;
@@ -103,6 +109,33 @@ fn bench(c: &mut Criterion) {
             b.iter(|| {
                 let o = read_bytes("old", black_box(&old), &read).unwrap();
                 let n = read_bytes("new", black_box(&new), &read).unwrap();
+                black_box(diff_listings(&o[0], &n[0], &Options::default()))
+            })
+        });
+    }
+    for n in [2_000, 8_000, 32_000] {
+        let module = |names: std::ops::Range<usize>, operand: &str| {
+            let mut text = String::from("HloModule m\n\nENTRY main {\n");
+            text += "  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n";
+            for i in names {
+                text += &format!("  add.{i} = f32[] add({operand}, {operand})\n");
+            }
+            text + "  ROOT r = f32[] add(p, q)\n}\n"
+        };
+        let old = module(0..n, "p");
+        let new = module(10 * n..11 * n + 1, "q");
+        let name = format!("uneven/{n}");
+        let read = |name, text: &str| read_bytes(name, text.as_bytes(), &read).unwrap();
+        let check = diff_listings(
+            &read("old", &old)[0],
+            &read("new", &new)[0],
+            &Options::default(),
+        );
+        assert_eq!(check.changes.len(), 2 * n + 1, "{name}");
+        group.throughput(Throughput::Bytes((old.len() + new.len()) as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let (o, n) = (read("old", black_box(&old)), read("new", black_box(&new)));
                 black_box(diff_listings(&o[0], &n[0], &Options::default()))
             })
         });

@@ -1613,10 +1613,42 @@ impl<'a> Items<'a> {
     fn by_name(&self, name: u32) -> Option<usize> {
         self.by_name?.get(&name).map(|&i| i as usize)
     }
+
+    /// Its name, by index into the side's strings ([`NONE`] for a computation).
+    fn name_id(&self, i: usize) -> u32 {
+        match &self.names {
+            Names::Computations(_) => NONE,
+            Names::Instructions { computation, .. } => computation.instructions[i].name,
+        }
+    }
 }
 
 /// Matches old and new items (see the module docs): pairs (old index, new index, how).
-fn match_items(old: &Items<'_>, new: &Items<'_>, by_operands: bool) -> Vec<(usize, usize, How)> {
+fn match_items<'a>(
+    old: &Items<'a>,
+    new: &Items<'a>,
+    by_operands: bool,
+) -> Vec<(usize, usize, How)> {
+    match_items_looking(old, new, by_operands, Look::Indexed)
+}
+
+/// How an old item looks for its candidate when matching by operands.
+#[derive(Clone, Copy)]
+enum Look {
+    /// In the candidates that could fit it ([`Candidates`]).
+    Indexed,
+    /// At every candidate of its group in turn: what the index must agree with.
+    #[cfg(test)]
+    Scan,
+}
+
+/// [`match_items`], looking for candidates as `look` says.
+fn match_items_looking<'a>(
+    old: &Items<'a>,
+    new: &Items<'a>,
+    by_operands: bool,
+    look: Look,
+) -> Vec<(usize, usize, How)> {
     // Each side's indices by group, in input order within a group.
     let grouped = |items: &Items<'_>| {
         let mut order: Vec<usize> = (0..items.len()).collect();
@@ -1695,24 +1727,44 @@ fn match_items(old: &Items<'_>, new: &Items<'_>, by_operands: bool) -> Vec<(usiz
             .filter(|&(i, _)| old_matched[i].is_none())
             .collect();
         left.sort_unstable();
+        let mut indexed: Vec<Option<Candidates>> = Vec::new();
+        indexed.resize_with(uneven.len(), || None);
         for (i, g) in left {
-            let candidates = uneven[g].1;
+            let candidates = indexed[g].get_or_insert_with(|| Candidates::new(new, uneven[g].1));
             let operands = old.operands(i);
-            let found = candidates.iter().copied().find(|&j| {
-                !new_matched[j]
-                    && operands.len() == new.operands(j).len()
-                    && operands.iter().zip(new.operands(j)).all(|(&a, &b)| {
-                        let a_match = old.by_name(a).and_then(|k| old_matched[k]);
-                        let b_index = new.by_name(b);
-                        let (a, b) = (old.held.strings.get(a), new.held.strings.get(b));
-                        match (a_match, b_index) {
-                            (Some(k), Some(b)) => k == b,
-                            (Some(_), None) => false,
-                            (None, Some(b)) => !new_matched[b] && stem(a) == stem(new.name(b)),
-                            (None, None) => stem(a) == stem(b),
-                        }
-                    })
+            let stems: Vec<&'a str> = operands
+                .iter()
+                .map(|&a| stem(old.held.strings.get(a)))
+                .collect();
+            // An operand matched to `k` needs `k`'s name at its place: the first one
+            // picks the list to look in.
+            let exact = operands.iter().enumerate().find_map(|(at, &a)| {
+                let k = old.by_name(a).and_then(|k| old_matched[k])?;
+                Some((at, new.name_id(k)))
             });
+            let fits = |j: usize| {
+                operands.iter().zip(new.operands(j)).all(|(&a, &b)| {
+                    let a_match = old.by_name(a).and_then(|k| old_matched[k]);
+                    let b_index = new.by_name(b);
+                    let (a, b) = (old.held.strings.get(a), new.held.strings.get(b));
+                    match (a_match, b_index) {
+                        (Some(k), Some(b)) => k == b,
+                        (Some(_), None) => false,
+                        (None, Some(b)) => !new_matched[b] && stem(a) == stem(new.name(b)),
+                        (None, None) => stem(a) == stem(b),
+                    }
+                })
+            };
+            let found = match look {
+                Look::Indexed => candidates.first(new, &stems, exact, &new_matched, fits),
+                #[cfg(test)]
+                Look::Scan => {
+                    let group = uneven[g].1.iter().copied();
+                    group
+                        .filter(|&j| !new_matched[j] && operands.len() == new.operands(j).len())
+                        .find(|&j| fits(j))
+                }
+            };
             if let Some(j) = found {
                 old_matched[i] = Some(j);
                 new_matched[j] = true;
@@ -1722,6 +1774,143 @@ fn match_items(old: &Items<'_>, new: &Items<'_>, by_operands: bool) -> Vec<(usiz
     }
     pairs.sort_unstable();
     pairs
+}
+
+/// The new side's candidates of one group whose sizes differ, indexed for matching by
+/// operands, so that each old item looks only at those that could fit it (in input
+/// order, as it would look at all of them). A pair's operands have the same stems,
+/// place by place (a matched operand's pair is in its group, so it has its stem), and
+/// an old operand matched to `k` has `k`'s name at its place: the candidates are
+/// ordered by their operands' stems, and their operands by the stems, the place and
+/// the name, each then in input order, and an old item looks in the range of its
+/// stems (and of its first matched operand's place and name). Each list skips the
+/// candidates matched since it was last looked at.
+struct Candidates {
+    /// Candidates, by their operands' stems.
+    all: Unmatched<u32>,
+    /// (candidate, place) of each operand of each candidate, by the candidate's
+    /// operands' stems, the place and the operand's name.
+    exact: Unmatched<(u32, u32)>,
+}
+
+/// Candidates in an order that skips those matched: each points on past the ones found
+/// matched after it (matched items stay matched), so a list is walked past each
+/// matched candidate at most once over all look-ups, not once each.
+struct Unmatched<T> {
+    items: Vec<T>,
+    /// For a candidate found matched, a later place to go on from; its own place else.
+    next: Vec<u32>,
+}
+
+impl<T: Copy> Unmatched<T> {
+    fn new(items: Vec<T>) -> Self {
+        let next = (0..items.len() as u32).collect();
+        Unmatched { items, next }
+    }
+
+    /// The place of the first candidate not matched in `from..end` (`end` for none);
+    /// `of` gives an item's candidate.
+    fn find(&mut self, from: usize, end: usize, matched: &[bool], of: fn(T) -> usize) -> usize {
+        let mut at = from;
+        while at < end && (self.next[at] as usize != at || matched[of(self.items[at])]) {
+            if self.next[at] as usize == at {
+                self.next[at] += 1;
+            }
+            at = self.next[at] as usize;
+        }
+        let mut x = from;
+        while x < at.min(end) {
+            let on = self.next[x] as usize;
+            self.next[x] = at as u32;
+            x = on;
+        }
+        at.min(end)
+    }
+
+    /// The first candidate in `range` not matched that `fits`.
+    fn first(
+        &mut self,
+        range: std::ops::Range<usize>,
+        matched: &[bool],
+        of: fn(T) -> usize,
+        fits: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let mut at = self.find(range.start, range.end, matched, of);
+        while at < range.end {
+            let j = of(self.items[at]);
+            if fits(j) {
+                return Some(j);
+            }
+            at = self.find(at + 1, range.end, matched, of);
+        }
+        None
+    }
+}
+
+impl Candidates {
+    fn new(new: &Items<'_>, group: &[usize]) -> Self {
+        let stems = |j: usize| {
+            new.operands(j)
+                .iter()
+                .map(|&b| stem(new.held.strings.get(b)))
+        };
+        // Sorted stably: input order within the same key.
+        let mut all: Vec<u32> = group.iter().map(|&j| j as u32).collect();
+        all.sort_by(|&x, &y| stems(x as usize).cmp(stems(y as usize)));
+        let mut exact: Vec<(u32, u32)> = all
+            .iter()
+            .flat_map(|&j| (0..new.operands(j as usize).len() as u32).map(move |at| (j, at)))
+            .collect();
+        let name = |(j, at): (u32, u32)| new.operands(j as usize)[at as usize];
+        exact.sort_by(|&x, &y| {
+            let (sx, sy) = (stems(x.0 as usize), stems(y.0 as usize));
+            sx.cmp(sy).then(x.1.cmp(&y.1)).then(name(x).cmp(&name(y)))
+        });
+        Candidates {
+            all: Unmatched::new(all),
+            exact: Unmatched::new(exact),
+        }
+    }
+
+    /// The first candidate not matched that `fits` an old item whose operands have
+    /// `stems`, and whose operand at a place needs the name given (`exact`).
+    fn first(
+        &mut self,
+        new: &Items<'_>,
+        stems: &[&str],
+        exact: Option<(usize, u32)>,
+        matched: &[bool],
+        fits: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        use std::cmp::Ordering;
+        let by_stems = |j: u32| -> Ordering {
+            let operands = new.operands(j as usize).iter();
+            operands
+                .map(|&b| stem(new.held.strings.get(b)))
+                .cmp(stems.iter().copied())
+        };
+        match exact {
+            None => {
+                let items = &self.all.items;
+                let start = items.partition_point(|&j| by_stems(j) == Ordering::Less);
+                let end = items.partition_point(|&j| by_stems(j) != Ordering::Greater);
+                self.all.first(start..end, matched, |j| j as usize, fits)
+            }
+            Some((place, name)) => {
+                let key = |(j, at): (u32, u32)| {
+                    let operand = new.operands(j as usize)[at as usize];
+                    by_stems(j)
+                        .then((at as usize).cmp(&place))
+                        .then(operand.cmp(&name))
+                };
+                let items = &self.exact.items;
+                let start = items.partition_point(|&x| key(x) == Ordering::Less);
+                let end = items.partition_point(|&x| key(x) != Ordering::Greater);
+                self.exact
+                    .first(start..end, matched, |x| x.0 as usize, fits)
+            }
+        }
+    }
 }
 
 struct Differ<'o> {
@@ -2447,6 +2636,80 @@ fn compare_layouts(old: &LayoutProto, new: &LayoutProto, push: &mut dyn FnMut(Ch
 #[cfg(test)]
 mod tests {
     use super::Finder;
+
+    /// Matching by operands through the index of candidates makes the pairs that
+    /// looking at every candidate in turn makes: random modules whose instructions share
+    /// a few stems and opcodes, in groups of uneven sizes, with operands defined before,
+    /// undefined, and of every stem, each compared with another.
+    #[test]
+    fn operand_matching_through_the_index_is_matching_by_looking_at_every_candidate() {
+        use super::{match_items_looking, Items, Look, Module, Names};
+        use crate::guard::held::Held;
+        use crate::guard::listing::{read_bytes, ReadOptions};
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let module = |next: &mut dyn FnMut(usize) -> usize| {
+            let count = 1 + next(60);
+            let pool = count + [3, 20, 100][next(3)];
+            let mut defined = vec!["p".to_string(), "q".to_string()];
+            let mut text = String::from("HloModule m\n\nENTRY main {\n");
+            text += "  p = f32[] parameter(0)\n  q = f32[] parameter(1)\n";
+            while defined.len() < count + 2 {
+                let name = format!("{}.{}", ["a", "b", "c"][next(3)], next(pool));
+                if defined.contains(&name) {
+                    continue;
+                }
+                let operands: Vec<String> = (0..1 + next(3))
+                    .map(|_| match next(5) {
+                        0 => format!("{}.{}", ["a", "b", "z"][next(3)], next(pool)),
+                        _ => defined[next(defined.len())].clone(),
+                    })
+                    .collect();
+                let opcode = ["add", "multiply"][next(2)];
+                text += &format!("  {name} = f32[] {opcode}({})\n", operands.join(", "));
+                defined.push(name);
+            }
+            text + "  ROOT r = f32[] add(p, q)\n}\n"
+        };
+        let mut operand_pairs = 0;
+        for _ in 0..600 {
+            let (old, new) = (module(&mut next), module(&mut next));
+            let read = |text: &str| {
+                let listing = read_bytes("m", text.as_bytes(), &ReadOptions::default()).unwrap();
+                Held::of(&listing[0])
+            };
+            let (old, new) = (read(&old), read(&new));
+            let (om, nm) = (Module::new(&old), Module::new(&new));
+            fn items<'a>(m: &'a Module<'a>) -> Items<'a> {
+                let computation = m.computations.iter().find(|c| c.entry).unwrap();
+                Items {
+                    names: Names::Instructions {
+                        module: m,
+                        computation,
+                        opcodes: true,
+                    },
+                    held: m.held,
+                    by_name: Some(&computation.by_name),
+                }
+            }
+            let (o, n) = (items(&om), items(&nm));
+            let indexed = match_items_looking(&o, &n, true, Look::Indexed);
+            assert_eq!(indexed, match_items_looking(&o, &n, true, Look::Scan));
+            operand_pairs += indexed
+                .iter()
+                .filter(|p| p.2 == super::How::Operands)
+                .count();
+        }
+        assert!(
+            operand_pairs > 300,
+            "{operand_pairs} pairs matched by operands"
+        );
+    }
 
     /// Two tuples compared an element at a time from their texts give the aspects of
     /// the whole comparison of their shapes, in order: random tuples of shapes that

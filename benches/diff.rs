@@ -11,7 +11,9 @@
 //! ones, whose operands are another parameter, so that every old instruction looks for
 //! a match by operands and finds none (before session 22 each looked at every new one:
 //! time grew with N², 20 s for N = 20,000). N = 2,000, 8,000 and 32,000: the time
-//! should grow four times a step, not sixteen.
+//! should grow four times a step, not sixteen. And `operands/N`: a tuple of N operands
+//! written with their shapes, every one of which changes type (before session 22 each
+//! operand's place was looked for among all of them: 23 s for N = 80,000).
 //!
 //! `cargo bench --bench diff -- --warm-up-time 1 --measurement-time 3`
 
@@ -125,6 +127,33 @@ fn bench(c: &mut Criterion) {
         let old = module(0..n, "p");
         let new = module(10 * n..11 * n + 1, "q");
         let name = format!("uneven/{n}");
+        let read = |name, text: &str| read_bytes(name, text.as_bytes(), &read).unwrap();
+        let check = diff_listings(
+            &read("old", &old)[0],
+            &read("new", &new)[0],
+            &Options::default(),
+        );
+        assert_eq!(check.changes.len(), 2 * n + 1, "{name}");
+        group.throughput(Throughput::Bytes((old.len() + new.len()) as u64));
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                let (o, n) = (read("old", black_box(&old)), read("new", black_box(&new)));
+                black_box(diff_listings(&o[0], &n[0], &Options::default()))
+            })
+        });
+    }
+    for n in [2_000, 8_000, 32_000] {
+        let module = |ty: &str| {
+            let mut text = String::from("HloModule m\n\nENTRY main {\n");
+            for i in 0..n {
+                text += &format!("  p.{i} = {ty} parameter({i})\n");
+            }
+            let operands: Vec<String> = (0..n).map(|i| format!("{ty} p.{i}")).collect();
+            let shape = vec![ty; n].join(", ");
+            text + &format!("  ROOT t = ({shape}) tuple({})\n}}\n", operands.join(", "))
+        };
+        let (old, new) = (module("f32[]"), module("s32[]"));
+        let name = format!("operands/{n}");
         let read = |name, text: &str| read_bytes(name, text.as_bytes(), &read).unwrap();
         let check = diff_listings(
             &read("old", &old)[0],

@@ -2280,19 +2280,25 @@ impl Differ<'_> {
             } else {
                 format!("{name}/{ni_name} (was {oi_name})")
             };
-            let keys: Vec<&String> = {
-                let mut keys: Vec<&String> = n_shapes.iter().map(|(k, _)| k).collect();
-                for (k, _) in &o_shapes {
-                    if !keys.contains(&k) {
-                        keys.push(k);
-                    }
+            // The new side's keys, then the old side's others; each key's first shape
+            // on each side.
+            fn first<'s, 'a>(shapes: &'s [(String, Listed<'a>)]) -> HashMap<&'s str, Listed<'a>> {
+                let mut first = HashMap::with_capacity(shapes.len());
+                for (k, e) in shapes {
+                    first.entry(k.as_str()).or_insert(*e);
                 }
-                keys
-            };
+                first
+            }
+            let (o_first, n_first) = (first(&o_shapes), first(&n_shapes));
+            let mut keys: Vec<&str> = n_shapes.iter().map(|(k, _)| k.as_str()).collect();
+            let mut seen: std::collections::HashSet<&str> = keys.iter().copied().collect();
+            keys.extend(
+                o_shapes
+                    .iter()
+                    .map(|(k, _)| k.as_str())
+                    .filter(|k| seen.insert(k)),
+            );
             for key in keys {
-                fn find<'a>(shapes: &[(String, Listed<'a>)], key: &str) -> Option<Listed<'a>> {
-                    shapes.iter().find(|(k, _)| k == key).map(|(_, e)| *e)
-                }
                 let place = if key.is_empty() {
                     base.clone()
                 } else {
@@ -2303,7 +2309,8 @@ impl Differ<'_> {
                     computation: Some(name),
                     instruction: Some(ni_name),
                 };
-                self.pair(&at, find(&o_shapes, key), find(&n_shapes, key));
+                let (o, n) = (o_first.get(key).copied(), n_first.get(key).copied());
+                self.pair(&at, o, n);
             }
         }
         for (done, module, comp, what) in [

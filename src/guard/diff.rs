@@ -1221,8 +1221,9 @@ impl InStep {
 
 /// Finds the new file an old file's key pairs with: the first not yet taken whose key
 /// is the same, else the first whose key ends with `/KEY` or is the end of `KEY` after a
-/// `/`. Each key is looked up by its own text and its ends (not compared with every
-/// key: two listings naming 40,000 files each took 14 s so).
+/// `/` (an end of fewer than [`KEY_ENDS`] `/`). Each key is looked up by its own text
+/// and its ends (not compared with every key: two listings naming 40,000 files each
+/// took 14 s so).
 struct Finder<'a> {
     /// Positions by key.
     exact: HashMap<&'a str, Positions>,
@@ -1248,9 +1249,16 @@ impl Positions {
     }
 }
 
-/// The ends of `key` after each of its `/`.
+/// How many of a key's last `/` it is matched by the ends after: paths of real dumps
+/// are a few directories deep; a name with a million `/` would cost its length for
+/// each of them.
+const KEY_ENDS: usize = 64;
+
+/// The ends of `key` after each of its last [`KEY_ENDS`] `/`.
 fn key_ends(key: &str) -> impl Iterator<Item = &str> {
-    key.match_indices('/').map(move |(i, _)| &key[i + 1..])
+    key.rmatch_indices('/')
+        .take(KEY_ENDS)
+        .map(move |(i, _)| &key[i + 1..])
 }
 
 impl<'a> Finder<'a> {
@@ -2795,16 +2803,20 @@ mod tests {
     }
 
     /// The pairing a linear search gives: the first key not taken that is the same,
-    /// else the first that ends with `/KEY` or that `KEY` ends with after a `/`.
+    /// else the first that ends with `/KEY` or that `KEY` ends with after a `/`, an end
+    /// of fewer than `KEY_ENDS` `/`.
     fn linear(keys: &[String], taken: &mut [bool], key: &str) -> Option<usize> {
         let free = |i: &usize| !taken[*i];
+        let end = |long: &str, short: &str| {
+            long.ends_with(&format!("/{short}")) && short.matches('/').count() < super::KEY_ENDS
+        };
         let found = (0..keys.len())
             .filter(free)
             .find(|&i| keys[i] == key)
             .or_else(|| {
-                (0..keys.len()).filter(free).find(|&i| {
-                    keys[i].ends_with(&format!("/{key}")) || key.ends_with(&format!("/{}", keys[i]))
-                })
+                (0..keys.len())
+                    .filter(free)
+                    .find(|&i| end(&keys[i], key) || end(key, &keys[i]))
             });
         if let Some(i) = found {
             taken[i] = true;
@@ -2829,6 +2841,13 @@ mod tests {
                     .collect();
                 keys.push(key.join("/"));
             }
+        }
+        // Keys deeper than the ends looked at: `d/d/…/x.txt` of 60 to 70 parts, under
+        // `a/` and not.
+        for n in 60..=70 {
+            let deep = format!("{}x.txt", "d/".repeat(n - 1));
+            keys.push(format!("a/{deep}"));
+            keys.push(deep);
         }
         // New sides of several sizes and orders, old keys looked up in turn.
         for step in [1, 3, 7, 11] {

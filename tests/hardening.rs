@@ -3616,3 +3616,67 @@ fn long_tuple_with_fields_of_its_own_in_a_module_proto_is_read_a_shape_at_a_time
         &listed[..listed.len().min(300)]
     );
 }
+
+/// A layout of thousands of tiles, each cutting the shape before it further, makes no
+/// layout plan: each stage of the plan keeps the shape before its tile, so 32,000
+/// tiles `(1)` over `f32[8]` held half a billion sizes (4.8 GB, 17 s for `explain`;
+/// under a 1 GB address space, an abort). The plan stops at a bound of sizes in all,
+/// with `PlanError::TooLarge`; a few hundred such tiles, or the largest rank the list
+/// limit allows under a few tiles, still make one. The commands that need a plan say
+/// why they have none, in a 200 MB address space.
+#[test]
+fn thousands_of_tiles_make_no_plan_past_a_bound() {
+    use xla_shape::index::PlanError;
+    let plan = |text: &str| {
+        let proto = text::parse_shape(text).unwrap();
+        let shape = xla_shape::ArrayShape::try_from(&proto).unwrap();
+        LayoutPlan::new(&shape)
+    };
+    for (tile, tiles) in [("(1)", 500), ("(8,128)", 300)] {
+        let text = format!("f32[1024,1024]{{1,0:T{}}}", tile.repeat(tiles));
+        let plan = plan(&text).unwrap();
+        assert_eq!(plan.element_count(), 1 << 20, "{tile} x {tiles}");
+    }
+    let rank = 349_000;
+    let wide = format!(
+        "f32[{}]{{{}:T(2,2)(1)(2,1)}}",
+        vec!["1"; rank].join(","),
+        (0..rank)
+            .rev()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    assert!(plan(&wide).is_ok());
+    for (tile, tiles) in [("(1)", 32_000), ("(8,128)", 16_000)] {
+        let text = format!("f32[1024,1024]{{1,0:T{}}}", tile.repeat(tiles));
+        assert_eq!(
+            plan(&text).err(),
+            Some(PlanError::TooLarge { tiles }),
+            "{tile}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiles.txt");
+    std::fs::write(&path, format!("f32[8]{{0:T{}}}\n", "(1)".repeat(32_000))).unwrap();
+    let path = path.display();
+    let said = limited_exit(200_000, &format!("explain {path}"), 0);
+    let said = String::from_utf8(said).unwrap();
+    assert!(
+        said.contains(
+            "no memory layout: layout.tiles: 32000 tiles would make a layout plan of more than"
+        ),
+        "{said}"
+    );
+    for args in [
+        format!("index {path} 3"),
+        format!("index {path} --linear 3"),
+    ] {
+        let run = limited_to(200_000, &args);
+        assert_eq!(run.status.code(), Some(2), "{args}");
+        assert!(
+            String::from_utf8_lossy(&run.stderr).contains("32000 tiles"),
+            "{args}"
+        );
+    }
+}

@@ -72,6 +72,11 @@ pub(crate) struct Staged {
 }
 
 /// Checks a `Spec`'s invariants and builds its staged description.
+/// How many sizes a plan's stages may hold in all (the shapes before each tile): a
+/// shape of the largest rank its lists allow, under several tiles, and any layout XLA
+/// writes, fit well within it.
+pub(crate) const PLAN_ENTRIES: usize = 1 << 21;
+
 pub(crate) fn compile_staged(spec: &Spec) -> Result<Staged, PlanError> {
     let rank = spec.dims.len();
     let mut dims = Vec::with_capacity(rank);
@@ -113,9 +118,19 @@ pub(crate) fn compile_staged(spec: &Spec) -> Result<Staged, PlanError> {
 
     let mut current = physical.clone();
     let mut stages = Vec::with_capacity(spec.tiles.len());
+    // Each stage keeps the shape before its tile, which grows with every tile: the
+    // stages of many tiles over a shape they cut further each time hold a number of
+    // sizes that grows with the square of the tiles.
+    let mut held = 0usize;
     for tile in &spec.tiles {
         if tile.is_empty() {
             return Err(PlanError::Malformed("empty tile"));
+        }
+        held = held.saturating_add(current.len().max(tile.len()));
+        if held > PLAN_ENTRIES {
+            return Err(PlanError::TooLarge {
+                tiles: spec.tiles.len(),
+            });
         }
         let tile = tile.clone();
         if tile.contains(&TileEntry::Size(0)) {

@@ -114,6 +114,13 @@ pub enum PlanError {
     /// The tiled buffer has more than 2^64 bits (only tile sizes far beyond the shape
     /// can do this: validation already bounds the shape itself).
     Overflow,
+    /// The layout's tiles would make a plan of more than 2,097,152 sizes in all: each
+    /// tile keeps the shape before it, which grows with each tile that cuts it further
+    /// (thousands of tiles; XLA writes one to three).
+    TooLarge {
+        /// How many tiles the layout has.
+        tiles: usize,
+    },
     /// The shape breaks an invariant that validation guarantees; cannot happen for a
     /// validated shape.
     Malformed(&'static str),
@@ -127,6 +134,10 @@ impl fmt::Display for PlanError {
                 "dimensions[{dim}]: dimension is unbounded ('?'): it has no size to index or allocate"
             ),
             PlanError::Overflow => write!(f, "layout.tiles: the tiled buffer would hold more than 2^64 bits"),
+            PlanError::TooLarge { tiles } => write!(
+                f,
+                "layout.tiles: {tiles} tiles would make a layout plan of more than 2097152 sizes"
+            ),
             PlanError::Malformed(what) => write!(f, "shape is not validated: {what}"),
         }
     }

@@ -21,7 +21,7 @@
 //! Text is judged by its lines in its first MiB, the same in memory, from a file and
 //! from standard input (read until a MiB or its end, whatever sizes its reads come in):
 //! the last of those lines counts when the input ends with it, and is left out when
-//! more follows, as it may be cut.
+//! more follows, as it may be cut ([`Head`]).
 //!
 //! For one binary message without `--message`, the kind is the first of shape,
 //! program shape and layout that decodes with no unknown field (a shape if none does).
@@ -185,18 +185,31 @@ pub fn detect_prefix(head: &[u8]) -> Result<Form, String> {
 const FORM_HEAD: usize = 1 << 20;
 
 /// The first bytes of a stream, read to tell its form as the same bytes in memory
-/// would be told: up to [`FORM_HEAD`] of them, and whether they are the whole stream (then
+/// would be told: up to a MiB of them, and whether they are the whole stream (then
 /// its last line counts, as [`detect`] counts it; otherwise it may be cut, and
 /// [`detect_prefix`] leaves it out). The stream is read on from its first byte.
-pub(crate) struct Head<R> {
+///
+/// ```
+/// # use xla_shape::{check::Head, report::Form};
+/// let head = Head::read(&b"f32[2]{0}\nbf16[3]"[..]).unwrap();
+/// assert_eq!(head.form(), Ok(Form::Hlo));
+/// let mut all = String::new();
+/// std::io::Read::read_to_string(&mut head.into_reader(), &mut all).unwrap();
+/// assert_eq!(all, "f32[2]{0}\nbf16[3]");
+/// ```
+#[derive(Debug)]
+pub struct Head<R> {
     reader: std::io::Chain<std::io::Cursor<Vec<u8>>, R>,
     whole: bool,
 }
 
 impl<R: BufRead> Head<R> {
-    /// Reads the head of `reader`: until [`FORM_HEAD`] bytes or its end, whatever sizes its
+    /// Reads the head of `reader`: until a MiB or its end, whatever sizes its
     /// reads come in (a pipe's may be small), then looks whether anything follows.
-    pub(crate) fn read(mut reader: R) -> std::io::Result<Self> {
+    ///
+    /// # Errors
+    /// The reader's error.
+    pub fn read(mut reader: R) -> std::io::Result<Self> {
         let mut head = Vec::new();
         (&mut reader)
             .take(FORM_HEAD as u64)
@@ -209,13 +222,16 @@ impl<R: BufRead> Head<R> {
     }
 
     /// The bytes read.
-    pub(crate) fn bytes(&self) -> &[u8] {
+    pub fn bytes(&self) -> &[u8] {
         self.reader.get_ref().0.get_ref()
     }
 
     /// The form [`detect`] tells of the bytes read, when they are the whole stream, else
     /// [`detect_prefix`]'s.
-    pub(crate) fn form(&self) -> Result<Form, String> {
+    ///
+    /// # Errors
+    /// Why no form fits, as [`detect`] says it.
+    pub fn form(&self) -> Result<Form, String> {
         if self.whole {
             detect(self.bytes())
         } else {
@@ -224,7 +240,7 @@ impl<R: BufRead> Head<R> {
     }
 
     /// The stream from its first byte.
-    pub(crate) fn into_reader(self) -> std::io::Chain<std::io::Cursor<Vec<u8>>, R> {
+    pub fn into_reader(self) -> std::io::Chain<std::io::Cursor<Vec<u8>>, R> {
         self.reader
     }
 }

@@ -9,13 +9,14 @@
 //!
 //! Each thread's stack takes address space (2 MB) whether it is used or not, so under
 //! an address-space limit the pool has at most one thread per [`SPACE_PER_THREAD`] of
-//! it: threads that start but leave the work no room would only move the failure.
+//! what the process has not taken yet: threads that start but leave the work no room
+//! would only move the failure.
 
 /// Address space allowed per thread when the process's is limited.
 pub const SPACE_PER_THREAD: u64 = 64 << 20;
 
 /// Starts the global pool: `RAYON_NUM_THREADS` threads, or one per core, at most one
-/// per [`SPACE_PER_THREAD`] of a limited address space; when they cannot be started,
+/// per [`SPACE_PER_THREAD`] of a limited address space not yet taken; when they cannot be started,
 /// this thread alone.
 pub fn start() {
     let wanted = std::env::var("RAYON_NUM_THREADS")
@@ -25,7 +26,8 @@ pub fn start() {
         .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
         .unwrap_or(1);
     let room = address_space_limit().map_or(usize::MAX, |limit| {
-        usize::try_from(limit / SPACE_PER_THREAD).unwrap_or(usize::MAX)
+        let free = limit.saturating_sub(address_space_used().unwrap_or(0));
+        usize::try_from(free / SPACE_PER_THREAD).unwrap_or(usize::MAX)
     });
     let threads = wanted.min(room);
     if threads > 1
@@ -47,6 +49,21 @@ pub fn start() {
     {
         std::mem::forget(pool);
     }
+}
+
+/// The address space the process takes already in bytes (`VmSize` of
+/// `/proc/self/status`: a Python interpreter with numpy and this library loaded takes
+/// hundreds of MB of a limit before any thread starts), when known.
+fn address_space_used() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmSize:"))?;
+    let kb: u64 = line
+        .trim_start_matches("VmSize:")
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    kb.checked_mul(1024)
 }
 
 /// The process's address-space limit in bytes (`ulimit -v`), when it has one: the soft

@@ -270,6 +270,15 @@ impl Input {
     }
 }
 
+/// `data` as Python `bytes`; a `MemoryError` when Python has no room for them (pyo3's
+/// `PyBytes::new` panics then).
+fn py_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, data.len(), |out| {
+        out.copy_from_slice(data);
+        Ok(())
+    })
+}
+
 fn bytes_arg(data: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<u8>> {
     if data.is_instance_of::<PyString>() {
         return Err(PyTypeError::new_err(format!(
@@ -401,7 +410,7 @@ fn py_convert(
         }
     }
     Ok(match to {
-        convert::Form::Binary => PyBytes::new(py, &output).into_any().unbind(),
+        convert::Form::Binary => py_bytes(py, &output)?.into_any().unbind(),
         _ => {
             let mut text = String::from_utf8_lossy(&output).into_owned();
             if text.ends_with('\n') {
@@ -1154,7 +1163,7 @@ impl Shape {
         let numpy = py.import("numpy")?;
         let flat = numpy
             .getattr("frombuffer")?
-            .call1((PyBytes::new(py, &out), dtype))?;
+            .call1((py_bytes(py, &out)?, dtype))?;
         let dims = self.plan(py, "from_device_bytes")?.dimensions().to_vec();
         flat.call_method1("reshape", (dims,))?.call_method0("copy")
     }
@@ -1199,13 +1208,13 @@ impl Shape {
             xla_shape::relayout::relayout(&logical, shape, &bytes)
         })
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(PyBytes::new(py, &out))
+        py_bytes(py, &out)
     }
 
     /// The serialized `ShapeProto`, as XLA's `Shape::ToProto` writes it.
-    fn to_proto<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+    fn to_proto<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let proto = ShapeProto::from(&self.inner);
-        PyBytes::new(py, &codec::encode(&proto))
+        py_bytes(py, &codec::encode(&proto))
     }
 
     /// The `ShapeProto` in proto3 JSON (`json_names`: `"camel"` or `"proto"`).
@@ -1478,8 +1487,12 @@ fn valid_shape(py: Python<'_>, proto: &ShapeProto, options: GateOptions) -> Opti
 fn shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<ShapeSite>> {
     let input = Input::extract(data)?;
     let name = input.name();
-    let bytes = input.into_bytes()?;
-    match check::detect(&bytes) {
+    sites_of(py, &name, &input.into_bytes()?)
+}
+
+/// The shapes of a module held whole, for [`shapes`].
+fn sites_of(py: Python<'_>, name: &str, bytes: &[u8]) -> PyResult<Vec<ShapeSite>> {
+    match check::detect(bytes) {
         Ok(Form::HloModule) => {
             let mut sites = Vec::new();
             let mut on_shape = |site: &module::Site<'_>, proto: &ShapeProto| {
@@ -1497,14 +1510,14 @@ fn shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<ShapeSite>> {
                     path: None,
                 });
             };
-            module::scan_text_with(&bytes[..], &mut on_shape, &mut |_| {})
+            module::scan_text_with(bytes, &mut on_shape, &mut |_| {})
                 .map_err(|e| decode_error(py, format!("{name}: {e}"), Some("undecodable")))?;
             Ok(sites)
         }
         Ok(Form::HloModuleProto) => {
             // The layout guard's listing: every shape, with its role and proto path.
             let listing =
-                xla_shape::guard::listing::module_proto_listing(&name, &bytes, HloStyle::Xla)
+                xla_shape::guard::listing::module_proto_listing(name, bytes, HloStyle::Xla)
                     .map_err(|e| decode_error(py, e.to_string(), Some(e.code)))?;
             Ok(listing
                 .entries
@@ -1536,6 +1549,238 @@ fn shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<ShapeSite>> {
             format!("{name}: not an HLO module: {reason}"),
             Some("unknown_form"),
         )),
+    }
+}
+
+/// iter_shapes(data)
+/// --
+///
+/// The shapes `shapes(data)` lists, one at a time: an iterator of `ShapeSite`s. Module
+/// text in a file is read as the iterator goes (on a thread of its own, at most a few
+/// thousand shapes ahead), so a dump of any size takes the memory of those shapes, not
+/// of the module; other inputs are read whole, as `shapes()` reads them.
+///
+/// Raises `DecodeError` when the input is not a module (at once), or where a module
+/// read as it goes cannot be read on (after the shapes before that place).
+///
+/// >>> import xla_shape
+/// >>> text = "HloModule m\nENTRY e {\n  ROOT p = f32[2]{0} parameter(0)\n}\n"
+/// >>> [s.text for s in xla_shape.iter_shapes(text)]
+/// ['f32[2]{0}']
+#[pyfunction]
+fn iter_shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<ShapeIterator> {
+    let input = Input::extract(data)?;
+    let name = input.name();
+    let Input::Path(path) = input else {
+        let sites = sites_of(py, &name, &input.into_bytes()?)?;
+        return Ok(ShapeIterator::whole(sites));
+    };
+    let file = std::fs::File::open(&path)?;
+    let head = check::Head::read(std::io::BufReader::with_capacity(1 << 20, file))?;
+    if head.form() == Ok(Form::HloModule) {
+        let (sender, receiver) = std::sync::mpsc::sync_channel(SHAPES_AHEAD);
+        let reader = head.into_reader();
+        let scan = move || scan_on_thread(reader, &sender);
+        let spawned = std::thread::Builder::new()
+            .name("xla-shape-iter-shapes".to_string())
+            .spawn(scan);
+        if spawned.is_ok() {
+            let state = Sites::Streamed {
+                receiver,
+                batch: Vec::new().into_iter(),
+                name,
+            };
+            return Ok(ShapeIterator {
+                state: std::sync::Mutex::new(state),
+            });
+        }
+        // No thread to be had (a limited address space): read whole.
+        let bytes = std::fs::read(&path)?;
+        return Ok(ShapeIterator::whole(sites_of(py, &name, &bytes)?));
+    }
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut head.into_reader(), &mut bytes)?;
+    Ok(ShapeIterator::whole(sites_of(py, &name, &bytes)?))
+}
+
+/// Batches of shapes a scan on its own thread may be ahead of the iterator.
+const SHAPES_AHEAD: usize = 4;
+
+/// Shapes a batch holds.
+const SHAPES_A_BATCH: usize = 256;
+
+/// A shape of module text read on the scan's thread, with where it stands (a
+/// [`ShapeSite`] less the Python objects, made on the iterator's thread).
+struct Scanned {
+    shape: Option<xla_shape::Shape>,
+    text: String,
+    role: &'static str,
+    index: Option<usize>,
+    name: Option<String>,
+    computation: Option<String>,
+    instruction: Option<String>,
+    line: usize,
+    column: usize,
+}
+
+/// What the scan's thread hands on: shapes, or why it cannot read on.
+enum Batch {
+    Shapes(Vec<Scanned>),
+    Failed(String),
+}
+
+/// Reads `reader` as module text, handing its shapes on in batches until the end, a
+/// failure, or the iterator being dropped (then the reader fails, which ends the scan).
+fn scan_on_thread<R: std::io::BufRead>(reader: R, sender: &std::sync::mpsc::SyncSender<Batch>) {
+    let dropped = std::cell::Cell::new(false);
+    let mut batch = Vec::with_capacity(SHAPES_A_BATCH);
+    let mut on_shape = |site: &module::Site<'_>, proto: &ShapeProto| {
+        if dropped.get() {
+            return;
+        }
+        let (role, index, role_name) = role_fields(&site.role);
+        let (shape, _) = validate::validate_shape_with(proto, GateOptions::hlo_text()).into_parts();
+        batch.push(Scanned {
+            shape,
+            text: site.text.to_string(),
+            role,
+            index,
+            name: role_name,
+            computation: site.computation.map(str::to_string),
+            instruction: site.instruction.map(str::to_string),
+            line: site.line,
+            column: site.column,
+        });
+        if batch.len() == SHAPES_A_BATCH {
+            let full = std::mem::replace(&mut batch, Vec::with_capacity(SHAPES_A_BATCH));
+            dropped.set(sender.send(Batch::Shapes(full)).is_err());
+        }
+    };
+    let reader = UntilDropped {
+        reader,
+        dropped: &dropped,
+    };
+    let scanned = module::scan_text_with(reader, &mut on_shape, &mut |_| {});
+    if dropped.get() {
+        return;
+    }
+    let _ = sender.send(Batch::Shapes(batch));
+    if let Err(e) = scanned {
+        let _ = sender.send(Batch::Failed(e.to_string()));
+    }
+}
+
+/// A reader that fails once the iterator it reads for is dropped.
+struct UntilDropped<'a, R> {
+    reader: R,
+    dropped: &'a std::cell::Cell<bool>,
+}
+
+impl<R: std::io::BufRead> std::io::Read for UntilDropped<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let available = std::io::BufRead::fill_buf(self)?;
+        let n = available.len().min(buf.len());
+        buf[..n].copy_from_slice(&available[..n]);
+        std::io::BufRead::consume(self, n);
+        Ok(n)
+    }
+}
+
+impl<R: std::io::BufRead> std::io::BufRead for UntilDropped<'_, R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.dropped.get() {
+            return Err(std::io::Error::other("the iterator was dropped"));
+        }
+        self.reader.fill_buf()
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.reader.consume(amount);
+    }
+}
+
+/// Where an iterator's shapes come from.
+enum Sites {
+    /// Read whole.
+    Whole(std::vec::IntoIter<ShapeSite>),
+    /// From a scan on its own thread: the batch being handed out, and the file's name.
+    Streamed {
+        receiver: std::sync::mpsc::Receiver<Batch>,
+        batch: std::vec::IntoIter<Scanned>,
+        name: String,
+    },
+    /// Past the end, or past a failure.
+    Done,
+}
+
+/// An iterator of `ShapeSite`s, as `iter_shapes()` gives.
+#[pyclass(module = "xla_shape", name = "ShapeIterator")]
+struct ShapeIterator {
+    state: std::sync::Mutex<Sites>,
+}
+
+impl ShapeIterator {
+    fn whole(sites: Vec<ShapeSite>) -> Self {
+        ShapeIterator {
+            state: std::sync::Mutex::new(Sites::Whole(sites.into_iter())),
+        }
+    }
+}
+
+#[pymethods]
+impl ShapeIterator {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<ShapeSite>> {
+        let mut state = self
+            .state
+            .lock()
+            .map_err(|_| PyValueError::new_err("the iterator failed in another thread"))?;
+        loop {
+            match &mut *state {
+                Sites::Whole(sites) => return Ok(sites.next()),
+                Sites::Done => return Ok(None),
+                Sites::Streamed {
+                    receiver,
+                    batch,
+                    name,
+                } => {
+                    if let Some(s) = batch.next() {
+                        let shape = s
+                            .shape
+                            .map(|inner| Py::new(py, Shape { inner }))
+                            .transpose()?;
+                        return Ok(Some(ShapeSite {
+                            shape,
+                            text: s.text,
+                            role: s.role,
+                            index: s.index,
+                            name: s.name,
+                            computation: s.computation,
+                            instruction: s.instruction,
+                            line: Some(s.line),
+                            column: Some(s.column),
+                            path: None,
+                        }));
+                    }
+                    let receiver: &mut std::sync::mpsc::Receiver<Batch> = receiver;
+                    match py.detach(move || receiver.recv()) {
+                        Ok(Batch::Shapes(next)) => *batch = next.into_iter(),
+                        Ok(Batch::Failed(e)) => {
+                            let message = format!("{name}: {e}");
+                            *state = Sites::Done;
+                            return Err(decode_error(py, message, Some("undecodable")));
+                        }
+                        Err(_) => {
+                            *state = Sites::Done;
+                            return Ok(None);
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -1596,7 +1841,7 @@ fn py_relayout<'py>(
     let bytes = bytes_arg(data, "relayout(data)")?;
     let out = parallel(py, || xla_shape::relayout::relayout(&from, &to, &bytes))
         .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    Ok(PyBytes::new(py, &out))
+    py_bytes(py, &out)
 }
 
 // ---------------------------------------------------------------------------------
@@ -1609,7 +1854,8 @@ fn py_relayout<'py>(
 /// - `validate(data, ...)`: check a message, module text or module proto as XLA
 ///   would; a `Report` of `Finding`s.
 /// - `Shape`: a validated shape, with its layout, sizes, strides and indexing.
-/// - `shapes(data)`: every shape of an HLO module, with where it stands.
+/// - `shapes(data)`: every shape of an HLO module, with where it stands;
+///   `iter_shapes(data)` one at a time, reading module text from a file as it goes.
 ///
 /// Errors: `Error` (a `ValueError`) and its subclasses `ParseError`, `DecodeError`,
 /// `ValidationError`.
@@ -1637,9 +1883,11 @@ fn xla_shape_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Report>()?;
     m.add_class::<Finding>()?;
     m.add_class::<ShapeSite>()?;
+    m.add_class::<ShapeIterator>()?;
     m.add_function(wrap_pyfunction!(py_convert, m)?)?;
     m.add_function(wrap_pyfunction!(py_validate, m)?)?;
     m.add_function(wrap_pyfunction!(shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(iter_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(py_relayout, m)?)?;
     Ok(())
 }

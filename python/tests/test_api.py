@@ -342,6 +342,75 @@ def test_shapes_roles_and_places():
     assert "ShapeSite(" in repr(sites[0])
 
 
+def _site(s):
+    return (str(s.shape) if s.shape else None, s.text, s.role, s.index, s.name,
+            s.computation, s.instruction, s.line, s.column, s.path)
+
+
+@pytest.mark.parametrize("path", [
+    FIXTURES / "modules" / "scan_while.hlo.txt",
+    FIXTURES / "modules" / "scan_while.hlo.pb",
+])
+def test_iter_shapes_gives_what_shapes_lists(path, tmp_path):
+    want = [_site(s) for s in xla_shape.shapes(path)]
+    assert len(want) > 10
+    assert [_site(s) for s in xla_shape.iter_shapes(path)] == want
+    assert [_site(s) for s in xla_shape.iter_shapes(path.read_bytes())] == want
+    if path.suffix == ".txt":
+        # Past the first MiB, which tells the form: a comment line of a MiB after the
+        # first line.
+        first, rest = path.read_text().split("\n", 1)
+        big = tmp_path / "big.hlo.txt"
+        big.write_text(first + "\n// " + "x" * (1 << 20) + "\n" + rest)
+        sites = [_site(s) for s in xla_shape.iter_shapes(big)]
+        assert [s[1:7] for s in sites] == [s[1:7] for s in want]
+        assert sites == [_site(s) for s in xla_shape.shapes(big)]
+
+
+def test_iter_shapes_refuses_what_is_not_a_module_at_once(tmp_path):
+    path = tmp_path / "shape.txt"
+    path.write_text("f32[2]{0}\n")
+    for data in (path, "f32[2]{0}\n", b"\x08\x0b"):
+        with pytest.raises(xla_shape.DecodeError):
+            xla_shape.iter_shapes(data)
+    with pytest.raises(FileNotFoundError):
+        xla_shape.iter_shapes(tmp_path / "missing.hlo.txt")
+
+
+def test_iter_shapes_reads_a_module_file_as_it_goes(tmp_path):
+    """A module of 300,000 instructions (about 12 MB) is iterated in far less memory
+    than its list takes, and an iterator dropped early lets its scan go."""
+    path = tmp_path / "many.hlo.txt"
+    with open(path, "w") as out:
+        out.write("HloModule m\n\nENTRY e {\n  p = f32[8]{0} parameter(0)\n")
+        for i in range(300_000):
+            out.write(f"  n.{i} = f32[8]{{0}} negate(p)\n")
+        out.write("  ROOT r = f32[8]{0} negate(p)\n}\n")
+    code = """
+import pathlib, resource, sys, xla_shape
+path, how = pathlib.Path(sys.argv[1]), sys.argv[2]
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+if how == "iter":
+    count = sum(1 for s in xla_shape.iter_shapes(path) if s.shape is not None)
+else:
+    count = sum(1 for s in xla_shape.shapes(path) if s.shape is not None)
+grew = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+first = [s.instruction for _, s in zip(range(3), xla_shape.iter_shapes(path))]
+print(count, grew, first)
+"""
+    grew = {}
+    for how in ("iter", "list"):
+        done = subprocess.run([sys.executable, "-c", code, str(path), how],
+                              capture_output=True, text=True, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        count, kb, first = done.stdout.split(" ", 2)
+        assert int(count) == 300_002
+        assert first.strip() == "['p', 'n.0', 'n.1']"
+        grew[how] = int(kb)
+    # The list holds 300,002 sites (hundreds of MB); the iterator a few thousand.
+    assert grew["iter"] < 40_000 < grew["list"], grew
+
+
 def test_module_attributes():
     assert xla_shape.__version__
     assert xla_shape.COMBINE_DIMENSION == -(2**63)
@@ -356,6 +425,7 @@ def test_stubs_and_py_typed_are_installed():
     package = pathlib.Path(xla_shape.__file__).parent
     assert (package / "py.typed").exists()
     stub = (package / "__init__.pyi").read_text()
-    for name in ("def convert", "def validate", "def shapes", "class Shape", "class Report",
+    for name in ("def convert", "def validate", "def shapes", "def iter_shapes", "class Shape",
+                 "class Report", "class ShapeIterator",
                  "class Finding", "class Layout", "class ShapeSite", "class ParseError"):
         assert name in stub

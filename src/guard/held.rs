@@ -184,7 +184,15 @@ impl Held {
 
     /// Adds the next entry.
     pub(crate) fn push_entry(&mut self, mut entry: Entry) {
-        let held = entry.take_held();
+        // A shape kept beside its text (a module proto's, whose text drops what XLA's
+        // text does not show) is held as its bytes: a decoded `ShapeProto` takes ten
+        // times as much, and each of a module proto's shapes is one of these.
+        let held = entry.take_held().map(|kept| match kept {
+            super::listing::Kept::Shape(shape) => {
+                super::listing::Kept::Encoded(crate::codec::encode(&*shape).into())
+            }
+            encoded => encoded,
+        });
         let computation = self.intern(entry.computation.as_deref());
         let layout = matches!(entry.role, Role::EntryParameter { .. } | Role::EntryResult);
         if entry.entry && computation != NONE && !layout {

@@ -124,23 +124,8 @@ fn bench(c: &mut Criterion) {
             }
             text + "  ROOT r = f32[] add(p, q)\n}\n"
         };
-        let old = module(0..n, "p");
-        let new = module(10 * n..11 * n + 1, "q");
-        let name = format!("uneven/{n}");
-        let read = |name, text: &str| read_bytes(name, text.as_bytes(), &read).unwrap();
-        let check = diff_listings(
-            &read("old", &old)[0],
-            &read("new", &new)[0],
-            &Options::default(),
-        );
-        assert_eq!(check.changes.len(), 2 * n + 1, "{name}");
-        group.throughput(Throughput::Bytes((old.len() + new.len()) as u64));
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let (o, n) = (read("old", black_box(&old)), read("new", black_box(&new)));
-                black_box(diff_listings(&o[0], &n[0], &Options::default()))
-            })
-        });
+        let (old, new) = (module(0..n, "p"), module(10 * n..11 * n + 1, "q"));
+        bench_texts(&mut group, &format!("uneven/{n}"), &old, &new, 2 * n + 1);
     }
     for n in [2_000, 8_000, 32_000] {
         let module = |ty: &str| {
@@ -153,23 +138,35 @@ fn bench(c: &mut Criterion) {
             text + &format!("  ROOT t = ({shape}) tuple({})\n}}\n", operands.join(", "))
         };
         let (old, new) = (module("f32[]"), module("s32[]"));
-        let name = format!("operands/{n}");
-        let read = |name, text: &str| read_bytes(name, text.as_bytes(), &read).unwrap();
-        let check = diff_listings(
-            &read("old", &old)[0],
-            &read("new", &new)[0],
-            &Options::default(),
-        );
-        assert_eq!(check.changes.len(), 2 * n + 1, "{name}");
-        group.throughput(Throughput::Bytes((old.len() + new.len()) as u64));
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                let (o, n) = (read("old", black_box(&old)), read("new", black_box(&new)));
-                black_box(diff_listings(&o[0], &n[0], &Options::default()))
-            })
-        });
+        bench_texts(&mut group, &format!("operands/{n}"), &old, &new, 2 * n + 1);
     }
     group.finish();
+}
+
+/// Benches `diff` of two module texts (listing both, comparing them), which differ in
+/// `changes` places.
+fn bench_texts(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    old: &str,
+    new: &str,
+    changes: usize,
+) {
+    let read = ReadOptions::default();
+    let read = |name, text: &str| read_bytes(name, text.as_bytes(), &read).unwrap();
+    let check = diff_listings(
+        &read("old", old)[0],
+        &read("new", new)[0],
+        &Options::default(),
+    );
+    assert_eq!(check.changes.len(), changes, "{name}");
+    group.throughput(Throughput::Bytes((old.len() + new.len()) as u64));
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            let (o, n) = (read("old", black_box(old)), read("new", black_box(new)));
+            black_box(diff_listings(&o[0], &n[0], &Options::default()))
+        })
+    });
 }
 
 criterion_group!(benches, bench);

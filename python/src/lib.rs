@@ -1496,23 +1496,11 @@ fn sites_of(py: Python<'_>, name: &str, bytes: &[u8]) -> PyResult<Vec<ShapeSite>
         Ok(Form::HloModule) => {
             let mut sites = Vec::new();
             let mut on_shape = |site: &module::Site<'_>, proto: &ShapeProto| {
-                let (role, index, role_name) = role_fields(&site.role);
-                sites.push(ShapeSite {
-                    shape: valid_shape(py, proto, GateOptions::hlo_text()),
-                    text: site.text.to_string(),
-                    role,
-                    index,
-                    name: role_name,
-                    computation: site.computation.map(str::to_string),
-                    instruction: site.instruction.map(str::to_string),
-                    line: Some(site.line),
-                    column: Some(site.column),
-                    path: None,
-                });
+                sites.push(Scanned::of(site, proto).into_site(py));
             };
             module::scan_text_with(bytes, &mut on_shape, &mut |_| {})
                 .map_err(|e| decode_error(py, format!("{name}: {e}"), Some("undecodable")))?;
-            Ok(sites)
+            sites.into_iter().collect()
         }
         Ok(Form::HloModuleProto) => {
             // The layout guard's listing: every shape, with its role and proto path.
@@ -1623,6 +1611,42 @@ struct Scanned {
     column: usize,
 }
 
+impl Scanned {
+    /// The shape `proto` at `site`, validated (with the rules of HLO text).
+    fn of(site: &module::Site<'_>, proto: &ShapeProto) -> Self {
+        let (role, index, name) = role_fields(&site.role);
+        let (shape, _) = validate::validate_shape_with(proto, GateOptions::hlo_text()).into_parts();
+        Scanned {
+            shape,
+            text: site.text.to_string(),
+            role,
+            index,
+            name,
+            computation: site.computation.map(str::to_string),
+            instruction: site.instruction.map(str::to_string),
+            line: site.line,
+            column: site.column,
+        }
+    }
+
+    /// The site, its Python objects made.
+    fn into_site(self, py: Python<'_>) -> PyResult<ShapeSite> {
+        let shape = self.shape.map(|inner| Py::new(py, Shape { inner }));
+        Ok(ShapeSite {
+            shape: shape.transpose()?,
+            text: self.text,
+            role: self.role,
+            index: self.index,
+            name: self.name,
+            computation: self.computation,
+            instruction: self.instruction,
+            line: Some(self.line),
+            column: Some(self.column),
+            path: None,
+        })
+    }
+}
+
 /// What the scan's thread hands on: shapes, or why it cannot read on.
 enum Batch {
     Shapes(Vec<Scanned>),
@@ -1638,19 +1662,7 @@ fn scan_on_thread<R: std::io::BufRead>(reader: R, sender: &std::sync::mpsc::Sync
         if dropped.get() {
             return;
         }
-        let (role, index, role_name) = role_fields(&site.role);
-        let (shape, _) = validate::validate_shape_with(proto, GateOptions::hlo_text()).into_parts();
-        batch.push(Scanned {
-            shape,
-            text: site.text.to_string(),
-            role,
-            index,
-            name: role_name,
-            computation: site.computation.map(str::to_string),
-            instruction: site.instruction.map(str::to_string),
-            line: site.line,
-            column: site.column,
-        });
+        batch.push(Scanned::of(site, proto));
         if batch.len() == SHAPES_A_BATCH {
             let full = std::mem::replace(&mut batch, Vec::with_capacity(SHAPES_A_BATCH));
             dropped.set(sender.send(Batch::Shapes(full)).is_err());
@@ -1747,23 +1759,8 @@ impl ShapeIterator {
                     batch,
                     name,
                 } => {
-                    if let Some(s) = batch.next() {
-                        let shape = s
-                            .shape
-                            .map(|inner| Py::new(py, Shape { inner }))
-                            .transpose()?;
-                        return Ok(Some(ShapeSite {
-                            shape,
-                            text: s.text,
-                            role: s.role,
-                            index: s.index,
-                            name: s.name,
-                            computation: s.computation,
-                            instruction: s.instruction,
-                            line: Some(s.line),
-                            column: Some(s.column),
-                            path: None,
-                        }));
+                    if let Some(scanned) = batch.next() {
+                        return scanned.into_site(py).map(Some);
                     }
                     let receiver: &mut std::sync::mpsc::Receiver<Batch> = receiver;
                     match py.detach(move || receiver.recv()) {

@@ -872,9 +872,10 @@ impl ProtoWalk<'_> {
         }
         let entry = entry_name == Some(name.as_str());
         let computation = Some(name.as_str()).filter(|n| !n.is_empty());
-        // (name, opcode, operand ids), and id -> name, to name operands once all are read.
-        let mut instructions: Vec<(String, String, Vec<u64>)> = Vec::new();
-        let mut names = std::collections::HashMap::new();
+        // Each id's instruction name (its bytes in the message), to name operands once
+        // all are read; the instructions are read again then, so that a computation of
+        // many instructions is not held decoded.
+        let mut names: std::collections::HashMap<u64, &[u8]> = std::collections::HashMap::new();
         let mut instruction_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
@@ -883,12 +884,10 @@ impl ProtoWalk<'_> {
                 2 => {
                     let at = path.field("instructions").index(instruction_index);
                     instruction_index += 1;
-                    let (name, opcode, id, operands) =
-                        self.instruction(value, &at, computation, entry)?;
+                    let (name, id) = self.instruction(value, &at, computation, entry)?;
                     if let Some(id) = id {
-                        names.insert(id, instructions.len());
+                        names.insert(id, name);
                     }
-                    instructions.push((name, opcode, operands));
                 }
                 4 => self.program_shape(
                     value,
@@ -901,19 +900,28 @@ impl ProtoWalk<'_> {
             }
         }
         let mut operands = Vec::new();
-        for (name, opcode, ids) in &instructions {
+        let mut ids = Vec::new();
+        let mut instruction_index = 0;
+        for field in fields(bytes) {
+            let (number, value) = field.map_err(wire)?;
+            let (2, Value::Bytes(value)) = (number, value) else {
+                continue;
+            };
+            let at = path.field("instructions").index(instruction_index);
+            instruction_index += 1;
+            let (name, opcode, _) = instruction_fields(value, &at, &mut ids)?;
             operands.clear();
             operands.extend(
                 ids.iter()
                     .filter_map(|id| names.get(id))
-                    .map(|&i| instructions[i].0.clone()),
+                    .map(|name| String::from_utf8_lossy(name).into_owned()),
             );
             let site = InstructionSite {
                 line: 0,
                 computation,
                 entry,
-                name,
-                opcode,
+                name: &String::from_utf8_lossy(name),
+                opcode: &String::from_utf8_lossy(opcode),
                 operands: &operands,
             };
             (self.on_instruction)(&site);
@@ -921,34 +929,17 @@ impl ProtoWalk<'_> {
         Ok(())
     }
 
-    /// The instruction's name, opcode, id and operand ids, after its shapes are walked.
-    fn instruction(
+    /// The instruction's name (its bytes) and id, after its shapes are walked.
+    fn instruction<'b>(
         &mut self,
-        bytes: &[u8],
+        bytes: &'b [u8],
         path: &Path,
         computation: Option<&str>,
         entry: bool,
-    ) -> Result<(String, String, Option<u64>, Vec<u64>), ScanError> {
+    ) -> Result<(&'b [u8], Option<u64>), ScanError> {
         let wire = |e| ScanError::Wire(format!("{path}: {e}"));
-        let (mut name, mut opcode, mut id, mut operands) =
-            (String::new(), String::new(), None, Vec::new());
-        for field in fields(bytes) {
-            match field.map_err(wire)? {
-                (1, Value::Bytes(v)) => name = String::from_utf8_lossy(v).into_owned(),
-                (2, Value::Bytes(v)) => opcode = String::from_utf8_lossy(v).into_owned(),
-                (35, Value::Varint(v)) => id = Some(v),
-                (36, Value::Varint(v)) => operands.push(v),
-                (36, Value::Bytes(packed)) => {
-                    let mut pos = 0;
-                    while pos < packed.len() {
-                        let v = varint(packed, &mut pos)
-                            .ok_or_else(|| wire(format!("bad packed operand_ids at byte {pos}")))?;
-                        operands.push(v);
-                    }
-                }
-                _ => {}
-            }
-        }
+        let (name_bytes, _, id) = instruction_fields(bytes, path, &mut Vec::new())?;
+        let name = String::from_utf8_lossy(name_bytes);
         let mut operand_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
@@ -979,14 +970,47 @@ impl ProtoWalk<'_> {
                 path: &at,
                 computation,
                 entry,
-                instruction: Some(name.as_str()).filter(|n| !n.is_empty()),
+                instruction: Some(&*name).filter(|n| !n.is_empty()),
                 role,
                 elided: None,
             };
             self.shape(value, &site);
         }
-        Ok((name, opcode, id, operands))
+        Ok((name_bytes, id))
     }
+}
+
+/// An instruction's name and opcode (their bytes) and its id.
+type InstructionFields<'b> = (&'b [u8], &'b [u8], Option<u64>);
+
+/// An instruction's name and opcode (their bytes; the last of each given, as protobuf
+/// reads them), its id, and its operand ids (into `operands`, emptied first).
+fn instruction_fields<'b>(
+    bytes: &'b [u8],
+    path: &Path,
+    operands: &mut Vec<u64>,
+) -> Result<InstructionFields<'b>, ScanError> {
+    let wire = |e| ScanError::Wire(format!("{path}: {e}"));
+    let (mut name, mut opcode, mut id): (&[u8], &[u8], _) = (&[], &[], None);
+    operands.clear();
+    for field in fields(bytes) {
+        match field.map_err(wire)? {
+            (1, Value::Bytes(v)) => name = v,
+            (2, Value::Bytes(v)) => opcode = v,
+            (35, Value::Varint(v)) => id = Some(v),
+            (36, Value::Varint(v)) => operands.push(v),
+            (36, Value::Bytes(packed)) => {
+                let mut pos = 0;
+                while pos < packed.len() {
+                    let v = varint(packed, &mut pos)
+                        .ok_or_else(|| wire(format!("bad packed operand_ids at byte {pos}")))?;
+                    operands.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok((name, opcode, id))
 }
 
 /// The names a finding in a module proto belongs to.

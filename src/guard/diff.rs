@@ -1390,11 +1390,55 @@ struct Module<'a> {
 struct Computation<'a> {
     name: &'a str,
     entry: bool,
-    parameters: BTreeMap<usize, &'a Slot>,
+    parameters: Parameters<'a>,
     result: Option<&'a Slot>,
     instructions: Vec<Instr>,
-    /// Instruction index by name index.
+    /// Instruction index by name index, once it has more than [`FEW`] instructions
+    /// (found among them before: most computations have a few, and a map each took
+    /// more than the rest of them).
     by_name: HashMap<u32, u32>,
+}
+
+/// How many instructions a computation's are looked for among, before a map.
+const FEW: usize = 8;
+
+/// A computation's parameters by number, in order (most have one or two: a
+/// `BTreeMap` each took a node of eleven).
+#[derive(Default)]
+struct Parameters<'a>(Vec<(usize, &'a Slot)>);
+
+impl<'a> Parameters<'a> {
+    /// Sets parameter `index` (the last given wins, as a map's insert).
+    fn insert(&mut self, index: usize, slot: &'a Slot) {
+        match self.0.binary_search_by_key(&index, |&(i, _)| i) {
+            Ok(at) => self.0[at].1 = slot,
+            Err(at) => self.0.insert(at, (index, slot)),
+        }
+    }
+
+    fn get(&self, index: &usize) -> Option<&&'a Slot> {
+        let at = self.0.binary_search_by_key(index, |&(i, _)| i).ok()?;
+        Some(&self.0[at].1)
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &usize> + '_ {
+        self.0.iter().map(|(i, _)| i)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&usize, &&'a Slot)> + '_ {
+        self.0.iter().map(|(i, slot)| (i, slot))
+    }
+}
+
+impl Computation<'_> {
+    /// The index of the instruction named by string `name`.
+    fn index_of(&self, name: u32) -> Option<u32> {
+        if self.by_name.is_empty() {
+            let at = self.instructions.iter().position(|i| i.name == name)?;
+            return Some(at as u32);
+        }
+        self.by_name.get(&name).copied()
+    }
 }
 
 /// An instruction: its name's index, its instruction record's (for its opcode and
@@ -1427,7 +1471,7 @@ impl<'a> Module<'a> {
                 module.computations.push(Computation {
                     name: held.strings.get(name),
                     entry: false,
-                    parameters: BTreeMap::new(),
+                    parameters: Parameters::default(),
                     result: None,
                     instructions: Vec::new(),
                     by_name: HashMap::new(),
@@ -1436,16 +1480,24 @@ impl<'a> Module<'a> {
             })
         }
         fn instr(c: &mut Computation<'_>, name: u32) -> usize {
-            let next = c.instructions.len() as u32;
-            let at = *c.by_name.entry(name).or_insert(next);
-            if at == next {
-                c.instructions.push(Instr {
-                    name,
-                    op: NONE,
-                    shapes: (NONE, NONE),
-                });
+            if let Some(at) = c.index_of(name) {
+                return at as usize;
             }
-            at as usize
+            let at = c.instructions.len();
+            c.instructions.push(Instr {
+                name,
+                op: NONE,
+                shapes: (NONE, NONE),
+            });
+            if c.instructions.len() > FEW {
+                if c.by_name.is_empty() {
+                    let all = c.instructions.iter().zip(0u32..).map(|(i, k)| (i.name, k));
+                    c.by_name.extend(all);
+                } else {
+                    c.by_name.insert(name, at as u32);
+                }
+            }
+            at
         }
         module.next = vec![NONE; held.entries.len()];
         for (k, slot) in held.entries.iter().enumerate() {
@@ -1571,7 +1623,7 @@ enum Names<'a> {
 struct Items<'a> {
     names: Names<'a>,
     held: &'a Held,
-    by_name: Option<&'a HashMap<u32, u32>>,
+    by_name: Option<&'a Computation<'a>>,
 }
 
 impl<'a> Items<'a> {
@@ -1619,7 +1671,7 @@ impl<'a> Items<'a> {
     }
 
     fn by_name(&self, name: u32) -> Option<usize> {
-        self.by_name?.get(&name).map(|&i| i as usize)
+        self.by_name?.index_of(name).map(|i| i as usize)
     }
 
     /// Its name, by index into the side's strings ([`NONE`] for a computation).
@@ -2246,7 +2298,7 @@ impl Differ<'_> {
                     opcodes,
                 },
                 held: module.held,
-                by_name: Some(&computation.by_name),
+                by_name: Some(computation),
             }
         }
         let pairs = match_items(&items(om, old, opcodes), &items(nm, new, opcodes), opcodes);
@@ -2709,7 +2761,7 @@ mod tests {
                         opcodes: true,
                     },
                     held: m.held,
-                    by_name: Some(&computation.by_name),
+                    by_name: Some(computation),
                 }
             }
             let (o, n) = (items(&om), items(&nm));

@@ -1746,10 +1746,19 @@ impl ShapeIterator {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<ShapeSite>> {
-        let mut state = self
-            .state
-            .lock()
-            .map_err(|_| PyValueError::new_err("the iterator failed in another thread"))?;
+        // Not waited for: the thread advancing it waits for the scan without the GIL,
+        // and takes it again before it lets go of the state (a generator raises so too).
+        let mut state = match self.state.try_lock() {
+            Ok(state) => state,
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Err(PyValueError::new_err("ShapeIterator already executing"));
+            }
+            Err(std::sync::TryLockError::Poisoned(_)) => {
+                return Err(PyValueError::new_err(
+                    "the iterator failed in another thread",
+                ));
+            }
+        };
         loop {
             match &mut *state {
                 Sites::Whole(sites) => return Ok(sites.next()),

@@ -411,6 +411,38 @@ print(count, grew, first)
     assert grew["iter"] < 40_000 < grew["list"], grew
 
 
+def test_iter_shapes_advanced_from_two_threads(tmp_path):
+    """Two threads advancing one iterator get every shape once between them: one that
+    finds the other advancing it gets ValueError (as a generator does), never a hang."""
+    path = tmp_path / "many.hlo.txt"
+    lines = [f"  n.{i} = f32[8]{{0}} negate(p)\n" for i in range(20_000)]
+    path.write_text("HloModule m\n\nENTRY e {\n  p = f32[8]{0} parameter(0)\n" + "".join(lines)
+                    + "  ROOT r = f32[8]{0} negate(p)\n}\n")
+    code = """
+import pathlib, sys, threading, xla_shape
+shapes = xla_shape.iter_shapes(pathlib.Path(sys.argv[1]))
+seen = [[], []]
+def advance(k):
+    while True:
+        try:
+            seen[k].append(next(shapes).instruction)
+        except StopIteration:
+            return
+        except ValueError:
+            pass
+threads = [threading.Thread(target=advance, args=(k,)) for k in (0, 1)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(len(seen[0]) + len(seen[1]), len(set(seen[0]) | set(seen[1])))
+"""
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True,
+                          text=True, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["20002", "20002"]
+
+
 def test_module_attributes():
     assert xla_shape.__version__
     assert xla_shape.COMBINE_DIMENSION == -(2**63)

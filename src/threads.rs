@@ -16,8 +16,8 @@
 pub const SPACE_PER_THREAD: u64 = 64 << 20;
 
 /// Starts the global pool: `RAYON_NUM_THREADS` threads, or one per core, at most one
-/// per [`SPACE_PER_THREAD`] of a limited address space not yet taken; when they cannot be started,
-/// this thread alone.
+/// per [`SPACE_PER_THREAD`] of a limited address space not yet taken; when they cannot
+/// be started, this thread alone.
 pub fn start() {
     let wanted = std::env::var("RAYON_NUM_THREADS")
         .ok()

@@ -876,6 +876,7 @@ impl ProtoWalk<'_> {
         // all are read; the instructions are read again then, so that a computation of
         // many instructions is not held decoded.
         let mut names: std::collections::HashMap<u64, &[u8]> = std::collections::HashMap::new();
+        let mut ids = Vec::new();
         let mut instruction_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
@@ -884,7 +885,7 @@ impl ProtoWalk<'_> {
                 2 => {
                     let at = path.field("instructions").index(instruction_index);
                     instruction_index += 1;
-                    let (name, id) = self.instruction(value, &at, computation, entry)?;
+                    let (name, id) = self.instruction(value, &at, computation, entry, &mut ids)?;
                     if let Some(id) = id {
                         names.insert(id, name);
                     }
@@ -900,16 +901,18 @@ impl ProtoWalk<'_> {
             }
         }
         let mut operands = Vec::new();
-        let mut ids = Vec::new();
         let mut instruction_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
             let (2, Value::Bytes(value)) = (number, value) else {
                 continue;
             };
-            let at = path.field("instructions").index(instruction_index);
+            // Read once already, without error; its path is made only for one.
+            let (name, opcode, _) = instruction_fields(value, &mut ids).map_err(|e| {
+                let at = path.field("instructions").index(instruction_index);
+                ScanError::Wire(format!("{at}: {e}"))
+            })?;
             instruction_index += 1;
-            let (name, opcode, _) = instruction_fields(value, &at, &mut ids)?;
             operands.clear();
             operands.extend(
                 ids.iter()
@@ -929,16 +932,18 @@ impl ProtoWalk<'_> {
         Ok(())
     }
 
-    /// The instruction's name (its bytes) and id, after its shapes are walked.
+    /// The instruction's name (its bytes) and id, after its shapes are walked (`ids`
+    /// takes its operand ids).
     fn instruction<'b>(
         &mut self,
         bytes: &'b [u8],
         path: &Path,
         computation: Option<&str>,
         entry: bool,
+        ids: &mut Vec<u64>,
     ) -> Result<(&'b [u8], Option<u64>), ScanError> {
         let wire = |e| ScanError::Wire(format!("{path}: {e}"));
-        let (name_bytes, _, id) = instruction_fields(bytes, path, &mut Vec::new())?;
+        let (name_bytes, _, id) = instruction_fields(bytes, ids).map_err(wire)?;
         let name = String::from_utf8_lossy(name_bytes);
         let mut operand_index = 0;
         for field in fields(bytes) {
@@ -984,17 +989,16 @@ impl ProtoWalk<'_> {
 type InstructionFields<'b> = (&'b [u8], &'b [u8], Option<u64>);
 
 /// An instruction's name and opcode (their bytes; the last of each given, as protobuf
-/// reads them), its id, and its operand ids (into `operands`, emptied first).
+/// reads them), its id, and its operand ids (into `operands`, emptied first); the wire
+/// error, without its path, when its fields do not read.
 fn instruction_fields<'b>(
     bytes: &'b [u8],
-    path: &Path,
     operands: &mut Vec<u64>,
-) -> Result<InstructionFields<'b>, ScanError> {
-    let wire = |e| ScanError::Wire(format!("{path}: {e}"));
+) -> Result<InstructionFields<'b>, String> {
     let (mut name, mut opcode, mut id): (&[u8], &[u8], _) = (&[], &[], None);
     operands.clear();
     for field in fields(bytes) {
-        match field.map_err(wire)? {
+        match field? {
             (1, Value::Bytes(v)) => name = v,
             (2, Value::Bytes(v)) => opcode = v,
             (35, Value::Varint(v)) => id = Some(v),
@@ -1003,7 +1007,7 @@ fn instruction_fields<'b>(
                 let mut pos = 0;
                 while pos < packed.len() {
                     let v = varint(packed, &mut pos)
-                        .ok_or_else(|| wire(format!("bad packed operand_ids at byte {pos}")))?;
+                        .ok_or_else(|| format!("bad packed operand_ids at byte {pos}"))?;
                     operands.push(v);
                 }
             }

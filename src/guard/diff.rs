@@ -1674,6 +1674,12 @@ impl<'a> Items<'a> {
         self.by_name?.index_of(name).map(|i| i as usize)
     }
 
+    /// Its operands' stems, in order.
+    fn stems(&self, i: usize) -> impl Iterator<Item = &'a str> + '_ {
+        let strings = &self.held.strings;
+        self.operands(i).iter().map(move |&a| stem(strings.get(a)))
+    }
+
     /// Its name, by index into the side's strings ([`NONE`] for a computation).
     fn name_id(&self, i: usize) -> u32 {
         match &self.names {
@@ -1792,10 +1798,7 @@ fn match_items_looking<'a>(
         for (i, g) in left {
             let candidates = indexed[g].get_or_insert_with(|| Candidates::new(new, uneven[g].1));
             let operands = old.operands(i);
-            let stems: Vec<&'a str> = operands
-                .iter()
-                .map(|&a| stem(old.held.strings.get(a)))
-                .collect();
+            let stems: Vec<&'a str> = old.stems(i).collect();
             // An operand matched to `k` needs `k`'s name at its place: the first one
             // picks the list to look in.
             let exact = operands.iter().enumerate().find_map(|(at, &a)| {
@@ -1909,21 +1912,17 @@ impl<T: Copy> Unmatched<T> {
 
 impl Candidates {
     fn new(new: &Items<'_>, group: &[usize]) -> Self {
-        let stems = |j: usize| {
-            new.operands(j)
-                .iter()
-                .map(|&b| stem(new.held.strings.get(b)))
-        };
+        let stems = |j: u32| new.stems(j as usize);
         // Sorted stably: input order within the same key.
         let mut all: Vec<u32> = group.iter().map(|&j| j as u32).collect();
-        all.sort_by(|&x, &y| stems(x as usize).cmp(stems(y as usize)));
+        all.sort_by(|&x, &y| stems(x).cmp(stems(y)));
         let mut exact: Vec<(u32, u32)> = all
             .iter()
             .flat_map(|&j| (0..new.operands(j as usize).len() as u32).map(move |at| (j, at)))
             .collect();
         let name = |(j, at): (u32, u32)| new.operands(j as usize)[at as usize];
         exact.sort_by(|&x, &y| {
-            let (sx, sy) = (stems(x.0 as usize), stems(y.0 as usize));
+            let (sx, sy) = (stems(x.0), stems(y.0));
             sx.cmp(sy).then(x.1.cmp(&y.1)).then(name(x).cmp(&name(y)))
         });
         Candidates {
@@ -1943,12 +1942,7 @@ impl Candidates {
         fits: impl Fn(usize) -> bool,
     ) -> Option<usize> {
         use std::cmp::Ordering;
-        let by_stems = |j: u32| -> Ordering {
-            let operands = new.operands(j as usize).iter();
-            operands
-                .map(|&b| stem(new.held.strings.get(b)))
-                .cmp(stems.iter().copied())
-        };
+        let by_stems = |j: u32| -> Ordering { new.stems(j as usize).cmp(stems.iter().copied()) };
         match exact {
             None => {
                 let items = &self.all.items;
@@ -2713,13 +2707,7 @@ mod tests {
         use super::{match_items_looking, Items, Look, Module, Names};
         use crate::guard::held::Held;
         use crate::guard::listing::{read_bytes, ReadOptions};
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::guard::draws(0x9e37_79b9_7f4a_7c15u64);
         let module = |next: &mut dyn FnMut(usize) -> usize| {
             let count = 1 + next(60);
             let pool = count + [3, 20, 100][next(3)];
@@ -2797,13 +2785,7 @@ mod tests {
             "f32[<=4,?]{1,0}",
             "b(f32[2]{0})",
         ];
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::guard::draws(0x2545_f491_4f6c_dd1du64);
         for _ in 0..400 {
             let length = 1 + next(12);
             let old: Vec<&str> = (0..length).map(|_| shapes[next(shapes.len())]).collect();

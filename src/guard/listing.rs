@@ -1994,13 +1994,7 @@ mod tests {
             ("", "pred[]"),
             ("", "f32[2,3]{1,0:T(2,2)}"),
         ];
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = crate::guard::draws(0x9e37_79b9_7f4a_7c15u64);
         let seen = |listing: &Listing, entry: &Entry| {
             format!(
                 "{} {:?} {:?} {} {:?}",

@@ -13,3 +13,15 @@ pub mod spooled;
 pub use diff::{diff_listings, diff_paths, ChangeKind, DiffReport};
 pub use listing::{read_bytes, read_path, Listing, ReadOptions, Source};
 pub use policy::Policy;
+
+/// Draws for the guard's randomised unit tests: `next(n)` is in `0..n`, from a
+/// xorshift generator started at `seed`, the same draws on every run.
+#[cfg(test)]
+pub(crate) fn draws(mut seed: u64) -> impl FnMut(usize) -> usize {
+    move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    }
+}

@@ -44,6 +44,12 @@ impl Strings {
         (id != NONE).then(|| self.get(id))
     }
 
+    fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+        self.table.clear();
+    }
+
     /// Stores `s` without looking for it: its index, `None` past `u32::MAX - 1`.
     fn push(&mut self, s: &str) -> Option<u32> {
         let id = u32::try_from(self.ends.len())
@@ -69,6 +75,104 @@ impl Strings {
     }
 }
 
+/// Proto paths (`computations[3].instructions[17].shape`), each as its words interned
+/// with its numbers taken out, and the numbers as varints: a module proto's shapes
+/// each have a path, the same words with other numbers, some forty bytes of text
+/// stored as about a dozen.
+#[derive(Default)]
+struct Paths {
+    /// Each path's text with every number replaced by [`Paths::NUMBER`].
+    words: Strings,
+    /// Per path, its words' index ([`NONE`] never).
+    path_words: Vec<u32>,
+    /// Per path, where its numbers start in `numbers` (`VERBATIM`: its words are
+    /// the path as given, which holds the marker itself).
+    starts: Vec<usize>,
+    numbers: Vec<u8>,
+}
+
+impl Paths {
+    /// Stands for a number in a path's words.
+    const NUMBER: char = '\0';
+    const VERBATIM: usize = usize::MAX;
+
+    /// Stores `path`: its index, `None` past `u32::MAX - 1` paths or words.
+    fn push(&mut self, path: &str) -> Option<u32> {
+        let id = u32::try_from(self.starts.len())
+            .ok()
+            .filter(|&id| id != NONE)?;
+        let start = self.numbers.len();
+        let words = if path.contains(Self::NUMBER) {
+            self.starts.push(Self::VERBATIM);
+            self.words.intern(path)
+        } else {
+            let mut words = String::with_capacity(path.len());
+            let mut rest = path;
+            while let Some(at) = rest.find(|c: char| c.is_ascii_digit()) {
+                words.push_str(&rest[..at]);
+                let digits = &rest[at..];
+                let run = digits
+                    .find(|c: char| !c.is_ascii_digit())
+                    .unwrap_or(digits.len());
+                // Only a number that prints back as its digits (no leading zero).
+                match digits[..run].parse::<u64>() {
+                    Ok(n) if n.to_string().len() == run => {
+                        words.push(Self::NUMBER);
+                        let mut n = n;
+                        while n >= 0x80 {
+                            self.numbers.push((n as u8) | 0x80);
+                            n >>= 7;
+                        }
+                        self.numbers.push(n as u8);
+                    }
+                    _ => words.push_str(&digits[..run]),
+                }
+                rest = &digits[run..];
+            }
+            words.push_str(rest);
+            self.starts.push(start);
+            self.words.intern(&words)
+        };
+        self.path_words.push(words?);
+        Some(id)
+    }
+
+    /// The path at `id`, `None` for [`NONE`].
+    fn get(&self, id: u32) -> Option<String> {
+        let i = id as usize;
+        let words = self.words.get(*self.path_words.get(i)?);
+        let mut at = *self.starts.get(i)?;
+        if at == Self::VERBATIM {
+            return Some(words.to_string());
+        }
+        let mut path = String::with_capacity(words.len() + 16);
+        for (k, part) in words.split(Self::NUMBER).enumerate() {
+            if k > 0 {
+                let mut n = 0u64;
+                let mut shift = 0;
+                while let Some(&b) = self.numbers.get(at) {
+                    at += 1;
+                    n |= u64::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
+                    shift += 7;
+                    if b < 0x80 {
+                        break;
+                    }
+                }
+                path.push_str(&n.to_string());
+            }
+            path.push_str(part);
+        }
+        Some(path)
+    }
+
+    fn clear(&mut self) {
+        self.words.clear();
+        self.path_words.clear();
+        self.starts.clear();
+        self.numbers.clear();
+    }
+}
+
 /// One entry: indices into its listing's strings (and the rest).
 #[derive(Clone, Copy)]
 pub(crate) struct Slot {
@@ -90,11 +194,60 @@ pub(crate) struct Slot {
 }
 
 /// What few entries have: a shape whose text does not read back as it, or a line or
-/// column too large for a `u32`.
+/// column too large for a `u32`. Eight bytes, since each of a module proto's shapes
+/// has one.
 struct Extra {
-    held: Option<super::listing::Kept>,
-    line: Option<usize>,
-    column: Option<usize>,
+    /// Into [`Held::kept`], or [`NONE`].
+    held: u32,
+    /// Into [`Held::wide`] (the line and column), or [`NONE`] when the slot holds them.
+    wide: u32,
+}
+
+/// Shapes kept as their bytes ([`Kept::Encoded`](super::listing::Kept)), each
+/// distinct one once: a module proto's shapes are mostly the same few.
+#[derive(Default)]
+struct KeptShapes {
+    all: Vec<super::listing::Kept>,
+    table: HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl KeptShapes {
+    /// The index of `kept`, stored if new (by its bytes); `None` past `u32::MAX - 1`.
+    fn intern(&mut self, kept: super::listing::Kept) -> Option<u32> {
+        use super::listing::Kept;
+        let Kept::Encoded(bytes) = &kept else {
+            // Not made by `Held::push_entry`, which encodes every shape; stored as is.
+            return self.push(kept);
+        };
+        let hash = self.hasher.hash_one(&bytes[..]);
+        let all = &self.all;
+        let same = |&id: &u32| matches!(all.get(id as usize), Some(Kept::Encoded(b)) if b == bytes);
+        if let Some(&id) = self.table.find(hash, same) {
+            return Some(id);
+        }
+        let id = self.push(kept)?;
+        let (all, hasher) = (&self.all, &self.hasher);
+        self.table
+            .insert_unique(hash, id, |&id| match all.get(id as usize) {
+                Some(Kept::Encoded(b)) => hasher.hash_one(&b[..]),
+                _ => 0,
+            });
+        Some(id)
+    }
+
+    fn push(&mut self, kept: super::listing::Kept) -> Option<u32> {
+        let id = u32::try_from(self.all.len())
+            .ok()
+            .filter(|&id| id != NONE)?;
+        self.all.push(kept);
+        Some(id)
+    }
+
+    fn clear(&mut self) {
+        self.all.clear();
+        self.table.clear();
+    }
 }
 
 /// One instruction: indices into its listing's strings.
@@ -125,8 +278,11 @@ pub(crate) struct Held {
     /// The instructions, in order (none for a listing read back).
     pub(crate) instructions: Vec<Op>,
     operands: Vec<u32>,
-    paths: Strings,
+    paths: Paths,
     extras: Vec<Extra>,
+    kept: KeptShapes,
+    /// Lines and columns too large for a slot's `u32`s.
+    wide: Vec<(Option<usize>, Option<usize>)>,
     /// The computations (their names' indices) some entry marks as the entry one.
     entry_computations: HashSet<u32>,
     /// Set when more strings, entries or operands came than `u32` indices reach.
@@ -145,8 +301,10 @@ impl Held {
             entries: Vec::new(),
             instructions: Vec::new(),
             operands: Vec::new(),
-            paths: Strings::default(),
+            paths: Paths::default(),
             extras: Vec::new(),
+            kept: KeptShapes::default(),
+            wide: Vec::new(),
             entry_computations: HashSet::new(),
             overflow: false,
         }
@@ -214,12 +372,22 @@ impl Held {
             Some(n) => u32::try_from(n).ok().filter(|&n| n != NONE),
         };
         let (line, column) = (small(entry.line), small(entry.column));
-        let extra = if held.is_some() || line.is_none() || column.is_none() {
-            self.extras.push(Extra {
-                held,
-                line: entry.line,
-                column: entry.column,
-            });
+        let held = match held.map(|kept| self.kept.intern(kept)) {
+            None => NONE,
+            Some(Some(id)) => id,
+            Some(None) => {
+                self.overflow = true;
+                NONE
+            }
+        };
+        let wide = if line.is_none() || column.is_none() {
+            self.wide.push((entry.line, entry.column));
+            self.index(self.wide.len() - 1)
+        } else {
+            NONE
+        };
+        let extra = if held != NONE || wide != NONE {
+            self.extras.push(Extra { held, wide });
             self.index(self.extras.len() - 1)
         } else {
             NONE
@@ -299,7 +467,14 @@ impl Held {
 
     /// The shape kept beside the entry's text, if any.
     pub(crate) fn kept(&self, slot: &Slot) -> Option<&super::listing::Kept> {
-        self.extra(slot).and_then(|e| e.held.as_ref())
+        self.extra(slot)
+            .and_then(|e| self.kept.all.get(e.held as usize))
+    }
+
+    /// The entry's line and column when too large for its slot.
+    fn wide(&self, slot: &Slot) -> Option<&(Option<usize>, Option<usize>)> {
+        self.extra(slot)
+            .and_then(|e| self.wide.get(e.wide as usize))
     }
 
     fn extra(&self, slot: &Slot) -> Option<&Extra> {
@@ -321,9 +496,8 @@ impl Held {
 
     /// Entry `slot` as a listing entry.
     pub(crate) fn entry(&self, slot: &Slot) -> Entry {
-        let extra = self.extra(slot);
-        let wide = |n: u32| (n != NONE).then_some(n as usize);
-        let held = extra.and_then(|e| e.held.clone());
+        let small = |n: u32| (n != NONE).then_some(n as usize);
+        let held = self.kept(slot).cloned();
         let mut entry = Entry::bare(
             self.role(slot).clone(),
             self.strings.get(slot.text).to_string(),
@@ -332,26 +506,27 @@ impl Held {
         entry.computation = self.strings.opt(slot.computation).map(str::to_string);
         entry.entry = self.is_entry_computation(slot.computation);
         entry.instruction = self.strings.opt(slot.instruction).map(str::to_string);
-        entry.path = self.paths.opt(slot.path).map(str::to_string);
-        entry.line = extra.map_or(wide(slot.line), |e| e.line);
-        entry.column = extra.map_or(wide(slot.column), |e| e.column);
+        entry.path = self.paths.get(slot.path);
+        (entry.line, entry.column) = match self.wide(slot) {
+            Some(&wide) => wide,
+            None => (small(slot.line), small(slot.column)),
+        };
         entry
     }
 
     /// Empties the listing (its file and kind kept), keeping what it allocated, to be
     /// filled again.
     pub(crate) fn clear(&mut self) {
-        for strings in [&mut self.strings, &mut self.paths] {
-            strings.text.clear();
-            strings.ends.clear();
-            strings.table.clear();
-        }
+        self.strings.clear();
+        self.paths.clear();
         self.roles.clear();
         self.role_ids.clear();
         self.entries.clear();
         self.instructions.clear();
         self.operands.clear();
         self.extras.clear();
+        self.kept.clear();
+        self.wide.clear();
         self.entry_computations.clear();
         self.overflow = false;
     }
@@ -504,4 +679,46 @@ pub(crate) fn hold_events(events: impl Iterator<Item = Event>) -> Option<Result<
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_read_back_as_they_were_stored() {
+        let all = [
+            "computations[3].instructions[17].shape",
+            "",
+            "0",
+            "tuple_shapes[0].tuple_shapes[10].layout.tiles[1]",
+            // Leading zeros, a number past u64, digits at both ends, a marker.
+            "a007b[00].c[18446744073709551615][18446744073709551616]9",
+            "x\0[12]",
+            "ü[٣]3",
+        ];
+        let mut paths = Paths::default();
+        let ids: Vec<u32> = all.iter().map(|p| paths.push(p).unwrap()).collect();
+        for (id, path) in ids.iter().zip(all) {
+            assert_eq!(paths.get(*id).as_deref(), Some(path));
+        }
+        assert_eq!(paths.get(NONE), None);
+        // The same words with other numbers are stored once.
+        let words = paths.words.ends.len();
+        paths
+            .push("computations[4].instructions[170].shape")
+            .unwrap();
+        assert_eq!(paths.words.ends.len(), words);
+    }
+
+    #[test]
+    fn kept_shapes_are_stored_once_each() {
+        use crate::guard::listing::Kept;
+        let mut kept = KeptShapes::default();
+        let a = kept.intern(Kept::Encoded(vec![8, 11].into())).unwrap();
+        let b = kept.intern(Kept::Encoded(vec![8, 12].into())).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(kept.intern(Kept::Encoded(vec![8, 11].into())), Some(a));
+        assert_eq!(kept.all.len(), 2);
+    }
 }

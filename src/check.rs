@@ -1726,7 +1726,7 @@ fn check_long_program_line(line: &str, found: &mut dyn FnMut(Finding)) -> usize 
 /// The kind of message on one line of HLO text, without `--message`: a layout starts
 /// with `{`; a program shape starts with `(` and has an `->` (shape text never has
 /// one); anything else is a shape.
-fn line_kind(line: &str) -> MessageKind {
+pub(crate) fn line_kind(line: &str) -> MessageKind {
     if line.starts_with('{') {
         MessageKind::Layout
     } else if line.starts_with('(') && line.contains("->") {

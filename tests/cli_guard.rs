@@ -248,3 +248,57 @@ fn json_messages_are_listed_as_their_kind() {
         stderr(&out)
     );
 }
+
+/// Shape lines are told line by line as `validate` tells them: a program shape's line
+/// (XLA's text of a program shape from the fixtures) is listed as its parameters and
+/// result, beside a shape's line, and compared so (they were refused as a shape with
+/// "extra content after shape").
+#[test]
+fn program_shape_lines_are_listed_and_compared() {
+    let fixtures = std::fs::read_to_string(path("fixtures", "messages.jsonl")).unwrap();
+    let program = fixtures
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .find(|r| {
+            r["message"] == "program-shape"
+                && r["xla"]["accepts"] == true
+                && r["xla"]["text"].as_str().unwrap().starts_with("(f32")
+        })
+        .expect("a program shape XLA reads");
+    let text = program["xla"]["text"].as_str().unwrap();
+    let (_, result) = text.split_once(")->").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let old = dir.path().join("old.txt");
+    std::fs::write(&old, format!("f32[2,3]{{1,0}}\n{text}\n")).unwrap();
+    let old = old.to_str().unwrap();
+    let out = run(&["shapes", old], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = stdout(&out);
+    assert!(
+        listed.starts_with(&format!("{old}: f32[2,3]{{1,0}}\n{old}: parameter 0: f32")),
+        "{listed}"
+    );
+    assert!(
+        listed.ends_with(&format!("{old}: result: {result}\n")),
+        "{listed}"
+    );
+    // As many shapes as `validate` counts.
+    let out = run(&["validate", old], b"");
+    let count = listed.lines().count();
+    assert!(
+        stderr(&out).contains(&format!("checked 1 file, {count} shapes")),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&["diff", old, old], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let new = dir.path().join("new.txt");
+    std::fs::write(
+        &new,
+        format!("f32[2,3]{{1,0}}\n{text}\n").replace(")->f32", ")->s32"),
+    )
+    .unwrap();
+    let out = run(&["diff", old, new.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).contains(": result: f32"), "{}", stdout(&out));
+}

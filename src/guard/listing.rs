@@ -1098,7 +1098,7 @@ fn hlo_lines(
     sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<Listing, ReadError> {
     let listing = Listing::new(name, Kind::Messages, Some(Form::Hlo));
-    let (kind, style) = (options.message.unwrap_or_default(), options.style);
+    let style = options.style;
     let mut line = String::new();
     let (mut number, mut listed) = (0, 0usize);
     loop {
@@ -1115,6 +1115,8 @@ fn hlo_lines(
         if trimmed.is_empty() || trimmed.starts_with("//") {
             continue;
         }
+        // Each line's kind told as `validate` tells it, unless `--message` names it.
+        let kind = options.message.unwrap_or_else(|| check::line_kind(trimmed));
         if kind == MessageKind::Shape && long_tuple(trimmed) {
             let options = crate::text::ParseOptions::default();
             let role = Role::Result;

@@ -10,6 +10,76 @@ use std::fmt;
 
 use crate::path::Path;
 
+/// Past this many bytes, a key, value or word of the input quoted in a message is cut
+/// ([`Shown`]).
+pub(crate) const SHOWN_LONG: usize = 200;
+/// The characters kept of a cut one.
+pub(crate) const SHOWN_KEPT: usize = 64;
+
+/// A key, value or word of the input in a message: whole when short, else its first
+/// [`SHOWN_KEPT`] characters and its length (a 40 MB value made a 40 MB message).
+pub(crate) struct Shown<'a> {
+    text: &'a str,
+    quote: Quote,
+}
+
+#[derive(Clone, Copy)]
+enum Quote {
+    None,
+    Single,
+    Escaped,
+}
+
+impl<'a> Shown<'a> {
+    /// In double quotes, escaped (`{:?}`), as JSON keys and strings are shown.
+    pub(crate) fn quoted(text: &'a str) -> Self {
+        Shown {
+            text,
+            quote: Quote::Escaped,
+        }
+    }
+
+    /// In single quotes, as module text's tokens are shown.
+    pub(crate) fn single(text: &'a str) -> Self {
+        Shown {
+            text,
+            quote: Quote::Single,
+        }
+    }
+
+    /// As it is (a number, a word, or a string already quoted).
+    pub(crate) fn plain(text: &'a str) -> Self {
+        Shown {
+            text,
+            quote: Quote::None,
+        }
+    }
+}
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (text, cut) = if self.text.len() > SHOWN_LONG {
+            let end = self
+                .text
+                .char_indices()
+                .nth(SHOWN_KEPT)
+                .map_or(self.text.len(), |(at, _)| at);
+            (&self.text[..end], true)
+        } else {
+            (self.text, false)
+        };
+        match self.quote {
+            Quote::None => f.write_str(text)?,
+            Quote::Single => write!(f, "'{text}'")?,
+            Quote::Escaped => write!(f, "{text:?}")?,
+        }
+        if cut {
+            write!(f, "... ({} bytes in all)", self.text.len())?;
+        }
+        Ok(())
+    }
+}
+
 /// How bad an [`Issue`] is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {

@@ -3680,3 +3680,40 @@ fn thousands_of_tiles_make_no_plan_past_a_bound() {
         );
     }
 }
+
+/// A long one-line tuple broken at its end is listed a shape at a time up to its error,
+/// which is the whole parse's, and one given where an array is asked for (`index`) is
+/// refused as a tuple once it parses, without being built: before, `shapes` parsed the
+/// broken tuple whole again for its error (28 times its text), and `index` built the
+/// tuple (45 times) to say that it has no elements to index.
+#[test]
+fn long_tuples_refused_late_are_read_a_shape_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = one_line_tuple("f32[8,128]{1,0}", 500_000);
+    assert!(good.len() > 8_000_000);
+    let bad = format!("{}x)\n", good.strip_suffix(")\n").unwrap());
+    let whole = text::parse_shape(&bad).unwrap_err();
+    let [good_file, bad_file] = [("good.txt", &good), ("bad.txt", &bad)].map(|(name, text)| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    });
+    let said = |args: &str, code: i32| {
+        let run = limited_to(100_000, args);
+        let said = String::from_utf8_lossy(&run.stderr).into_owned();
+        assert_eq!(run.status.code(), Some(code), "{args}: {said}");
+        said
+    };
+    let shapes = said(&format!("shapes {bad_file}"), 2);
+    assert!(
+        shapes.contains(&format!("bad.txt: line 1: {}\n", whole.message())),
+        "{shapes}"
+    );
+    let index = said(&format!("index {bad_file} 0,0"), 2);
+    assert!(index.contains(&whole.render(&bad)), "{index}");
+    let index = said(&format!("index {good_file} 0,0"), 2);
+    assert!(
+        index.ends_with("good.txt: a tuple has no elements to index; give an array shape\n"),
+        "{index}"
+    );
+}

@@ -87,8 +87,13 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
     let source = Source::resolve(shape_arg, args.text.as_deref(), TextForm::Hlo)?;
     let shape_from_stdin = source.is_stdin();
     let input = source.read()?;
-    let shape = input.shape()?;
     let name = &input.name;
+    let Some(shape) = input.shape_for_array()? else {
+        return Err(Failure::unreadable(format!(
+            "{name}: {}",
+            no_elements("tuple")
+        )));
+    };
     let array = array_of(&shape).map_err(|e| Failure::unreadable(format!("{name}: {e}")))?;
     let plan = LayoutPlan::new(array).map_err(|e| Failure::unreadable(format!("{name}: {e}")))?;
 
@@ -130,11 +135,12 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
 fn array_of(shape: &Shape) -> Result<&ArrayShape, String> {
     match shape {
         Shape::Array(array) | Shape::Buffer(array) => Ok(array),
-        other => Err(format!(
-            "a {} has no elements to index; give an array shape",
-            other.kind_name()
-        )),
+        other => Err(no_elements(other.kind_name())),
     }
+}
+
+fn no_elements(kind: &str) -> String {
+    format!("a {kind} has no elements to index; give an array shape")
 }
 
 /// Refuses arguments that give no index, or read standard input twice.

@@ -43,6 +43,10 @@ impl TextForm {
     }
 }
 
+/// Texts of at least this many bytes that are a tuple are not built where an array is
+/// asked for ([`Input::shape_for_array`]).
+pub const LONG_TUPLE: usize = 1 << 20;
+
 /// One message's input, read whole.
 #[derive(Debug)]
 pub struct Input {
@@ -68,7 +72,31 @@ impl Input {
         let text = self.text()?.trim();
         let proto = xla_shape::text::parse_shape(text)
             .map_err(|e| Failure::unreadable(format!("{name}: {}", e.render(text))))?;
-        validate_shape_with(&proto, Options::hlo_text())
+        self.validated(&proto)
+    }
+
+    /// [`Input::shape`] where only an array or buffer shape will do (`index`,
+    /// `relayout`): a tuple of [`LONG_TUPLE`] bytes or more is read a shape at a time
+    /// for its syntax errors only, and refused as a tuple (`Ok(None)`), not built (a
+    /// 17 MB tuple built whole to be refused took 750 MB).
+    pub fn shape_for_array(&self) -> Result<Option<Shape>, Failure> {
+        let text = self.text()?.trim();
+        if text.len() < LONG_TUPLE || !text.starts_with('(') {
+            return self.shape().map(Some);
+        }
+        let options = xla_shape::text::ParseOptions::default();
+        let parsed = xla_shape::text::parse_shape_streaming(text, options, &mut |_, _, _| {})
+            .map_err(|e| Failure::unreadable(format!("{}: {}", self.name, e.render(text))))?;
+        match parsed {
+            xla_shape::text::Streamed::Shape(proto) => self.validated(&proto).map(Some),
+            xla_shape::text::Streamed::Tuple { .. } => Ok(None),
+        }
+    }
+
+    /// `proto` validated with the HLO text rules; every error on standard error.
+    fn validated(&self, proto: &xla_shape::proto::ShapeProto) -> Result<Shape, Failure> {
+        let name = &self.name;
+        validate_shape_with(proto, Options::hlo_text())
             .into_result()
             .map_err(|e| {
                 let mut stderr = String::new();

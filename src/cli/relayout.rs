@@ -104,12 +104,15 @@ fn array_shape(text: &str) -> Result<ArrayShape, Failure> {
         name: "--shape".to_string(),
         bytes: text.as_bytes().to_vec(),
     };
-    match input.shape()? {
-        Shape::Array(array) => Ok(array),
-        other => Err(Failure::unreadable(format!(
-            "--shape: relayout moves one array, not a {} shape",
-            other.kind_name()
-        ))),
+    let not_an_array = |kind: &str| {
+        Failure::unreadable(format!(
+            "--shape: relayout moves one array, not a {kind} shape"
+        ))
+    };
+    match input.shape_for_array()? {
+        Some(Shape::Array(array)) => Ok(array),
+        Some(other) => Err(not_an_array(other.kind_name())),
+        None => Err(not_an_array("tuple")),
     }
 }
 

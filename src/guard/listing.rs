@@ -143,20 +143,35 @@ impl Entry {
         options: crate::text::ParseOptions,
         style: HloStyle,
     ) -> Option<Self> {
+        Self::of_long_text(role, written, options, style).ok()?
+    }
+
+    /// [`Entry::of_long_tuple`], with the parse's error when the text does not parse
+    /// (the whole parse's error: [`crate::text::parse_shape_leaves`] gives it), so that
+    /// a long tuple broken at its end is not parsed whole again for its error (28 times
+    /// the text, where the tuple listed a shape at a time takes about its size).
+    pub(crate) fn of_long_text(
+        role: Role,
+        written: &str,
+        options: crate::text::ParseOptions,
+        style: HloStyle,
+    ) -> Result<Option<Self>, crate::text::ParseError> {
         let mut printer = LongTuple::new(style);
         let parsed = crate::text::parse_shape_leaves(written, options, &mut |path, _, leaf| {
             printer.leaf(path, &leaf);
-        });
-        if !matches!(parsed, Ok(crate::text::Streamed::Tuple { .. })) {
-            return None;
+        })?;
+        if !matches!(parsed, crate::text::Streamed::Tuple { .. }) {
+            return Ok(None);
         }
         let reads_back = printer.reads_back;
-        let text = printer.text.finish().ok()?;
+        let Ok(text) = printer.text.finish() else {
+            return Ok(None);
+        };
         if reads_back {
-            return Some(Entry::bare(role, text, None));
+            return Ok(Some(Entry::bare(role, text, None)));
         }
-        let shape = crate::text::parse_shape_with(written, options).ok()?;
-        Some(Entry::new(role, &shape, text))
+        let shape = crate::text::parse_shape_with(written, options)?;
+        Ok(Some(Entry::new(role, &shape, text)))
     }
 
     /// [`Entry::of_long_tuple`] for a binary `ShapeProto` that is a tuple (as
@@ -1120,7 +1135,16 @@ fn hlo_lines(
         if kind == MessageKind::Shape && long_tuple(trimmed) {
             let options = crate::text::ParseOptions::default();
             let role = Role::Result;
-            if let Some(mut entry) = Entry::of_long_tuple(role, trimmed, options, style) {
+            let syntax = |e: crate::text::ParseError| {
+                error(
+                    name,
+                    "hlo_syntax",
+                    format!("line {number}: {}", e.message()),
+                )
+            };
+            if let Some(mut entry) =
+                Entry::of_long_text(role, trimmed, options, style).map_err(syntax)?
+            {
                 entry.line = Some(number);
                 listed += 1;
                 sink(&listing, Item::Entry(entry));
@@ -1645,13 +1669,13 @@ fn module_text_scan<R: BufRead>(
         (sink.borrow_mut())(listing, Item::Entry(entry));
     };
     let mut on_instruction = |site: &InstructionSite<'_>| {
-        if keep {
-            (sink.borrow_mut())(listing, Item::Instruction(Instruction::of(site)));
-        }
+        (sink.borrow_mut())(listing, Item::Instruction(Instruction::of(site)));
     };
     let mut on_problem = |finding: Finding| problems.push(finding);
+    let on_instruction =
+        keep.then_some(&mut on_instruction as &mut dyn FnMut(&InstructionSite<'_>));
     let summary =
-        module::scan_text_for_listing(reader, &mut on_shape, &mut on_instruction, &mut on_problem)
+        module::scan_text_for_listing_with(reader, &mut on_shape, on_instruction, &mut on_problem)
             .map_err(|e| error(name, "io_error", e.to_string()))?;
     first_problem(name, problems)?;
     if summary.structures == 0 {
@@ -1714,12 +1738,12 @@ fn module_proto_scan(
         (sink.borrow_mut())(listing, Item::Entry(entry));
     };
     let mut on_instruction = |site: &InstructionSite<'_>| {
-        if keep {
-            (sink.borrow_mut())(listing, Item::Instruction(Instruction::of(site)));
-        }
+        (sink.borrow_mut())(listing, Item::Instruction(Instruction::of(site)));
     };
     let mut on_problem = |finding: Finding| problems.push(finding);
-    module::walk_proto_for_listing(bytes, &mut on_shape, &mut on_instruction, &mut on_problem)
+    let on_instruction =
+        keep.then_some(&mut on_instruction as &mut dyn FnMut(&InstructionSite<'_>));
+    module::walk_proto_for_listing_with(bytes, &mut on_shape, on_instruction, &mut on_problem)
         .map_err(|e| {
             let code = match e {
                 module::ScanError::NotAModule(_) => "not_a_module",

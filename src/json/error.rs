@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::error::Shown;
+
 use crate::path::Path;
 
 /// Why a JSON text could not be read as a message, with where: the field path (proto
@@ -155,7 +157,9 @@ impl fmt::Display for JsonErrorKind {
         match self {
             JsonErrorKind::NotUtf8 => f.write_str("input is not valid utf-8"),
             JsonErrorKind::Syntax(what) => f.write_str(what),
-            JsonErrorKind::DuplicateKey { key } => write!(f, "duplicate key {key:?}"),
+            JsonErrorKind::DuplicateKey { key } => {
+                write!(f, "duplicate key {}", Shown::quoted(key))
+            }
             JsonErrorKind::NestingTooDeep { limit } => {
                 write!(f, "arrays and objects nest deeper than {limit} levels")
             }
@@ -167,19 +171,28 @@ impl fmt::Display for JsonErrorKind {
                 "the shape's lists hold more than {limit} entries in all (xla-shape's limit)"
             ),
             JsonErrorKind::UnknownField { message, key } => {
-                write!(f, "{message} has no field named {key:?}")
+                write!(f, "{message} has no field named {}", Shown::quoted(key))
             }
             JsonErrorKind::DuplicateField { key, first } => {
-                write!(f, "{key:?} sets the same field as {first:?} again")
+                write!(
+                    f,
+                    "{} sets the same field as {} again",
+                    Shown::quoted(key),
+                    Shown::quoted(first)
+                )
             }
             JsonErrorKind::WrongType { expected, found } => {
                 write!(f, "expected {expected}, found {found}")
             }
             JsonErrorKind::NullInList => f.write_str("null is not allowed in a list"),
-            JsonErrorKind::NotAnInteger { text } => write!(f, "{text} is not an integer"),
-            JsonErrorKind::OutOfRange { text, ty } => write!(f, "{text} is out of range for {ty}"),
+            JsonErrorKind::NotAnInteger { text } => {
+                write!(f, "{} is not an integer", Shown::plain(text))
+            }
+            JsonErrorKind::OutOfRange { text, ty } => {
+                write!(f, "{} is out of range for {ty}", Shown::plain(text))
+            }
             JsonErrorKind::UnknownEnumName { enum_name, name } => {
-                write!(f, "{name:?} is not a value of {enum_name}")
+                write!(f, "{} is not a value of {enum_name}", Shown::quoted(name))
             }
             JsonErrorKind::UnpairedSurrogate => f.write_str("string holds an unpaired surrogate"),
         }
@@ -220,5 +233,39 @@ mod tests {
         // 'x' follows a 2-byte and a 4-byte character.
         assert_eq!(line_column(text, 9), (2, 3));
         assert_eq!(line_column(text, 100), (3, 1));
+    }
+
+    #[test]
+    fn long_keys_and_values_are_cut_in_messages() {
+        let enum_error = |name: String| JsonErrorKind::UnknownEnumName {
+            enum_name: "xla.PrimitiveType",
+            name,
+        };
+        // Short ones whole, as before.
+        let short = "F".repeat(crate::error::SHOWN_LONG);
+        assert_eq!(
+            enum_error(short.clone()).to_string(),
+            format!("{short:?} is not a value of xla.PrimitiveType")
+        );
+        let long = format!("{}\"{}", "é".repeat(100), "F".repeat(10_000_000));
+        let message = enum_error(long.clone()).to_string();
+        assert_eq!(
+            message,
+            format!(
+                "{:?}... ({} bytes in all) is not a value of xla.PrimitiveType",
+                "é".repeat(crate::error::SHOWN_KEPT),
+                long.len()
+            )
+        );
+        let number = JsonErrorKind::NotAnInteger {
+            text: "9".repeat(1000),
+        };
+        assert_eq!(
+            number.to_string(),
+            format!(
+                "{}... (1000 bytes in all) is not an integer",
+                "9".repeat(64)
+            )
+        );
     }
 }

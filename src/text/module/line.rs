@@ -46,6 +46,11 @@ pub(super) enum Planned {
     LayoutConstraint(usize),
 }
 
+/// A plan holds at most this many operands and shapes: a line of more is read by the
+/// token path past them, which holds none of them (a plan of millions of operands took
+/// some six times the line).
+const PLANNED: usize = 1024;
+
 /// What the token path would read on an instruction line, up to its operands' `)` and
 /// the plain attributes after it.
 pub(super) struct Plan<'m> {
@@ -182,6 +187,9 @@ pub(super) fn plan_instruction<'m>(
     }
     loop {
         let index = plan.operands.len();
+        if index >= PLANNED || plan.shapes.len() >= PLANNED {
+            return None;
+        }
         // XLA writes `/*index=5*/` before every fifth operand: trivia to the lexer.
         while bytes[pos..].starts_with(b"/*") {
             let close = memchr::memmem::find(&bytes[pos + 2..], b"*/")?;
@@ -233,7 +241,7 @@ fn attributes_end<'m>(
     let bytes = line.as_bytes();
     loop {
         let comma = blanks(bytes, pos);
-        if bytes.get(comma) != Some(&b',') {
+        if bytes.get(comma) != Some(&b',') || shapes.len() >= PLANNED {
             return pos;
         }
         let start = blanks(bytes, comma + 1);
@@ -279,6 +287,9 @@ fn layout_constraints_end<'m>(
     }
     let mut index = 0;
     loop {
+        if shapes.len() >= PLANNED {
+            return None;
+        }
         let shape = shape_at(line, pos, Planned::LayoutConstraint(index), memo)?;
         pos = blanks(bytes, shape.end);
         shapes.push(shape);

@@ -209,7 +209,7 @@ pub fn scan_text_instructions<R: BufRead>(
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    scan_instructions(reader, on_shape, on_instruction, on_problem, false)
+    scan_instructions(reader, on_shape, Some(on_instruction), on_problem, false)
 }
 
 /// [`scan_text_instructions`], except that a tuple of 1 MiB or more on one line is
@@ -221,20 +221,34 @@ pub fn scan_text_for_listing<R: BufRead>(
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
+    scan_instructions(reader, on_shape, Some(on_instruction), on_problem, true)
+}
+
+/// [`scan_text_for_listing`], with no instructions handed on when `on_instruction` is
+/// `None`: their operands' names are then not gathered (an instruction of millions of
+/// operands took some twenty times its line).
+pub(crate) fn scan_text_for_listing_with<R: BufRead>(
+    reader: R,
+    on_shape: &mut dyn FnMut(&Site<'_>, &ShapeProto),
+    on_instruction: Option<&mut dyn FnMut(&InstructionSite<'_>)>,
+    on_problem: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
     scan_instructions(reader, on_shape, on_instruction, on_problem, true)
 }
 
 fn scan_instructions<R: BufRead>(
     reader: R,
     on_shape: &mut dyn FnMut(&Site<'_>, &ShapeProto),
-    on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
+    on_instruction: Option<&mut dyn FnMut(&InstructionSite<'_>)>,
     on_problem: &mut dyn FnMut(Finding),
     elide: bool,
 ) -> Result<Summary, ScanError> {
     let mut on_shape =
         |site: &Site<'_>, shape: &ShapeProto, _: Option<&Report>| on_shape(site, shape);
-    let scanner =
-        text::Scanner::new(reader, &mut on_shape, on_problem).with_instructions(on_instruction);
+    let mut scanner = text::Scanner::new(reader, &mut on_shape, on_problem);
+    if let Some(on_instruction) = on_instruction {
+        scanner = scanner.with_instructions(on_instruction);
+    }
     if elide {
         scanner.eliding_long_tuples().run()
     } else {
@@ -663,7 +677,13 @@ pub fn walk_proto(
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    walk_proto_by(bytes, on_shape, on_instruction, on_problem, usize::MAX)
+    walk_proto_by(
+        bytes,
+        on_shape,
+        Some(on_instruction),
+        on_problem,
+        usize::MAX,
+    )
 }
 
 /// [`walk_proto`], except that a shape of 1 MiB or more that is a tuple with elements
@@ -675,6 +695,24 @@ pub fn walk_proto_for_listing(
     bytes: &[u8],
     on_shape: &mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
     on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
+    on_problem: &mut dyn FnMut(Finding),
+) -> Result<Summary, ScanError> {
+    walk_proto_by(
+        bytes,
+        on_shape,
+        Some(on_instruction),
+        on_problem,
+        LONG_SHAPE,
+    )
+}
+
+/// [`walk_proto_for_listing`], with no instructions handed on when `on_instruction` is
+/// `None`: their operand ids are then not gathered, nor named (an instruction of
+/// millions of packed operand ids took some sixty times its bytes).
+pub(crate) fn walk_proto_for_listing_with(
+    bytes: &[u8],
+    on_shape: &mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
+    on_instruction: Option<&mut dyn FnMut(&InstructionSite<'_>)>,
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
     walk_proto_by(bytes, on_shape, on_instruction, on_problem, LONG_SHAPE)
@@ -691,7 +729,7 @@ pub fn walk_proto_for_listing_from(
     on_problem: &mut dyn FnMut(Finding),
     long_at: usize,
 ) -> Result<Summary, ScanError> {
-    walk_proto_by(bytes, on_shape, on_instruction, on_problem, long_at)
+    walk_proto_by(bytes, on_shape, Some(on_instruction), on_problem, long_at)
 }
 
 /// Walks the module, shapes of `long_at` bytes or more read as [`walk_proto_for_listing`]
@@ -699,7 +737,7 @@ pub fn walk_proto_for_listing_from(
 fn walk_proto_by(
     bytes: &[u8],
     on_shape: &mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
-    on_instruction: &mut dyn FnMut(&InstructionSite<'_>),
+    on_instruction: Option<&mut dyn FnMut(&InstructionSite<'_>)>,
     on_problem: &mut dyn FnMut(Finding),
     long_at: usize,
 ) -> Result<Summary, ScanError> {
@@ -712,7 +750,10 @@ fn walk_proto_by(
     }
     let mut walk = ProtoWalk {
         on_shape,
-        on_instruction,
+        on_instruction: match on_instruction {
+            Some(on_instruction) => Some(on_instruction),
+            None => None,
+        },
         on_problem,
         summary: Summary::default(),
         long_at,
@@ -740,7 +781,7 @@ fn walk_proto_by(
 
 struct ProtoWalk<'s> {
     on_shape: &'s mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
-    on_instruction: &'s mut dyn FnMut(&InstructionSite<'_>),
+    on_instruction: Option<&'s mut dyn FnMut(&InstructionSite<'_>)>,
     on_problem: &'s mut dyn FnMut(Finding),
     summary: Summary,
     /// Shapes and program shapes of this many bytes or more are read a shape at a
@@ -885,8 +926,8 @@ impl ProtoWalk<'_> {
                 2 => {
                     let at = path.field("instructions").index(instruction_index);
                     instruction_index += 1;
-                    let (name, id) = self.instruction(value, &at, computation, entry, &mut ids)?;
-                    if let Some(id) = id {
+                    let (name, id) = self.instruction(value, &at, computation, entry)?;
+                    if let (Some(id), true) = (id, self.on_instruction.is_some()) {
                         names.insert(id, name);
                     }
                 }
@@ -900,6 +941,9 @@ impl ProtoWalk<'_> {
                 _ => {}
             }
         }
+        let Some(on_instruction) = self.on_instruction.as_mut() else {
+            return Ok(());
+        };
         let mut operands = Vec::new();
         let mut instruction_index = 0;
         for field in fields(bytes) {
@@ -908,7 +952,7 @@ impl ProtoWalk<'_> {
                 continue;
             };
             // Read once already, without error; its path is made only for one.
-            let (name, opcode, _) = instruction_fields(value, &mut ids).map_err(|e| {
+            let (name, opcode, _) = instruction_fields(value, Some(&mut ids)).map_err(|e| {
                 let at = path.field("instructions").index(instruction_index);
                 ScanError::Wire(format!("{at}: {e}"))
             })?;
@@ -927,23 +971,21 @@ impl ProtoWalk<'_> {
                 opcode: &String::from_utf8_lossy(opcode),
                 operands: &operands,
             };
-            (self.on_instruction)(&site);
+            on_instruction(&site);
         }
         Ok(())
     }
 
-    /// The instruction's name (its bytes) and id, after its shapes are walked (`ids`
-    /// takes its operand ids).
+    /// The instruction's name (its bytes) and id, after its shapes are walked.
     fn instruction<'b>(
         &mut self,
         bytes: &'b [u8],
         path: &Path,
         computation: Option<&str>,
         entry: bool,
-        ids: &mut Vec<u64>,
     ) -> Result<(&'b [u8], Option<u64>), ScanError> {
         let wire = |e| ScanError::Wire(format!("{path}: {e}"));
-        let (name_bytes, _, id) = instruction_fields(bytes, ids).map_err(wire)?;
+        let (name_bytes, _, id) = instruction_fields(bytes, None).map_err(wire)?;
         let name = String::from_utf8_lossy(name_bytes);
         let mut operand_index = 0;
         for field in fields(bytes) {
@@ -989,26 +1031,34 @@ impl ProtoWalk<'_> {
 type InstructionFields<'b> = (&'b [u8], &'b [u8], Option<u64>);
 
 /// An instruction's name and opcode (their bytes; the last of each given, as protobuf
-/// reads them), its id, and its operand ids (into `operands`, emptied first); the wire
-/// error, without its path, when its fields do not read.
+/// reads them), its id, and its operand ids (into `operands`, emptied first, when
+/// given: they are read all the same); the wire error, without its path, when its
+/// fields do not read.
 fn instruction_fields<'b>(
     bytes: &'b [u8],
-    operands: &mut Vec<u64>,
+    mut operands: Option<&mut Vec<u64>>,
 ) -> Result<InstructionFields<'b>, String> {
     let (mut name, mut opcode, mut id): (&[u8], &[u8], _) = (&[], &[], None);
-    operands.clear();
+    if let Some(operands) = operands.as_deref_mut() {
+        operands.clear();
+    }
+    let mut push = |v| {
+        if let Some(operands) = operands.as_deref_mut() {
+            operands.push(v);
+        }
+    };
     for field in fields(bytes) {
         match field? {
             (1, Value::Bytes(v)) => name = v,
             (2, Value::Bytes(v)) => opcode = v,
             (35, Value::Varint(v)) => id = Some(v),
-            (36, Value::Varint(v)) => operands.push(v),
+            (36, Value::Varint(v)) => push(v),
             (36, Value::Bytes(packed)) => {
                 let mut pos = 0;
                 while pos < packed.len() {
                     let v = varint(packed, &mut pos)
                         .ok_or_else(|| format!("bad packed operand_ids at byte {pos}"))?;
-                    operands.push(v);
+                    push(v);
                 }
             }
             _ => {}

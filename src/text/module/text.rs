@@ -410,11 +410,19 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         }
     }
 
+    /// The token's text for a message, cut when long ([`crate::error::Shown`]).
+    fn shown(&self, token: &Token) -> String {
+        match token.kind {
+            Kind::Eof => "the end of the input".to_string(),
+            _ => crate::error::Shown::plain(self.lexer.text(token)).to_string(),
+        }
+    }
+
     /// `'text'`, or `the end of the input`.
     fn quoted(&self, token: &Token) -> String {
         match token.kind {
             Kind::Eof => "the end of the input".to_string(),
-            _ => format!("'{}'", self.lexer.text(token)),
+            _ => crate::error::Shown::single(self.lexer.text(token)).to_string(),
         }
     }
 
@@ -704,7 +712,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 Some(b'[') => return Err(self.unknown_type_word(&next, Xla::Opcode)),
                 _ => {
                     let saw = self.quoted(&next);
-                    let xla = Xla::Opcode.wording(&self.text(&next));
+                    let xla = Xla::Opcode.wording(&self.shown(&next));
                     return Err(self.error(
                         &next,
                         "not_a_shape",
@@ -1197,15 +1205,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     }
 
     fn unknown_type_word(&mut self, token: &Token, xla: Xla) -> Reported {
-        let word = self.text(token);
-        let hint = suggest_type(&word)
+        let hint = suggest_type(&self.text(token))
             .map(|t| format!("; did you mean {t}?"))
             .unwrap_or_default();
+        let word = self.shown(token);
         let xla = xla.wording(&word);
         self.error(
             token,
             "unknown_type_word",
-            format!("'{word}' is not an element type{hint}{xla}"),
+            format!("{} is not an element type{hint}{xla}", self.quoted(token)),
         )
     }
 
@@ -1221,7 +1229,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 return Err(self.unknown_type_word(&token, xla));
             }
             let saw = self.quoted(&token);
-            let xla = xla.wording(&self.text(&token));
+            let xla = xla.wording(&self.shown(&token));
             return Err(self.error(
                 &token,
                 "not_a_shape",

@@ -3717,3 +3717,70 @@ fn long_tuples_refused_late_are_read_a_shape_at_a_time() {
         "{index}"
     );
 }
+
+/// An instruction of millions of operands is listed without gathering them (`shapes`
+/// and policies are handed no instructions): module text of 2,000,000 operands `%p`
+/// (8 MB) and a module proto of 5,000,000 packed operand ids (5 MB) are listed, and the
+/// text validated, in a 60 MB address space; they took 20 and 65 times their size, and
+/// `validate` six times the line, which is now read past its first 1,024 operands by
+/// the token path (it holds none of them).
+#[test]
+fn instructions_of_millions_of_operands_are_listed_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut module = String::from("HloModule m\n\nENTRY %main {\n  %p = f32[8]{0} parameter(0)\n");
+    module.push_str("  ROOT %c = f32[8]{0} custom-call(%p");
+    module.push_str(&", %p".repeat(1_999_999));
+    module.push_str("), custom_call_target=\"x\"\n}\n");
+    let text = dir.path().join("m.hlo.txt");
+    std::fs::write(&text, &module).unwrap();
+    let text = text.to_str().unwrap();
+    let listed = String::from_utf8(limited_exit(60_000, &format!("shapes {text}"), 0)).unwrap();
+    assert_eq!(
+        listed,
+        format!("{text}: ENTRY main/p: f32[8]{{0}}\n{text}: ENTRY main/c: f32[8]{{0}}\n")
+    );
+    limited_exit(60_000, &format!("validate {text}"), 0);
+
+    // Varint field `number` of wire type `wire`, and a length-delimited one.
+    fn tag(number: u64, wire: u64, out: &mut Vec<u8>) {
+        let mut v = (number << 3) | wire;
+        while v >= 0x80 {
+            out.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    }
+    let shape = xla_shape::codec::encode(&text::parse_shape("f32[8]{0}").unwrap());
+    let instruction = |name: &[u8], opcode: &[u8], id: u8, operands: usize| {
+        let mut out = field(1, name);
+        out.extend(field(2, opcode));
+        out.extend(field(3, &shape));
+        tag(35, 0, &mut out);
+        out.push(id);
+        if operands > 0 {
+            tag(36, 2, &mut out);
+            let mut len = operands as u64;
+            while len >= 0x80 {
+                out.push((len as u8) | 0x80);
+                len >>= 7;
+            }
+            out.push(len as u8);
+            out.extend(std::iter::repeat_n(1u8, operands));
+        }
+        out
+    };
+    let mut computation = field(1, b"main");
+    computation.extend(field(2, &instruction(b"p", b"parameter", 1, 0)));
+    computation.extend(field(2, &instruction(b"c", b"custom-call", 2, 5_000_000)));
+    let mut proto = field(1, b"m");
+    proto.extend(field(2, b"main"));
+    proto.extend(field(3, &computation));
+    let path = dir.path().join("m.hlo.pb");
+    std::fs::write(&path, &proto).unwrap();
+    let path = path.to_str().unwrap();
+    let listed = String::from_utf8(limited_exit(60_000, &format!("shapes {path}"), 0)).unwrap();
+    assert_eq!(
+        listed,
+        format!("{path}: ENTRY main/p: f32[8]{{0}}\n{path}: ENTRY main/c: f32[8]{{0}}\n")
+    );
+}

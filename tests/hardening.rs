@@ -3784,3 +3784,35 @@ fn instructions_of_millions_of_operands_are_listed_in_bounded_memory() {
         format!("{path}: ENTRY main/p: f32[8]{{0}}\n{path}: ENTRY main/c: f32[8]{{0}}\n")
     );
 }
+
+/// A long program shape of array parts is listed a part at a time, each entry handed on
+/// as it comes: 300,000 parameters as a binary message (5 MB) and as a shape line (6
+/// MB) are listed in a 60 MB address space (the entries were gathered first, 41 times
+/// the binary message, and the line parsed whole, 43 times). A line with a tuple part
+/// is still read whole.
+#[test]
+fn long_program_shapes_are_listed_a_part_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 300_000;
+    let line = one_line_program("f32[8,128]{1,0}", n, "s32[2]{0}");
+    let program = text::parse_program_shape(&line).unwrap();
+    let want: String = (0..n)
+        .map(|i| format!("parameter {i}: f32[8,128]{{1,0}}\n"))
+        .chain(["result: s32[2]{0}\n".to_string()])
+        .collect();
+    let binary = dir.path().join("p.pb");
+    std::fs::write(&binary, xla_shape::codec::encode(&program)).unwrap();
+    let text_file = dir.path().join("p.txt");
+    std::fs::write(&text_file, &line).unwrap();
+    for path in [binary, text_file] {
+        let path = path.to_str().unwrap();
+        let listed = limited_exit(60_000, &format!("shapes {path}"), 0);
+        let listed = String::from_utf8(listed).unwrap();
+        let prefix = format!("{path}: ");
+        let listed: String = listed
+            .lines()
+            .map(|l| format!("{}\n", l.strip_prefix(&prefix).unwrap()))
+            .collect();
+        assert!(listed == want, "{path}: {}", &listed[..200]);
+    }
+}

@@ -1151,6 +1151,22 @@ fn hlo_lines(
                 continue;
             }
         }
+        if kind == MessageKind::ProgramShape && trimmed.len() >= LONG_TEXT {
+            let mut push = |mut entry: Entry| {
+                entry.line = Some(number);
+                listed += 1;
+                sink(&listing, Item::Entry(entry));
+            };
+            if long_program_line(trimmed, style, &mut push).map_err(|e| {
+                error(
+                    name,
+                    "hlo_syntax",
+                    format!("line {number}: {}", e.message()),
+                )
+            })? {
+                continue;
+            }
+        }
         let message = crate::text::parse_message(kind, trimmed).map_err(|e| {
             error(
                 name,
@@ -1167,6 +1183,35 @@ fn hlo_lines(
         return Err(error(name, "no_shapes", "no shape in the input"));
     }
     Ok(listing)
+}
+
+/// The entries of a long program shape's line (`text`), a part at a time, handed to
+/// `push`: parameters and result as the whole message lists them, when none of them is
+/// a tuple with elements (a line of a million parameters took 43 times its size, parsed
+/// whole). `Ok(false)`, having handed on nothing, when one is (it is read whole); the
+/// whole parse's error when the text does not parse.
+fn long_program_line(
+    text: &str,
+    style: HloStyle,
+    push: &mut dyn FnMut(Entry),
+) -> Result<bool, crate::text::ParseError> {
+    let options = crate::text::ParseOptions::default();
+    let mut tuple_part = false;
+    crate::text::parse_program_shape_leaves(text, options, &mut |_, path, _, _| {
+        tuple_part |= !path.is_empty();
+    })?;
+    if tuple_part {
+        return Ok(false);
+    }
+    crate::text::parse_program_shape_leaves(text, options, &mut |part, _, _, shape| {
+        let role = match part {
+            crate::text::ProgramPart::Parameter(index) => Role::EntryParameter { index },
+            crate::text::ProgramPart::Result => Role::EntryResult,
+        };
+        let text = print(&shape, style, None);
+        push(Entry::new(role, &shape, text));
+    })?;
+    Ok(true)
 }
 
 /// Lists one input held in memory (see [`read_path`]).
@@ -1236,13 +1281,18 @@ fn read_bytes_with(
                 _ => options.message.or_else(|| json_kind(bytes)),
             }
             .unwrap_or_default();
-            let long = (bytes.len() >= LONG_TEXT)
-                .then(|| long_message_listing(name, form, kind, bytes, options.style))
-                .flatten();
-            match long {
-                Some(listing) => listing?,
-                None => whole_message_listing(name, form, kind, bytes, options.style)?,
+            if bytes.len() >= LONG_TEXT {
+                let listing = Listing::new(name, Kind::Messages, Some(form));
+                let style = options.style;
+                let mut push = |entry| sink(&listing, Item::Entry(entry));
+                if let Some(read) =
+                    long_message_entries(name, form, kind, bytes, style, LONG_PART, &mut push)
+                {
+                    read?;
+                    return Ok(Some(listing));
+                }
             }
+            whole_message_listing(name, form, kind, bytes, options.style)?
         }
         Form::Hlo => {
             std::str::from_utf8(bytes).map_err(|_| error(name, "wrong_form", "not UTF-8 text"))?;
@@ -1274,56 +1324,31 @@ fn whole_message_listing(
     })
 }
 
-/// The listing of one binary or JSON message (`form`) of `kind` a shape at a time: a
-/// shape that is a tuple, or each part of a program shape that is one, is listed from
-/// its shapes however its tuples nest and whatever fields of their own they have, so
-/// that a tuple of millions of shapes is never held (built whole, it took 30 to 85
-/// times its bytes). A program shape that does not read gets the whole read's error.
-/// `None` when it must be listed whole instead.
-fn long_message_listing(
-    name: &str,
-    form: Form,
-    kind: MessageKind,
-    bytes: &[u8],
-    style: HloStyle,
-) -> Option<Result<Listing, ReadError>> {
-    long_message_listing_with(name, form, kind, bytes, style, LONG_PART)
-}
-
-/// The entries of a program shape in binary or JSON (`form`) listed a part at a time,
-/// as a long one is, every tuple part of `long` bytes or more a shape at a time (for
-/// the properties that compare this with the whole listing); `None` as
-/// [`long_message_listing`].
-#[doc(hidden)]
-pub fn program_entries_by_parts(
-    form: Form,
-    bytes: &[u8],
-    style: HloStyle,
-    long: usize,
-) -> Option<Result<Vec<Entry>, ReadError>> {
-    let kind = MessageKind::ProgramShape;
-    long_message_listing_with("p", form, kind, bytes, style, long)
-        .map(|listing| listing.map(|listing| listing.entries))
-}
-
-/// [`long_message_listing`], a program shape's tuple parts of `long` bytes or more
-/// listed a shape at a time.
-fn long_message_listing_with(
+/// The entries of one binary or JSON message (`form`) of `kind` a shape at a time,
+/// handed to `push` as they come: a shape that is a tuple, or each part of a program
+/// shape (each tuple part of `long` bytes or more, [`LONG_PART`] but in the properties
+/// that compare this with the whole listing), is listed from its shapes however its
+/// tuples nest and whatever fields of their own they have, so that a tuple of millions
+/// of shapes is never held (built whole, it took 30 to 85 times its bytes), nor the
+/// entries of millions of parameters (41 times). A program shape that does not read
+/// gets the whole read's error. `None`, before any entry is handed on, when it must be
+/// listed whole instead.
+fn long_message_entries(
     name: &str,
     form: Form,
     kind: MessageKind,
     bytes: &[u8],
     style: HloStyle,
     long: usize,
-) -> Option<Result<Listing, ReadError>> {
-    let mut listing = Listing::new(name, Kind::Messages, Some(form));
+    push: &mut dyn FnMut(Entry),
+) -> Option<Result<(), ReadError>> {
     match kind {
         MessageKind::Shape => {
             let entry = match form {
                 Form::Binary => Entry::of_long_tuple_proto(Role::Result, bytes, style)?,
                 _ => Entry::of_long_tuple_json(Role::Result, bytes, style)?,
             };
-            listing.entries.push(entry);
+            push(entry);
         }
         MessageKind::ProgramShape => {
             // JSON is listed from its binary encoding (converted a shape at a time,
@@ -1352,60 +1377,91 @@ fn long_message_listing_with(
             if let Err(e) = crate::codec::check_program_shape(binary) {
                 return Some(Err(undecodable(name, kind, &e)));
             }
-            listing.entries = program_entries(binary, style, long)?;
-            if listing.entries.is_empty() {
-                return Some(Err(error(name, "no_shapes", "no shape in the input")));
+            match program_entries(binary, style, long, push) {
+                Ok(0) => return Some(Err(error(name, "no_shapes", "no shape in the input"))),
+                Ok(_) => {}
+                Err(e) => return Some(Err(undecodable(name, kind, &e))),
             }
         }
         MessageKind::Layout => return None,
     }
-    Some(Ok(listing))
+    Some(Ok(()))
 }
 
-/// The entries of a binary program shape that decodes, a part at a time: each
+/// The entries of a program shape in binary or JSON (`form`) listed a part at a time,
+/// as a long one is, every tuple part of `long` bytes or more a shape at a time (for
+/// the properties that compare this with the whole listing); `None` as
+/// [`long_message_entries`].
+#[doc(hidden)]
+pub fn program_entries_by_parts(
+    form: Form,
+    bytes: &[u8],
+    style: HloStyle,
+    long: usize,
+) -> Option<Result<Vec<Entry>, ReadError>> {
+    let kind = MessageKind::ProgramShape;
+    let mut entries = Vec::new();
+    let read = long_message_entries("p", form, kind, bytes, style, long, &mut |entry| {
+        entries.push(entry)
+    })?;
+    Some(read.map(|()| entries))
+}
+
+/// The entries of a binary program shape that decodes (`bytes`, checked by
+/// [`crate::codec::check_program_shape`]), a part at a time, handed to `push`: each
 /// parameter, then the result, found by their fields (a result given more than once is
 /// the merge of them all, which protobuf reads as their bytes one after the other),
 /// each a long tuple listed a shape at a time ([`Entry::of_long_tuple_proto`]) or a
-/// shape read whole. `None` when a part must be listed with the whole message.
-fn program_entries(bytes: &[u8], style: HloStyle, long: usize) -> Option<Vec<Entry>> {
+/// shape read whole. Returns how many; the decode error of a part that does not decode
+/// (which the check rules out).
+fn program_entries(
+    bytes: &[u8],
+    style: HloStyle,
+    long: usize,
+    push: &mut dyn FnMut(Entry),
+) -> Result<usize, crate::codec::DecodeError> {
     use crate::codec::wire::{Reader, WireType};
     let mut reader = Reader::new(bytes);
-    let (mut entries, mut results) = (Vec::new(), Vec::new());
+    let (mut parameters, mut results) = (0, Vec::new());
     while !reader.is_at_end() {
-        let (number, wire_type) = reader.read_tag().ok()?;
-        let value = reader.skip_value(number, wire_type, 0).ok()?;
+        let (number, wire_type) = reader.read_tag()?;
+        let value = reader.skip_value(number, wire_type, 0)?;
         match (number, wire_type) {
             (1, WireType::LengthDelimited) => {
-                let role = Role::EntryParameter {
-                    index: entries.len(),
-                };
-                entries.push(part_entry(role, value, style, long)?);
+                let role = Role::EntryParameter { index: parameters };
+                push(part_entry(role, value, style, long)?);
+                parameters += 1;
             }
             (2, WireType::LengthDelimited) => results.push(value),
             _ => {}
         }
     }
     match results.as_slice() {
-        [] => {}
-        [result] => entries.push(part_entry(Role::EntryResult, result, style, long)?),
+        [] => return Ok(parameters),
+        [result] => push(part_entry(Role::EntryResult, result, style, long)?),
         several => {
             let merged = several.concat();
-            entries.push(part_entry(Role::EntryResult, &merged, style, long)?);
+            push(part_entry(Role::EntryResult, &merged, style, long)?);
         }
     }
-    Some(entries)
+    Ok(parameters + 1)
 }
 
 /// The entry of a program shape's part (`bytes`, a `ShapeProto`): a tuple of `long`
 /// bytes or more ([`LONG_PART`]) listed a shape at a time, anything else read whole.
-fn part_entry(role: Role, bytes: &[u8], style: HloStyle, long: usize) -> Option<Entry> {
+fn part_entry(
+    role: Role,
+    bytes: &[u8],
+    style: HloStyle,
+    long: usize,
+) -> Result<Entry, crate::codec::DecodeError> {
     if bytes.len() >= long {
         if let Some(entry) = Entry::of_long_tuple_proto(role.clone(), bytes, style) {
-            return Some(entry);
+            return Ok(entry);
         }
     }
-    let shape = crate::codec::decode_shape(bytes).ok()?.message;
-    Some(Entry::new(role, &shape, print(&shape, style, None)))
+    let shape = crate::codec::decode_shape(bytes)?.message;
+    Ok(Entry::new(role, &shape, print(&shape, style, None)))
 }
 
 /// A program shape's part of this many bytes or more that is a tuple is listed a
@@ -2190,7 +2246,10 @@ mod tests {
                 for style in [HloStyle::Xla, HloStyle::Exact] {
                     let whole = whole_message_listing("p", Form::Binary, kind, &program, style)
                         .expect("a program shape that decodes is listed");
-                    let long = program_entries(&program, style, 0).expect("listed by parts");
+                    let mut long = Vec::new();
+                    let count = program_entries(&program, style, 0, &mut |e| long.push(e))
+                        .expect("listed by parts");
+                    assert_eq!(count, long.len());
                     assert_eq!(long.len(), whole.entries.len(), "{i} {j}");
                     for (a, b) in long.iter().zip(&whole.entries) {
                         assert_eq!(a.role, b.role, "{i} {j}");

@@ -1353,8 +1353,14 @@ impl<'a> Listed<'a> {
         self.held.strings.get(self.slot.text)
     }
 
-    fn role(&self) -> &'a Role {
+    fn role(&self) -> Role {
         self.held.role(self.slot)
+    }
+
+    /// Where the shape stands on its instruction.
+    fn key(&self) -> ShapeKey<'a> {
+        let (kind, index) = self.held.role_parts(self.slot);
+        ShapeKey::of(kind, index)
     }
 
     /// Whether two shapes are the same, known from their texts alone (both read back
@@ -1503,7 +1509,7 @@ impl<'a> Module<'a> {
         for (k, slot) in held.entries.iter().enumerate() {
             match (held.role(slot), slot.computation) {
                 (Role::EntryParameter { index }, _) => {
-                    module.entry_parameters.insert(*index, slot);
+                    module.entry_parameters.insert(index, slot);
                 }
                 (Role::EntryResult, _) => module.entry_result = Some(slot),
                 (_, NONE) => {}
@@ -1513,7 +1519,7 @@ impl<'a> Module<'a> {
                     c.entry |= held.is_entry_computation(name);
                     match role {
                         Role::Parameter { index, .. } => {
-                            c.parameters.insert(*index, slot);
+                            c.parameters.insert(index, slot);
                         }
                         Role::ComputationResult => c.result = Some(slot),
                         _ => {
@@ -1582,14 +1588,80 @@ impl<'a> Module<'a> {
     }
 }
 
-fn role_key(role: &Role) -> String {
-    match role {
-        Role::Operand { index } => format!("operand {index}"),
-        Role::Attribute { name, index } if *index > 0 || name == "operand_layout_constraints" => {
-            format!("{name} {index}")
+/// Where a shape stands on its instruction, as its place says it (`operand 2`,
+/// `outfeed_shape`, `operand_layout_constraints 3`; nothing for the result): a role's
+/// kind (borrowed from its listing) and index, so that the shapes of an instruction
+/// of many are keyed without a string each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum ShapeKey<'a> {
+    Plain,
+    Operand(usize),
+    Named(&'a str),
+    Indexed(&'a str, usize),
+}
+
+impl<'a> ShapeKey<'a> {
+    /// The key of a role of kind `kind` (its index 0) and `index`.
+    fn of(kind: &'a Role, index: usize) -> Self {
+        match kind {
+            Role::Operand { .. } => ShapeKey::Operand(index),
+            Role::Attribute { name, .. } if index > 0 || name == "operand_layout_constraints" => {
+                ShapeKey::Indexed(name, index)
+            }
+            Role::Attribute { name, .. } => ShapeKey::Named(name),
+            _ => ShapeKey::Plain,
         }
-        Role::Attribute { name, .. } => name.clone(),
-        _ => String::new(),
+    }
+}
+
+/// The shapes of one instruction, found by their keys ([`ShapeKey`]): positions sorted
+/// by key, equal keys in their order (an instruction of hundreds of thousands of shapes
+/// took some 250 bytes a shape in maps of its keys; this takes 20).
+struct ByKey<'a> {
+    shapes: Vec<Listed<'a>>,
+    sorted: Vec<u32>,
+}
+
+impl<'a> ByKey<'a> {
+    fn new(shapes: Vec<Listed<'a>>) -> Self {
+        let mut sorted: Vec<u32> = (0..shapes.len() as u32).collect();
+        sorted.sort_by_key(|&i| shapes[i as usize].key());
+        ByKey { shapes, sorted }
+    }
+
+    /// The first shape of `key`, and its position.
+    fn first_at(&self, key: ShapeKey<'_>) -> Option<(usize, Listed<'a>)> {
+        let at = self
+            .sorted
+            .partition_point(|&i| self.shapes[i as usize].key() < key);
+        let i = *self.sorted.get(at)? as usize;
+        let shape = self.shapes[i];
+        (shape.key() == key).then_some((i, shape))
+    }
+
+    /// The first shape of `key`.
+    fn first(&self, key: ShapeKey<'_>) -> Option<Listed<'a>> {
+        self.first_at(key).map(|(_, shape)| shape)
+    }
+
+    /// Each key's first shape, in their order.
+    fn firsts(&self) -> impl Iterator<Item = Listed<'a>> + '_ {
+        self.shapes
+            .iter()
+            .enumerate()
+            .filter(|(i, shape)| self.first_at(shape.key()).is_some_and(|(at, _)| at == *i))
+            .map(|(_, shape)| *shape)
+    }
+}
+
+impl std::fmt::Display for ShapeKey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ShapeKey::Plain => Ok(()),
+            ShapeKey::Operand(index) => write!(f, "operand {index}"),
+            ShapeKey::Named(name) => f.write_str(name),
+            ShapeKey::Indexed(name, index) => write!(f, "{name} {index}"),
+        }
     }
 }
 
@@ -2095,7 +2167,7 @@ impl Differ<'_> {
         let shapes = [old, new]
             .iter()
             .flat_map(|h| h.entries.iter().map(|slot| h.role(slot)))
-            .filter(|role| **role == Role::Result)
+            .filter(|role| *role == Role::Result)
             .count();
         let at_k = |held: &'h Held, k: usize| {
             let slot = held.entries.get(k)?;
@@ -2105,7 +2177,7 @@ impl Differ<'_> {
         for k in 0..count {
             let (o, n) = (at_k(old, k), at_k(new, k));
             let role = n.or(o).map(|e| e.role());
-            let at = At::message(role, &mut shape_number, shapes);
+            let at = At::message(role.as_ref(), &mut shape_number, shapes);
             self.pair(&at, o, n);
         }
     }
@@ -2119,7 +2191,9 @@ impl Differ<'_> {
                     c.parameters
                         .iter()
                         .filter_map(|(&i, slot)| match m.held.role(slot) {
-                            Role::Parameter { name, .. } => Some((i, clean_name(name).to_string())),
+                            Role::Parameter { name, .. } => {
+                                Some((i, clean_name(&name).to_string()))
+                            }
                             _ => None,
                         })
                         .collect()
@@ -2259,7 +2333,7 @@ impl Differ<'_> {
                 nm.shape(new.parameters.get(&index).copied()),
             );
             let pname = n.or(o).and_then(|e| match e.role() {
-                Role::Parameter { name, .. } => Some(clean_name(name).to_string()),
+                Role::Parameter { name, .. } => Some(clean_name(&name).to_string()),
                 _ => None,
             });
             let place = match pname {
@@ -2325,35 +2399,23 @@ impl Differ<'_> {
             if same {
                 continue;
             }
-            let (o_shapes, n_shapes): (Vec<_>, Vec<_>) = (
-                om.shapes(oi).map(|s| (role_key(s.role()), s)).collect(),
-                nm.shapes(ni).map(|s| (role_key(s.role()), s)).collect(),
+            let (o_shapes, n_shapes) = (
+                ByKey::new(om.shapes(oi).collect()),
+                ByKey::new(nm.shapes(ni).collect()),
             );
             let base = if oi_name == ni_name {
                 format!("{name}/{ni_name}")
             } else {
                 format!("{name}/{ni_name} (was {oi_name})")
             };
-            // The new side's keys, then the old side's others; each key's first shape
-            // on each side.
-            fn first<'s, 'a>(shapes: &'s [(String, Listed<'a>)]) -> HashMap<&'s str, Listed<'a>> {
-                let mut first = HashMap::with_capacity(shapes.len());
-                for (k, e) in shapes {
-                    first.entry(k.as_str()).or_insert(*e);
-                }
-                first
-            }
-            let (o_first, n_first) = (first(&o_shapes), first(&n_shapes));
-            let mut keys: Vec<&str> = n_shapes.iter().map(|(k, _)| k.as_str()).collect();
-            let mut seen: std::collections::HashSet<&str> = keys.iter().copied().collect();
-            keys.extend(
-                o_shapes
-                    .iter()
-                    .map(|(k, _)| k.as_str())
-                    .filter(|k| seen.insert(k)),
-            );
-            for key in keys {
-                let place = if key.is_empty() {
+            // The new side's keys, then the old side's others, in order; each key's
+            // first shape on each side.
+            let new_keys = (n_shapes.firsts()).map(|n| (n.key(), o_shapes.first(n.key()), Some(n)));
+            let old_keys = (o_shapes.firsts())
+                .filter(|o| n_shapes.first(o.key()).is_none())
+                .map(|o| (o.key(), Some(o), None));
+            for (key, o, n) in new_keys.chain(old_keys) {
+                let place = if key == ShapeKey::Plain {
                     base.clone()
                 } else {
                     format!("{base} {key}")
@@ -2363,7 +2425,6 @@ impl Differ<'_> {
                     computation: Some(name),
                     instruction: Some(ni_name),
                 };
-                let (o, n) = (o_first.get(key).copied(), n_first.get(key).copied());
                 self.pair(&at, o, n);
             }
         }
@@ -2385,7 +2446,7 @@ impl Differ<'_> {
                     computation: Some(if what == What::Added { name } else { old.name }),
                     instruction: Some(ins_name),
                 };
-                let result = module.shapes(ins).find(|s| role_key(s.role()).is_empty());
+                let result = module.shapes(ins).find(|s| s.key() == ShapeKey::Plain);
                 let words = if what == What::Added {
                     "instruction added"
                 } else {

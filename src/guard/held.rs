@@ -180,8 +180,8 @@ pub(crate) struct Slot {
     pub(crate) computation: u32,
     /// The instruction's name, or [`NONE`].
     pub(crate) instruction: u32,
-    /// Into [`Held::roles`].
-    pub(crate) role: u32,
+    /// Into [`Held::role_keys`]: use [`Held::role`].
+    role: u32,
     /// The shape's text.
     pub(crate) text: u32,
     /// Into the paths, or [`NONE`].
@@ -270,9 +270,16 @@ pub(crate) struct Held {
     pub(crate) kind: Kind,
     /// Names of computations, instructions and operands, opcodes and shape texts.
     pub(crate) strings: Strings,
-    /// Each distinct role once.
+    /// Each distinct role once, its index (if it has one) 0: the roles' kinds and
+    /// names, which are few.
     roles: Vec<Role>,
     role_ids: HashMap<Role, u32>,
+    /// Each distinct role once, as its kind's index in `roles` and its own index (an
+    /// operand's, a parameter's, a list attribute's): eight bytes, where a `Role` each
+    /// (and its name's copy) took some 150 (an instruction of a million
+    /// `operand_shapes_with_layout` holds as many roles).
+    role_keys: Vec<(u32, u32)>,
+    role_key_ids: HashTable<u32>,
     /// The shapes, in order.
     pub(crate) entries: Vec<Slot>,
     /// The instructions, in order (none for a listing read back).
@@ -298,6 +305,8 @@ impl Held {
             strings: Strings::default(),
             roles: Vec::new(),
             role_ids: HashMap::new(),
+            role_keys: Vec::new(),
+            role_key_ids: HashTable::new(),
             entries: Vec::new(),
             instructions: Vec::new(),
             operands: Vec::new(),
@@ -357,7 +366,7 @@ impl Held {
             self.entry_computations.insert(computation);
         }
         let instruction = self.intern(entry.instruction.as_deref());
-        let role = self.role_index(entry.role);
+        let role = self.role_key(entry.role);
         let text = self.intern(Some(&entry.text));
         let path = match entry.path.as_deref().map(|p| self.paths.push(p)) {
             None => NONE,
@@ -412,8 +421,57 @@ impl Held {
         }
     }
 
-    /// The index of `role`, stored if new: looked for among a few, by a map past them
-    /// (a listing of many files holds one of these a file, most with a role or two).
+    /// The index of `role` in [`Held::role_keys`], stored if new.
+    fn role_key(&mut self, mut role: Role) -> u32 {
+        let index = match &mut role {
+            Role::EntryParameter { index }
+            | Role::Parameter { index, .. }
+            | Role::Operand { index }
+            | Role::Attribute { index, .. } => std::mem::take(index),
+            Role::EntryResult | Role::ComputationResult | Role::Result => 0,
+        };
+        let Ok(index) = u32::try_from(index) else {
+            self.overflow = true;
+            return NONE;
+        };
+        let key = (self.role_index(role), index);
+        // Looked for among a few, by a table past them.
+        const FEW: usize = 8;
+        let hash = |&(kind, index): &(u32, u32)| u64::from(kind) << 32 | u64::from(index);
+        let found = if self.role_keys.len() <= FEW {
+            self.role_keys
+                .iter()
+                .position(|k| *k == key)
+                .map(|i| i as u32)
+        } else {
+            let keys = &self.role_keys;
+            self.role_key_ids
+                .find(hash(&key), |&id| keys.get(id as usize) == Some(&key))
+                .copied()
+        };
+        if let Some(id) = found {
+            return id;
+        }
+        let id = self.index(self.role_keys.len());
+        if self.role_keys.capacity() == 0 {
+            self.role_keys.reserve_exact(1);
+        }
+        self.role_keys.push(key);
+        let keys = &self.role_keys;
+        let rehash = |&id: &u32| keys.get(id as usize).map_or(0, hash);
+        if self.role_keys.len() == FEW + 1 {
+            for id in 0..self.role_keys.len() as u32 {
+                self.role_key_ids.insert_unique(rehash(&id), id, rehash);
+            }
+        } else if self.role_keys.len() > FEW + 1 {
+            self.role_key_ids.insert_unique(hash(&key), id, rehash);
+        }
+        id
+    }
+
+    /// The index of `role` (its index 0) in [`Held::roles`], stored if new: looked for
+    /// among a few, by a map past them (a listing of many files holds one of these a
+    /// file, most with a role or two).
     fn role_index(&mut self, role: Role) -> u32 {
         const FEW: usize = 8;
         let found = if self.roles.len() <= FEW {
@@ -459,10 +517,32 @@ impl Held {
         });
     }
 
+    /// The role of entry `slot` as its kind (its index 0) and its index.
+    pub(crate) fn role_parts(&self, slot: &Slot) -> (&Role, usize) {
+        const RESULT: Role = Role::Result;
+        match self.role_keys.get(slot.role as usize) {
+            Some(&(kind, index)) => (&self.roles[kind as usize], index as usize),
+            None => (&RESULT, 0),
+        }
+    }
+
     /// The role of entry `slot`.
-    pub(crate) fn role(&self, slot: &Slot) -> &Role {
-        // Every role index was made by `push_entry`.
-        &self.roles[slot.role as usize]
+    pub(crate) fn role(&self, slot: &Slot) -> Role {
+        // Every role key was made by `push_entry` (none past an overflow, which the
+        // listing is refused for).
+        let Some(&(kind, index)) = self.role_keys.get(slot.role as usize) else {
+            return Role::Result;
+        };
+        let mut role = self.roles[kind as usize].clone();
+        let index = index as usize;
+        match &mut role {
+            Role::EntryParameter { index: at }
+            | Role::Parameter { index: at, .. }
+            | Role::Operand { index: at }
+            | Role::Attribute { index: at, .. } => *at = index,
+            Role::EntryResult | Role::ComputationResult | Role::Result => {}
+        }
+        role
     }
 
     /// The shape kept beside the entry's text, if any.
@@ -499,7 +579,7 @@ impl Held {
         let small = |n: u32| (n != NONE).then_some(n as usize);
         let held = self.kept(slot).cloned();
         let mut entry = Entry::bare(
-            self.role(slot).clone(),
+            self.role(slot),
             self.strings.get(slot.text).to_string(),
             held,
         );
@@ -521,6 +601,8 @@ impl Held {
         self.paths.clear();
         self.roles.clear();
         self.role_ids.clear();
+        self.role_keys.clear();
+        self.role_key_ids.clear();
         self.entries.clear();
         self.instructions.clear();
         self.operands.clear();

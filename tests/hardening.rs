@@ -3685,7 +3685,8 @@ fn thousands_of_tiles_make_no_plan_past_a_bound() {
 /// which is the whole parse's, and one given where an array is asked for (`index`) is
 /// refused as a tuple once it parses, without being built: before, `shapes` parsed the
 /// broken tuple whole again for its error (28 times its text), and `index` built the
-/// tuple (45 times) to say that it has no elements to index.
+/// tuple (45 times) to say that it has no elements to index. So is a binary one cut
+/// short.
 #[test]
 fn long_tuples_refused_late_are_read_a_shape_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
@@ -3715,6 +3716,18 @@ fn long_tuples_refused_late_are_read_a_shape_at_a_time() {
     assert!(
         index.ends_with("good.txt: a tuple has no elements to index; give an array shape\n"),
         "{index}"
+    );
+    // The same tuple in binary, cut short: the whole decode's error (23 times the
+    // bytes, decoded whole again for it).
+    let binary = xla_shape::codec::encode(&text::parse_shape(&good).unwrap());
+    let cut = &binary[..binary.len() - 3];
+    let whole = xla_shape::codec::decode_shape(cut).unwrap_err();
+    let cut_file = dir.path().join("cut.pb");
+    std::fs::write(&cut_file, cut).unwrap();
+    let shapes = said(&format!("shapes {}", cut_file.to_str().unwrap()), 2);
+    assert!(
+        shapes.ends_with(&format!("cut.pb: cannot decode xla.ShapeProto: {whole}\n")),
+        "{shapes}"
     );
 }
 

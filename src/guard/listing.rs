@@ -184,6 +184,32 @@ impl Entry {
     /// `None` when the top-level message is not a tuple with elements (whatever fields
     /// of its own it has), or does not decode.
     pub fn of_long_tuple_proto(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
+        Self::long_proto(role, bytes, style, &std::cell::RefCell::new(None))
+    }
+
+    /// [`Entry::of_long_tuple_proto`], with the decode's error when the bytes do not
+    /// decode (read a shape at a time with the whole decode's code, so its error), so
+    /// that a long tuple cut short is not decoded whole again for its error (23 times
+    /// its bytes).
+    pub(crate) fn of_long_binary(
+        role: Role,
+        bytes: &[u8],
+        style: HloStyle,
+    ) -> Result<Option<Self>, crate::codec::DecodeError> {
+        let failed = std::cell::RefCell::new(None);
+        let entry = Self::long_proto(role, bytes, style, &failed);
+        match failed.into_inner() {
+            Some(e) => Err(e),
+            None => Ok(entry),
+        }
+    }
+
+    fn long_proto(
+        role: Role,
+        bytes: &[u8],
+        style: HloStyle,
+        failed: &std::cell::RefCell<Option<crate::codec::DecodeError>>,
+    ) -> Option<Self> {
         let print = |printer: &mut LongTuple| {
             let printer = std::cell::RefCell::new(printer);
             let decoded = crate::codec::decode_shape_tree(
@@ -195,8 +221,14 @@ impl Entry {
                     }
                     crate::codec::TreeEvent::Leave(_, own, _) => printer.borrow_mut().leave(&own),
                 },
-            )
-            .ok()?;
+            );
+            let decoded = match decoded {
+                Ok(decoded) => decoded,
+                Err(e) => {
+                    *failed.borrow_mut() = Some(e);
+                    return None;
+                }
+            };
             printer.into_inner().top(&decoded.shell.message);
             decoded.is_tuple_with_elements().then_some(())
         };
@@ -210,6 +242,30 @@ impl Entry {
     /// smaller than the JSON), as a binary tuple's entry keeps its bytes. `None` when the
     /// top-level message is not a tuple with elements, or does not read.
     pub fn of_long_tuple_json(role: Role, bytes: &[u8], style: HloStyle) -> Option<Self> {
+        Self::long_json(role, bytes, style, &std::cell::RefCell::new(None))
+    }
+
+    /// [`Entry::of_long_tuple_json`], with the read's error when the JSON does not read
+    /// (read a shape at a time, with the whole read's error).
+    pub(crate) fn of_long_json(
+        role: Role,
+        bytes: &[u8],
+        style: HloStyle,
+    ) -> Result<Option<Self>, crate::json::JsonError> {
+        let failed = std::cell::RefCell::new(None);
+        let entry = Self::long_json(role, bytes, style, &failed);
+        match failed.into_inner() {
+            Some(e) => Err(e),
+            None => Ok(entry),
+        }
+    }
+
+    fn long_json(
+        role: Role,
+        bytes: &[u8],
+        style: HloStyle,
+        failed: &std::cell::RefCell<Option<crate::json::JsonError>>,
+    ) -> Option<Self> {
         let print = |printer: &mut LongTuple| {
             let printer = std::cell::RefCell::new(printer);
             let tuple = ShapeProto {
@@ -231,8 +287,14 @@ impl Entry {
                         }
                     }
                 },
-            )
-            .ok()?;
+            );
+            let shell = match shell {
+                Ok(shell) => shell,
+                Err(e) => {
+                    *failed.borrow_mut() = Some(e);
+                    return None;
+                }
+            };
             let printer = printer.into_inner();
             printer.top(&shell);
             crate::codec::has_tuple_elements(printer.elements, &shell).then_some(())
@@ -1345,10 +1407,15 @@ fn long_message_entries(
     match kind {
         MessageKind::Shape => {
             let entry = match form {
-                Form::Binary => Entry::of_long_tuple_proto(Role::Result, bytes, style)?,
-                _ => Entry::of_long_tuple_json(Role::Result, bytes, style)?,
+                Form::Binary => Entry::of_long_binary(Role::Result, bytes, style)
+                    .map_err(|e| undecodable(name, kind, &e)),
+                _ => Entry::of_long_json(Role::Result, bytes, style)
+                    .map_err(|e| unreadable_json(name, kind, &e)),
             };
-            push(entry);
+            match entry {
+                Ok(entry) => push(entry?),
+                Err(e) => return Some(Err(e)),
+            }
         }
         MessageKind::ProgramShape => {
             // JSON is listed from its binary encoding (converted a shape at a time,

@@ -3859,3 +3859,27 @@ fn diff_of_an_instruction_of_many_attribute_shapes_holds_their_roles_compactly()
         "{out}"
     );
 }
+
+/// An attribute value skipped whole keeps a byte for each bracket open in it (and the
+/// line of each run opened on one line): 5,000,000 nested `{` and `}` (10 MB) are
+/// validated in a 70 MB address space (16 bytes each, nine times the text, before);
+/// a closer that does not match still names the line its opener is on.
+#[test]
+fn brackets_nested_millions_deep_in_an_attribute_are_skipped_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 5_000_000;
+    let module = format!(
+        "HloModule m\n\nENTRY %main {{\n  ROOT %p = f32[8]{{0}} parameter(0), frontend_attributes={}{}\n}}\n",
+        "{".repeat(n),
+        "}".repeat(n)
+    );
+    let path = dir.path().join("m.hlo.txt");
+    std::fs::write(&path, module).unwrap();
+    limited_exit(70_000, &format!("validate {}", path.to_str().unwrap()), 0);
+    let broken = "HloModule m\n\nENTRY %main {\n  ROOT %p = f32[8]{0} parameter(0), frontend_attributes={{\n[\n]\n}\n)\n}\n";
+    std::fs::write(&path, broken).unwrap();
+    let out = limited_exit(70_000, &format!("validate {}", path.to_str().unwrap()), 1);
+    assert!(String::from_utf8(out)
+        .unwrap()
+        .contains(":8:1: error[module_syntax]: expects '}' (opened on line 4), saw ')'"),);
+}

@@ -1154,11 +1154,12 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         let Kind::Punct(first) = open.kind else {
             return Ok(());
         };
-        let mut stack = vec![(closer(first), open.line)];
-        while let Some(&(want, opened)) = stack.last() {
+        let mut stack = Brackets::default();
+        stack.push(closer(first), open.line);
+        while let Some((want, opened)) = stack.last() {
             let token = self.next_tok()?;
             match token.kind {
-                Kind::Punct(b @ (b'{' | b'(' | b'[')) => stack.push((closer(b), token.line)),
+                Kind::Punct(b @ (b'{' | b'(' | b'[')) => stack.push(closer(b), token.line),
                 Kind::Punct(b @ (b'}' | b')' | b']')) => {
                     if b != want {
                         return Err(self.error(
@@ -1403,6 +1404,44 @@ pub(super) fn holds_shape(name: &str) -> bool {
         name,
         "entry_computation_layout" | "outfeed_shape" | "literal" | "operand_layout_constraints"
     )
+}
+
+/// The brackets open in a value skipped whole: each one's closer, a byte, and the line
+/// it was opened on only where the line changes (ten million `{` on one line took
+/// 16 bytes each, nine times the text).
+#[derive(Default)]
+struct Brackets {
+    closers: Vec<u8>,
+    /// (how many brackets were open before, line) of each run of brackets opened on
+    /// one line.
+    lines: Vec<(usize, usize)>,
+}
+
+impl Brackets {
+    fn push(&mut self, closer: u8, line: usize) {
+        if self.lines.last().is_none_or(|&(_, last)| last != line) {
+            self.lines.push((self.closers.len(), line));
+        }
+        self.closers.push(closer);
+    }
+
+    /// The innermost open bracket's closer and line.
+    fn last(&self) -> Option<(u8, usize)> {
+        let closer = *self.closers.last()?;
+        let &(_, line) = self.lines.last()?;
+        Some((closer, line))
+    }
+
+    fn pop(&mut self) {
+        self.closers.pop();
+        if self
+            .lines
+            .last()
+            .is_some_and(|&(before, _)| before >= self.closers.len())
+        {
+            self.lines.pop();
+        }
+    }
 }
 
 /// Whether an instruction's operands are a literal (`constant(...)`, `parameter(N)`)

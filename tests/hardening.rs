@@ -3883,3 +3883,36 @@ fn brackets_nested_millions_deep_in_an_attribute_are_skipped_in_bounded_memory()
         .unwrap()
         .contains(":8:1: error[module_syntax]: expects '}' (opened on line 4), saw ')'"),);
 }
+
+/// A policy checks a long tuple's arrays keeping only the codes reported for the array
+/// at hand: 500,000 denied arrays in one line (8.5 MB) are checked in an 80 MB address
+/// space, every one reported (a set of every array's codes took 130 bytes an array).
+#[test]
+fn policy_findings_of_a_long_tuple_keep_no_set_of_its_arrays() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 500_000;
+    let input = dir.path().join("tuple.txt");
+    std::fs::write(&input, one_line_tuple("f32[8,128]{1,0}", n)).unwrap();
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[all]\ndeny_element_types = [\"f32\"]\nmax_array_bytes = 1\n",
+    )
+    .unwrap();
+    let out = limited_exit(
+        80_000,
+        &format!(
+            "validate --policy {} {}",
+            policy.to_str().unwrap(),
+            input.to_str().unwrap()
+        ),
+        1,
+    );
+    let out = String::from_utf8(out).unwrap();
+    assert_eq!(out.lines().count(), 2 * n);
+    assert!(out
+        .lines()
+        .last()
+        .unwrap()
+        .contains(&format!("tuple_shapes[{}]", n - 1)));
+}

@@ -27,7 +27,7 @@
 //! as XLA writes computation signatures in text. A program shape given alone counts as
 //! an entry computation layout.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
@@ -297,12 +297,15 @@ impl PolicyCheck<'_> {
                 None => self.total_known = false,
             }
         }
-        // The codes already reported for each array of this entry.
-        let mut seen = HashSet::new();
         let findings = &mut self.findings;
         let mut check = |index: &[usize], array: &crate::ArrayShape, text: Option<String>| {
+            // The codes already reported for this array (each array of the entry is
+            // checked once: a set of every array's, kept for the whole entry, took
+            // 130 bytes an array of a long tuple).
+            let mut seen: Vec<&'static str> = Vec::new();
             let mut report = |code: &'static str, message: String| {
-                if seen.insert((index.to_vec(), code)) {
+                if !seen.contains(&code) {
+                    seen.push(code);
                     findings.push(finding(entry, index, text.as_deref(), code, message));
                 }
             };

@@ -2086,17 +2086,17 @@ impl Differ<'_> {
             return;
         }
         let (old, new) = (old.entry(), new.entry());
-        let mut aspects = Vec::new();
+        let mut aspects = Aspects::new(&self.options.ignore);
         let long = TupleSide::of(&old)
             .zip(TupleSide::of(&new))
             .filter(|(o, n)| o.is_long_tuple() && n.is_long_tuple());
         if long
             .is_none_or(|(o, n)| compare_long_tuples(o, n, &mut Vec::new(), &mut aspects).is_none())
         {
-            aspects.clear();
+            aspects = Aspects::new(&self.options.ignore);
             compare(&old.shape(), &new.shape(), &mut Vec::new(), &mut aspects);
         }
-        aspects.retain(|a| self.keep(a.kind));
+        let aspects = aspects.finish();
         if aspects.is_empty() {
             return;
         }
@@ -2568,6 +2568,57 @@ fn encoded_elements(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
+/// A change lists at most this many aspects (those not ignored); the rest are counted
+/// in one more aspect, so that two tuples of millions of shapes that all differ make a
+/// change of their own size at most (a million aspects took 58 times the tuple's text
+/// to write as JSON).
+pub const MAX_ASPECTS: usize = 1000;
+
+/// The aspects of one change as they are found: those of kinds not ignored, the first
+/// [`MAX_ASPECTS`] listed and the rest counted.
+struct Aspects<'i> {
+    ignore: &'i [ChangeKind],
+    list: Vec<Aspect>,
+    /// How many more, and the kind of the first of them.
+    more: Option<(usize, ChangeKind)>,
+}
+
+impl<'i> Aspects<'i> {
+    fn new(ignore: &'i [ChangeKind]) -> Self {
+        Aspects {
+            ignore,
+            list: Vec::new(),
+            more: None,
+        }
+    }
+
+    fn push(&mut self, aspect: Aspect) {
+        if self.ignore.contains(&aspect.kind) {
+            return;
+        }
+        if self.list.len() < MAX_ASPECTS {
+            self.list.push(aspect);
+            return;
+        }
+        let (more, _) = self.more.get_or_insert((0, aspect.kind));
+        *more += 1;
+    }
+
+    /// The aspects listed, then one that counts the rest (of the kind of the first of
+    /// them).
+    fn finish(mut self) -> Vec<Aspect> {
+        if let Some((more, kind)) = self.more {
+            self.list.push(Aspect {
+                kind,
+                words: format!(
+                    "{more} more differences, not listed (a change lists {MAX_ASPECTS})"
+                ),
+            });
+        }
+        self.list
+    }
+}
+
 /// [`compare`] of two long tuples, each kept as its text (which reads back as its
 /// shapes) or its bytes, an element at a time: elements of the same text or bytes are
 /// the same shape, and only those that differ are read (a long one that is a tuple
@@ -2578,7 +2629,7 @@ fn compare_long_tuples(
     old: TupleSide<'_>,
     new: TupleSide<'_>,
     index: &mut Vec<usize>,
-    out: &mut Vec<Aspect>,
+    out: &mut Aspects<'_>,
 ) -> Option<()> {
     let (mut olds, mut news) = (old.elements(), new.elements());
     for k in 0.. {
@@ -2609,7 +2660,7 @@ fn compare_long_tuples(
 }
 
 /// The aspects in which `new` differs from `old` (`index`: the tuple index so far).
-fn compare(old: &ShapeProto, new: &ShapeProto, index: &mut Vec<usize>, out: &mut Vec<Aspect>) {
+fn compare(old: &ShapeProto, new: &ShapeProto, index: &mut Vec<usize>, out: &mut Aspects<'_>) {
     let mut push = |kind, words: String| {
         out.push(Aspect {
             kind,
@@ -2759,6 +2810,32 @@ fn compare_layouts(old: &LayoutProto, new: &LayoutProto, push: &mut dyn FnMut(Ch
 mod tests {
     use super::Finder;
 
+    /// A change lists the first `MAX_ASPECTS` aspects not ignored and counts the rest in
+    /// one more, of the kind of the first not listed.
+    #[test]
+    fn a_change_lists_a_bounded_number_of_aspects() {
+        let tuple = |layout: &str| {
+            let elements = vec![format!("f32[2,3]{layout}"); super::MAX_ASPECTS + 500];
+            crate::text::parse_shape(&format!("({})", elements.join(", "))).unwrap()
+        };
+        let (old, new) = (tuple("{1,0}"), tuple("{0,1}"));
+        let mut aspects = super::Aspects::new(&[]);
+        super::compare(&old, &new, &mut Vec::new(), &mut aspects);
+        let aspects = aspects.finish();
+        assert_eq!(aspects.len(), super::MAX_ASPECTS + 1);
+        assert_eq!(aspects[0].words, "{0}: minor_to_major changed");
+        let last = aspects.last().unwrap();
+        assert_eq!(last.kind, super::ChangeKind::MinorToMajor);
+        assert_eq!(
+            last.words,
+            "500 more differences, not listed (a change lists 1000)"
+        );
+        // Ignored aspects are neither listed nor counted.
+        let mut aspects = super::Aspects::new(&[super::ChangeKind::MinorToMajor]);
+        super::compare(&old, &new, &mut Vec::new(), &mut aspects);
+        assert!(aspects.finish().is_empty());
+    }
+
     /// Matching by operands through the index of candidates makes the pairs that
     /// looking at every candidate in turn makes: random modules whose instructions share
     /// a few stems and opcodes, in groups of uneven sizes, with operands defined before,
@@ -2869,8 +2946,9 @@ mod tests {
             };
             let (old, new) = (text(&old), text(&new));
             let read = |t: &str| super::super::listing::read_back(t).expect("reads back");
-            let mut whole = Vec::new();
+            let mut whole = super::Aspects::new(&[]);
             super::compare(&read(&old), &read(&new), &mut Vec::new(), &mut whole);
+            let whole = whole.finish();
             let words = |aspects: &[super::Aspect]| {
                 aspects
                     .iter()
@@ -2889,9 +2967,10 @@ mod tests {
                 (Encoded(&old_bytes), Text(&new)),
                 (Text(&old), Encoded(&new_bytes)),
             ] {
-                let mut each = Vec::new();
+                let mut each = super::Aspects::new(&[]);
                 super::compare_long_tuples(o, n, &mut Vec::new(), &mut each)
                     .expect("every element reads back");
+                let each = each.finish();
                 assert_eq!(words(&each), words(&whole), "{old} -> {new} ({o:?})");
             }
         }

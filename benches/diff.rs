@@ -13,7 +13,10 @@
 //! time grew with N², 20 s for N = 20,000). N = 2,000, 8,000 and 32,000: the time
 //! should grow four times a step, not sixteen. And `operands/N`: a tuple of N operands
 //! written with their shapes, every one of which changes type (before session 22 each
-//! operand's place was looked for among all of them: 23 s for N = 80,000).
+//! operand's place was looked for among all of them: 23 s for N = 80,000). And
+//! `reversed/N`: a listing read back that gives a computation's N parameters in reverse,
+//! every one of which changes type (before session 23 each was put in its place in a
+//! sorted list as it came: 8 s for N = 200,000).
 //!
 //! `cargo bench --bench diff -- --warm-up-time 1 --measurement-time 3`
 
@@ -139,6 +142,18 @@ fn bench(c: &mut Criterion) {
         };
         let (old, new) = (module("f32[]"), module("s32[]"));
         bench_texts(&mut group, &format!("operands/{n}"), &old, &new, 2 * n + 1);
+    }
+    // A listing read back that gives a computation's parameters in reverse (kept
+    // sorted as they came, they took time with the square of their number).
+    for n in [2_000, 8_000, 32_000] {
+        let listing = |ty: &str| {
+            let lines = (0..n)
+                .rev()
+                .map(|i| format!("m.hlo.txt: comp/signature parameter {i} (p{i}): {ty}[8]{{0}}\n"));
+            lines.collect::<String>()
+        };
+        let (old, new) = (listing("f32"), listing("s32"));
+        bench_texts(&mut group, &format!("reversed/{n}"), &old, &new, n);
     }
     group.finish();
 }

@@ -1386,7 +1386,7 @@ impl<'a> Listed<'a> {
 /// A module's shapes arranged for comparison.
 struct Module<'a> {
     held: &'a Held,
-    entry_parameters: BTreeMap<usize, &'a Slot>,
+    entry_parameters: Parameters<'a>,
     entry_result: Option<&'a Slot>,
     computations: Vec<Computation<'a>>,
     /// The next entry of the same instruction after each entry ([`NONE`] for none).
@@ -1408,18 +1408,32 @@ struct Computation<'a> {
 /// How many instructions a computation's are looked for among, before a map.
 const FEW: usize = 8;
 
-/// A computation's parameters by number, in order (most have one or two: a
-/// `BTreeMap` each took a node of eleven).
+/// Parameters by number (a computation's, the entry computation layout's), in order
+/// once [`Parameters::finish`]ed (most have one or two: a `BTreeMap` each took a node
+/// of eleven). They are gathered as they come and sorted once: kept sorted as they
+/// came, a listing that gives them in reverse took time with the square of their
+/// number.
 #[derive(Default)]
 struct Parameters<'a>(Vec<(usize, &'a Slot)>);
 
 impl<'a> Parameters<'a> {
-    /// Sets parameter `index` (the last given wins, as a map's insert).
+    /// Sets parameter `index` (the last given wins, as a map's insert, once finished).
     fn insert(&mut self, index: usize, slot: &'a Slot) {
-        match self.0.binary_search_by_key(&index, |&(i, _)| i) {
-            Ok(at) => self.0[at].1 = slot,
-            Err(at) => self.0.insert(at, (index, slot)),
+        self.0.push((index, slot));
+    }
+
+    /// Sorts them by number, the last given of a number kept.
+    fn finish(&mut self) {
+        // A stable sort keeps those of one number in the order given.
+        self.0.sort_by_key(|&(i, _)| i);
+        let mut kept: Vec<(usize, &'a Slot)> = Vec::with_capacity(self.0.len());
+        for (index, slot) in self.0.drain(..) {
+            match kept.last_mut() {
+                Some(last) if last.0 == index => last.1 = slot,
+                _ => kept.push((index, slot)),
+            }
         }
+        self.0 = kept;
     }
 
     fn get(&self, index: &usize) -> Option<&&'a Slot> {
@@ -1461,7 +1475,7 @@ impl<'a> Module<'a> {
     fn new(held: &'a Held) -> Self {
         let mut module = Module {
             held,
-            entry_parameters: BTreeMap::new(),
+            entry_parameters: Parameters::default(),
             entry_result: None,
             computations: Vec::new(),
             next: Vec::new(),
@@ -1546,6 +1560,10 @@ impl<'a> Module<'a> {
             let c = &mut module.computations[at];
             let i = instr(c, op.name);
             c.instructions[i].op = k as u32;
+        }
+        module.entry_parameters.finish();
+        for c in &mut module.computations {
+            c.parameters.finish();
         }
         module
     }
@@ -2809,6 +2827,22 @@ fn compare_layouts(old: &LayoutProto, new: &LayoutProto, push: &mut dyn FnMut(Ch
 #[cfg(test)]
 mod tests {
     use super::Finder;
+
+    /// Parameters given in any order, some numbers twice, are found by number in order,
+    /// the last given of a number kept (as a map's insert).
+    #[test]
+    fn parameters_are_sorted_once_the_last_given_kept() {
+        let slots: Vec<super::Slot> = (0..6).map(super::Slot::for_tests).collect();
+        let mut parameters = super::Parameters::default();
+        for (index, slot) in [(5, 0), (1, 1), (3, 2), (1, 3), (0, 4), (5, 5)] {
+            parameters.insert(index, &slots[slot]);
+        }
+        parameters.finish();
+        let got: Vec<(usize, u32)> = parameters.iter().map(|(&i, s)| (i, s.text)).collect();
+        assert_eq!(got, [(0, 4), (1, 3), (3, 2), (5, 5)]);
+        assert_eq!(parameters.get(&3).map(|s| s.text), Some(2));
+        assert!(parameters.get(&2).is_none());
+    }
 
     /// A change lists the first `MAX_ASPECTS` aspects not ignored and counts the rest in
     /// one more, of the kind of the first not listed.

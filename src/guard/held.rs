@@ -3,7 +3,7 @@
 //! them. Held as [`Listing`]s, two modules of a million instructions took 3.7 GB
 //! (twenty times their text); held thus, 452 MB (two and a half times).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
@@ -193,6 +193,23 @@ pub(crate) struct Slot {
     extra: u32,
 }
 
+#[cfg(test)]
+impl Slot {
+    /// A slot whose text index is `text`, the rest none.
+    pub(crate) fn for_tests(text: u32) -> Self {
+        Slot {
+            computation: NONE,
+            instruction: NONE,
+            role: NONE,
+            text,
+            path: NONE,
+            line: NONE,
+            column: NONE,
+            extra: NONE,
+        }
+    }
+}
+
 /// What few entries have: a shape whose text does not read back as it, or a line or
 /// column too large for a `u32`. Eight bytes, since each of a module proto's shapes
 /// has one.
@@ -273,7 +290,10 @@ pub(crate) struct Held {
     /// Each distinct role once, its index (if it has one) 0: the roles' kinds and
     /// names, which are few.
     roles: Vec<Role>,
-    role_ids: HashMap<Role, u32>,
+    /// `roles` by their hash, past a few (each role once: a map keyed by a copy of
+    /// each took its name twice, for signatures of millions of named parameters).
+    role_ids: HashTable<u32>,
+    role_hasher: foldhash::fast::RandomState,
     /// Each distinct role once, as its kind's index in `roles` and its own index (an
     /// operand's, a parameter's, a list attribute's): eight bytes, where a `Role` each
     /// (and its name's copy) took some 150 (an instruction of a million
@@ -304,7 +324,8 @@ impl Held {
             kind,
             strings: Strings::default(),
             roles: Vec::new(),
-            role_ids: HashMap::new(),
+            role_ids: HashTable::new(),
+            role_hasher: foldhash::fast::RandomState::default(),
             role_keys: Vec::new(),
             role_key_ids: HashTable::new(),
             entries: Vec::new(),
@@ -474,10 +495,14 @@ impl Held {
     /// file, most with a role or two).
     fn role_index(&mut self, role: Role) -> u32 {
         const FEW: usize = 8;
+        let hash = self.role_hasher.hash_one(&role);
         let found = if self.roles.len() <= FEW {
             self.roles.iter().position(|r| *r == role).map(|i| i as u32)
         } else {
-            self.role_ids.get(&role).copied()
+            let roles = &self.roles;
+            self.role_ids
+                .find(hash, |&id| roles.get(id as usize) == Some(&role))
+                .copied()
         };
         if let Some(id) = found {
             return id;
@@ -487,13 +512,15 @@ impl Held {
             self.roles.reserve_exact(1);
         }
         self.roles.push(role);
+        let (roles, hasher) = (&self.roles, &self.role_hasher);
+        let rehash = |&id: &u32| roles.get(id as usize).map_or(0, |r| hasher.hash_one(r));
         if self.roles.len() == FEW + 1 {
             // The first few, numbered from 0.
-            let all: Vec<(Role, u32)> = self.roles.iter().cloned().zip(0u32..).collect();
-            self.role_ids.extend(all);
+            for id in 0..self.roles.len() as u32 {
+                self.role_ids.insert_unique(rehash(&id), id, rehash);
+            }
         } else if self.roles.len() > FEW + 1 {
-            self.role_ids
-                .insert(self.roles[self.roles.len() - 1].clone(), id);
+            self.role_ids.insert_unique(hash, id, rehash);
         }
         id
     }

@@ -196,12 +196,7 @@ impl Entry {
         bytes: &[u8],
         style: HloStyle,
     ) -> Result<Option<Self>, crate::codec::DecodeError> {
-        let failed = std::cell::RefCell::new(None);
-        let entry = Self::long_proto(role, bytes, style, &failed);
-        match failed.into_inner() {
-            Some(e) => Err(e),
-            None => Ok(entry),
-        }
+        with_error(|failed| Self::long_proto(role, bytes, style, failed))
     }
 
     fn long_proto(
@@ -252,12 +247,7 @@ impl Entry {
         bytes: &[u8],
         style: HloStyle,
     ) -> Result<Option<Self>, crate::json::JsonError> {
-        let failed = std::cell::RefCell::new(None);
-        let entry = Self::long_json(role, bytes, style, &failed);
-        match failed.into_inner() {
-            Some(e) => Err(e),
-            None => Ok(entry),
-        }
+        with_error(|failed| Self::long_json(role, bytes, style, failed))
     }
 
     fn long_json(
@@ -497,6 +487,17 @@ impl LongTuple {
 /// when it is not, or does not read): its text in `style`, else in the lossless style,
 /// else why it has none, as [`print`] says of a whole shape; and what `kept` gives
 /// when that text does not read back as the tuple.
+/// What `read` returns, or the error it put in the place it is given (a read a shape
+/// at a time, through callbacks that cannot return it).
+fn with_error<T, E>(read: impl FnOnce(&std::cell::RefCell<Option<E>>) -> T) -> Result<T, E> {
+    let failed = std::cell::RefCell::new(None);
+    let out = read(&failed);
+    match failed.into_inner() {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
 fn long_tuple_entry(
     role: Role,
     style: HloStyle,

@@ -302,3 +302,40 @@ fn program_shape_lines_are_listed_and_compared() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stdout(&out).contains(": result: f32"), "{}", stdout(&out));
 }
+
+/// A listing written as JSON lines (`shapes --format json`) reads back as the text
+/// listing does: a baseline for `diff` with the same report (it was read as one JSON
+/// message and refused: "xla.ShapeProto has no field named \"file\"").
+#[test]
+fn json_listings_read_back_as_text_listings_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, text) = (dir.path().join("base.jsonl"), dir.path().join("base.lock"));
+    let (json, text) = (json.to_str().unwrap(), text.to_str().unwrap());
+    let base = path(BASE, "");
+    let out = run(&["shapes", "--format", "json", &base, "-o", json], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&["shapes", &base, "-o", text], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&["diff", json, &path("fixtures/dumps/base_again", "")], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "xla-shape: compared 4 files: no difference\n");
+    let against = |baseline: &str| run(&["diff", baseline, &path(TRANSPOSED, "")], b"");
+    let (from_json, from_text) = (against(json), against(text));
+    assert_eq!(from_json.status.code(), Some(1), "{}", stderr(&from_json));
+    assert_eq!(stdout(&from_json), stdout(&from_text));
+    assert_eq!(stderr(&from_json), stderr(&from_text));
+    // Listed again, as the text listing lists.
+    let (listed_json, listed_text) = (run(&["shapes", json], b""), run(&["shapes", text], b""));
+    assert_eq!(stdout(&listed_json), stdout(&listed_text));
+    // A line that is not one of a JSON listing is an error that says where.
+    let mut lines = std::fs::read_to_string(json).unwrap();
+    lines.push_str("{\"file\": 3}\n");
+    std::fs::write(json, lines).unwrap();
+    let out = run(&["shapes", json], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("not a line of a JSON listing"),
+        "{}",
+        stderr(&out)
+    );
+}

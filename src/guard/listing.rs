@@ -1277,6 +1277,64 @@ fn long_program_line(
     Ok(true)
 }
 
+/// Whether `bytes` are a listing written as JSON lines (`shapes --format json`): the
+/// first line is an object whose first keys are `file` and `location` (no message has
+/// a field `file`).
+fn is_json_listing(bytes: &[u8]) -> bool {
+    let first = bytes
+        .split(|&b| b == b'\n')
+        .find(|l| !l.trim_ascii().is_empty());
+    first.is_some_and(|line| {
+        line.trim_ascii_start().starts_with(b"{\"file\":") && {
+            let line: Result<JsonListed, _> = serde_json::from_slice(line);
+            line.is_ok()
+        }
+    })
+}
+
+/// What a JSON listing line ([`JsonLine`]) gives of its text line.
+#[derive(serde::Deserialize)]
+struct JsonListed {
+    file: String,
+    location: Option<String>,
+    shape: String,
+}
+
+/// The text listing of a listing written as JSON lines: each line's `FILE: LOCATION:
+/// SHAPE` (as `shapes` writes the text), so that both read back alike.
+fn json_listing_as_text(name: &str, bytes: &[u8]) -> Result<String, ReadError> {
+    let mut text = String::new();
+    for (number, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.trim_ascii().is_empty() {
+            continue;
+        }
+        let listed: JsonListed = serde_json::from_slice(line).map_err(|e| {
+            let message = format!("line {}: not a line of a JSON listing: {e}", number + 1);
+            error(name, "decode_error", message)
+        })?;
+        if [&listed.file, &listed.shape]
+            .iter()
+            .any(|s| s.contains('\n'))
+            || listed.location.as_ref().is_some_and(|l| l.contains('\n'))
+        {
+            let message = format!(
+                "line {}: a line break in a JSON listing's field",
+                number + 1
+            );
+            return Err(error(name, "decode_error", message));
+        }
+        text.push_str(&listed.file);
+        text.push_str(": ");
+        if let Some(location) = &listed.location {
+            text.push_str(location);
+            text.push_str(": ");
+        }
+        text.push_str(&listed.shape);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
 /// Lists one input held in memory (see [`read_path`]).
 pub fn read_bytes(
     name: &str,
@@ -1297,6 +1355,16 @@ fn read_bytes_with(
 ) -> Result<Option<Listing>, ReadError> {
     if bytes.is_empty() {
         return Err(error(name, "empty_input", "the input is empty"));
+    }
+    // A listing written as JSON lines (`shapes --format json`) is read back as the
+    // text listing of the same lines.
+    if matches!(options.source, Source::Auto | Source::Listing) && is_json_listing(bytes) {
+        let text = json_listing_as_text(name, bytes)?;
+        let options = ReadOptions {
+            source: Source::Listing,
+            ..*options
+        };
+        return read_bytes_with(name, text.as_bytes(), &options, collecting, sink);
     }
     // A listing file read back: to a collecting reader a line at a time (it groups
     // the entries by file), to others grouped by file first.

@@ -173,6 +173,71 @@ impl Paths {
     }
 }
 
+/// Values stored once each, by index: looked for among a few, by a table past them (a
+/// listing of many files holds one of these a file, most with a value or two).
+struct Distinct<T> {
+    all: Vec<T>,
+    table: HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
+}
+
+impl<T> Default for Distinct<T> {
+    fn default() -> Self {
+        Distinct {
+            all: Vec::new(),
+            table: HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
+        }
+    }
+}
+
+impl<T: std::hash::Hash + Eq> Distinct<T> {
+    /// How many are looked for one by one, before a table.
+    const FEW: usize = 8;
+
+    /// The index of `value`, stored if new; `None` past `u32::MAX - 1` values.
+    fn index(&mut self, value: T) -> Option<u32> {
+        let hash = self.hasher.hash_one(&value);
+        let all = &self.all;
+        let found = if all.len() <= Self::FEW {
+            all.iter().position(|v| *v == value).map(|i| i as u32)
+        } else {
+            let same = |&id: &u32| all.get(id as usize) == Some(&value);
+            self.table.find(hash, same).copied()
+        };
+        if found.is_some() {
+            return found;
+        }
+        let id = u32::try_from(all.len()).ok().filter(|&id| id != NONE)?;
+        if self.all.capacity() == 0 {
+            // One slot first (a listing read back holds one of these a file).
+            self.all.reserve_exact(1);
+        }
+        self.all.push(value);
+        let (all, hasher) = (&self.all, &self.hasher);
+        let rehash = |&id: &u32| all.get(id as usize).map_or(0, |v| hasher.hash_one(v));
+        if all.len() == Self::FEW + 1 {
+            // The first few, numbered from 0.
+            for id in 0..all.len() as u32 {
+                self.table.insert_unique(rehash(&id), id, rehash);
+            }
+        } else if all.len() > Self::FEW + 1 {
+            self.table.insert_unique(hash, id, rehash);
+        }
+        Some(id)
+    }
+
+    /// The value at `id`.
+    fn get(&self, id: u32) -> Option<&T> {
+        self.all.get(id as usize)
+    }
+
+    fn clear(&mut self) {
+        self.all.clear();
+        self.table.clear();
+    }
+}
+
 /// One entry: indices into its listing's strings (and the rest).
 #[derive(Clone, Copy)]
 pub(crate) struct Slot {
@@ -288,18 +353,14 @@ pub(crate) struct Held {
     /// Names of computations, instructions and operands, opcodes and shape texts.
     pub(crate) strings: Strings,
     /// Each distinct role once, its index (if it has one) 0: the roles' kinds and
-    /// names, which are few.
-    roles: Vec<Role>,
-    /// `roles` by their hash, past a few (each role once: a map keyed by a copy of
-    /// each took its name twice, for signatures of millions of named parameters).
-    role_ids: HashTable<u32>,
-    role_hasher: foldhash::fast::RandomState,
+    /// names, which are few (found by hash, without a copy of each: a map keyed by a
+    /// copy took each name twice, for signatures of millions of named parameters).
+    roles: Distinct<Role>,
     /// Each distinct role once, as its kind's index in `roles` and its own index (an
     /// operand's, a parameter's, a list attribute's): eight bytes, where a `Role` each
     /// (and its name's copy) took some 150 (an instruction of a million
     /// `operand_shapes_with_layout` holds as many roles).
-    role_keys: Vec<(u32, u32)>,
-    role_key_ids: HashTable<u32>,
+    role_keys: Distinct<(u32, u32)>,
     /// The shapes, in order.
     pub(crate) entries: Vec<Slot>,
     /// The instructions, in order (none for a listing read back).
@@ -323,11 +384,8 @@ impl Held {
             file: file.to_string(),
             kind,
             strings: Strings::default(),
-            roles: Vec::new(),
-            role_ids: HashTable::new(),
-            role_hasher: foldhash::fast::RandomState::default(),
-            role_keys: Vec::new(),
-            role_key_ids: HashTable::new(),
+            roles: Distinct::default(),
+            role_keys: Distinct::default(),
             entries: Vec::new(),
             instructions: Vec::new(),
             operands: Vec::new(),
@@ -455,74 +513,12 @@ impl Held {
             self.overflow = true;
             return NONE;
         };
-        let key = (self.role_index(role), index);
-        // Looked for among a few, by a table past them.
-        const FEW: usize = 8;
-        let hash = |&(kind, index): &(u32, u32)| u64::from(kind) << 32 | u64::from(index);
-        let found = if self.role_keys.len() <= FEW {
-            self.role_keys
-                .iter()
-                .position(|k| *k == key)
-                .map(|i| i as u32)
-        } else {
-            let keys = &self.role_keys;
-            self.role_key_ids
-                .find(hash(&key), |&id| keys.get(id as usize) == Some(&key))
-                .copied()
+        let kind = self.roles.index(role);
+        let Some(key) = kind.and_then(|kind| self.role_keys.index((kind, index))) else {
+            self.overflow = true;
+            return NONE;
         };
-        if let Some(id) = found {
-            return id;
-        }
-        let id = self.index(self.role_keys.len());
-        if self.role_keys.capacity() == 0 {
-            self.role_keys.reserve_exact(1);
-        }
-        self.role_keys.push(key);
-        let keys = &self.role_keys;
-        let rehash = |&id: &u32| keys.get(id as usize).map_or(0, hash);
-        if self.role_keys.len() == FEW + 1 {
-            for id in 0..self.role_keys.len() as u32 {
-                self.role_key_ids.insert_unique(rehash(&id), id, rehash);
-            }
-        } else if self.role_keys.len() > FEW + 1 {
-            self.role_key_ids.insert_unique(hash(&key), id, rehash);
-        }
-        id
-    }
-
-    /// The index of `role` (its index 0) in [`Held::roles`], stored if new: looked for
-    /// among a few, by a map past them (a listing of many files holds one of these a
-    /// file, most with a role or two).
-    fn role_index(&mut self, role: Role) -> u32 {
-        const FEW: usize = 8;
-        let hash = self.role_hasher.hash_one(&role);
-        let found = if self.roles.len() <= FEW {
-            self.roles.iter().position(|r| *r == role).map(|i| i as u32)
-        } else {
-            let roles = &self.roles;
-            self.role_ids
-                .find(hash, |&id| roles.get(id as usize) == Some(&role))
-                .copied()
-        };
-        if let Some(id) = found {
-            return id;
-        }
-        let id = self.index(self.roles.len());
-        if self.roles.capacity() == 0 {
-            self.roles.reserve_exact(1);
-        }
-        self.roles.push(role);
-        let (roles, hasher) = (&self.roles, &self.role_hasher);
-        let rehash = |&id: &u32| roles.get(id as usize).map_or(0, |r| hasher.hash_one(r));
-        if self.roles.len() == FEW + 1 {
-            // The first few, numbered from 0.
-            for id in 0..self.roles.len() as u32 {
-                self.role_ids.insert_unique(rehash(&id), id, rehash);
-            }
-        } else if self.roles.len() > FEW + 1 {
-            self.role_ids.insert_unique(hash, id, rehash);
-        }
-        id
+        key
     }
 
     /// Adds the next instruction.
@@ -547,8 +543,9 @@ impl Held {
     /// The role of entry `slot` as its kind (its index 0) and its index.
     pub(crate) fn role_parts(&self, slot: &Slot) -> (&Role, usize) {
         const RESULT: Role = Role::Result;
-        match self.role_keys.get(slot.role as usize) {
-            Some(&(kind, index)) => (&self.roles[kind as usize], index as usize),
+        let parts = self.role_keys.get(slot.role);
+        match parts.and_then(|&(kind, index)| Some((self.roles.get(kind)?, index))) {
+            Some((kind, index)) => (kind, index as usize),
             None => (&RESULT, 0),
         }
     }
@@ -557,11 +554,8 @@ impl Held {
     pub(crate) fn role(&self, slot: &Slot) -> Role {
         // Every role key was made by `push_entry` (none past an overflow, which the
         // listing is refused for).
-        let Some(&(kind, index)) = self.role_keys.get(slot.role as usize) else {
-            return Role::Result;
-        };
-        let mut role = self.roles[kind as usize].clone();
-        let index = index as usize;
+        let (kind, index) = self.role_parts(slot);
+        let mut role = kind.clone();
         match &mut role {
             Role::EntryParameter { index: at }
             | Role::Parameter { index: at, .. }
@@ -627,9 +621,7 @@ impl Held {
         self.strings.clear();
         self.paths.clear();
         self.roles.clear();
-        self.role_ids.clear();
         self.role_keys.clear();
-        self.role_key_ids.clear();
         self.entries.clear();
         self.instructions.clear();
         self.operands.clear();

@@ -217,13 +217,7 @@ impl Entry {
                     crate::codec::TreeEvent::Leave(_, own, _) => printer.borrow_mut().leave(&own),
                 },
             );
-            let decoded = match decoded {
-                Ok(decoded) => decoded,
-                Err(e) => {
-                    *failed.borrow_mut() = Some(e);
-                    return None;
-                }
-            };
+            let decoded = noted(decoded, failed)?;
             printer.into_inner().top(&decoded.shell.message);
             decoded.is_tuple_with_elements().then_some(())
         };
@@ -278,13 +272,7 @@ impl Entry {
                     }
                 },
             );
-            let shell = match shell {
-                Ok(shell) => shell,
-                Err(e) => {
-                    *failed.borrow_mut() = Some(e);
-                    return None;
-                }
-            };
+            let shell = noted(shell, failed)?;
             let printer = printer.into_inner();
             printer.top(&shell);
             crate::codec::has_tuple_elements(printer.elements, &shell).then_some(())
@@ -482,13 +470,8 @@ impl LongTuple {
     }
 }
 
-/// The entry of a long tuple that `print` hands to a printer a shape at a time (saying
-/// whether the message is a tuple with elements and nothing else of its own; `None`
-/// when it is not, or does not read): its text in `style`, else in the lossless style,
-/// else why it has none, as [`print`] says of a whole shape; and what `kept` gives
-/// when that text does not read back as the tuple.
-/// What `read` returns, or the error it put in the place it is given (a read a shape
-/// at a time, through callbacks that cannot return it).
+/// What `read` returns, or the error it put in the place it is given ([`noted`]: a
+/// read a shape at a time, through callbacks that cannot return it).
 fn with_error<T, E>(read: impl FnOnce(&std::cell::RefCell<Option<E>>) -> T) -> Result<T, E> {
     let failed = std::cell::RefCell::new(None);
     let out = read(&failed);
@@ -498,6 +481,16 @@ fn with_error<T, E>(read: impl FnOnce(&std::cell::RefCell<Option<E>>) -> T) -> R
     }
 }
 
+/// The value of `result`, or `None` with its error put in `failed` ([`with_error`]).
+fn noted<T, E>(result: Result<T, E>, failed: &std::cell::RefCell<Option<E>>) -> Option<T> {
+    result.map_err(|e| *failed.borrow_mut() = Some(e)).ok()
+}
+
+/// The entry of a long tuple that `print` hands to a printer a shape at a time (saying
+/// whether the message is a tuple with elements and nothing else of its own; `None`
+/// when it is not, or does not read): its text in `style`, else in the lossless style,
+/// else why it has none, as [`print`] says of a whole shape; and what `kept` gives
+/// when that text does not read back as the tuple.
 fn long_tuple_entry(
     role: Role,
     style: HloStyle,
@@ -1195,52 +1188,31 @@ fn hlo_lines(
         }
         // Each line's kind told as `validate` tells it, unless `--message` names it.
         let kind = options.message.unwrap_or_else(|| check::line_kind(trimmed));
-        if kind == MessageKind::Shape && long_tuple(trimmed) {
-            let options = crate::text::ParseOptions::default();
-            let role = Role::Result;
-            let syntax = |e: crate::text::ParseError| {
-                error(
-                    name,
-                    "hlo_syntax",
-                    format!("line {number}: {}", e.message()),
-                )
-            };
-            if let Some(mut entry) =
-                Entry::of_long_text(role, trimmed, options, style).map_err(syntax)?
-            {
-                entry.line = Some(number);
-                listed += 1;
-                sink(&listing, Item::Entry(entry));
-                continue;
-            }
-        }
-        if kind == MessageKind::ProgramShape && trimmed.len() >= LONG_TEXT {
-            let mut push = |mut entry: Entry| {
-                entry.line = Some(number);
-                listed += 1;
-                sink(&listing, Item::Entry(entry));
-            };
-            if long_program_line(trimmed, style, &mut push).map_err(|e| {
-                error(
-                    name,
-                    "hlo_syntax",
-                    format!("line {number}: {}", e.message()),
-                )
-            })? {
-                continue;
-            }
-        }
-        let message = crate::text::parse_message(kind, trimmed).map_err(|e| {
-            error(
-                name,
-                "hlo_syntax",
-                format!("line {number}: {}", e.message()),
-            )
-        })?;
-        message_entries(name, &message, Some(number), options.style, &mut |entry| {
+        let syntax = |e: crate::text::ParseError| {
+            let message = format!("line {number}: {}", e.message());
+            error(name, "hlo_syntax", message)
+        };
+        let mut push = |mut entry: Entry| {
+            entry.line = Some(number);
             listed += 1;
             sink(&listing, Item::Entry(entry));
-        })?;
+        };
+        if kind == MessageKind::Shape && long_tuple(trimmed) {
+            let options = crate::text::ParseOptions::default();
+            let long = Entry::of_long_text(Role::Result, trimmed, options, style);
+            if let Some(entry) = long.map_err(syntax)? {
+                push(entry);
+                continue;
+            }
+        }
+        if kind == MessageKind::ProgramShape
+            && trimmed.len() >= LONG_TEXT
+            && long_program_line(trimmed, style, &mut push).map_err(syntax)?
+        {
+            continue;
+        }
+        let message = crate::text::parse_message(kind, trimmed).map_err(syntax)?;
+        message_entries(name, &message, Some(number), style, &mut push)?;
     }
     if listed == 0 {
         return Err(error(name, "no_shapes", "no shape in the input"));
@@ -1482,7 +1454,9 @@ fn long_message_entries(
                     .map_err(|e| unreadable_json(name, kind, &e)),
             };
             match entry {
-                Ok(entry) => push(entry?),
+                Ok(Some(entry)) => push(entry),
+                // Not a tuple with elements: listed whole.
+                Ok(None) => return None,
                 Err(e) => return Some(Err(e)),
             }
         }

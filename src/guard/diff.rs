@@ -1357,6 +1357,12 @@ impl<'a> Listed<'a> {
         self.held.role(self.slot)
     }
 
+    /// Whether two shapes have the same role (compared as their kinds and indices,
+    /// neither copied).
+    fn same_role(&self, other: &Listed<'_>) -> bool {
+        self.held.role_parts(self.slot) == other.held.role_parts(other.slot)
+    }
+
     /// Where the shape stands on its instruction.
     fn key(&self) -> ShapeKey<'a> {
         let (kind, index) = self.held.role_parts(self.slot);
@@ -1368,13 +1374,7 @@ impl<'a> Listed<'a> {
     /// same bytes of a long binary tuple kept beside it (which would be decoded whole
     /// to be compared).
     fn same_text(&self, other: &Listed<'_>) -> bool {
-        use super::listing::Kept;
-        self.text() == other.text()
-            && match (self.held.kept(self.slot), other.held.kept(other.slot)) {
-                (None, None) => true,
-                (Some(Kept::Encoded(a)), Some(Kept::Encoded(b))) => a == b,
-                _ => false,
-            }
+        self.text() == other.text() && self.held.kept(self.slot) == other.held.kept(other.slot)
     }
 
     /// The listing entry, made when a change is reported.
@@ -1521,9 +1521,11 @@ impl<'a> Module<'a> {
         }
         module.next = vec![NONE; held.entries.len()];
         for (k, slot) in held.entries.iter().enumerate() {
-            match (held.role(slot), slot.computation) {
-                (Role::EntryParameter { index }, _) => {
-                    module.entry_parameters.insert(index, slot);
+            // The role's kind and index, borrowed (a role with a name is not copied).
+            let (role, number) = held.role_parts(slot);
+            match (role, slot.computation) {
+                (Role::EntryParameter { .. }, _) => {
+                    module.entry_parameters.insert(number, slot);
                 }
                 (Role::EntryResult, _) => module.entry_result = Some(slot),
                 (_, NONE) => {}
@@ -1532,8 +1534,8 @@ impl<'a> Module<'a> {
                     let c = &mut module.computations[at];
                     c.entry |= held.is_entry_computation(name);
                     match role {
-                        Role::Parameter { index, .. } => {
-                            c.parameters.insert(index, slot);
+                        Role::Parameter { .. } => {
+                            c.parameters.insert(number, slot);
                         }
                         Role::ComputationResult => c.result = Some(slot),
                         _ => {
@@ -2184,8 +2186,8 @@ impl Differ<'_> {
         let count = old.entries.len().max(new.entries.len());
         let shapes = [old, new]
             .iter()
-            .flat_map(|h| h.entries.iter().map(|slot| h.role(slot)))
-            .filter(|role| *role == Role::Result)
+            .flat_map(|h| h.entries.iter().map(|slot| h.role_parts(slot).0))
+            .filter(|role| **role == Role::Result)
             .count();
         let at_k = |held: &'h Held, k: usize| {
             let slot = held.entries.get(k)?;
@@ -2409,7 +2411,7 @@ impl Differ<'_> {
                 loop {
                     match (o.next(), n.next()) {
                         (None, None) => break true,
-                        (Some(o), Some(n)) if o.role() == n.role() && o.same_text(&n) => {}
+                        (Some(o), Some(n)) if o.same_role(&n) && o.same_text(&n) => {}
                         _ => break false,
                     }
                 }

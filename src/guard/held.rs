@@ -238,6 +238,17 @@ impl<T: std::hash::Hash + Eq> Distinct<T> {
     }
 }
 
+/// The index a role has (a parameter's, an operand's, a list attribute's position).
+fn role_index(role: &mut Role) -> Option<&mut usize> {
+    match role {
+        Role::EntryParameter { index }
+        | Role::Parameter { index, .. }
+        | Role::Operand { index }
+        | Role::Attribute { index, .. } => Some(index),
+        Role::EntryResult | Role::ComputationResult | Role::Result => None,
+    }
+}
+
 /// One entry: indices into its listing's strings (and the rest).
 #[derive(Clone, Copy)]
 pub(crate) struct Slot {
@@ -285,53 +296,6 @@ struct Extra {
     wide: u32,
 }
 
-/// Shapes kept as their bytes ([`Kept::Encoded`](super::listing::Kept)), each
-/// distinct one once: a module proto's shapes are mostly the same few.
-#[derive(Default)]
-struct KeptShapes {
-    all: Vec<super::listing::Kept>,
-    table: HashTable<u32>,
-    hasher: foldhash::fast::RandomState,
-}
-
-impl KeptShapes {
-    /// The index of `kept`, stored if new (by its bytes); `None` past `u32::MAX - 1`.
-    fn intern(&mut self, kept: super::listing::Kept) -> Option<u32> {
-        use super::listing::Kept;
-        let Kept::Encoded(bytes) = &kept else {
-            // Not made by `Held::push_entry`, which encodes every shape; stored as is.
-            return self.push(kept);
-        };
-        let hash = self.hasher.hash_one(&bytes[..]);
-        let all = &self.all;
-        let same = |&id: &u32| matches!(all.get(id as usize), Some(Kept::Encoded(b)) if b == bytes);
-        if let Some(&id) = self.table.find(hash, same) {
-            return Some(id);
-        }
-        let id = self.push(kept)?;
-        let (all, hasher) = (&self.all, &self.hasher);
-        self.table
-            .insert_unique(hash, id, |&id| match all.get(id as usize) {
-                Some(Kept::Encoded(b)) => hasher.hash_one(&b[..]),
-                _ => 0,
-            });
-        Some(id)
-    }
-
-    fn push(&mut self, kept: super::listing::Kept) -> Option<u32> {
-        let id = u32::try_from(self.all.len())
-            .ok()
-            .filter(|&id| id != NONE)?;
-        self.all.push(kept);
-        Some(id)
-    }
-
-    fn clear(&mut self) {
-        self.all.clear();
-        self.table.clear();
-    }
-}
-
 /// One instruction: indices into its listing's strings.
 pub(crate) struct Op {
     /// The computation's name.
@@ -368,7 +332,9 @@ pub(crate) struct Held {
     operands: Vec<u32>,
     paths: Paths,
     extras: Vec<Extra>,
-    kept: KeptShapes,
+    /// Shapes kept as their bytes ([`Kept::Encoded`](super::listing::Kept)), each
+    /// distinct one once: a module proto's shapes are mostly the same few.
+    kept: Distinct<std::sync::Arc<[u8]>>,
     /// Lines and columns too large for a slot's `u32`s.
     wide: Vec<(Option<usize>, Option<usize>)>,
     /// The computations (their names' indices) some entry marks as the entry one.
@@ -391,7 +357,7 @@ impl Held {
             operands: Vec::new(),
             paths: Paths::default(),
             extras: Vec::new(),
-            kept: KeptShapes::default(),
+            kept: Distinct::default(),
             wide: Vec::new(),
             entry_computations: HashSet::new(),
             overflow: false,
@@ -434,10 +400,8 @@ impl Held {
         // text does not show) is held as its bytes: a decoded `ShapeProto` takes ten
         // times as much, and each of a module proto's shapes is one of these.
         let held = entry.take_held().map(|kept| match kept {
-            super::listing::Kept::Shape(shape) => {
-                super::listing::Kept::Encoded(crate::codec::encode(&*shape).into())
-            }
-            encoded => encoded,
+            super::listing::Kept::Shape(shape) => crate::codec::encode(&*shape).into(),
+            super::listing::Kept::Encoded(bytes) => bytes,
         });
         let computation = self.intern(entry.computation.as_deref());
         let layout = matches!(entry.role, Role::EntryParameter { .. } | Role::EntryResult);
@@ -460,7 +424,7 @@ impl Held {
             Some(n) => u32::try_from(n).ok().filter(|&n| n != NONE),
         };
         let (line, column) = (small(entry.line), small(entry.column));
-        let held = match held.map(|kept| self.kept.intern(kept)) {
+        let held = match held.map(|bytes| self.kept.index(bytes)) {
             None => NONE,
             Some(Some(id)) => id,
             Some(None) => {
@@ -502,13 +466,7 @@ impl Held {
 
     /// The index of `role` in [`Held::role_keys`], stored if new.
     fn role_key(&mut self, mut role: Role) -> u32 {
-        let index = match &mut role {
-            Role::EntryParameter { index }
-            | Role::Parameter { index, .. }
-            | Role::Operand { index }
-            | Role::Attribute { index, .. } => std::mem::take(index),
-            Role::EntryResult | Role::ComputationResult | Role::Result => 0,
-        };
+        let index = role_index(&mut role).map_or(0, std::mem::take);
         let Ok(index) = u32::try_from(index) else {
             self.overflow = true;
             return NONE;
@@ -556,20 +514,15 @@ impl Held {
         // listing is refused for).
         let (kind, index) = self.role_parts(slot);
         let mut role = kind.clone();
-        match &mut role {
-            Role::EntryParameter { index: at }
-            | Role::Parameter { index: at, .. }
-            | Role::Operand { index: at }
-            | Role::Attribute { index: at, .. } => *at = index,
-            Role::EntryResult | Role::ComputationResult | Role::Result => {}
+        if let Some(at) = role_index(&mut role) {
+            *at = index;
         }
         role
     }
 
-    /// The shape kept beside the entry's text, if any.
-    pub(crate) fn kept(&self, slot: &Slot) -> Option<&super::listing::Kept> {
-        self.extra(slot)
-            .and_then(|e| self.kept.all.get(e.held as usize))
+    /// The bytes of the shape kept beside the entry's text, if any.
+    pub(crate) fn kept(&self, slot: &Slot) -> Option<&std::sync::Arc<[u8]>> {
+        self.extra(slot).and_then(|e| self.kept.get(e.held))
     }
 
     /// The entry's line and column when too large for its slot.
@@ -598,7 +551,7 @@ impl Held {
     /// Entry `slot` as a listing entry.
     pub(crate) fn entry(&self, slot: &Slot) -> Entry {
         let small = |n: u32| (n != NONE).then_some(n as usize);
-        let held = self.kept(slot).cloned();
+        let held = self.kept(slot).cloned().map(super::listing::Kept::Encoded);
         let mut entry = Entry::bare(
             self.role(slot),
             self.strings.get(slot.text).to_string(),
@@ -814,12 +767,21 @@ mod tests {
 
     #[test]
     fn kept_shapes_are_stored_once_each() {
-        use crate::guard::listing::Kept;
-        let mut kept = KeptShapes::default();
-        let a = kept.intern(Kept::Encoded(vec![8, 11].into())).unwrap();
-        let b = kept.intern(Kept::Encoded(vec![8, 12].into())).unwrap();
+        // Among a few, and by the table past them.
+        let mut kept: Distinct<std::sync::Arc<[u8]>> = Distinct::default();
+        let a = kept.index(vec![8, 11].into()).unwrap();
+        let b = kept.index(vec![8, 12].into()).unwrap();
         assert_ne!(a, b);
-        assert_eq!(kept.intern(Kept::Encoded(vec![8, 11].into())), Some(a));
+        assert_eq!(kept.index(vec![8, 11].into()), Some(a));
         assert_eq!(kept.all.len(), 2);
+        let many: Vec<u32> = (0..20u8)
+            .map(|k| kept.index(vec![k].into()).unwrap())
+            .collect();
+        for (k, id) in (0..20u8).zip(&many) {
+            assert_eq!(kept.index(vec![k].into()), Some(*id));
+            assert_eq!(kept.get(*id).map(|b| &b[..]), Some(&[k][..]));
+        }
+        assert_eq!(kept.index(vec![8, 11].into()), Some(a));
+        assert_eq!(kept.all.len(), 22);
     }
 }

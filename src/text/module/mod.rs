@@ -750,6 +750,8 @@ fn walk_proto_by(
     }
     let mut walk = ProtoWalk {
         on_shape,
+        // Unwrapped and wrapped again so that the reference shortens to the walk's
+        // lifetime (`Option<&mut dyn ..>` does not, as a whole).
         on_instruction: match on_instruction {
             Some(on_instruction) => Some(on_instruction),
             None => None,

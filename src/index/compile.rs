@@ -71,12 +71,12 @@ pub(crate) struct Staged {
     pub grid: u64,
 }
 
-/// Checks a `Spec`'s invariants and builds its staged description.
 /// How many sizes a plan's stages may hold in all (the shapes before each tile): a
 /// shape of the largest rank its lists allow, under several tiles, and any layout XLA
 /// writes, fit well within it.
 pub(crate) const PLAN_ENTRIES: usize = 1 << 21;
 
+/// Checks a `Spec`'s invariants and builds its staged description.
 pub(crate) fn compile_staged(spec: &Spec) -> Result<Staged, PlanError> {
     let rank = spec.dims.len();
     let mut dims = Vec::with_capacity(rank);

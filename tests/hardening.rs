@@ -3177,6 +3177,40 @@ fn index_lines_from_standard_input_are_answered_in_bounded_memory() {
     assert!(!out.exists());
 }
 
+/// An index line of ten million coordinates (20 MB) is refused for its rank without
+/// keeping them (eight bytes each: 80 MB more), in a 60 MB address space; a part that
+/// is not a number is still the error, wherever it stands.
+#[test]
+fn an_index_line_of_millions_of_coordinates_is_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("coordinates.txt");
+    let run = |line: &str| {
+        std::fs::write(&input, line).unwrap();
+        limited_command(&format!(
+            "ulimit -v 60000 && exec \"$0\" index 'f32[2,3]' - < {}",
+            input.display()
+        ))
+        .output()
+        .unwrap()
+    };
+    let n = 10_000_000;
+    let mut line = "1,".repeat(n - 1);
+    line.push_str("1\n");
+    let refused = run(&line);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim(),
+        format!("xla-shape: <stdin>:1: index has {n} coordinates, but the shape has 2 dimensions")
+    );
+    line.replace_range(line.len() - 2.., "x\n");
+    let refused = run(&line);
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim(),
+        "xla-shape: <stdin>:1: 'x' is not a non-negative integer"
+    );
+}
+
 /// `shapes` of a listing file read back hands each file's entries on without
 /// gathering them (some 400 bytes an entry: 119 MB for 300,000 lines): 300,000 lines
 /// (13 MB) in a 60 MB address space, written back as they were.

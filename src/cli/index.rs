@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use xla_shape::describe::{locate, locate_linear, IndexJson, Location};
-use xla_shape::index::LayoutPlan;
+use xla_shape::index::{IndexError, LayoutPlan};
 use xla_shape::spool::Spool;
 use xla_shape::{ArrayShape, Shape};
 
@@ -115,7 +115,7 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
             })?;
             locate_linear(&plan, slot)
         } else {
-            let index = parse_index(request.text).map_err(named)?;
+            let index = parse_index(request.text, plan.rank()).map_err(named)?;
             locate(&plan, &index)
         };
         let location = location.map_err(|e| named(e.to_string()))?;
@@ -230,8 +230,11 @@ fn parse_number(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
-/// `2,3`, `[2, 3]` or `(2,3)`; empty (or `[]`, `()`) for a scalar.
-fn parse_index(text: &str) -> Result<Vec<u64>, String> {
+/// `2,3`, `[2, 3]` or `(2,3)`; empty (or `[]`, `()`) for a scalar. Past `rank`
+/// coordinates they are still read (the first that is not a number is the error, as
+/// with any line) but not kept: a line of ten million coordinates costs its text, not
+/// eight bytes more for each, and is refused for its rank as `locate` would.
+fn parse_index(text: &str, rank: usize) -> Result<Vec<u64>, String> {
     let mut text = text.trim();
     for (open, close) in [('[', ']'), ('(', ')')] {
         if let Some(inner) = text.strip_prefix(open).and_then(|t| t.strip_suffix(close)) {
@@ -242,12 +245,20 @@ fn parse_index(text: &str) -> Result<Vec<u64>, String> {
     if text.is_empty() {
         return Ok(Vec::new());
     }
-    text.split(',')
-        .map(|part| {
-            let part = part.trim();
-            parse_number(part).ok_or_else(|| format!("'{part}' is not a non-negative integer"))
-        })
-        .collect()
+    let (mut index, mut got) = (Vec::new(), 0usize);
+    for part in text.split(',') {
+        let part = part.trim();
+        let n =
+            parse_number(part).ok_or_else(|| format!("'{part}' is not a non-negative integer"))?;
+        got += 1;
+        if got <= rank {
+            index.push(n);
+        }
+    }
+    if got > rank {
+        return Err(IndexError::WrongRank { got, rank }.to_string());
+    }
+    Ok(index)
 }
 
 fn join(index: &[u64]) -> String {

@@ -580,6 +580,52 @@ fn a_bad_policy_is_an_error_naming_the_key() {
     }
 }
 
+/// A policy is held to a size and a number of computation globs (each glob is compiled
+/// to a matcher of some 7 KB): at the limits it reads, one past them is an error that
+/// says the limit, and a huge file is refused without being read whole.
+#[test]
+fn a_policy_past_its_limits_is_refused() {
+    use xla_shape::guard::policy::{MAX_COMPUTATION_GLOBS, MAX_POLICY_BYTES};
+    let tables = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("[computations.\"fused_{i}*\"]\nmax_array_bytes = {i}\n"))
+            .collect()
+    };
+    let policy = Policy::from_toml(&tables(MAX_COMPUTATION_GLOBS)).unwrap();
+    assert_eq!(policy.computations.len(), MAX_COMPUTATION_GLOBS);
+    let error = Policy::from_toml(&tables(MAX_COMPUTATION_GLOBS + 1))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        error,
+        "[computations]: 1025 tables; a policy has at most 1024"
+    );
+
+    let mut text = "[all]\nmax_array_bytes = 3\n".to_string();
+    let comment = MAX_POLICY_BYTES - text.len() - 1;
+    text.push_str(&"#".repeat(comment));
+    text.push('\n');
+    assert_eq!(text.len(), MAX_POLICY_BYTES);
+    assert_eq!(
+        Policy::from_toml(&text).unwrap().all.max_array_bytes,
+        Some(3)
+    );
+    text.push('\n');
+    let error = Policy::from_toml(&text).unwrap_err().to_string();
+    assert!(error.contains("at most 256 KiB"), "{error}");
+
+    // A file of 64 MB of comments is read only to its limit.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("huge.toml");
+    let file = std::fs::File::create(&path).unwrap();
+    file.set_len(64 << 20).unwrap();
+    let error = Policy::load(&path).unwrap_err().to_string();
+    assert!(
+        error.contains("huge.toml: more than 262144 bytes"),
+        "{error}"
+    );
+}
+
 /// `diff --format json` is written a change at a time: the same bytes as the report's
 /// JSON value pretty-printed, for pairs with changes and matches, files on one side
 /// only, an unreadable pair and an empty report.

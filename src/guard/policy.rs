@@ -102,6 +102,16 @@ pub struct Policy {
     pub computations: Vec<(String, globset::GlobMatcher, Rules)>,
 }
 
+/// The most bytes a policy's text may have: a policy is written by hand (the example
+/// is 2 KB; a thousand computation tables take some 100 KB), and the `toml` crate's
+/// table of a file of many small tables takes up to forty times its size.
+pub const MAX_POLICY_BYTES: usize = 256 << 10;
+
+/// The most `[computations."GLOB"]` tables a policy may have: each glob is compiled to
+/// a matcher of its own, some 7 KB, and every shape's computation is matched against
+/// each.
+pub const MAX_COMPUTATION_GLOBS: usize = 1024;
+
 /// A policy that cannot be used: what is wrong, naming the key.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PolicyError(pub String);
@@ -161,13 +171,23 @@ fn rules(table: &str, file: TableFile, entry: bool) -> Result<Rules, PolicyError
     })
 }
 
+fn too_large() -> PolicyError {
+    PolicyError(format!(
+        "more than {MAX_POLICY_BYTES} bytes: a policy file holds at most 256 KiB"
+    ))
+}
+
 impl Policy {
     /// Parses a policy from TOML text.
     ///
     /// # Errors
     /// An unknown key, a value of the wrong type, an unknown element type or a bad glob,
-    /// in words naming it.
+    /// in words naming it; a text of more than [`MAX_POLICY_BYTES`], or more than
+    /// [`MAX_COMPUTATION_GLOBS`] computation tables.
     pub fn from_toml(text: &str) -> Result<Self, PolicyError> {
+        if text.len() > MAX_POLICY_BYTES {
+            return Err(too_large());
+        }
         let file: PolicyFile = toml::from_str(text).map_err(|e| {
             let message = e.message().to_string();
             match e.span() {
@@ -189,6 +209,12 @@ impl Policy {
         if let Some(all) = file.all {
             policy.all = rules("[all]", all, false)?;
         }
+        if file.computations.len() > MAX_COMPUTATION_GLOBS {
+            return Err(PolicyError(format!(
+                "[computations]: {} tables; a policy has at most {MAX_COMPUTATION_GLOBS}",
+                file.computations.len()
+            )));
+        }
         for (pattern, table) in file.computations {
             let name = format!("[computations.\"{pattern}\"]");
             let glob = globset::Glob::new(&pattern)
@@ -206,8 +232,15 @@ impl Policy {
     /// The file cannot be read, or [`Policy::from_toml`] fails; the message starts with
     /// the file's name.
     pub fn load(path: &std::path::Path) -> Result<Self, PolicyError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| PolicyError(format!("{}: {e}", path.display())))?;
+        use std::io::Read;
+        let failed = |e: std::io::Error| PolicyError(format!("{}: {e}", path.display()));
+        // Read to one byte past the limit, so that a huge file is not read whole.
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .map_err(failed)?
+            .take(MAX_POLICY_BYTES as u64 + 1)
+            .read_to_string(&mut text)
+            .map_err(failed)?;
         Self::from_toml(&text).map_err(|e| PolicyError(format!("{}: {}", path.display(), e.0)))
     }
 

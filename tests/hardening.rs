@@ -3835,8 +3835,9 @@ fn instructions_of_millions_of_operands_are_listed_in_bounded_memory() {
 /// A long program shape of array parts is listed a part at a time, each entry handed on
 /// as it comes: 300,000 parameters as a binary message (5 MB) and as a shape line (6
 /// MB) are listed in a 60 MB address space (the entries were gathered first, 41 times
-/// the binary message, and the line parsed whole, 43 times). A line with a tuple part
-/// is still read whole.
+/// the binary message, and the line parsed whole, 43 times). A line whose parts are
+/// tuples is listed a part at a time too, each tuple printed a shape at a time (see
+/// [`program_lines_with_long_tuple_parts_are_listed_a_shape_at_a_time`]).
 #[test]
 fn long_program_shapes_are_listed_a_part_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
@@ -3862,6 +3863,56 @@ fn long_program_shapes_are_listed_a_part_at_a_time() {
             .collect();
         assert!(listed == want, "{path}: {}", &listed[..200]);
     }
+}
+
+/// A program-shape line whose parts are long tuples (nested, with an empty tuple, two
+/// side by side) is listed a part at a time, each tuple printed a shape at a time as a
+/// long tuple line is: 2.9 MB in a 40 MB address space (parsed whole, 28 to 56 times
+/// the line), each entry the whole program shape's part printed.
+#[test]
+fn program_lines_with_long_tuple_parts_are_listed_a_shape_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 40_000;
+    let element = "f32[8,128]{1,0:T(8,128)}";
+    let tuple = format!("({})", vec![element; n].join(", "));
+    let nested = format!(
+        "((), {}, ({tuple}, s32[2]{{0}}))",
+        ["bf16[4]{0}"; 8].join(", ")
+    );
+    let line = format!("(p0: f32[2]{{0}}, p1: {tuple}, p2: {nested}) -> ({tuple}, ())");
+    assert!(line.len() > 2 << 20);
+    let program = text::parse_program_shape(&line).unwrap();
+    let mut want = String::new();
+    for (i, parameter) in program.parameters.iter().enumerate() {
+        want.push_str(&format!(
+            "parameter {i}: {}\n",
+            text::print_shape_as_xla(parameter).unwrap()
+        ));
+    }
+    let result = program.result.as_ref().unwrap();
+    want.push_str(&format!(
+        "result: {}\n",
+        text::print_shape_as_xla(result).unwrap()
+    ));
+    let path = dir.path().join("p.txt");
+    std::fs::write(&path, &line).unwrap();
+    let path = path.to_str().unwrap();
+    let listed = limited_exit(40_000, &format!("shapes {path}"), 0);
+    let listed = String::from_utf8(listed).unwrap();
+    let prefix = format!("{path}: ");
+    let listed: String = listed
+        .lines()
+        .map(|l| format!("{}\n", l.strip_prefix(&prefix).unwrap()))
+        .collect();
+    assert!(listed == want, "{}", &listed[..200]);
+    // A tuple part broken at its end is the whole parse's error.
+    let broken = line.replacen("s32[2]{0}", "s32[2]{1}", 1);
+    std::fs::write(path, &broken).unwrap();
+    let run = limited_to(40_000, &format!("shapes {path}"));
+    assert_eq!(run.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&run.stderr);
+    let whole = text::parse_program_shape(&broken).unwrap_err();
+    assert!(said.contains(whole.message()), "{said}");
 }
 
 /// `diff` holds a role (an operand's, a list attribute's) as its kind and index, eight

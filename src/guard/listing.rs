@@ -1221,9 +1221,12 @@ fn hlo_lines(
 }
 
 /// The entries of a long program shape's line (`text`), a part at a time, handed to
-/// `push`: parameters and result as the whole message lists them, when none of them is
-/// a tuple with elements (a line of a million parameters took 43 times its size, parsed
-/// whole). `Ok(false)`, having handed on nothing, when one is (it is read whole); the
+/// `push`: parameters and result as the whole message lists them (a line of a million
+/// parameters took 43 times its size, parsed whole). A part that is a tuple with
+/// elements is printed a shape at a time, as a long tuple line is
+/// ([`Entry::of_long_text`]; a line with a tuple part of 1 MiB took 28 times its size).
+/// `Ok(false)`, having handed on nothing, when such a tuple's text would not read back
+/// as it or does not print (it is read whole, so that the entry keeps the tuple); the
 /// whole parse's error when the text does not parse.
 fn long_program_line(
     text: &str,
@@ -1231,22 +1234,91 @@ fn long_program_line(
     push: &mut dyn FnMut(Entry),
 ) -> Result<bool, crate::text::ParseError> {
     let options = crate::text::ParseOptions::default();
-    let mut tuple_part = false;
-    crate::text::parse_program_shape_leaves(text, options, &mut |_, path, _, _| {
-        tuple_part |= !path.is_empty();
+    let role = |part| match part {
+        crate::text::ProgramPart::Parameter(index) => Role::EntryParameter { index },
+        crate::text::ProgramPart::Result => Role::EntryResult,
+    };
+    // First each tuple part's text is made and dropped, to know that all read back.
+    let mut fits = true;
+    let mut parts = TupleParts::new(style);
+    crate::text::parse_program_shape_leaves(text, options, &mut |part, path, _, shape| {
+        if let Some((_, tuple)) = parts.leaf(part, path, &shape) {
+            fits &= tuple.is_ok();
+        }
     })?;
-    if tuple_part {
+    if let Some((_, tuple)) = parts.finish() {
+        fits &= tuple.is_ok();
+    }
+    if !fits {
         return Ok(false);
     }
-    crate::text::parse_program_shape_leaves(text, options, &mut |part, _, _, shape| {
-        let role = match part {
-            crate::text::ProgramPart::Parameter(index) => Role::EntryParameter { index },
-            crate::text::ProgramPart::Result => Role::EntryResult,
-        };
-        let text = print(&shape, style, None);
-        push(Entry::new(role, &shape, text));
+    let mut parts = TupleParts::new(style);
+    let tuple_entry = |(part, tuple): TuplePart, push: &mut dyn FnMut(Entry)| {
+        if let Ok(text) = tuple {
+            push(Entry::bare(role(part), text, None));
+        }
+    };
+    crate::text::parse_program_shape_leaves(text, options, &mut |part, path, _, shape| {
+        if let Some(tuple) = parts.leaf(part, path, &shape) {
+            tuple_entry(tuple, push);
+        }
+        if path.is_empty() {
+            let text = print(&shape, style, None);
+            push(Entry::new(role(part), &shape, text));
+        }
     })?;
+    if let Some(tuple) = parts.finish() {
+        tuple_entry(tuple, push);
+    }
     Ok(true)
+}
+
+/// The tuple parts of a program shape handed on a shape at a time, each printed as a
+/// long tuple is ([`LongTuple`]).
+struct TupleParts {
+    style: HloStyle,
+    open: Option<(crate::text::ProgramPart, LongTuple)>,
+}
+
+/// A tuple part's text, or `Err(())` when it does not read back as the tuple or does
+/// not print.
+type TuplePart = (crate::text::ProgramPart, Result<String, ()>);
+
+impl TupleParts {
+    fn new(style: HloStyle) -> Self {
+        TupleParts { style, open: None }
+    }
+
+    /// Takes the shape at `path` of `part`: the tuple part before it, when this shape
+    /// ends one.
+    fn leaf(
+        &mut self,
+        part: crate::text::ProgramPart,
+        path: &[usize],
+        shape: &ShapeProto,
+    ) -> Option<TuplePart> {
+        let ended = match &self.open {
+            Some((open, _)) if *open != part || path.is_empty() => self.finish(),
+            _ => None,
+        };
+        if !path.is_empty() {
+            let (_, tuple) = self
+                .open
+                .get_or_insert_with(|| (part, LongTuple::new(self.style)));
+            tuple.leaf(path, shape);
+        }
+        ended
+    }
+
+    /// The tuple part open, ended.
+    fn finish(&mut self) -> Option<TuplePart> {
+        let (part, tuple) = self.open.take()?;
+        let text = match tuple.reads_back {
+            true => tuple.finish().map_err(drop),
+            false => Err(()),
+        };
+        Some((part, text))
+    }
 }
 
 /// Whether `bytes` are a listing written as JSON lines (`shapes --format json`): the

@@ -47,7 +47,12 @@ fn plan_of(proto: &ShapeProto) -> LayoutPlan {
     let shape = validate_shape_with(proto, Options::hlo_text())
         .into_result()
         .unwrap();
-    LayoutPlan::new(shape.as_array().unwrap()).unwrap()
+    let array = shape.as_array().unwrap();
+    let plan = LayoutPlan::new(array).unwrap();
+    // The bytes alone, without the plan, are the plan's.
+    let bytes = LayoutPlan::allocated_bytes_of(array).ok();
+    assert_eq!(bytes, Some(plan.allocated_bytes()), "{proto:?}");
+    plan
 }
 
 #[track_caller]
@@ -922,9 +927,12 @@ fn fixture_shapes_agree_with_the_reference() {
         for array in found {
             let Some(l) = ref_layout(&array) else {
                 assert!(LayoutPlan::new(&array).is_err());
+                assert!(LayoutPlan::allocated_bytes_of(&array).is_err());
                 continue;
             };
             let p = LayoutPlan::new(&array).unwrap();
+            let bytes = LayoutPlan::allocated_bytes_of(&array).ok();
+            assert_eq!(bytes, Some(p.allocated_bytes()), "{source}");
             assert_eq!(p.allocated_elements(), reference::allocated(&l), "{source}");
             if p.element_count() == 0 {
                 continue;

@@ -1359,7 +1359,8 @@ impl Shape {
 
     /// The bytes the layout allocates, padding and every tile level included.
     fn allocated_bytes(&self, py: Python<'_>) -> PyResult<u64> {
-        Ok(self.plan(py, "allocated_bytes")?.allocated_bytes())
+        LayoutPlan::allocated_bytes_of(self.array_or_err("allocated_bytes")?)
+            .map_err(|e| plan_error(py, e))
     }
 
     /// Byte strides per dimension in numpy's sense, or `None` when the layout has none

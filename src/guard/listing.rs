@@ -361,14 +361,14 @@ impl Entry {
 }
 
 /// Allocated bytes of a shape: an array's buffer with tiling and padding
-/// ([`crate::LayoutPlan::allocated_bytes`]; XLA's default layout when it has none), the
+/// ([`crate::LayoutPlan::allocated_bytes_of`]; XLA's default layout when it has none), the
 /// sum of its arrays' for a tuple, 0 for a token or opaque shape; `None` when a
 /// dimension is unbounded or the sum overflows.
 pub fn allocated_bytes(shape: &Shape) -> Option<u64> {
     match shape {
-        Shape::Array(array) | Shape::Buffer(array) => crate::LayoutPlan::new(array)
-            .ok()
-            .map(|plan| plan.allocated_bytes()),
+        Shape::Array(array) | Shape::Buffer(array) => {
+            crate::LayoutPlan::allocated_bytes_of(array).ok()
+        }
         Shape::Tuple(elements) => elements
             .iter()
             .try_fold(0u64, |sum, e| sum.checked_add(allocated_bytes(e)?)),

@@ -489,10 +489,7 @@ fn check_array(
         }
     }
     if let Some(max) = rules.max_array_bytes {
-        if let Some(bytes) = crate::LayoutPlan::new(array)
-            .ok()
-            .map(|p| p.allocated_bytes())
-        {
+        if let Ok(bytes) = crate::LayoutPlan::allocated_bytes_of(array) {
             if bytes > max {
                 report(
                     "policy.max_array_bytes",

@@ -240,6 +240,13 @@ pub struct LayoutPlan {
     allocated: u64,
 }
 
+/// The product of `dims`, or [`PlanError::Overflow`].
+fn element_count(dims: &[u64]) -> Result<u64, PlanError> {
+    dims.iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(d))
+        .ok_or(PlanError::Overflow)
+}
+
 impl LayoutPlan {
     /// Compiles the plan of a validated array shape. A shape without a layout gets XLA's
     /// default layout (`minor_to_major` = `{rank-1, …, 0}`).
@@ -262,8 +269,28 @@ impl LayoutPlan {
     /// # Errors
     /// [`PlanError::Unbounded`] when a dimension is unbounded (`?`).
     pub fn new(shape: &ArrayShape) -> Result<Self, PlanError> {
+        LayoutPlan::from_spec(Self::spec(shape))
+    }
+
+    /// [`LayoutPlan::allocated_bytes`] of `shape`'s plan, without the plan: only the
+    /// shapes its tiles make are computed, not the digits and strides that index and
+    /// iterate (a listing asks the bytes of every array, and at the largest rank the
+    /// whole plan took 80 MB).
+    ///
+    /// # Errors
+    /// Those of [`LayoutPlan::new`].
+    pub fn allocated_bytes_of(shape: &ArrayShape) -> Result<u64, PlanError> {
+        let spec = Self::spec(shape);
+        let staged = compile_staged(&spec)?;
+        element_count(&staged.dims)?;
+        let (allocated, element_bits) = Self::allocated(&spec, &staged)?;
+        Ok(bits_to_bytes(allocated, element_bits))
+    }
+
+    /// The engine's input facts of `shape`.
+    fn spec(shape: &ArrayShape) -> Spec {
         let layout = shape.layout_or_default();
-        let spec = Spec {
+        Spec {
             dims: shape.dimensions().iter().map(|d| d.bound()).collect(),
             minor_to_major: layout.minor_to_major().to_vec(),
             padded: layout.padded_dimensions().map(<[u64]>::to_vec),
@@ -296,18 +323,11 @@ impl LayoutPlan {
                     Some((dim, splits))
                 })
                 .collect(),
-        };
-        LayoutPlan::from_spec(spec)
+        }
     }
 
-    /// Compiles a plan from the engine's input facts.
-    pub(crate) fn from_spec(spec: Spec) -> Result<Self, PlanError> {
-        let staged = compile_staged(&spec)?;
-        let dims = staged.dims.clone();
-        let element_count = dims
-            .iter()
-            .try_fold(1u64, |n, &d| n.checked_mul(d))
-            .ok_or(PlanError::Overflow)?;
+    /// The slots allocated (tail padding included) and the bits of an element.
+    fn allocated(spec: &Spec, staged: &Staged) -> Result<(u64, u64), PlanError> {
         let element_bits = spec.element_bits();
         let allocated = if spec.tiles.is_empty() {
             staged.grid
@@ -322,6 +342,15 @@ impl LayoutPlan {
         if u64::try_from((u128::from(allocated) * u128::from(element_bits)).div_ceil(8)).is_err() {
             return Err(PlanError::Overflow);
         }
+        Ok((allocated, element_bits))
+    }
+
+    /// Compiles a plan from the engine's input facts.
+    pub(crate) fn from_spec(spec: Spec) -> Result<Self, PlanError> {
+        let staged = compile_staged(&spec)?;
+        let dims = staged.dims.clone();
+        let element_count = element_count(&dims)?;
+        let (allocated, element_bits) = Self::allocated(&spec, &staged)?;
         let digits = compile_digits(&staged);
         let mut fast = Vec::new();
         if let Some(d) = &digits {

@@ -863,9 +863,13 @@ pub fn layout_plan(data: &[u8]) {
     let Some(array) = shape.as_array() else {
         return;
     };
+    // The bytes alone (a listing's) are the plan's, and fail where it fails.
+    let bytes = LayoutPlan::allocated_bytes_of(array).ok();
     let Ok(plan) = LayoutPlan::new(array) else {
+        assert_eq!(bytes, None);
         return;
     };
+    assert_eq!(bytes, Some(plan.allocated_bytes()));
     let dims = plan.dimensions().to_vec();
     let count = plan.element_count();
     assert!(plan.allocated_elements() >= count);

@@ -1465,9 +1465,15 @@ fn role_fields(role: &Role) -> (&'static str, Option<usize>, Option<String>) {
     }
 }
 
-fn valid_shape(py: Python<'_>, proto: &ShapeProto, options: GateOptions) -> Option<Py<Shape>> {
+/// The `Shape` of `proto` when it is valid, `None` when not; an error only when the
+/// Python object cannot be made.
+fn valid_shape(
+    py: Python<'_>,
+    proto: &ShapeProto,
+    options: GateOptions,
+) -> PyResult<Option<Py<Shape>>> {
     let (value, _) = validate::validate_shape_with(proto, options).into_parts();
-    value.and_then(|inner| Py::new(py, Shape { inner }).ok())
+    value.map(|inner| Py::new(py, Shape { inner })).transpose()
 }
 
 /// shapes(data)
@@ -1508,13 +1514,13 @@ fn sites_of(py: Python<'_>, name: &str, bytes: &[u8]) -> PyResult<Vec<ShapeSite>
             let listing =
                 xla_shape::guard::listing::module_proto_listing(name, bytes, HloStyle::Xla)
                     .map_err(|e| decode_error(py, e.to_string(), Some(e.code)))?;
-            Ok(listing
+            listing
                 .entries
                 .into_iter()
                 .map(|entry| {
                     let (role, index, role_name) = role_fields(&entry.role);
-                    ShapeSite {
-                        shape: valid_shape(py, &entry.shape(), GateOptions::proto()),
+                    Ok(ShapeSite {
+                        shape: valid_shape(py, &entry.shape(), GateOptions::proto())?,
                         text: entry.text,
                         role,
                         index,
@@ -1524,9 +1530,9 @@ fn sites_of(py: Python<'_>, name: &str, bytes: &[u8]) -> PyResult<Vec<ShapeSite>
                         line: None,
                         column: None,
                         path: entry.path,
-                    }
+                    })
                 })
-                .collect())
+                .collect()
         }
         Ok(other) => Err(decode_error(
             py,

@@ -1781,12 +1781,12 @@ impl<'a> Items<'a> {
     }
 }
 
-/// Matches old and new items (see the module docs): pairs (old index, new index, how).
-fn match_items<'a>(
-    old: &Items<'a>,
-    new: &Items<'a>,
-    by_operands: bool,
-) -> Vec<(usize, usize, How)> {
+/// Matches old and new items (see the module docs): pairs (old index, new index, how),
+/// in the order of the old. Indices are `u32`s, as a side's are ([`Held`] holds fewer
+/// than `u32::MAX` of anything): twelve bytes a pair, and four an item for its group
+/// order and its match, where `usize`s and `Option<usize>`s took twice and four times
+/// that for a computation of a million instructions.
+fn match_items<'a>(old: &Items<'a>, new: &Items<'a>, by_operands: bool) -> Vec<(u32, u32, How)> {
     match_items_looking(old, new, by_operands, Look::Indexed)
 }
 
@@ -1806,22 +1806,29 @@ fn match_items_looking<'a>(
     new: &Items<'a>,
     by_operands: bool,
     look: Look,
-) -> Vec<(usize, usize, How)> {
+) -> Vec<(u32, u32, How)> {
     // Each side's indices by group, in input order within a group.
     let grouped = |items: &Items<'_>| {
-        let mut order: Vec<usize> = (0..items.len()).collect();
-        order.sort_by(|&a, &b| items.group(a).cmp(&items.group(b)).then(a.cmp(&b)));
+        let mut order: Vec<u32> = (0..items.len() as u32).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (a as usize, b as usize);
+            items.group(a).cmp(&items.group(b)).then(a.cmp(&b))
+        });
         order
     };
     let (old_order, new_order) = (grouped(old), grouped(new));
-    let mut pairs = Vec::new();
-    let mut old_matched = vec![None; old.len()];
+    let mut pairs: Vec<(u32, u32, How)> = Vec::new();
+    // Each old item's match, [`NONE`] for none.
+    let mut old_matched = vec![NONE; old.len()];
     let mut new_matched = vec![false; new.len()];
     // Groups whose sizes differ or whose names are not the same: (old, new) ranges.
-    let mut uneven: Vec<(&[usize], &[usize])> = Vec::new();
+    let mut uneven: Vec<(&[u32], &[u32])> = Vec::new();
     let (mut a, mut b) = (0, 0);
     while a < old_order.len() && b < new_order.len() {
-        let (go, gn) = (old.group(old_order[a]), new.group(new_order[b]));
+        let (go, gn) = (
+            old.group(old_order[a] as usize),
+            new.group(new_order[b] as usize),
+        );
         if go < gn {
             a += 1;
             continue;
@@ -1832,18 +1839,18 @@ fn match_items_looking<'a>(
         }
         let a_end = a + old_order[a..]
             .iter()
-            .take_while(|&&i| old.group(i) == go)
+            .take_while(|&&i| old.group(i as usize) == go)
             .count();
         let b_end = b + new_order[b..]
             .iter()
-            .take_while(|&&j| new.group(j) == go)
+            .take_while(|&&j| new.group(j as usize) == go)
             .count();
         let (o, n) = (&old_order[a..a_end], &new_order[b..b_end]);
         (a, b) = (a_end, b_end);
         // Names are distinct within a side: pairs of the same name, by sorting both.
-        let by_name = |group: &[usize], items: &Items<'_>| {
+        let by_name = |group: &[u32], items: &Items<'_>| {
             let mut sorted = group.to_vec();
-            sorted.sort_unstable_by_key(|&i| items.name(i));
+            sorted.sort_unstable_by_key(|&i| items.name(i as usize));
             sorted
         };
         let (o_names, n_names) = (by_name(o, old), by_name(n, new));
@@ -1851,7 +1858,7 @@ fn match_items_looking<'a>(
         let (mut x, mut y) = (0, 0);
         while x < o_names.len() && y < n_names.len() {
             let (i, j) = (o_names[x], n_names[y]);
-            match old.name(i).cmp(new.name(j)) {
+            match old.name(i as usize).cmp(new.name(j as usize)) {
                 std::cmp::Ordering::Less => x += 1,
                 std::cmp::Ordering::Greater => y += 1,
                 std::cmp::Ordering::Equal => {
@@ -1873,33 +1880,39 @@ fn match_items_looking<'a>(
         }
     }
     for &(i, j, _) in &pairs {
-        old_matched[i] = Some(j);
-        new_matched[j] = true;
+        old_matched[i as usize] = j;
+        new_matched[j as usize] = true;
     }
+    // The new item matched to old item `k`, if any.
+    let matched_to = |old_matched: &[u32], k: usize| {
+        let j = old_matched[k];
+        (j != NONE).then_some(j as usize)
+    };
     if by_operands {
         // Old items in input order, so operands defined earlier are matched first.
-        let mut left: Vec<(usize, usize)> = uneven
+        let mut left: Vec<(u32, u32)> = uneven
             .iter()
-            .enumerate()
-            .flat_map(|(g, (o, _))| o.iter().map(move |&i| (i, g)))
-            .filter(|&(i, _)| old_matched[i].is_none())
+            .zip(0u32..)
+            .flat_map(|((o, _), g)| o.iter().map(move |&i| (i, g)))
+            .filter(|&(i, _)| old_matched[i as usize] == NONE)
             .collect();
         left.sort_unstable();
         let mut indexed: Vec<Option<Candidates>> = Vec::new();
         indexed.resize_with(uneven.len(), || None);
         for (i, g) in left {
+            let (i, g) = (i as usize, g as usize);
             let candidates = indexed[g].get_or_insert_with(|| Candidates::new(new, uneven[g].1));
             let operands = old.operands(i);
             let stems: Vec<&'a str> = old.stems(i).collect();
             // An operand matched to `k` needs `k`'s name at its place: the first one
             // picks the list to look in.
             let exact = operands.iter().enumerate().find_map(|(at, &a)| {
-                let k = old.by_name(a).and_then(|k| old_matched[k])?;
+                let k = old.by_name(a).and_then(|k| matched_to(&old_matched, k))?;
                 Some((at, new.name_id(k)))
             });
             let fits = |j: usize| {
                 operands.iter().zip(new.operands(j)).all(|(&a, &b)| {
-                    let a_match = old.by_name(a).and_then(|k| old_matched[k]);
+                    let a_match = old.by_name(a).and_then(|k| matched_to(&old_matched, k));
                     let b_index = new.by_name(b);
                     let (a, b) = (old.held.strings.get(a), new.held.strings.get(b));
                     match (a_match, b_index) {
@@ -1914,16 +1927,16 @@ fn match_items_looking<'a>(
                 Look::Indexed => candidates.first(new, &stems, exact, &new_matched, fits),
                 #[cfg(test)]
                 Look::Scan => {
-                    let group = uneven[g].1.iter().copied();
+                    let group = uneven[g].1.iter().map(|&j| j as usize);
                     group
                         .filter(|&j| !new_matched[j] && operands.len() == new.operands(j).len())
                         .find(|&j| fits(j))
                 }
             };
             if let Some(j) = found {
-                old_matched[i] = Some(j);
+                old_matched[i] = j as u32;
                 new_matched[j] = true;
-                pairs.push((i, j, How::Operands));
+                pairs.push((i as u32, j as u32, How::Operands));
             }
         }
     }
@@ -2003,10 +2016,10 @@ impl<T: Copy> Unmatched<T> {
 }
 
 impl Candidates {
-    fn new(new: &Items<'_>, group: &[usize]) -> Self {
+    fn new(new: &Items<'_>, group: &[u32]) -> Self {
         let stems = |j: u32| new.stems(j as usize);
         // Sorted stably: input order within the same key.
-        let mut all: Vec<u32> = group.iter().map(|&j| j as u32).collect();
+        let mut all: Vec<u32> = group.to_vec();
         all.sort_by(|&x, &y| stems(x).cmp(stems(y)));
         let mut exact: Vec<(u32, u32)> = all
             .iter()
@@ -2289,7 +2302,7 @@ impl Differ<'_> {
         };
         let (o_view, n_view) = (view(old.held, &o_named), view(new.held, &n_named));
         for (i, j, how) in match_items(&o_view, &n_view, false) {
-            pairs.push((o_named[i].1, n_named[j].1, how));
+            pairs.push((o_named[i as usize].1, n_named[j as usize].1, how));
         }
         let mut old_done = vec![false; o_items.len()];
         let mut new_done = vec![false; n_items.len()];
@@ -2393,6 +2406,7 @@ impl Differ<'_> {
         let mut old_done = vec![false; old.instructions.len()];
         let mut new_done = vec![false; new.instructions.len()];
         for (i, j, how) in pairs {
+            let (i, j) = (i as usize, j as usize);
             old_done[i] = true;
             new_done[j] = true;
             let (oi, ni) = (&old.instructions[i], &new.instructions[j]);

@@ -1391,22 +1391,25 @@ struct Module<'a> {
     computations: Vec<Computation<'a>>,
     /// The next entry of the same instruction after each entry ([`NONE`] for none).
     next: Vec<u32>,
+    /// Per name (an index into the side's strings), the computation and instruction
+    /// that has it, `(NONE, NONE)` for none: eight bytes a string, where a map of each
+    /// computation's names took some twenty an instruction, twice that as it grew.
+    named: Vec<(u32, u32)>,
+    /// The instruction of a (computation, name) whose name another computation has
+    /// first (instruction names are unique in a module XLA writes; a listing need not
+    /// keep them so).
+    clashes: HashMap<(u32, u32), u32>,
 }
 
 struct Computation<'a> {
+    /// Its place in [`Module::computations`].
+    at: u32,
     name: &'a str,
     entry: bool,
     parameters: Parameters<'a>,
     result: Option<&'a Slot>,
     instructions: Vec<Instr>,
-    /// Instruction index by name index, once it has more than [`FEW`] instructions
-    /// (found among them before: most computations have a few, and a map each took
-    /// more than the rest of them).
-    by_name: HashMap<u32, u32>,
 }
-
-/// How many instructions a computation's are looked for among, before a map.
-const FEW: usize = 8;
 
 /// Parameters by number (a computation's, the entry computation layout's), in order
 /// once [`Parameters::finish`]ed (most have one or two: a `BTreeMap` each took a node
@@ -1450,17 +1453,6 @@ impl<'a> Parameters<'a> {
     }
 }
 
-impl Computation<'_> {
-    /// The index of the instruction named by string `name`.
-    fn index_of(&self, name: u32) -> Option<u32> {
-        if self.by_name.is_empty() {
-            let at = self.instructions.iter().position(|i| i.name == name)?;
-            return Some(at as u32);
-        }
-        self.by_name.get(&name).copied()
-    }
-}
-
 /// An instruction: its name's index, its instruction record's (for its opcode and
 /// operands; [`NONE`] for none, in a listing read back) and its entries.
 struct Instr {
@@ -1479,6 +1471,8 @@ impl<'a> Module<'a> {
             entry_result: None,
             computations: Vec::new(),
             next: Vec::new(),
+            named: vec![(NONE, NONE); held.strings.len()],
+            clashes: HashMap::new(),
         };
         let mut index: HashMap<u32, usize> = HashMap::new();
         fn computation<'a>(
@@ -1488,36 +1482,37 @@ impl<'a> Module<'a> {
         ) -> usize {
             let held = module.held;
             *index.entry(name).or_insert_with(|| {
+                let at = module.computations.len();
                 module.computations.push(Computation {
+                    at: at as u32,
                     name: held.strings.get(name),
                     entry: false,
                     parameters: Parameters::default(),
                     result: None,
                     instructions: Vec::new(),
-                    by_name: HashMap::new(),
                 });
-                module.computations.len() - 1
+                at
             })
         }
-        fn instr(c: &mut Computation<'_>, name: u32) -> usize {
-            if let Some(at) = c.index_of(name) {
-                return at as usize;
+        /// The index of computation `at`'s instruction named `name`, added if new.
+        fn instr(module: &mut Module<'_>, at: usize, name: u32) -> usize {
+            if let Some(i) = module.index_of(at as u32, name) {
+                return i as usize;
             }
-            let at = c.instructions.len();
+            let c = &mut module.computations[at];
+            let i = c.instructions.len();
             c.instructions.push(Instr {
                 name,
                 op: NONE,
                 shapes: (NONE, NONE),
             });
-            if c.instructions.len() > FEW {
-                if c.by_name.is_empty() {
-                    let all = c.instructions.iter().zip(0u32..).map(|(i, k)| (i.name, k));
-                    c.by_name.extend(all);
-                } else {
-                    c.by_name.insert(name, at as u32);
+            match module.named.get_mut(name as usize) {
+                Some(slot) if slot.0 == NONE => *slot = (at as u32, i as u32),
+                _ => {
+                    module.clashes.insert((at as u32, name), i as u32);
                 }
             }
-            at
+            i
         }
         module.next = vec![NONE; held.entries.len()];
         for (k, slot) in held.entries.iter().enumerate() {
@@ -1542,8 +1537,8 @@ impl<'a> Module<'a> {
                             if slot.instruction == NONE {
                                 continue;
                             }
-                            let i = instr(c, slot.instruction);
-                            let ins = &mut c.instructions[i];
+                            let i = instr(&mut module, at, slot.instruction);
+                            let ins = &mut module.computations[at].instructions[i];
                             let k = k as u32;
                             match ins.shapes {
                                 (NONE, _) => ins.shapes = (k, k),
@@ -1559,15 +1554,23 @@ impl<'a> Module<'a> {
         }
         for (k, op) in held.instructions.iter().enumerate() {
             let at = computation(&mut module, &mut index, op.computation);
-            let c = &mut module.computations[at];
-            let i = instr(c, op.name);
-            c.instructions[i].op = k as u32;
+            let i = instr(&mut module, at, op.name);
+            module.computations[at].instructions[i].op = k as u32;
         }
         module.entry_parameters.finish();
         for c in &mut module.computations {
             c.parameters.finish();
         }
         module
+    }
+
+    /// The index of computation `at`'s instruction named by string `name`.
+    fn index_of(&self, at: u32, name: u32) -> Option<u32> {
+        match self.named.get(name as usize) {
+            Some(&(c, i)) if c == at => Some(i),
+            Some(&(NONE, _)) | None => None,
+            Some(_) => self.clashes.get(&(at, name)).copied(),
+        }
     }
 
     fn name(&self, ins: &Instr) -> &'a str {
@@ -1710,12 +1713,11 @@ enum Names<'a> {
     },
 }
 
-/// The items of one side, with what reads their operands: the side's strings, and
-/// item index by name index.
+/// The items of one side, with what reads their operands: the side's strings (and,
+/// through the module, item index by name index).
 struct Items<'a> {
     names: Names<'a>,
     held: &'a Held,
-    by_name: Option<&'a Computation<'a>>,
 }
 
 impl<'a> Items<'a> {
@@ -1762,8 +1764,16 @@ impl<'a> Items<'a> {
         }
     }
 
+    /// The index of the item named by string `name` (instructions only).
     fn by_name(&self, name: u32) -> Option<usize> {
-        self.by_name?.index_of(name).map(|i| i as usize)
+        match &self.names {
+            Names::Computations(_) => None,
+            Names::Instructions {
+                module,
+                computation,
+                ..
+            } => module.index_of(computation.at, name).map(|i| i as usize),
+        }
     }
 
     /// Its operands' stems, in order.
@@ -2298,7 +2308,6 @@ impl Differ<'_> {
         let view = |held, named| Items {
             names: Names::Computations(named),
             held,
-            by_name: None,
         };
         let (o_view, n_view) = (view(old.held, &o_named), view(new.held, &n_named));
         for (i, j, how) in match_items(&o_view, &n_view, false) {
@@ -2399,7 +2408,6 @@ impl Differ<'_> {
                     opcodes,
                 },
                 held: module.held,
-                by_name: Some(computation),
             }
         }
         let pairs = match_items(&items(om, old, opcodes), &items(nm, new, opcodes), opcodes);
@@ -2937,7 +2945,6 @@ mod tests {
                         opcodes: true,
                     },
                     held: m.held,
-                    by_name: Some(computation),
                 }
             }
             let (o, n) = (items(&om), items(&nm));

@@ -39,6 +39,11 @@ impl Strings {
         get(&self.text, &self.ends, id)
     }
 
+    /// How many strings there are.
+    pub(crate) fn len(&self) -> usize {
+        self.ends.len()
+    }
+
     /// The string at `id`, `None` for [`NONE`].
     pub(crate) fn opt(&self, id: u32) -> Option<&str> {
         (id != NONE).then(|| self.get(id))

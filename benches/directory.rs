@@ -6,7 +6,9 @@
 //! and after optimization, plus the reports the walk leaves out) and
 //! `fixtures/modules/` (module text and HloModuleProto pairs XLA wrote), each copy in
 //! its own subdirectory. Throughput is reported twice: in files per second and in
-//! bytes per second of the files checked.
+//! bytes per second of the files checked; each beside `streamed_jN`, the walk found as
+//! the files are checked (`check::expand_iter`, `check::check_each_of`), as `validate`
+//! runs it.
 //!
 //! `cargo bench --bench directory -- --warm-up-time 1 --measurement-time 5`
 
@@ -14,7 +16,9 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use xla_shape::check::{check_all, expand, expand_on, Input, Options, Walk};
+use xla_shape::check::{
+    check_all, check_each_of, expand, expand_iter, expand_on, Input, Options, Walk,
+};
 
 const COPIES: usize = 40;
 
@@ -65,6 +69,16 @@ fn bench(c: &mut Criterion) {
         let inputs = expand_on(paths, &walk, jobs);
         check_all(&inputs, &options, jobs)
     };
+    // As `validate` runs since session 24: the walk found as the files are checked.
+    let streamed = |paths: &[PathBuf], jobs: usize| {
+        let mut files = Vec::new();
+        let checked: Result<(), std::convert::Infallible> =
+            check_each_of(expand_iter(paths, &walk), &options, jobs, |file| {
+                files.push(file);
+                Ok(())
+            });
+        checked.map(|()| files)
+    };
     for (name, throughput) in [
         (
             "validate_dir_files",
@@ -77,6 +91,9 @@ fn bench(c: &mut Criterion) {
         for jobs in [1, 2] {
             group.bench_function(format!("j{jobs}"), |b| {
                 b.iter(|| black_box(run(black_box(&paths), jobs)))
+            });
+            group.bench_function(format!("streamed_j{jobs}"), |b| {
+                b.iter(|| black_box(streamed(black_box(&paths), jobs)))
             });
         }
         group.finish();

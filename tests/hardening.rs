@@ -3211,6 +3211,57 @@ fn an_index_line_of_millions_of_coordinates_is_refused_in_bounded_memory() {
     );
 }
 
+/// A directory tree is walked as its files are asked for (`Walk::stream`, which
+/// `validate` and `shapes` use), holding the listings of the directories open on the
+/// way down, not every path (some 270 bytes a file, kept until the walk ended: 60 MB
+/// for 200,000 files, 6 MB now for 200,000 in 400 directories): a file made in a later
+/// directory after the first file is found is found too, where the whole walk had
+/// listed it already. The files and their order are the whole walk's.
+#[test]
+fn directory_trees_are_walked_as_their_files_are_asked_for() {
+    use xla_shape::check::Walk;
+    let dir = tempfile::tempdir().unwrap();
+    for d in ["a", "b", "b/c", "d", "e"] {
+        std::fs::create_dir(dir.path().join(d)).unwrap();
+    }
+    for f in [
+        "a/1.hlo.txt",
+        "a/2.pb",
+        "a/skip.md",
+        "b/c/3.txt",
+        "b/4.json",
+        "top.hlo",
+    ] {
+        std::fs::write(dir.path().join(f), "f32[8]{0}\n").unwrap();
+    }
+    let walk = Walk::new(&[], &[]).unwrap();
+    let whole = walk.files(dir.path()).unwrap();
+    let streamed: Vec<_> = walk.stream(dir.path()).map(Result::unwrap).collect();
+    assert_eq!(streamed, whole);
+    assert_eq!(whole.len(), 5);
+    assert!(whole.windows(2).all(|w| w[0] < w[1]));
+
+    let mut walking = walk.stream(dir.path());
+    assert_eq!(
+        walking.next().unwrap().unwrap(),
+        dir.path().join("a/1.hlo.txt")
+    );
+    std::fs::write(dir.path().join("d/late.hlo.txt"), "f32[8]{0}\n").unwrap();
+    let rest: Vec<_> = walking.map(Result::unwrap).collect();
+    assert!(
+        rest.contains(&dir.path().join("d/late.hlo.txt")),
+        "{rest:?}"
+    );
+    assert!(!whole.contains(&dir.path().join("d/late.hlo.txt")));
+
+    // A walk of a path that cannot be listed says so once, with the path.
+    let gone = dir.path().join("gone");
+    let mut failed = walk.stream(&gone);
+    let (path, _) = failed.next().unwrap().unwrap_err();
+    assert_eq!(path, gone);
+    assert!(failed.next().is_none());
+}
+
 /// `shapes` of a listing file read back hands each file's entries on without
 /// gathering them (some 400 bytes an entry: 119 MB for 300,000 lines): 300,000 lines
 /// (13 MB) in a 60 MB address space, written back as they were.

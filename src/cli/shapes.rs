@@ -156,20 +156,32 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
             .map_err(Failure::unreadable)?;
             continue;
         }
-        let files = match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => walk
-                .files(path)
-                .map_err(|e| Failure::unreadable(format!("{}: {e}", path.display())))?,
-            Ok(_) => vec![path.clone()],
-            Err(e) => return Err(Failure::unreadable(format!("{}: {e}", path.display()))),
+        // A directory is walked as its files are listed (the walk holds the listings of
+        // the directories open on the way down, not every path).
+        let unreadable = |path: &std::path::Path, e: std::io::Error| {
+            Failure::unreadable(format!("{}: {e}", path.display()))
         };
+        let mut files: Box<dyn Iterator<Item = Result<PathBuf, Failure>>> =
+            match std::fs::metadata(path) {
+                Ok(meta) if meta.is_dir() => Box::new(
+                    walk.stream(path)
+                        .map(|found| found.map_err(|(dir, e)| unreadable(&dir, e))),
+                ),
+                Ok(_) => Box::new(std::iter::once(Ok(path.clone()))),
+                Err(e) => return Err(unreadable(path, e)),
+            };
+        // A file named alone (or the one file of a directory) is written as it is
+        // read, whatever its size.
+        let first = files.next().transpose()?;
+        let second = files.next().transpose()?;
+        let alone = first.is_some() && second.is_none();
+        let files = first.into_iter().chain(second).map(Ok).chain(files);
         // Files of up to SIDE_BY_SIDE bytes are listed side by side, a batch at a time,
         // each into its own text; a larger one is written as it is read.
-        let mut batch: Vec<&PathBuf> = Vec::new();
-        for file in &files {
-            let size = std::fs::metadata(file).map_or(0, |m| m.len());
-            // A file named alone is written as it is read, whatever its size.
-            let alone = files.len() == 1;
+        let mut batch: Vec<PathBuf> = Vec::new();
+        for file in files {
+            let file = file?;
+            let size = std::fs::metadata(&file).map_or(0, |m| m.len());
             if size <= SIDE_BY_SIDE && batch.len() < BATCH && !alone {
                 batch.push(file);
                 continue;
@@ -180,7 +192,7 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
                 batch.push(file);
                 continue;
             }
-            listing::stream_path(file, &file.display().to_string(), &options, &mut |l, e| {
+            listing::stream_path(&file, &file.display().to_string(), &options, &mut |l, e| {
                 write(l, e, &mut out);
             })
             .map_err(Failure::unreadable)?;
@@ -200,7 +212,7 @@ const BATCH: usize = 64;
 /// Lists `files` on rayon's pool, each into a text of its own, and writes the texts in
 /// order.
 fn list_side_by_side(
-    files: &[&PathBuf],
+    files: &[PathBuf],
     options: &ReadOptions,
     format: ListFormat,
     out: &mut OutputStream,

@@ -144,22 +144,24 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
         policy,
     };
     let stdin_only = args.paths.is_empty() || args.paths.iter().all(|p| p.as_os_str() == "-");
-    let mut inputs = Vec::new();
-    if stdin_only {
-        inputs.push(Input::Stdin);
+    // Directories are walked as their files are checked (a walk holds the listings of
+    // the directories open on the way down, not every path).
+    let mut inputs: Box<dyn Iterator<Item = Input> + Send> = if stdin_only {
+        Box::new(std::iter::once(Input::Stdin))
     } else {
         if args.paths.iter().any(|p| p.as_os_str() == "-") {
             return Err(Failure::unreadable(
                 "'-' (standard input) cannot be mixed with paths",
             ));
         }
-        inputs = check::expand_on(&args.paths, &walk, args.jobs);
-        if inputs.is_empty() {
-            return Err(Failure::unreadable(
-                "no file to check: the directories hold no file the walk picks (see --include)",
-            ));
-        }
-    }
+        Box::new(check::expand_iter(&args.paths, &walk))
+    };
+    let first = inputs.next().ok_or_else(|| {
+        Failure::unreadable(
+            "no file to check: the directories hold no file the walk picks (see --include)",
+        )
+    })?;
+    let inputs = std::iter::once(first).chain(inputs);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
     let mut errors = std::io::stderr();
@@ -168,7 +170,7 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     let mut writer = report::Writer::new(args.format.into(), args.strict, &mut out, &mut errors);
     let mut summary = report::Summary::default();
     let mut closed = false;
-    let checked = check::check_each(&inputs, &options, args.jobs, |file| {
+    let checked = check::check_each_of(inputs, &options, args.jobs, |file| {
         summary.add(&file, args.strict);
         if !closed {
             match writer.file(&file) {

@@ -1974,11 +1974,12 @@ pub struct WalkFiles<'w> {
     walk: &'w Walk,
     /// The walked directory, until it is listed.
     root: Option<PathBuf>,
-    /// The directories open, outermost first: the path, the path below the walked
-    /// directory, the entries, and the next entry's place.
+    /// The directories open, outermost first.
     open: Vec<OpenDir>,
 }
 
+/// A directory open in a walk: its path, its path below the walked directory, and the
+/// entries not yet walked.
 #[derive(Debug)]
 struct OpenDir {
     path: PathBuf,
@@ -2143,12 +2144,15 @@ pub fn check_all(inputs: &[Input], options: &Options, jobs: usize) -> Document {
 ///
 /// # Errors
 /// The first error of `each`, after which no more inputs are checked.
-pub fn check_each_of<E>(
-    inputs: impl Iterator<Item = Input> + Send,
+pub fn check_each_of<E, I>(
+    inputs: impl Iterator<Item = I> + Send,
     options: &Options,
     jobs: usize,
     mut each: impl FnMut(FileReport) -> Result<(), E>,
-) -> Result<(), E> {
+) -> Result<(), E>
+where
+    I: std::borrow::Borrow<Input> + Send + Sync,
+{
     use rayon::prelude::*;
     let pool = pool_of(jobs);
     let threads = pool
@@ -2156,17 +2160,17 @@ pub fn check_each_of<E>(
         .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
     let size = threads.max(1) * 8;
     let mut inputs = inputs;
-    let mut chunk: Vec<Input> = inputs.by_ref().take(size).collect();
+    let mut chunk: Vec<I> = inputs.by_ref().take(size).collect();
     while !chunk.is_empty() {
         let mut work = || {
             rayon::join(
                 || {
                     chunk
                         .par_iter()
-                        .map(|input| check_input(input, options))
+                        .map(|input| check_input(input.borrow(), options))
                         .collect::<Vec<FileReport>>()
                 },
-                || inputs.by_ref().take(size).collect::<Vec<Input>>(),
+                || inputs.by_ref().take(size).collect::<Vec<I>>(),
             )
         };
         let (reports, next) = match &pool {
@@ -2193,27 +2197,7 @@ pub fn check_each<E>(
     inputs: &[Input],
     options: &Options,
     jobs: usize,
-    mut each: impl FnMut(FileReport) -> Result<(), E>,
+    each: impl FnMut(FileReport) -> Result<(), E>,
 ) -> Result<(), E> {
-    use rayon::prelude::*;
-    let pool = pool_of(jobs);
-    let threads = pool
-        .as_ref()
-        .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());
-    for chunk in inputs.chunks(threads.max(1) * 8) {
-        let check = || -> Vec<FileReport> {
-            chunk
-                .par_iter()
-                .map(|input| check_input(input, options))
-                .collect()
-        };
-        let reports = match &pool {
-            Some(pool) => pool.install(check),
-            None => check(),
-        };
-        for report in reports {
-            each(report)?;
-        }
-    }
-    Ok(())
+    check_each_of(inputs.iter(), options, jobs, each)
 }

@@ -3905,15 +3905,22 @@ fn long_program_shapes_are_listed_a_part_at_a_time() {
     std::fs::write(&text_file, &line).unwrap();
     for path in [binary, text_file] {
         let path = path.to_str().unwrap();
-        let listed = limited_exit(60_000, &format!("shapes {path}"), 0);
-        let listed = String::from_utf8(listed).unwrap();
-        let prefix = format!("{path}: ");
-        let listed: String = listed
-            .lines()
-            .map(|l| format!("{}\n", l.strip_prefix(&prefix).unwrap()))
-            .collect();
+        let listed = listed_in(60_000, path);
         assert!(listed == want, "{path}: {}", &listed[..200]);
     }
+}
+
+/// `shapes PATH` in an address space of `kb` KB, which must succeed: its lines without
+/// the file's name.
+#[track_caller]
+fn listed_in(kb: u64, path: &str) -> String {
+    let listed = limited_exit(kb, &format!("shapes {path}"), 0);
+    let listed = String::from_utf8(listed).unwrap();
+    let prefix = format!("{path}: ");
+    listed
+        .lines()
+        .map(|l| format!("{}\n", l.strip_prefix(&prefix).unwrap()))
+        .collect()
 }
 
 /// A program-shape line whose parts are long tuples (nested, with an empty tuple, two
@@ -3948,13 +3955,7 @@ fn program_lines_with_long_tuple_parts_are_listed_a_shape_at_a_time() {
     let path = dir.path().join("p.txt");
     std::fs::write(&path, &line).unwrap();
     let path = path.to_str().unwrap();
-    let listed = limited_exit(40_000, &format!("shapes {path}"), 0);
-    let listed = String::from_utf8(listed).unwrap();
-    let prefix = format!("{path}: ");
-    let listed: String = listed
-        .lines()
-        .map(|l| format!("{}\n", l.strip_prefix(&prefix).unwrap()))
-        .collect();
+    let listed = listed_in(40_000, path);
     assert!(listed == want, "{}", &listed[..200]);
     // A tuple part broken at its end is the whole parse's error.
     let broken = line.replacen("s32[2]{0}", "s32[2]{1}", 1);

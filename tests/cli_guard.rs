@@ -339,3 +339,69 @@ fn json_listings_read_back_as_text_listings_do() {
         stderr(&out)
     );
 }
+
+/// A listing read back may give an instruction's shapes apart (lines reordered by
+/// hand or by a tool): compared with a module, it gives the same changes whatever the
+/// order of its lines, in the order of its instructions (`diff` follows an
+/// instruction's shapes from one to the next, and only where they stand apart keeps
+/// where the next is). Each instruction here has three shapes: its result and two
+/// operands written with theirs.
+#[test]
+fn a_listing_in_any_line_order_compares_as_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let module = |a: &str, b: &str| {
+        format!(
+            "HloModule m, entry_computation_layout={{(f32[8,128]{{1,0}}, f32[8,128]{{1,0}})->f32[8,128]{{1,0}}}}\n\n\
+             ENTRY main {{\n  p0 = f32[8,128]{{1,0}} parameter(0)\n  p1 = f32[8,128]{{1,0}} parameter(1)\n  \
+             a = f32[8,128]{a} add(f32[8,128]{{1,0}} p0, f32[8,128]{{1,0}} p1)\n  \
+             b = f32[8,128]{{0,1}} multiply(f32[8,128]{a} a, f32[8,128]{b} p1)\n  \
+             ROOT c = f32[8,128]{{1,0}} copy(f32[8,128]{{0,1}} b)\n}}\n"
+        )
+    };
+    let old = dir.path().join("old.hlo");
+    std::fs::write(&old, module("{1,0}", "{1,0}")).unwrap();
+    let new = dir.path().join("new.hlo");
+    std::fs::write(&new, module("{0,1}", "{0,1:T(8,128)}")).unwrap();
+    let out = run(&["shapes", old.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listing = stdout(&out);
+    assert_eq!(listing.lines().count(), 13, "{listing}");
+    let in_order = dir.path().join("in_order.txt");
+    std::fs::write(&in_order, &listing).unwrap();
+    let reversed = dir.path().join("reversed.txt");
+    let mut lines: Vec<&str> = listing.lines().collect();
+    lines.reverse();
+    std::fs::write(&reversed, lines.join("\n") + "\n").unwrap();
+    // Every third line first, then the rest: each instruction's shapes apart.
+    let mut apart: Vec<&str> = listing.lines().step_by(3).collect();
+    apart.extend(
+        listing
+            .lines()
+            .enumerate()
+            .filter(|(i, _)| i % 3 != 0)
+            .map(|(_, l)| l),
+    );
+    let shuffled = dir.path().join("apart.txt");
+    std::fs::write(&shuffled, apart.join("\n") + "\n").unwrap();
+    let compare = |old: &std::path::Path| {
+        let args = [
+            "diff",
+            "--format",
+            "json",
+            old.to_str().unwrap(),
+            new.to_str().unwrap(),
+        ];
+        let out = run(&args, b"");
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let mut report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+        report["old"] = serde_json::Value::Null;
+        // The changes stand in the order of the old side's instructions.
+        let changes = report["files"][0]["changes"].as_array_mut().unwrap();
+        changes.sort_by_key(|c| c["place"].as_str().unwrap().to_string());
+        report
+    };
+    let want = compare(&in_order);
+    assert_eq!(want["summary"]["changes"], 3, "{want}");
+    assert_eq!(compare(&reversed), want);
+    assert_eq!(compare(&shuffled), want);
+}

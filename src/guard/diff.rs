@@ -1389,8 +1389,11 @@ struct Module<'a> {
     entry_parameters: Parameters<'a>,
     entry_result: Option<&'a Slot>,
     computations: Vec<Computation<'a>>,
-    /// The next entry of the same instruction after each entry ([`NONE`] for none).
-    next: Vec<u32>,
+    /// The next entry of the same instruction after an entry, where it is not the entry
+    /// right after it (an instruction's entries stand together in module text; a
+    /// listing read back may give them apart): a list of the next entry of every entry
+    /// took four bytes an entry.
+    jumps: HashMap<u32, u32>,
     /// Per name (an index into the side's strings), the computation and instruction
     /// that has it, `(NONE, NONE)` for none: eight bytes a string, where a map of each
     /// computation's names took some twenty an instruction, twice that as it grew.
@@ -1458,8 +1461,8 @@ impl<'a> Parameters<'a> {
 struct Instr {
     name: u32,
     op: u32,
-    /// The first and last of its entries (chained by [`Module::next`]), [`NONE`] for
-    /// none.
+    /// The first and last of its entries (each the one after the other, but for
+    /// [`Module::jumps`]), [`NONE`] for none.
     shapes: (u32, u32),
 }
 
@@ -1470,7 +1473,7 @@ impl<'a> Module<'a> {
             entry_parameters: Parameters::default(),
             entry_result: None,
             computations: Vec::new(),
-            next: Vec::new(),
+            jumps: HashMap::new(),
             named: vec![(NONE, NONE); held.strings.len()],
             clashes: HashMap::new(),
         };
@@ -1514,7 +1517,6 @@ impl<'a> Module<'a> {
             }
             i
         }
-        module.next = vec![NONE; held.entries.len()];
         for (k, slot) in held.entries.iter().enumerate() {
             // The role's kind and index, borrowed (a role with a name is not copied).
             let (role, number) = held.role_parts(slot);
@@ -1543,7 +1545,9 @@ impl<'a> Module<'a> {
                             match ins.shapes {
                                 (NONE, _) => ins.shapes = (k, k),
                                 (_, last) => {
-                                    module.next[last as usize] = k;
+                                    if k != last + 1 {
+                                        module.jumps.insert(last, k);
+                                    }
                                     ins.shapes.1 = k;
                                 }
                             }
@@ -1591,14 +1595,17 @@ impl<'a> Module<'a> {
 
     /// The entries of `ins`, in order.
     fn shapes(&self, ins: &Instr) -> impl Iterator<Item = Listed<'a>> + '_ {
-        let mut at = ins.shapes.0;
+        let (mut at, last) = ins.shapes;
         std::iter::from_fn(move || {
             let slot = self.held.entries.get(at as usize)?;
             let shape = Listed {
                 held: self.held,
                 slot,
             };
-            at = self.next.get(at as usize).copied().unwrap_or(NONE);
+            at = match at {
+                _ if at == last => NONE,
+                _ => self.jumps.get(&at).copied().unwrap_or(at + 1),
+            };
             Some(shape)
         })
     }

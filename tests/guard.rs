@@ -624,6 +624,25 @@ fn a_policy_past_its_limits_is_refused() {
         error.contains("huge.toml: more than 262144 bytes"),
         "{error}"
     );
+    // The limit falling inside a character is still the limit, and a file that is not
+    // UTF-8 is still said so.
+    let mut text = "[all]\n#x".to_string();
+    while text.len() <= MAX_POLICY_BYTES + 1 {
+        text.push('é');
+    }
+    assert!(!text.is_char_boundary(MAX_POLICY_BYTES + 1));
+    std::fs::write(&path, &text).unwrap();
+    let error = Policy::load(&path).unwrap_err().to_string();
+    assert!(
+        error.contains("huge.toml: more than 262144 bytes"),
+        "{error}"
+    );
+    std::fs::write(&path, b"[all]\nmax_array_bytes = 3 # \xff\n").unwrap();
+    let error = Policy::load(&path).unwrap_err().to_string();
+    assert!(
+        error.ends_with("huge.toml: stream did not contain valid UTF-8"),
+        "{error}"
+    );
 }
 
 /// `diff --format json` is written a change at a time: the same bytes as the report's

@@ -234,14 +234,26 @@ impl Policy {
     pub fn load(path: &std::path::Path) -> Result<Self, PolicyError> {
         use std::io::Read;
         let failed = |e: std::io::Error| PolicyError(format!("{}: {e}", path.display()));
-        // Read to one byte past the limit, so that a huge file is not read whole.
-        let mut text = String::new();
+        // Read to one byte past the limit, so that a huge file is not read whole (as
+        // bytes: the limit may fall inside a character, and the file is too large then,
+        // whatever it holds).
+        let mut bytes = Vec::new();
         std::fs::File::open(path)
             .map_err(failed)?
             .take(MAX_POLICY_BYTES as u64 + 1)
-            .read_to_string(&mut text)
+            .read_to_end(&mut bytes)
             .map_err(failed)?;
-        Self::from_toml(&text).map_err(|e| PolicyError(format!("{}: {}", path.display(), e.0)))
+        let named = |e: PolicyError| PolicyError(format!("{}: {}", path.display(), e.0));
+        if bytes.len() > MAX_POLICY_BYTES {
+            return Err(named(too_large()));
+        }
+        let text = String::from_utf8(bytes).map_err(|_| {
+            failed(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "stream did not contain valid UTF-8",
+            ))
+        })?;
+        Self::from_toml(&text).map_err(named)
     }
 
     /// Every violation in a listing, in the order of its shapes.

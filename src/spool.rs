@@ -235,9 +235,289 @@ impl Records {
     }
 }
 
+/// A record of a fixed size, for a [`Table`].
+pub(crate) trait Fixed: Copy {
+    /// Its size in bytes.
+    const SIZE: usize;
+    /// Appends its [`Fixed::SIZE`] bytes.
+    fn put(&self, out: &mut Vec<u8>);
+    /// Reads it back from its bytes (`bytes` is [`Fixed::SIZE`] long).
+    fn take(bytes: &[u8]) -> Self;
+}
+
+/// Records of a fixed size, appended in order and then read by their index: the first
+/// `held` in memory, the rest in an anonymous temporary file, read back a block at a
+/// time through a few blocks kept in memory. A table of a million records of 32 bytes
+/// takes some 3 MB of memory however many more it holds.
+///
+/// A failure to write or read the file is kept ([`Table::lost`]): the record asked for
+/// then reads as `None`, and the owner says the error instead of a result.
+pub(crate) struct Table<T> {
+    held: Vec<T>,
+    /// How many records are kept in `held` before the rest go to the file.
+    keep: usize,
+    spill: Option<TableSpill>,
+    /// The first failure of the file, if any.
+    lost: std::sync::OnceLock<String>,
+}
+
+/// The records of a [`Table`] past its held ones.
+struct TableSpill {
+    /// The file and the blocks read back from it.
+    file: std::sync::Mutex<(std::fs::File, Blocks)>,
+    /// Records in the file.
+    written: usize,
+    /// Records encoded and not yet written, after those in the file.
+    pending: Vec<u8>,
+    /// Records in `pending`.
+    pending_count: usize,
+}
+
+/// The blocks of a table's file kept in memory, each at the place its number gives
+/// (modulo their count): the block's number ([`usize::MAX`] for none) and its bytes.
+struct Blocks {
+    numbers: Vec<usize>,
+    bytes: Vec<u8>,
+}
+
+impl<T: Fixed> Default for Table<T> {
+    fn default() -> Self {
+        Table::new(Table::<T>::HELD)
+    }
+}
+
+impl<T: Fixed> Table<T> {
+    /// Records held in memory by default before the rest go to a temporary file.
+    pub(crate) const HELD: usize = 1 << 16;
+    /// Bytes of records gathered before they are written.
+    #[cfg(not(test))]
+    const PENDING: usize = 256 * 1024;
+    /// Bytes of one block read back.
+    #[cfg(not(test))]
+    const BLOCK: usize = 16 * 1024;
+    /// Blocks kept in memory.
+    #[cfg(not(test))]
+    const BLOCKS: usize = 64;
+    // Tiny in the crate's own tests, so that records are written, read back and
+    // evicted after a few.
+    #[cfg(test)]
+    const PENDING: usize = 200;
+    #[cfg(test)]
+    const BLOCK: usize = 64;
+    #[cfg(test)]
+    const BLOCKS: usize = 3;
+
+    /// An empty table that keeps its first `keep` records in memory.
+    pub(crate) fn new(keep: usize) -> Self {
+        Table {
+            held: Vec::new(),
+            keep,
+            spill: None,
+            lost: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// How many records there are.
+    pub(crate) fn len(&self) -> usize {
+        self.held.len()
+            + self
+                .spill
+                .as_ref()
+                .map_or(0, |s| s.written + s.pending_count)
+    }
+
+    /// The first failure to write or read the temporary file: records were lost.
+    pub(crate) fn lost(&self) -> Option<&str> {
+        self.lost.get().map(String::as_str)
+    }
+
+    /// Records per block.
+    fn per_block() -> usize {
+        (Self::BLOCK / T::SIZE).max(1)
+    }
+
+    /// Appends `record`. Past the held ones it goes to the temporary file; when none
+    /// can be made, it is held in memory.
+    pub(crate) fn push(&mut self, record: T) {
+        if self.spill.is_none() && self.held.len() < self.keep {
+            // One slot first (many tables hold a record or two), then by doubling.
+            if self.held.capacity() == 0 {
+                self.held.reserve_exact(1);
+            }
+            self.held.push(record);
+            return;
+        }
+        if self.spill.is_none() {
+            match tempfile::tempfile() {
+                Ok(file) => {
+                    let blocks = Blocks {
+                        numbers: vec![usize::MAX; Self::BLOCKS],
+                        bytes: Vec::new(),
+                    };
+                    self.spill = Some(TableSpill {
+                        file: std::sync::Mutex::new((file, blocks)),
+                        written: 0,
+                        pending: Vec::with_capacity(Self::PENDING),
+                        pending_count: 0,
+                    });
+                }
+                Err(_) => {
+                    self.held.push(record);
+                    return;
+                }
+            }
+        }
+        let Some(spill) = self.spill.as_mut() else {
+            return;
+        };
+        record.put(&mut spill.pending);
+        spill.pending_count += 1;
+        // Whole blocks only, so that a block read back is never cut by records written
+        // after it; after a failure, nothing more (the rest stays pending, in memory).
+        let full = Self::PENDING / T::SIZE / Self::per_block() * Self::per_block();
+        if spill.pending_count == full.max(Self::per_block()) && self.lost.get().is_none() {
+            let written = spill
+                .file
+                .get_mut()
+                .map_err(|_| poisoned())
+                .and_then(|(file, _)| {
+                    file.seek(io::SeekFrom::Start((spill.written * T::SIZE) as u64))?;
+                    file.write_all(&spill.pending)
+                });
+            match written {
+                Ok(()) => {
+                    spill.written += spill.pending_count;
+                    spill.pending.clear();
+                    spill.pending_count = 0;
+                }
+                Err(e) => {
+                    // Kept in memory, and the loss said: the next write would leave a
+                    // hole in the file.
+                    let _ = self.lost.set(format!("a temporary file: {e}"));
+                }
+            }
+        }
+    }
+
+    /// The record at `index`; `None` past the end, or when it could not be read back
+    /// (see [`Table::lost`]).
+    pub(crate) fn get(&self, index: usize) -> Option<T> {
+        if let Some(record) = self.held.get(index) {
+            return Some(*record);
+        }
+        let spill = self.spill.as_ref()?;
+        let at = index - self.held.len();
+        if at >= spill.written {
+            let start = (at - spill.written).checked_mul(T::SIZE)?;
+            let bytes = spill.pending.get(start..start.checked_add(T::SIZE)?)?;
+            return Some(T::take(bytes));
+        }
+        let per_block = Self::per_block();
+        let (number, within) = (at / per_block, at % per_block);
+        let mut guard = match spill.file.lock() {
+            Ok(guard) => guard,
+            Err(_) => {
+                let _ = self.lost.set(poisoned().to_string());
+                return None;
+            }
+        };
+        let (file, blocks) = &mut *guard;
+        let place = number % Self::BLOCKS;
+        let block_bytes = per_block * T::SIZE;
+        if blocks.bytes.is_empty() {
+            blocks.bytes = vec![0; Self::BLOCKS * block_bytes];
+        }
+        let bytes = &mut blocks.bytes[place * block_bytes..(place + 1) * block_bytes];
+        if blocks.numbers[place] != number {
+            let records = per_block.min(spill.written - number * per_block);
+            let read = file
+                .seek(io::SeekFrom::Start((number * block_bytes) as u64))
+                .and_then(|_| file.read_exact(&mut bytes[..records * T::SIZE]));
+            if let Err(e) = read {
+                blocks.numbers[place] = usize::MAX;
+                let _ = self.lost.set(format!("a temporary file: {e}"));
+                return None;
+            }
+            blocks.numbers[place] = number;
+        }
+        let start = within * T::SIZE;
+        Some(T::take(&bytes[start..start + T::SIZE]))
+    }
+
+    /// The records in order, from `start` on.
+    pub(crate) fn iter_from(&self, start: usize) -> impl Iterator<Item = T> + '_ {
+        (start..self.len()).map_while(move |i| self.get(i))
+    }
+
+    /// No records (the held ones' memory kept; the file dropped).
+    pub(crate) fn clear(&mut self) {
+        self.held.clear();
+        self.spill = None;
+        self.lost = std::sync::OnceLock::new();
+    }
+}
+
+/// A poisoned lock on a temporary file, as an error.
+fn poisoned() -> io::Error {
+    io::Error::other("temporary file lock poisoned")
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Spool;
+    use super::{Fixed, Spool, Table};
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    struct Pair(u64, u32);
+
+    impl Fixed for Pair {
+        const SIZE: usize = 12;
+        fn put(&self, out: &mut Vec<u8>) {
+            out.extend_from_slice(&self.0.to_le_bytes());
+            out.extend_from_slice(&self.1.to_le_bytes());
+        }
+        fn take(bytes: &[u8]) -> Self {
+            let (a, b) = bytes.split_at(8);
+            Pair(
+                u64::from_le_bytes(a.try_into().unwrap()),
+                u32::from_le_bytes(b.try_into().unwrap()),
+            )
+        }
+    }
+
+    /// A table gives back every record at its index, in any order, wherever it is
+    /// (held, in the file, pending), as a list does; and is filled again once cleared.
+    #[test]
+    fn table_records_read_back_by_index_as_a_list() {
+        let mut next = crate::guard::draws(0x5851_f42d_4c95_7f2d);
+        for keep in [0, 1, 7, 1000] {
+            let mut table = Table::new(keep);
+            for round in 0..2 {
+                let count = 1 + next(300);
+                let mut list = Vec::new();
+                for k in 0..count {
+                    let record = Pair(next(1 << 30) as u64 * 7919 + k as u64, k as u32);
+                    table.push(record);
+                    list.push(record);
+                    // Read while being written: the last one, and one at random.
+                    assert_eq!(table.get(k), Some(record));
+                    let at = next(k + 1);
+                    assert_eq!(table.get(at), Some(list[at]));
+                }
+                assert_eq!(table.len(), count);
+                assert!(table.spill.is_some() == (count > keep), "{keep} {count}");
+                for _ in 0..3 * count {
+                    let at = next(count + 2);
+                    assert_eq!(table.get(at), list.get(at).copied());
+                }
+                let from = next(count);
+                assert!(table.iter_from(from).eq(list[from..].iter().copied()));
+                assert!(table.lost().is_none(), "round {round}");
+                table.clear();
+                assert_eq!(table.len(), 0);
+                assert_eq!(table.get(0), None);
+            }
+        }
+    }
 
     #[test]
     fn bytes_past_the_held_part_come_back_in_order() {

@@ -1980,6 +1980,41 @@ fn diff_of_many_instructions_holds_each_side_compactly() {
     assert_eq!(same.status.code(), Some(0));
 }
 
+/// `diff` keeps each side's entries (32 bytes a shape: three million for a module of a
+/// million `add`s) past the first 65,536 in a temporary file: two modules of 300,000
+/// instructions (26 MB each) are compared in a 100 MB address space, which the
+/// previous binary ran out of (it took some 125 MB).
+#[test]
+fn diff_keeps_the_entries_of_large_modules_in_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = module_of_many_instructions(300_000);
+    let changed = text.replace(
+        "  a299000 = f32[8,128]{1,0:T(8,128)} add(f32[8,128]{1,0} a298999",
+        "  a299000 = f32[8,128]{1,0:T(8,128)} add(f32[8,128]{0,1} a298999",
+    );
+    assert_ne!(text, changed);
+    let (old, new) = (dir.path().join("old.hlo"), dir.path().join("new.hlo"));
+    std::fs::write(&old, text).unwrap();
+    std::fs::write(&new, changed).unwrap();
+    let run = limited_to(
+        100_000,
+        &format!("diff {} {}", old.display(), new.display()),
+    );
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&run.stdout),
+        format!(
+            "{}: main/a299000 operand 0: f32[8,128]{{1,0}} -> f32[8,128]{{0,1}}: minor_to_major changed (allocated 4096 -> 4096 bytes)\n",
+            new.display()
+        )
+    );
+}
+
 /// Two directories of many modules are compared a pair of files at a time: each file
 /// that lists as one listing of its own (told from its first buffer) is read when its
 /// pair is compared, and dropped after. 32 modules of 10,000 instructions a side

@@ -303,6 +303,28 @@ fn serialize_error<S: serde::Serializer>(
 }
 
 impl FileDiff {
+    /// Compares two listings held compactly into this pair's report; an error instead
+    /// when some entry of either could not be read back from its temporary file.
+    fn compare(&mut self, old: &Held, new: &Held, options: &Options) {
+        let d = diff_held(old, new, options);
+        let lost = [old, new]
+            .into_iter()
+            .find_map(|held| Some((held, held.entries.lost()?)));
+        match lost {
+            Some((held, why)) => {
+                self.error = Some(ReadError {
+                    file: held.file.clone(),
+                    code: "io_error",
+                    message: format!("its shapes could not be read back: {why}"),
+                });
+            }
+            None => {
+                self.changes = d.changes;
+                self.matches = d.matches;
+            }
+        }
+    }
+
     /// The file's object in the JSON document, with its status.
     fn to_json(&self) -> serde_json::Value {
         let mut value = serde_json::to_value(self).unwrap_or_default();
@@ -853,11 +875,7 @@ fn diff_sides(
         };
         match (o, n) {
             (Some(Err(e)), _) | (_, Some(Err(e))) => file.error = Some(e),
-            (Some(Ok(o)), Some(Ok(n))) => {
-                let d = diff_held(&o, &n, options);
-                file.changes = d.changes;
-                file.matches = d.matches;
-            }
+            (Some(Ok(o)), Some(Ok(n))) => file.compare(&o, &n, options),
             _ => {}
         }
         Some(file)
@@ -960,11 +978,7 @@ fn diff_files_streamed(
             };
             match (o, n) {
                 (Err(e), _) | (_, Err(e)) => file.error = Some(e),
-                (Ok(o), Ok(n)) => {
-                    let d = diff_held(&o, &n, options);
-                    file.changes = d.changes;
-                    file.matches = d.matches;
-                }
+                (Ok(o), Ok(n)) => file.compare(&o, &n, options),
             }
             return Some(file);
         }
@@ -1212,7 +1226,7 @@ impl InStep {
             }
         }
         fn listed(held: &Held) -> Option<Listed<'_>> {
-            held.entries.first().map(|slot| Listed { held, slot })
+            held.entries.get(0).map(|slot| Listed { held, slot })
         }
         let (o, n) = (listed(&self.held[0]), listed(&self.held[1]));
         out.pair(&at, o, n);
@@ -1345,7 +1359,7 @@ fn diff_held(old: &Held, new: &Held, options: &Options) -> ListingDiff {
 #[derive(Clone, Copy)]
 struct Listed<'a> {
     held: &'a Held,
-    slot: &'a Slot,
+    slot: Slot,
 }
 
 impl<'a> Listed<'a> {
@@ -1354,18 +1368,18 @@ impl<'a> Listed<'a> {
     }
 
     fn role(&self) -> Role {
-        self.held.role(self.slot)
+        self.held.role(&self.slot)
     }
 
     /// Whether two shapes have the same role (compared as their kinds and indices,
     /// neither copied).
     fn same_role(&self, other: &Listed<'_>) -> bool {
-        self.held.role_parts(self.slot) == other.held.role_parts(other.slot)
+        self.held.role_parts(&self.slot) == other.held.role_parts(&other.slot)
     }
 
     /// Where the shape stands on its instruction.
     fn key(&self) -> ShapeKey<'a> {
-        let (kind, index) = self.held.role_parts(self.slot);
+        let (kind, index) = self.held.role_parts(&self.slot);
         ShapeKey::of(kind, index)
     }
 
@@ -1374,20 +1388,20 @@ impl<'a> Listed<'a> {
     /// same bytes of a long binary tuple kept beside it (which would be decoded whole
     /// to be compared).
     fn same_text(&self, other: &Listed<'_>) -> bool {
-        self.text() == other.text() && self.held.kept(self.slot) == other.held.kept(other.slot)
+        self.text() == other.text() && self.held.kept(&self.slot) == other.held.kept(&other.slot)
     }
 
     /// The listing entry, made when a change is reported.
     fn entry(&self) -> Entry {
-        self.held.entry(self.slot)
+        self.held.entry(&self.slot)
     }
 }
 
 /// A module's shapes arranged for comparison.
 struct Module<'a> {
     held: &'a Held,
-    entry_parameters: Parameters<'a>,
-    entry_result: Option<&'a Slot>,
+    entry_parameters: Parameters,
+    entry_result: Option<Slot>,
     computations: Vec<Computation<'a>>,
     /// The next entry of the same instruction after an entry, where it is not the entry
     /// right after it (an instruction's entries stand together in module text; a
@@ -1409,8 +1423,8 @@ struct Computation<'a> {
     at: u32,
     name: &'a str,
     entry: bool,
-    parameters: Parameters<'a>,
-    result: Option<&'a Slot>,
+    parameters: Parameters,
+    result: Option<Slot>,
     instructions: Vec<Instr>,
 }
 
@@ -1420,11 +1434,11 @@ struct Computation<'a> {
 /// came, a listing that gives them in reverse took time with the square of their
 /// number.
 #[derive(Default)]
-struct Parameters<'a>(Vec<(usize, &'a Slot)>);
+struct Parameters(Vec<(usize, Slot)>);
 
-impl<'a> Parameters<'a> {
+impl Parameters {
     /// Sets parameter `index` (the last given wins, as a map's insert, once finished).
-    fn insert(&mut self, index: usize, slot: &'a Slot) {
+    fn insert(&mut self, index: usize, slot: Slot) {
         self.0.push((index, slot));
     }
 
@@ -1432,7 +1446,7 @@ impl<'a> Parameters<'a> {
     fn finish(&mut self) {
         // A stable sort keeps those of one number in the order given.
         self.0.sort_by_key(|&(i, _)| i);
-        let mut kept: Vec<(usize, &'a Slot)> = Vec::with_capacity(self.0.len());
+        let mut kept: Vec<(usize, Slot)> = Vec::with_capacity(self.0.len());
         for (index, slot) in self.0.drain(..) {
             match kept.last_mut() {
                 Some(last) if last.0 == index => last.1 = slot,
@@ -1442,7 +1456,7 @@ impl<'a> Parameters<'a> {
         self.0 = kept;
     }
 
-    fn get(&self, index: &usize) -> Option<&&'a Slot> {
+    fn get(&self, index: &usize) -> Option<&Slot> {
         let at = self.0.binary_search_by_key(index, |&(i, _)| i).ok()?;
         Some(&self.0[at].1)
     }
@@ -1451,7 +1465,7 @@ impl<'a> Parameters<'a> {
         self.0.iter().map(|(i, _)| i)
     }
 
-    fn iter(&self) -> impl Iterator<Item = (&usize, &&'a Slot)> + '_ {
+    fn iter(&self) -> impl Iterator<Item = (&usize, &Slot)> + '_ {
         self.0.iter().map(|(i, slot)| (i, slot))
     }
 }
@@ -1517,9 +1531,9 @@ impl<'a> Module<'a> {
             }
             i
         }
-        for (k, slot) in held.entries.iter().enumerate() {
+        for (k, slot) in held.entries.iter_from(0).enumerate() {
             // The role's kind and index, borrowed (a role with a name is not copied).
-            let (role, number) = held.role_parts(slot);
+            let (role, number) = held.role_parts(&slot);
             match (role, slot.computation) {
                 (Role::EntryParameter { .. }, _) => {
                     module.entry_parameters.insert(number, slot);
@@ -1587,10 +1601,7 @@ impl<'a> Module<'a> {
     }
 
     fn operands(&self, ins: &Instr) -> &'a [u32] {
-        match self.held.instructions.get(ins.op as usize) {
-            Some(op) => self.held.operands(op),
-            None => &[],
-        }
+        self.held.operands(ins.op as usize)
     }
 
     /// The entries of `ins`, in order.
@@ -1610,7 +1621,7 @@ impl<'a> Module<'a> {
         })
     }
 
-    fn shape(&self, slot: Option<&'a Slot>) -> Option<Listed<'a>> {
+    fn shape(&self, slot: Option<Slot>) -> Option<Listed<'a>> {
         slot.map(|slot| Listed {
             held: self.held,
             slot,
@@ -2216,8 +2227,12 @@ impl Differ<'_> {
         let count = old.entries.len().max(new.entries.len());
         let shapes = [old, new]
             .iter()
-            .flat_map(|h| h.entries.iter().map(|slot| h.role_parts(slot).0))
-            .filter(|role| **role == Role::Result)
+            .flat_map(|h| {
+                h.entries
+                    .iter_from(0)
+                    .map(|slot| *h.role_parts(&slot).0 == Role::Result)
+            })
+            .filter(|&result| result)
             .count();
         let at_k = |held: &'h Held, k: usize| {
             let slot = held.entries.get(k)?;
@@ -2866,7 +2881,7 @@ mod tests {
         let slots: Vec<super::Slot> = (0..6).map(super::Slot::for_tests).collect();
         let mut parameters = super::Parameters::default();
         for (index, slot) in [(5, 0), (1, 1), (3, 2), (1, 3), (0, 4), (5, 5)] {
-            parameters.insert(index, &slots[slot]);
+            parameters.insert(index, slots[slot]);
         }
         parameters.finish();
         let got: Vec<(usize, u32)> = parameters.iter().map(|(&i, s)| (i, s.text)).collect();
@@ -2899,6 +2914,129 @@ mod tests {
         let mut aspects = super::Aspects::new(&[super::ChangeKind::MinorToMajor]);
         super::compare(&old, &new, &mut Vec::new(), &mut aspects);
         assert!(aspects.finish().is_empty());
+    }
+
+    /// Two listings whose entries are kept in temporary files past the first few
+    /// compare as the same listings held in memory: every pair of fixture modules (text
+    /// and proto), and random modules against mutated copies (layouts and types
+    /// changed, instructions renumbered, removed and swapped, operand shapes given or
+    /// not).
+    #[test]
+    fn entries_kept_in_a_file_compare_as_entries_held() {
+        use super::{diff_held, ListingDiff, Options};
+        use crate::guard::held::Held;
+        use crate::guard::listing::{read_bytes, Listing, ReadOptions};
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/modules");
+        let mut listings: Vec<Listing> = Vec::new();
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        names.sort();
+        for path in names {
+            let bytes = std::fs::read(&path).unwrap();
+            let name = path.display().to_string();
+            listings.extend(read_bytes(&name, &bytes, &ReadOptions::default()).unwrap());
+        }
+        assert!(listings.len() >= 20, "{} fixture listings", listings.len());
+        let mut next = crate::guard::draws(0x2545_f491_4f6c_dd1du64);
+        let shapes = [
+            "f32[8,128]{1,0}",
+            "f32[8,128]{0,1}",
+            "f32[8,128]{1,0:T(8,128)}",
+            "bf16[8,128]{1,0}",
+            "s32[4]{0}",
+        ];
+        let module = |next: &mut dyn FnMut(usize) -> usize, lines: &[String]| {
+            let mut text = String::from("HloModule m\n\nENTRY main {\n");
+            text += "  p.0 = f32[8,128]{1,0} parameter(0)\n";
+            for line in lines {
+                text += line;
+            }
+            text += &format!("  ROOT r = {} copy(p.0)\n}}\n", shapes[next(shapes.len())]);
+            text
+        };
+        let mut random = Vec::new();
+        for _ in 0..60 {
+            let count = 1 + next(40);
+            let mut lines: Vec<String> = Vec::new();
+            let mut defined = vec!["p.0".to_string()];
+            for k in 0..count {
+                let name = format!("{}.{}", ["a", "b", "c"][next(3)], k + next(3) * 100);
+                if defined.contains(&name) {
+                    continue;
+                }
+                let operands: Vec<String> = (0..1 + next(3))
+                    .map(|_| {
+                        let operand = defined[next(defined.len())].clone();
+                        match next(2) {
+                            0 => format!("{} {operand}", shapes[next(shapes.len())]),
+                            _ => operand,
+                        }
+                    })
+                    .collect();
+                let opcode = ["add", "multiply"][next(2)];
+                let shape = shapes[next(shapes.len())];
+                lines.push(format!(
+                    "  {name} = {shape} {opcode}({})\n",
+                    operands.join(", ")
+                ));
+                defined.push(name);
+            }
+            let old = module(&mut next, &lines);
+            for _ in 0..1 + next(4) {
+                let at = next(lines.len());
+                match next(4) {
+                    0 => {
+                        let changed = shapes[next(shapes.len())];
+                        let line = &lines[at];
+                        let (head, rest) = line.split_once(" = ").unwrap();
+                        let (_, tail) = rest.split_once(' ').unwrap();
+                        lines[at] = format!("{head} = {changed} {tail}");
+                    }
+                    1 => lines[at] = lines[at].replacen('.', ".9", 1),
+                    2 if lines.len() > 1 => {
+                        lines.remove(at);
+                    }
+                    _ => {
+                        let other = next(lines.len());
+                        lines.swap(at, other);
+                    }
+                }
+            }
+            let new = module(&mut next, &lines);
+            for text in [old, new] {
+                let read = read_bytes("m", text.as_bytes(), &ReadOptions::default());
+                random.extend(read.unwrap());
+            }
+        }
+        let render = |d: ListingDiff| {
+            let changes = d.changes.to_vec().unwrap();
+            let matches = d.matches.to_vec().unwrap();
+            serde_json::to_string(&(changes, matches)).unwrap()
+        };
+        let options = Options::default();
+        let mut compared = 0;
+        let mut changed = 0;
+        let pairs = (0..listings.len())
+            .flat_map(|i| (0..listings.len()).map(move |j| (i, j)))
+            .map(|(i, j)| (&listings[i], &listings[j]))
+            .chain(random.chunks(2).map(|pair| (&pair[0], &pair[1])));
+        for (old, new) in pairs {
+            let held = render(diff_held(&Held::of(old), &Held::of(new), &options));
+            for keep in [0, 1, 3] {
+                let (o, n) = (Held::of_keeping(old, keep), Held::of_keeping(new, keep));
+                let kept = render(diff_held(&o, &n, &options));
+                assert_eq!(kept, held, "{} against {}, {keep} held", old.file, new.file);
+                assert!(o.entries.lost().is_none() && n.entries.lost().is_none());
+            }
+            compared += 1;
+            changed += usize::from(held.len() > 10);
+        }
+        assert!(
+            changed > compared / 2,
+            "{changed} of {compared} pairs differ"
+        );
     }
 
     /// Matching by operands through the index of candidates makes the pairs that

@@ -9,6 +9,7 @@ use std::hash::BuildHasher;
 use hashbrown::HashTable;
 
 use super::listing::{Entry, Files, Instruction, Item, Kind, Listing, ReadError};
+use crate::spool::Table;
 use crate::text::module::Role;
 
 /// The index that stands for no value.
@@ -18,18 +19,20 @@ pub(crate) const NONE: u32 = u32::MAX;
 #[derive(Default)]
 pub(crate) struct Strings {
     text: String,
-    ends: Vec<usize>,
+    /// Where each string ends in `text` (`u32`s: past 4 GiB of text, no more strings
+    /// are stored).
+    ends: Vec<u32>,
     table: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
 }
 
-fn get<'a>(text: &'a str, ends: &[usize], id: u32) -> &'a str {
+fn get<'a>(text: &'a str, ends: &[u32], id: u32) -> &'a str {
     let i = id as usize;
     let start = match i.checked_sub(1) {
-        Some(before) => ends.get(before).copied().unwrap_or(0),
+        Some(before) => ends.get(before).map_or(0, |&end| end as usize),
         None => 0,
     };
-    let end = ends.get(i).copied().unwrap_or(start);
+    let end = ends.get(i).map_or(start, |&end| end as usize);
     text.get(start..end).unwrap_or_default()
 }
 
@@ -49,24 +52,43 @@ impl Strings {
         (id != NONE).then(|| self.get(id))
     }
 
+    /// Drops the lookup table ([`Strings::intern`] makes it again if called after)
+    /// and the room left to grow.
+    fn seal(&mut self) {
+        self.table = HashTable::new();
+        self.text.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
     fn clear(&mut self) {
         self.text.clear();
         self.ends.clear();
         self.table.clear();
     }
 
-    /// Stores `s` without looking for it: its index, `None` past `u32::MAX - 1`.
+    /// Stores `s` without looking for it: its index, `None` past `u32::MAX - 1`
+    /// strings or `u32::MAX` bytes.
     fn push(&mut self, s: &str) -> Option<u32> {
         let id = u32::try_from(self.ends.len())
             .ok()
             .filter(|&id| id != NONE)?;
+        let end = u32::try_from(self.text.len() + s.len()).ok()?;
         self.text.push_str(s);
-        self.ends.push(self.text.len());
+        self.ends.push(end);
         Some(id)
     }
 
     /// The index of `s`, stored if it is new; `None` past `u32::MAX - 1` strings.
     pub(crate) fn intern(&mut self, s: &str) -> Option<u32> {
+        if self.table.len() < self.ends.len() {
+            // Sealed: the table made again.
+            let (text, ends, hasher) = (&self.text, &self.ends, &self.hasher);
+            let hash = |&id: &u32| hasher.hash_one(get(text, ends, id));
+            self.table = HashTable::with_capacity(ends.len());
+            for id in 0..ends.len() as u32 {
+                self.table.insert_unique(hash(&id), id, hash);
+            }
+        }
         let hash = self.hasher.hash_one(s);
         let (text, ends) = (&self.text, &self.ends);
         if let Some(&id) = self.table.find(hash, |&id| get(text, ends, id) == s) {
@@ -255,7 +277,7 @@ fn role_index(role: &mut Role) -> Option<&mut usize> {
 }
 
 /// One entry: indices into its listing's strings (and the rest).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Slot {
     /// The computation's name, or [`NONE`].
     pub(crate) computation: u32,
@@ -291,6 +313,43 @@ impl Slot {
     }
 }
 
+impl crate::spool::Fixed for Slot {
+    const SIZE: usize = 32;
+
+    fn put(&self, out: &mut Vec<u8>) {
+        for field in [
+            self.computation,
+            self.instruction,
+            self.role,
+            self.text,
+            self.path,
+            self.line,
+            self.column,
+            self.extra,
+        ] {
+            out.extend_from_slice(&field.to_le_bytes());
+        }
+    }
+
+    fn take(bytes: &[u8]) -> Self {
+        let field = |k: usize| {
+            let mut word = [0; 4];
+            word.copy_from_slice(&bytes[4 * k..4 * k + 4]);
+            u32::from_le_bytes(word)
+        };
+        Slot {
+            computation: field(0),
+            instruction: field(1),
+            role: field(2),
+            text: field(3),
+            path: field(4),
+            line: field(5),
+            column: field(6),
+            extra: field(7),
+        }
+    }
+}
+
 /// What few entries have: a shape whose text does not read back as it, or a line or
 /// column too large for a `u32`. Eight bytes, since each of a module proto's shapes
 /// has one.
@@ -309,8 +368,9 @@ pub(crate) struct Op {
     pub(crate) name: u32,
     /// Its opcode.
     pub(crate) opcode: u32,
-    /// Its operands' names: `operands[start..end]` of the listing.
-    operands: (u32, u32),
+    /// Where its operands' names start in the listing's `operands`: they end where
+    /// the next instruction's start.
+    operands: u32,
 }
 
 /// A listing held compactly (see the module docs).
@@ -330,8 +390,10 @@ pub(crate) struct Held {
     /// (and its name's copy) took some 150 (an instruction of a million
     /// `operand_shapes_with_layout` holds as many roles).
     role_keys: Distinct<(u32, u32)>,
-    /// The shapes, in order.
-    pub(crate) entries: Vec<Slot>,
+    /// The shapes, in order: past the first [`Table::HELD`] in a temporary file (a
+    /// module of a million instructions lists some three million shapes, 32 bytes
+    /// each).
+    pub(crate) entries: Table<Slot>,
     /// The instructions, in order (none for a listing read back).
     pub(crate) instructions: Vec<Op>,
     operands: Vec<u32>,
@@ -351,13 +413,19 @@ pub(crate) struct Held {
 impl Held {
     /// An empty listing of `file`.
     pub(crate) fn new(file: &str, kind: Kind) -> Self {
+        Held::keeping(file, kind, Table::<Slot>::HELD)
+    }
+
+    /// An empty listing of `file` that keeps its first `entries` entries in memory,
+    /// the rest in a temporary file.
+    pub(crate) fn keeping(file: &str, kind: Kind, entries: usize) -> Self {
         Held {
             file: file.to_string(),
             kind,
             strings: Strings::default(),
             roles: Distinct::default(),
             role_keys: Distinct::default(),
-            entries: Vec::new(),
+            entries: Table::new(entries),
             instructions: Vec::new(),
             operands: Vec::new(),
             paths: Paths::default(),
@@ -371,7 +439,13 @@ impl Held {
 
     /// `listing` held compactly.
     pub(crate) fn of(listing: &Listing) -> Self {
-        let mut held = Held::new(&listing.file, listing.kind);
+        Held::of_keeping(listing, Table::<Slot>::HELD)
+    }
+
+    /// `listing` held compactly, its entries past the first `entries` in a temporary
+    /// file.
+    pub(crate) fn of_keeping(listing: &Listing, entries: usize) -> Self {
+        let mut held = Held::keeping(&listing.file, listing.kind, entries);
         for entry in &listing.entries {
             held.push_entry(entry.clone());
         }
@@ -449,11 +523,6 @@ impl Held {
         } else {
             NONE
         };
-        // One slot first (a listing read back holds one a file, often a single entry),
-        // then growth by doubling.
-        if self.entries.capacity() == 0 {
-            self.entries.reserve_exact(1);
-        }
         self.entries.push(Slot {
             computation,
             instruction,
@@ -494,13 +563,14 @@ impl Held {
             let id = self.intern(Some(operand));
             self.operands.push(id);
         }
-        let end = self.index(self.operands.len());
         self.instructions.push(Op {
             computation,
             name,
             opcode,
-            operands: (start, end),
+            operands: start,
         });
+        // The end of the last one's operands.
+        self.index(self.operands.len());
     }
 
     /// The role of entry `slot` as its kind (its index 0) and its index.
@@ -545,11 +615,17 @@ impl Held {
         self.entry_computations.contains(&id)
     }
 
-    /// The operands of `op`.
-    pub(crate) fn operands(&self, op: &Op) -> &[u32] {
-        let (start, end) = op.operands;
+    /// The operands of instruction `k`.
+    pub(crate) fn operands(&self, k: usize) -> &[u32] {
+        let Some(op) = self.instructions.get(k) else {
+            return &[];
+        };
+        let end = self
+            .instructions
+            .get(k + 1)
+            .map_or(self.operands.len(), |next| next.operands as usize);
         self.operands
-            .get(start as usize..end as usize)
+            .get(op.operands as usize..end)
             .unwrap_or_default()
     }
 
@@ -605,14 +681,26 @@ impl Held {
             .check()
     }
 
-    /// An error if some index overflowed.
-    fn check(self) -> Result<Self, ReadError> {
+    /// An error if some index overflowed or some entry could not be kept; else the
+    /// listing, its strings' lookup table dropped (nothing more is stored).
+    fn check(mut self) -> Result<Self, ReadError> {
+        if let Some(why) = self.entries.lost() {
+            return Err(ReadError {
+                file: self.file,
+                code: "io_error",
+                message: format!("its shapes could not be kept: {why}"),
+            });
+        }
+        self.strings.seal();
+        self.instructions.shrink_to_fit();
+        self.operands.shrink_to_fit();
+        self.extras.shrink_to_fit();
         if self.overflow {
             return Err(ReadError {
                 file: self.file,
                 code: "too_large",
                 message: format!(
-                    "more than {} names, shapes or operands to compare",
+                    "more than {} names, shapes or operands, or more than 4 GiB of distinct names and shape texts, to compare",
                     NONE - 1
                 ),
             });

@@ -913,11 +913,15 @@ fn diff_sides(
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
     {
         use rayon::prelude::*;
-        // A pair at a time on each thread: each pair's files read, compared, dropped.
-        report.files = pairs
+        // A pair at a time on each thread: each pair's files read, compared, dropped;
+        // each report written in its place (collected as an `Option<Vec<_>>`, the
+        // reports were gathered in lists first, then copied).
+        let mut files: Vec<Option<FileDiff>> = Vec::new();
+        pairs
             .into_par_iter()
             .map(|(k, o, n)| pair(k, o, n))
-            .collect::<Option<Vec<FileDiff>>>()?;
+            .collect_into_vec(&mut files);
+        report.files = files.into_iter().collect::<Option<Vec<FileDiff>>>()?;
     }
     Some(report)
 }

@@ -22,7 +22,9 @@ pub const HELD: usize = 1024;
 /// memory, the rest in a temporary file (see the module docs).
 pub struct Spooled<T> {
     held: Vec<T>,
-    spill: Option<Spill>,
+    /// Boxed: most lists have none, and a comparison of many files holds two lists a
+    /// pair.
+    spill: Option<Box<Spill>>,
     /// Why some items could not be kept (their file could not be written or read
     /// back): reading the list fails at its end with it.
     lost: Option<String>,
@@ -50,7 +52,7 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
 
     /// How many items there are.
     pub fn len(&self) -> usize {
-        self.held.len() + self.spill.as_ref().map_or(0, Spill::len)
+        self.held.len() + self.spill.as_ref().map_or(0, |spill| spill.len())
     }
 
     /// Whether there are none.
@@ -72,7 +74,7 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
         }
         if self.spill.is_none() {
             match Spill::new() {
-                Ok(spill) => self.spill = Some(spill),
+                Ok(spill) => self.spill = Some(Box::new(spill)),
                 // No temporary file: the items stay in memory.
                 Err(_) => {
                     self.held.push(item);
@@ -183,7 +185,7 @@ impl<T: Serialize + DeserializeOwned + Clone + Eq> Eq for Spooled<T> {}
 
 impl<T: fmt::Debug> fmt::Debug for Spooled<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let more = self.spill.as_ref().map_or(0, Spill::len);
+        let more = self.spill.as_ref().map_or(0, |spill| spill.len());
         let mut list = f.debug_list();
         list.entries(&self.held);
         if more > 0 {

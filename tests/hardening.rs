@@ -2015,6 +2015,43 @@ fn diff_keeps_the_entries_of_large_modules_in_a_file() {
     );
 }
 
+/// Where no temporary file can be made (`TMPDIR` names no directory), `diff` keeps a
+/// side's entries past the first 65,536 in memory and gives the same report: two
+/// modules of 30,000 `add`s (90,000 shapes each), a change among the last shapes.
+#[test]
+fn diff_without_a_temporary_file_keeps_the_entries_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = module_of_many_instructions(30_000);
+    let changed = text.replace(
+        "  a29990 = f32[8,128]{1,0:T(8,128)}",
+        "  a29990 = f32[8,128]{0,1:T(8,128)}",
+    );
+    assert_ne!(text, changed);
+    let (old, new) = (dir.path().join("old.hlo"), dir.path().join("new.hlo"));
+    std::fs::write(&old, text).unwrap();
+    std::fs::write(&new, changed).unwrap();
+    let run = |tmp: &std::path::Path| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_xla-shape"))
+            .env("TMPDIR", tmp)
+            .args(["diff", "--format", "json"])
+            .args([&old, &new])
+            .output()
+            .unwrap()
+    };
+    let with_file = run(dir.path());
+    let without = run(&dir.path().join("no such directory"));
+    assert_eq!(with_file.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&with_file.stdout).unwrap();
+    assert_eq!(report["summary"]["changes"], 1, "{report}");
+    assert_eq!(
+        report["files"][0]["changes"][0]["instruction"], "a29990",
+        "{report}"
+    );
+    assert_eq!(without.status.code(), Some(1));
+    assert_eq!(without.stdout, with_file.stdout);
+    assert_eq!(without.stderr, with_file.stderr);
+}
+
 /// Two directories of many modules are compared a pair of files at a time: each file
 /// that lists as one listing of its own (told from its first buffer) is read when its
 /// pair is compared, and dropped after. 32 modules of 10,000 instructions a side

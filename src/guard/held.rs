@@ -437,9 +437,10 @@ impl Held {
         }
     }
 
-    /// `listing` held compactly.
+    /// `listing` held compactly, all in memory (as the listing is): its entries are
+    /// read back without a file that could fail.
     pub(crate) fn of(listing: &Listing) -> Self {
-        Held::of_keeping(listing, Table::<Slot>::HELD)
+        Held::of_keeping(listing, usize::MAX)
     }
 
     /// `listing` held compactly, its entries past the first `entries` in a temporary

@@ -37,7 +37,7 @@
 //! Whatever is left is removed (old) or added (new). Every pair matched other than by
 //! name is reported in [`FileDiff::matches`], with how.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::Path as FsPath;
 
@@ -1405,7 +1405,8 @@ impl<'a> Listed<'a> {
 struct Module<'a> {
     held: &'a Held,
     entry_parameters: Parameters,
-    entry_result: Option<Slot>,
+    /// The entry of the entry computation layout's result.
+    entry_result: Option<u32>,
     computations: Vec<Computation<'a>>,
     /// The next entry of the same instruction after an entry, where it is not the entry
     /// right after it (an instruction's entries stand together in module text; a
@@ -1428,7 +1429,8 @@ struct Computation<'a> {
     name: &'a str,
     entry: bool,
     parameters: Parameters,
-    result: Option<Slot>,
+    /// The entry of its result.
+    result: Option<u32>,
     instructions: Vec<Instr>,
 }
 
@@ -1437,41 +1439,72 @@ struct Computation<'a> {
 /// of eleven). They are gathered as they come and sorted once: kept sorted as they
 /// came, a listing that gives them in reverse took time with the square of their
 /// number.
+///
+/// Each is its number and its entry's (a role's number and an entry's index are
+/// `u32`s in a side): eight bytes a parameter, for signatures of hundreds of thousands.
 #[derive(Default)]
-struct Parameters(Vec<(usize, Slot)>);
+struct Parameters(Vec<(u32, u32)>);
 
 impl Parameters {
-    /// Sets parameter `index` (the last given wins, as a map's insert, once finished).
-    fn insert(&mut self, index: usize, slot: Slot) {
-        self.0.push((index, slot));
+    /// Sets parameter `index` to entry `entry` (the last given wins, as a map's insert,
+    /// once finished).
+    fn insert(&mut self, index: usize, entry: usize) {
+        // Both came from `u32`s: a role's index, an entry's place in its table.
+        self.0.push((index as u32, entry as u32));
     }
 
     /// Sorts them by number, the last given of a number kept.
     fn finish(&mut self) {
         // A stable sort keeps those of one number in the order given.
         self.0.sort_by_key(|&(i, _)| i);
-        let mut kept: Vec<(usize, Slot)> = Vec::with_capacity(self.0.len());
-        for (index, slot) in self.0.drain(..) {
-            match kept.last_mut() {
-                Some(last) if last.0 == index => last.1 = slot,
-                _ => kept.push((index, slot)),
+        let list = &mut self.0;
+        let mut kept = 0;
+        for at in 0..list.len() {
+            if list.get(at + 1).is_some_and(|next| next.0 == list[at].0) {
+                continue;
             }
+            list[kept] = list[at];
+            kept += 1;
         }
-        self.0 = kept;
+        list.truncate(kept);
+        list.shrink_to_fit();
     }
 
-    fn get(&self, index: &usize) -> Option<&Slot> {
-        let at = self.0.binary_search_by_key(index, |&(i, _)| i).ok()?;
-        Some(&self.0[at].1)
+    /// The entry of parameter `index`.
+    fn get(&self, index: usize) -> Option<u32> {
+        let index = u32::try_from(index).ok()?;
+        let at = self.0.binary_search_by_key(&index, |&(i, _)| i).ok()?;
+        Some(self.0[at].1)
     }
 
-    fn keys(&self) -> impl Iterator<Item = &usize> + '_ {
-        self.0.iter().map(|(i, _)| i)
+    fn keys(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().map(|&(i, _)| i as usize)
     }
 
-    fn iter(&self) -> impl Iterator<Item = (&usize, &Slot)> + '_ {
-        self.0.iter().map(|(i, slot)| (i, slot))
+    /// Each parameter's number and entry.
+    #[cfg(test)]
+    fn iter(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
+        self.0.iter().map(|&(i, entry)| (i as usize, entry))
     }
+}
+
+/// The numbers of two increasing lists, each once, in order.
+fn union(
+    a: impl Iterator<Item = usize>,
+    b: impl Iterator<Item = usize>,
+) -> impl Iterator<Item = usize> {
+    let (mut a, mut b) = (a.peekable(), b.peekable());
+    std::iter::from_fn(move || match (a.peek().copied(), b.peek().copied()) {
+        (Some(x), Some(y)) if x == y => {
+            a.next();
+            b.next();
+            Some(x)
+        }
+        (Some(x), Some(y)) if x < y => a.next(),
+        (Some(_), Some(_)) => b.next(),
+        (Some(_), None) => a.next(),
+        (None, _) => b.next(),
+    })
 }
 
 /// An instruction: its name's index, its instruction record's (for its opcode and
@@ -1540,9 +1573,9 @@ impl<'a> Module<'a> {
             let (role, number) = held.role_parts(&slot);
             match (role, slot.computation) {
                 (Role::EntryParameter { .. }, _) => {
-                    module.entry_parameters.insert(number, slot);
+                    module.entry_parameters.insert(number, k);
                 }
-                (Role::EntryResult, _) => module.entry_result = Some(slot),
+                (Role::EntryResult, _) => module.entry_result = Some(k as u32),
                 (_, NONE) => {}
                 (role, name) => {
                     let at = computation(&mut module, &mut index, name);
@@ -1550,9 +1583,9 @@ impl<'a> Module<'a> {
                     c.entry |= held.is_entry_computation(name);
                     match role {
                         Role::Parameter { .. } => {
-                            c.parameters.insert(number, slot);
+                            c.parameters.insert(number, k);
                         }
-                        Role::ComputationResult => c.result = Some(slot),
+                        Role::ComputationResult => c.result = Some(k as u32),
                         _ => {
                             if slot.instruction == NONE {
                                 continue;
@@ -1625,8 +1658,10 @@ impl<'a> Module<'a> {
         })
     }
 
-    fn shape(&self, slot: Option<Slot>) -> Option<Listed<'a>> {
-        slot.map(|slot| Listed {
+    /// The shape of entry `entry`.
+    fn shape(&self, entry: Option<u32>) -> Option<Listed<'a>> {
+        let slot = self.held.entries.get(entry? as usize)?;
+        Some(Listed {
             held: self.held,
             slot,
         })
@@ -2252,32 +2287,22 @@ impl Differ<'_> {
     }
 
     fn entry_layout(&mut self, old: &Module<'_>, new: &Module<'_>) {
-        let entry_names = |m: &Module<'_>| -> BTreeMap<usize, String> {
-            m.computations
-                .iter()
-                .find(|c| c.entry)
-                .map(|c| {
-                    c.parameters
-                        .iter()
-                        .filter_map(|(&i, slot)| match m.held.role(slot) {
-                            Role::Parameter { name, .. } => {
-                                Some((i, clean_name(&name).to_string()))
-                            }
-                            _ => None,
-                        })
-                        .collect()
-                })
-                .unwrap_or_default()
+        // A parameter's name, from the entry computation's signature (looked up as it
+        // is needed: a map of them all took some 60 bytes a parameter).
+        let entry = |m: &Module<'_>| m.computations.iter().position(|c| c.entry);
+        let entries = (entry(old), entry(new));
+        let entry_name = |m: &Module<'_>, at: Option<usize>, index: usize| -> Option<String> {
+            let c = &m.computations[at?];
+            let slot = m.held.entries.get(c.parameters.get(index)? as usize)?;
+            match m.held.role(&slot) {
+                Role::Parameter { name, .. } => Some(clean_name(&name).to_string()),
+                _ => None,
+            }
         };
-        let (old_names, new_names) = (entry_names(old), entry_names(new));
-        let indices: std::collections::BTreeSet<usize> = old
-            .entry_parameters
-            .keys()
-            .chain(new.entry_parameters.keys())
-            .copied()
-            .collect();
+        let indices = union(old.entry_parameters.keys(), new.entry_parameters.keys());
         for index in indices {
-            let name = new_names.get(&index).or_else(|| old_names.get(&index));
+            let name =
+                entry_name(new, entries.1, index).or_else(|| entry_name(old, entries.0, index));
             let place = match name {
                 Some(name) => format!("entry parameter {index} ({name})"),
                 None => format!("entry parameter {index}"),
@@ -2289,8 +2314,8 @@ impl Differ<'_> {
             };
             self.pair(
                 &at,
-                old.shape(old.entry_parameters.get(&index).copied()),
-                new.shape(new.entry_parameters.get(&index).copied()),
+                old.shape(old.entry_parameters.get(index)),
+                new.shape(new.entry_parameters.get(index)),
             );
         }
         let at = At {
@@ -2389,16 +2414,11 @@ impl Differ<'_> {
         opcodes: bool,
     ) {
         let name = new.name;
-        let indices: std::collections::BTreeSet<usize> = old
-            .parameters
-            .keys()
-            .chain(new.parameters.keys())
-            .copied()
-            .collect();
+        let indices = union(old.parameters.keys(), new.parameters.keys());
         for index in indices {
             let (o, n) = (
-                om.shape(old.parameters.get(&index).copied()),
-                nm.shape(new.parameters.get(&index).copied()),
+                om.shape(old.parameters.get(index)),
+                nm.shape(new.parameters.get(index)),
             );
             let pname = n.or(o).and_then(|e| match e.role() {
                 Role::Parameter { name, .. } => Some(clean_name(&name).to_string()),
@@ -2882,16 +2902,23 @@ mod tests {
     /// the last given of a number kept (as a map's insert).
     #[test]
     fn parameters_are_sorted_once_the_last_given_kept() {
-        let slots: Vec<super::Slot> = (0..6).map(super::Slot::for_tests).collect();
         let mut parameters = super::Parameters::default();
-        for (index, slot) in [(5, 0), (1, 1), (3, 2), (1, 3), (0, 4), (5, 5)] {
-            parameters.insert(index, slots[slot]);
+        for (index, entry) in [(5, 0), (1, 1), (3, 2), (1, 3), (0, 4), (5, 5), (1, 6)] {
+            parameters.insert(index, entry);
         }
         parameters.finish();
-        let got: Vec<(usize, u32)> = parameters.iter().map(|(&i, s)| (i, s.text)).collect();
-        assert_eq!(got, [(0, 4), (1, 3), (3, 2), (5, 5)]);
-        assert_eq!(parameters.get(&3).map(|s| s.text), Some(2));
-        assert!(parameters.get(&2).is_none());
+        let got: Vec<(usize, u32)> = parameters.iter().collect();
+        assert_eq!(got, [(0, 4), (1, 6), (3, 2), (5, 5)]);
+        assert_eq!(parameters.get(3), Some(2));
+        assert!(parameters.get(2).is_none());
+        assert!(parameters.keys().eq([0, 1, 3, 5]));
+        // Two sides' numbers, each once, in order.
+        let union = |a: &[usize], b: &[usize]| -> Vec<usize> {
+            super::union(a.iter().copied(), b.iter().copied()).collect()
+        };
+        assert_eq!(union(&[0, 2, 5], &[1, 2, 6, 7]), [0, 1, 2, 5, 6, 7]);
+        assert_eq!(union(&[], &[3]), [3]);
+        assert_eq!(union(&[4], &[]), [4]);
     }
 
     /// A change lists the first `MAX_ASPECTS` aspects not ignored and counts the rest in

@@ -296,23 +296,6 @@ pub(crate) struct Slot {
     extra: u32,
 }
 
-#[cfg(test)]
-impl Slot {
-    /// A slot whose text index is `text`, the rest none.
-    pub(crate) fn for_tests(text: u32) -> Self {
-        Slot {
-            computation: NONE,
-            instruction: NONE,
-            role: NONE,
-            text,
-            path: NONE,
-            line: NONE,
-            column: NONE,
-            extra: NONE,
-        }
-    }
-}
-
 impl crate::spool::Fixed for Slot {
     const SIZE: usize = 32;
 

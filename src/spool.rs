@@ -294,10 +294,10 @@ impl<T: Fixed> Table<T> {
     const PENDING: usize = 256 * 1024;
     /// Bytes of one block read back.
     #[cfg(not(test))]
-    const BLOCK: usize = 16 * 1024;
+    const BLOCK: usize = 4 * 1024;
     /// Blocks kept in memory.
     #[cfg(not(test))]
-    const BLOCKS: usize = 64;
+    const BLOCKS: usize = 256;
     // Tiny in the crate's own tests, so that records are written, read back and
     // evicted after a few.
     #[cfg(test)]

@@ -288,23 +288,26 @@ impl<T: Fixed> Default for Table<T> {
 
 impl<T: Fixed> Table<T> {
     /// Records held in memory by default before the rest go to a temporary file.
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
     pub(crate) const HELD: usize = 1 << 16;
     /// Bytes of records gathered before they are written.
-    #[cfg(not(test))]
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
     const PENDING: usize = 256 * 1024;
     /// Bytes of one block read back.
-    #[cfg(not(test))]
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
     const BLOCK: usize = 4 * 1024;
     /// Blocks kept in memory.
-    #[cfg(not(test))]
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
     const BLOCKS: usize = 256;
-    // Tiny in the crate's own tests, so that records are written, read back and
-    // evicted after a few.
-    #[cfg(test)]
+    // Tiny in the crate's own tests and under fuzzing, so that records are written,
+    // read back and evicted after a few.
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
+    pub(crate) const HELD: usize = 3;
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
     const PENDING: usize = 200;
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
     const BLOCK: usize = 64;
-    #[cfg(test)]
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
     const BLOCKS: usize = 3;
 
     /// An empty table that keeps its first `keep` records in memory.

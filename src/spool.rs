@@ -365,6 +365,9 @@ impl<T: Fixed> Table<T> {
                     });
                 }
                 Err(_) => {
+                    // Held in memory from here on, without asking for a file again
+                    // for each record.
+                    self.keep = usize::MAX;
                     self.held.push(record);
                     return;
                 }

@@ -246,7 +246,7 @@ pub(crate) trait Fixed: Copy {
 }
 
 /// Records of a fixed size, appended in order and then read by their index: the first
-/// `held` in memory, the rest in an anonymous temporary file, read back a block at a
+/// `keep` in memory, the rest in an anonymous temporary file, read back a block at a
 /// time through a few blocks kept in memory. A table of a million records of 32 bytes
 /// takes some 3 MB of memory however many more it holds.
 ///
@@ -278,12 +278,6 @@ struct TableSpill {
 struct Blocks {
     numbers: Vec<usize>,
     bytes: Vec<u8>,
-}
-
-impl<T: Fixed> Default for Table<T> {
-    fn default() -> Self {
-        Table::new(Table::<T>::HELD)
-    }
 }
 
 impl<T: Fixed> Table<T> {

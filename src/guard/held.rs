@@ -277,7 +277,7 @@ fn role_index(role: &mut Role) -> Option<&mut usize> {
 }
 
 /// One entry: indices into its listing's strings (and the rest).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub(crate) struct Slot {
     /// The computation's name, or [`NONE`].
     pub(crate) computation: u32,

@@ -1950,17 +1950,14 @@ fn shapes_of_many_lines_are_listed_in_bounded_memory() {
 #[test]
 fn diff_of_many_instructions_holds_each_side_compactly() {
     let dir = tempfile::tempdir().unwrap();
-    let text = module_of_many_instructions(100_000);
-    let changed = text
-        .replace(
+    let (old, new) = module_and_changed_copy(dir.path(), 100_000, |text| {
+        text.replace(
             "  a5000 = f32[8,128]{1,0:T(8,128)}",
             "  a5000 = f32[8,128]{0,1:T(8,128)}",
         )
         .replace("a70000 ", "a70000.1 ")
-        .replace(" a70000,", " a70000.1,");
-    let (old, new) = (dir.path().join("old.hlo"), dir.path().join("new.hlo"));
-    std::fs::write(&old, text).unwrap();
-    std::fs::write(&new, changed).unwrap();
+        .replace(" a70000,", " a70000.1,")
+    });
     let run = limited(&format!("diff {} {}", old.display(), new.display()));
     assert_eq!(
         run.status.code(),
@@ -1980,6 +1977,22 @@ fn diff_of_many_instructions_holds_each_side_compactly() {
     assert_eq!(same.status.code(), Some(0));
 }
 
+/// Writes [`module_of_many_instructions`]`(n)` to `dir/old.hlo` and it changed by
+/// `change` (which must change it) to `dir/new.hlo`: their paths.
+fn module_and_changed_copy(
+    dir: &std::path::Path,
+    n: usize,
+    change: impl Fn(&str) -> String,
+) -> (std::path::PathBuf, std::path::PathBuf) {
+    let text = module_of_many_instructions(n);
+    let changed = change(&text);
+    assert_ne!(text, changed);
+    let (old, new) = (dir.join("old.hlo"), dir.join("new.hlo"));
+    std::fs::write(&old, text).unwrap();
+    std::fs::write(&new, changed).unwrap();
+    (old, new)
+}
+
 /// `diff` keeps each side's entries (32 bytes a shape: three million for a module of a
 /// million `add`s) past the first 65,536 in a temporary file: two modules of 300,000
 /// instructions (26 MB each) are compared in a 100 MB address space, which the
@@ -1987,15 +2000,12 @@ fn diff_of_many_instructions_holds_each_side_compactly() {
 #[test]
 fn diff_keeps_the_entries_of_large_modules_in_a_file() {
     let dir = tempfile::tempdir().unwrap();
-    let text = module_of_many_instructions(300_000);
-    let changed = text.replace(
-        "  a299000 = f32[8,128]{1,0:T(8,128)} add(f32[8,128]{1,0} a298999",
-        "  a299000 = f32[8,128]{1,0:T(8,128)} add(f32[8,128]{0,1} a298999",
-    );
-    assert_ne!(text, changed);
-    let (old, new) = (dir.path().join("old.hlo"), dir.path().join("new.hlo"));
-    std::fs::write(&old, text).unwrap();
-    std::fs::write(&new, changed).unwrap();
+    let (old, new) = module_and_changed_copy(dir.path(), 300_000, |text| {
+        text.replace(
+            "  a299000 = f32[8,128]{1,0:T(8,128)} add(f32[8,128]{1,0} a298999",
+            "  a299000 = f32[8,128]{1,0:T(8,128)} add(f32[8,128]{0,1} a298999",
+        )
+    });
     let run = limited_to(
         100_000,
         &format!("diff {} {}", old.display(), new.display()),
@@ -2021,15 +2031,12 @@ fn diff_keeps_the_entries_of_large_modules_in_a_file() {
 #[test]
 fn diff_without_a_temporary_file_keeps_the_entries_in_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let text = module_of_many_instructions(30_000);
-    let changed = text.replace(
-        "  a29990 = f32[8,128]{1,0:T(8,128)}",
-        "  a29990 = f32[8,128]{0,1:T(8,128)}",
-    );
-    assert_ne!(text, changed);
-    let (old, new) = (dir.path().join("old.hlo"), dir.path().join("new.hlo"));
-    std::fs::write(&old, text).unwrap();
-    std::fs::write(&new, changed).unwrap();
+    let (old, new) = module_and_changed_copy(dir.path(), 30_000, |text| {
+        text.replace(
+            "  a29990 = f32[8,128]{1,0:T(8,128)}",
+            "  a29990 = f32[8,128]{0,1:T(8,128)}",
+        )
+    });
     let run = |tmp: &std::path::Path| {
         std::process::Command::new(env!("CARGO_BIN_EXE_xla-shape"))
             .env("TMPDIR", tmp)

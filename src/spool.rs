@@ -256,9 +256,8 @@ pub(crate) struct Table<T> {
     held: Vec<T>,
     /// How many records are kept in `held` before the rest go to the file.
     keep: usize,
-    spill: Option<TableSpill>,
-    /// The first failure of the file, if any.
-    lost: std::sync::OnceLock<String>,
+    /// Boxed: a listing read back holds a table a file, most of them of a record or two.
+    spill: Option<Box<TableSpill>>,
 }
 
 /// The records of a [`Table`] past its held ones.
@@ -271,6 +270,8 @@ struct TableSpill {
     pending: Vec<u8>,
     /// Records in `pending`.
     pending_count: usize,
+    /// The first failure of the file, if any.
+    lost: std::sync::OnceLock<String>,
 }
 
 /// The blocks of a table's file kept in memory, each at the place its number gives
@@ -310,7 +311,6 @@ impl<T: Fixed> Table<T> {
             held: Vec::new(),
             keep,
             spill: None,
-            lost: std::sync::OnceLock::new(),
         }
     }
 
@@ -325,7 +325,7 @@ impl<T: Fixed> Table<T> {
 
     /// The first failure to write or read the temporary file: records were lost.
     pub(crate) fn lost(&self) -> Option<&str> {
-        self.lost.get().map(String::as_str)
+        self.spill.as_ref()?.lost.get().map(String::as_str)
     }
 
     /// Records per block.
@@ -351,12 +351,13 @@ impl<T: Fixed> Table<T> {
                         numbers: vec![usize::MAX; Self::BLOCKS],
                         bytes: Vec::new(),
                     };
-                    self.spill = Some(TableSpill {
+                    self.spill = Some(Box::new(TableSpill {
                         file: std::sync::Mutex::new((file, blocks)),
                         written: 0,
                         pending: Vec::with_capacity(Self::PENDING),
                         pending_count: 0,
-                    });
+                        lost: std::sync::OnceLock::new(),
+                    }));
                 }
                 Err(_) => {
                     // Held in memory from here on, without asking for a file again
@@ -375,7 +376,7 @@ impl<T: Fixed> Table<T> {
         // Whole blocks only, so that a block read back is never cut by records written
         // after it; after a failure, nothing more (the rest stays pending, in memory).
         let full = Self::PENDING / T::SIZE / Self::per_block() * Self::per_block();
-        if spill.pending_count == full.max(Self::per_block()) && self.lost.get().is_none() {
+        if spill.pending_count == full.max(Self::per_block()) && spill.lost.get().is_none() {
             let written = spill
                 .file
                 .get_mut()
@@ -393,7 +394,7 @@ impl<T: Fixed> Table<T> {
                 Err(e) => {
                     // Kept in memory, and the loss said: the next write would leave a
                     // hole in the file.
-                    let _ = self.lost.set(format!("a temporary file: {e}"));
+                    let _ = spill.lost.set(format!("a temporary file: {e}"));
                 }
             }
         }
@@ -417,7 +418,7 @@ impl<T: Fixed> Table<T> {
         let mut guard = match spill.file.lock() {
             Ok(guard) => guard,
             Err(_) => {
-                let _ = self.lost.set(poisoned().to_string());
+                let _ = spill.lost.set(poisoned().to_string());
                 return None;
             }
         };
@@ -435,7 +436,7 @@ impl<T: Fixed> Table<T> {
                 .and_then(|_| file.read_exact(&mut bytes[..records * T::SIZE]));
             if let Err(e) = read {
                 blocks.numbers[place] = usize::MAX;
-                let _ = self.lost.set(format!("a temporary file: {e}"));
+                let _ = spill.lost.set(format!("a temporary file: {e}"));
                 return None;
             }
             blocks.numbers[place] = number;
@@ -453,7 +454,6 @@ impl<T: Fixed> Table<T> {
     pub(crate) fn clear(&mut self) {
         self.held.clear();
         self.spill = None;
-        self.lost = std::sync::OnceLock::new();
     }
 }
 

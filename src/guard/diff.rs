@@ -682,7 +682,8 @@ struct Side {
 /// it is compared, so that two directories of many modules are compared a pair of
 /// files at a time, not held whole.
 enum File {
-    Read(Box<Result<Held, ReadError>>),
+    /// Read: held (boxed, as a listing read back gives them), or why not.
+    Read(Result<Box<Held>, Box<ReadError>>),
     Later {
         path: std::path::PathBuf,
         name: String,
@@ -693,7 +694,7 @@ impl File {
     /// The file's name as the report shows it.
     fn name(&self) -> String {
         match self {
-            File::Read(read) => match &**read {
+            File::Read(read) => match read {
                 Ok(held) => held.file.clone(),
                 Err(e) => e.file.clone(),
             },
@@ -703,9 +704,9 @@ impl File {
 
     /// The file read; `None` when a file left for later does not list as one listing
     /// after all (then the sides are to be read whole and paired again).
-    fn read(self, options: &ReadOptions) -> Option<Result<Held, ReadError>> {
+    fn read(self, options: &ReadOptions) -> Option<Result<Box<Held>, ReadError>> {
         match self {
-            File::Read(read) => Some(*read),
+            File::Read(read) => Some(read.map_err(|e| *e)),
             File::Later { path, name } => match held::read_path(&path, &name, options) {
                 Ok(mut listings) if listings.len() == 1 => listings.pop().map(Ok),
                 Ok(_) => None,
@@ -728,7 +729,7 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
         };
         Side {
             single: true,
-            files: vec![(name, File::Read(Box::new(Err(error))))],
+            files: vec![(name, File::Read(Err(Box::new(error))))],
         }
     };
     match std::fs::metadata(path) {
@@ -752,13 +753,13 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
                     match held::read_path(file, &shown, read) {
                         Ok(listings) if listings.len() == 1 => listings
                             .into_iter()
-                            .map(|l| (key.clone(), File::Read(Box::new(Ok(l)))))
+                            .map(|l| (key.clone(), File::Read(Ok(l))))
                             .collect(),
                         Ok(listings) => listings
                             .into_iter()
-                            .map(|l| (format!("{key}:{}", l.file), File::Read(Box::new(Ok(l)))))
+                            .map(|l| (format!("{key}:{}", l.file), File::Read(Ok(l))))
                             .collect(),
-                        Err(e) => vec![(key, File::Read(Box::new(Err(e))))],
+                        Err(e) => vec![(key, File::Read(Err(Box::new(e))))],
                     }
                 })
                 .collect();
@@ -772,7 +773,7 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
                 single: true,
                 files: listings
                     .into_iter()
-                    .map(|l| (l.file.clone(), File::Read(Box::new(Ok(l)))))
+                    .map(|l| (l.file.clone(), File::Read(Ok(l))))
                     .collect(),
             },
             Ok(listings) => {
@@ -781,13 +782,13 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
                     single: false,
                     files: listings
                         .into_iter()
-                        .map(|l| (l.file[prefix..].to_string(), File::Read(Box::new(Ok(l)))))
+                        .map(|l| (l.file[prefix..].to_string(), File::Read(Ok(l))))
                         .collect(),
                 }
             }
             Err(e) => Side {
                 single: true,
-                files: vec![(name, File::Read(Box::new(Err(e))))],
+                files: vec![(name, File::Read(Err(Box::new(e))))],
             },
         },
         Err(e) => failed(name, e),

@@ -356,6 +356,18 @@ pub(crate) struct Op {
     operands: u32,
 }
 
+/// The parts of a [`Held`] that only some listings have.
+#[derive(Default)]
+struct Rare {
+    paths: Paths,
+    extras: Vec<Extra>,
+    /// Shapes kept as their bytes ([`Kept::Encoded`](super::listing::Kept)), each
+    /// distinct one once: a module proto's shapes are mostly the same few.
+    kept: Distinct<std::sync::Arc<[u8]>>,
+    /// Lines and columns too large for a slot's `u32`s.
+    wide: Vec<(Option<usize>, Option<usize>)>,
+}
+
 /// A listing held compactly (see the module docs).
 pub(crate) struct Held {
     /// The file's name as given.
@@ -380,13 +392,10 @@ pub(crate) struct Held {
     /// The instructions, in order (none for a listing read back).
     pub(crate) instructions: Vec<Op>,
     operands: Vec<u32>,
-    paths: Paths,
-    extras: Vec<Extra>,
-    /// Shapes kept as their bytes ([`Kept::Encoded`](super::listing::Kept)), each
-    /// distinct one once: a module proto's shapes are mostly the same few.
-    kept: Distinct<std::sync::Arc<[u8]>>,
-    /// Lines and columns too large for a slot's `u32`s.
-    wide: Vec<(Option<usize>, Option<usize>)>,
+    /// What only some listings have (proto paths, shapes kept as bytes, large lines
+    /// and columns), made when the first comes: a listing read back holds a `Held` a
+    /// file it names, most with a shape or two and none of these.
+    rare: Option<Box<Rare>>,
     /// The computations (their names' indices) some entry marks as the entry one.
     entry_computations: HashSet<u32>,
     /// Set when more strings, entries or operands came than `u32` indices reach.
@@ -411,10 +420,7 @@ impl Held {
             entries: Table::new(entries),
             instructions: Vec::new(),
             operands: Vec::new(),
-            paths: Paths::default(),
-            extras: Vec::new(),
-            kept: Distinct::default(),
-            wide: Vec::new(),
+            rare: None,
             entry_computations: HashSet::new(),
             overflow: false,
         }
@@ -474,7 +480,7 @@ impl Held {
         let instruction = self.intern(entry.instruction.as_deref());
         let role = self.role_key(entry.role);
         let text = self.intern(Some(&entry.text));
-        let path = match entry.path.as_deref().map(|p| self.paths.push(p)) {
+        let path = match entry.path.as_deref().map(|p| self.rare().paths.push(p)) {
             None => NONE,
             Some(Some(id)) => id,
             Some(None) => {
@@ -487,7 +493,7 @@ impl Held {
             Some(n) => u32::try_from(n).ok().filter(|&n| n != NONE),
         };
         let (line, column) = (small(entry.line), small(entry.column));
-        let held = match held.map(|bytes| self.kept.index(bytes)) {
+        let held = match held.map(|bytes| self.rare().kept.index(bytes)) {
             None => NONE,
             Some(Some(id)) => id,
             Some(None) => {
@@ -496,14 +502,18 @@ impl Held {
             }
         };
         let wide = if line.is_none() || column.is_none() {
-            self.wide.push((entry.line, entry.column));
-            self.index(self.wide.len() - 1)
+            let wide = &mut self.rare().wide;
+            wide.push((entry.line, entry.column));
+            let at = wide.len() - 1;
+            self.index(at)
         } else {
             NONE
         };
         let extra = if held != NONE || wide != NONE {
-            self.extras.push(Extra { held, wide });
-            self.index(self.extras.len() - 1)
+            let extras = &mut self.rare().extras;
+            extras.push(Extra { held, wide });
+            let at = extras.len() - 1;
+            self.index(at)
         } else {
             NONE
         };
@@ -520,6 +530,11 @@ impl Held {
         if self.entries.len() >= NONE as usize {
             self.overflow = true;
         }
+    }
+
+    /// The rare parts, made if none.
+    fn rare(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(Box::default)
     }
 
     /// The index of `role` in [`Held::role_keys`], stored if new.
@@ -581,17 +596,18 @@ impl Held {
 
     /// The bytes of the shape kept beside the entry's text, if any.
     pub(crate) fn kept(&self, slot: &Slot) -> Option<&std::sync::Arc<[u8]>> {
-        self.extra(slot).and_then(|e| self.kept.get(e.held))
+        let rare = self.rare.as_ref()?;
+        self.extra(slot).and_then(|e| rare.kept.get(e.held))
     }
 
     /// The entry's line and column when too large for its slot.
     fn wide(&self, slot: &Slot) -> Option<&(Option<usize>, Option<usize>)> {
         self.extra(slot)
-            .and_then(|e| self.wide.get(e.wide as usize))
+            .and_then(|e| self.rare.as_ref()?.wide.get(e.wide as usize))
     }
 
     fn extra(&self, slot: &Slot) -> Option<&Extra> {
-        self.extras.get(slot.extra as usize)
+        self.rare.as_ref()?.extras.get(slot.extra as usize)
     }
 
     /// Whether the computation named by string `id` is the entry computation.
@@ -625,7 +641,10 @@ impl Held {
         entry.computation = self.strings.opt(slot.computation).map(str::to_string);
         entry.entry = self.is_entry_computation(slot.computation);
         entry.instruction = self.strings.opt(slot.instruction).map(str::to_string);
-        entry.path = self.paths.get(slot.path);
+        entry.path = self
+            .rare
+            .as_ref()
+            .and_then(|rare| rare.paths.get(slot.path));
         (entry.line, entry.column) = match self.wide(slot) {
             Some(&wide) => wide,
             None => (small(slot.line), small(slot.column)),
@@ -637,15 +656,17 @@ impl Held {
     /// filled again.
     pub(crate) fn clear(&mut self) {
         self.strings.clear();
-        self.paths.clear();
         self.roles.clear();
         self.role_keys.clear();
         self.entries.clear();
         self.instructions.clear();
         self.operands.clear();
-        self.extras.clear();
-        self.kept.clear();
-        self.wide.clear();
+        if let Some(rare) = &mut self.rare {
+            rare.paths.clear();
+            rare.extras.clear();
+            rare.kept.clear();
+            rare.wide.clear();
+        }
         self.entry_computations.clear();
         self.overflow = false;
     }
@@ -668,9 +689,21 @@ impl Held {
     /// An error if some index overflowed or some entry could not be kept; else the
     /// listing, its strings' lookup table dropped (nothing more is stored).
     fn check(mut self) -> Result<Self, ReadError> {
+        self.finish()?;
+        Ok(self)
+    }
+
+    /// [`Held::check`], boxed.
+    fn check_boxed(mut self: Box<Self>) -> Result<Box<Self>, ReadError> {
+        self.finish()?;
+        Ok(self)
+    }
+
+    /// What [`Held::check`] checks and drops.
+    fn finish(&mut self) -> Result<(), ReadError> {
         if let Some(why) = self.entries.lost() {
             return Err(ReadError {
-                file: self.file,
+                file: self.file.clone(),
                 code: "io_error",
                 message: format!("its shapes could not be kept: {why}"),
             });
@@ -678,10 +711,12 @@ impl Held {
         self.strings.seal();
         self.instructions.shrink_to_fit();
         self.operands.shrink_to_fit();
-        self.extras.shrink_to_fit();
+        if let Some(rare) = &mut self.rare {
+            rare.extras.shrink_to_fit();
+        }
         if self.overflow {
             return Err(ReadError {
-                file: self.file,
+                file: self.file.clone(),
                 code: "too_large",
                 message: format!(
                     "more than {} names, shapes or operands, or more than 4 GiB of distinct names and shape texts, to compare",
@@ -689,18 +724,22 @@ impl Held {
                 ),
             });
         }
-        Ok(self)
+        Ok(())
     }
 }
 
 /// Reads one file as [`super::listing::read_path`] does, each listing held compactly
-/// as it is read.
+/// as it is read (and boxed: a listing read back holds one a file it names, and a list
+/// of them, grown by doubling, took twice their size again).
+// Boxed on purpose (clippy's `vec_box`): each is moved into a side's list of files
+// as it is, and a `Held` is some 400 bytes.
+#[allow(clippy::vec_box)]
 pub(crate) fn read_path(
     path: &std::path::Path,
     name: &str,
     options: &super::listing::ReadOptions,
-) -> Result<Vec<Held>, ReadError> {
-    let mut helds: Files<Held> = Files::default();
+) -> Result<Vec<Box<Held>>, ReadError> {
+    let mut helds: Files<Box<Held>> = Files::default();
     let mut module: Option<Held> = None;
     let mut sink = |listing: &Listing, item| {
         // A module or messages (read from some form) are one listing; a listing file
@@ -709,19 +748,21 @@ pub(crate) fn read_path(
         let held = if listing.form.is_some() {
             module.get_or_insert_with(|| Held::new(&listing.file, listing.kind))
         } else {
-            let held = helds.of(&listing.file, || Held::new(&listing.file, listing.kind));
+            let held = helds.of(&listing.file, || {
+                Box::new(Held::new(&listing.file, listing.kind))
+            });
             if listing.kind == Kind::Module {
                 held.kind = Kind::Module;
             }
-            held
+            &mut **held
         };
         held.push_item(item);
     };
     let single = super::listing::stream_path_with(path, name, options, true, &mut sink)?;
     if let Some(single) = single {
-        return Ok(vec![Held::of_single(module, &single)?]);
+        return Ok(vec![Box::new(Held::of_single(module, &single)?)]);
     }
-    helds.all.into_iter().map(Held::check).collect()
+    helds.all.into_iter().map(Held::check_boxed).collect()
 }
 
 /// What a file read on a thread of its own ([`read_on_thread`]) hands on, in order.

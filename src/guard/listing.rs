@@ -2077,31 +2077,66 @@ fn stream_listing(
     bytes: &[u8],
     sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<(), ReadError> {
-    // Each file's listing (no entries, its kind) and its runs of lines.
-    let mut files: Files<(Listing, Vec<Run>)> = Files::default();
+    /// A file's runs of lines (most files one, kept inline: a listing naming many
+    /// files of a line or two took some 300 bytes a file as a listing and a list of
+    /// runs each) and whether any of its lines is a module's.
+    struct Runs {
+        module: bool,
+        first: Run,
+        more: Vec<Run>,
+    }
+    // Each file's name once (its index its file's in `files`), and its runs.
+    let mut names = super::held::Strings::default();
+    let mut files: Vec<Runs> = Vec::new();
     let mut last: Option<usize> = None;
+    let mut too_many = false;
     listing_lines_from(name, bytes, (0, 1), &mut |line, entry, at| {
-        let index = files.index(&line.file, || {
-            (Listing::new(&line.file, line.kind, line.form), Vec::new())
-        });
-        let (listing, runs) = &mut files.all[index];
-        if line.kind == Kind::Module {
-            listing.kind = Kind::Module;
+        let first = (at.clone(), entry.line.unwrap_or(1));
+        let Some(index) = names.intern(&line.file).map(|id| id as usize) else {
+            too_many = true;
+            return;
+        };
+        let new = index == files.len();
+        if new {
+            files.push(Runs {
+                module: false,
+                first: first.clone(),
+                more: Vec::new(),
+            });
         }
+        let runs = &mut files[index];
+        runs.module |= line.kind == Kind::Module;
         // A run goes on while the lines are of one file.
-        match runs.last_mut() {
-            Some((range, _)) if last == Some(index) => range.end = at.end,
-            _ => runs.push((at, entry.line.unwrap_or(1))),
+        if last == Some(index) {
+            match runs.more.last_mut() {
+                Some((range, _)) => range.end = at.end,
+                None => runs.first.0.end = at.end,
+            }
+        } else if !new {
+            runs.more.push(first);
         }
         last = Some(index);
     })?;
-    for (listing, runs) in &files.all {
-        for (range, first) in runs {
+    if too_many {
+        return Err(error(
+            name,
+            "too_large",
+            "the files it names take more than 4 GiB of names",
+        ));
+    }
+    for (index, runs) in files.iter().enumerate() {
+        let kind = if runs.module {
+            Kind::Module
+        } else {
+            Kind::Messages
+        };
+        let listing = Listing::new(names.get(index as u32), kind, None);
+        for (range, first) in std::iter::once(&runs.first).chain(&runs.more) {
             let Some(part) = bytes.get(range.clone()) else {
                 continue;
             };
             listing_lines_from(name, part, (range.start, *first), &mut |_, entry, _| {
-                sink(listing, Item::Entry(entry));
+                sink(&listing, Item::Entry(entry));
             })?;
         }
     }

@@ -2025,6 +2025,33 @@ fn diff_keeps_the_entries_of_large_modules_in_a_file() {
     );
 }
 
+/// A listing read back keeps, for each file it names, its runs of lines and its name
+/// once (a listing and a list of runs a file took some 300 bytes): a listing naming
+/// 200,000 files of a line each (8.5 MB), the first named again at its end, is listed
+/// in a 60 MB address space, which the previous binary ran out of (79 MB), each file's
+/// lines together in the order the files first come.
+#[test]
+fn a_listing_naming_many_files_is_read_back_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    for i in 0..200_000 {
+        text.push_str(&format!("dir/file{i}.hlo: ENTRY main/x: f32[8]{{0}}\n"));
+    }
+    let again = "dir/file0.hlo: ENTRY main/y: s32[2]{0}\n";
+    let path = dir.path().join("listing.txt");
+    std::fs::write(&path, format!("{text}{again}")).unwrap();
+    let run = limited_to(60_000, &format!("shapes {}", path.display()));
+    assert_eq!(
+        run.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let (first, rest) = text.split_once('\n').unwrap();
+    let expected = format!("{first}\n{again}{rest}");
+    assert!(run.stdout == expected.as_bytes(), "listed differently");
+}
+
 /// Where no temporary file can be made (`TMPDIR` names no directory), `diff` keeps a
 /// side's entries past the first 65,536 in memory and gives the same report: two
 /// modules of 30,000 `add`s (90,000 shapes each), a change among the last shapes.

@@ -2006,18 +2006,10 @@ fn diff_keeps_the_entries_of_large_modules_in_a_file() {
             "  a299000 = f32[8,128]{1,0:T(8,128)} add(f32[8,128]{0,1} a298999",
         )
     });
-    let run = limited_to(
-        100_000,
-        &format!("diff {} {}", old.display(), new.display()),
-    );
+    let args = format!("diff {} {}", old.display(), new.display());
+    let out = limited_exit(100_000, &args, 1);
     assert_eq!(
-        run.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    assert_eq!(
-        String::from_utf8_lossy(&run.stdout),
+        String::from_utf8_lossy(&out),
         format!(
             "{}: main/a299000 operand 0: f32[8,128]{{1,0}} -> f32[8,128]{{0,1}}: minor_to_major changed (allocated 4096 -> 4096 bytes)\n",
             new.display()
@@ -2040,16 +2032,10 @@ fn a_listing_naming_many_files_is_read_back_in_bounded_memory() {
     let again = "dir/file0.hlo: ENTRY main/y: s32[2]{0}\n";
     let path = dir.path().join("listing.txt");
     std::fs::write(&path, format!("{text}{again}")).unwrap();
-    let run = limited_to(60_000, &format!("shapes {}", path.display()));
-    assert_eq!(
-        run.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&run.stderr)
-    );
+    let out = limited_exit(60_000, &format!("shapes {}", path.display()), 0);
     let (first, rest) = text.split_once('\n').unwrap();
     let expected = format!("{first}\n{again}{rest}");
-    assert!(run.stdout == expected.as_bytes(), "listed differently");
+    assert!(out == expected.as_bytes(), "listed differently");
 }
 
 /// Where no temporary file can be made (`TMPDIR` names no directory), `diff` keeps a

@@ -1376,6 +1376,14 @@ impl<'a> Listed<'a> {
         self.held.role(&self.slot)
     }
 
+    /// Its name, cleaned, when it is a computation's named parameter.
+    fn parameter_name(&self) -> Option<String> {
+        match self.role() {
+            Role::Parameter { name, .. } => Some(clean_name(&name).to_string()),
+            _ => None,
+        }
+    }
+
     /// Whether two shapes have the same role (compared as their kinds and indices,
     /// neither copied).
     fn same_role(&self, other: &Listed<'_>) -> bool {
@@ -2296,12 +2304,8 @@ impl Differ<'_> {
         let entry = |m: &Module<'_>| m.computations.iter().position(|c| c.entry);
         let entries = (entry(old), entry(new));
         let entry_name = |m: &Module<'_>, at: Option<usize>, index: usize| -> Option<String> {
-            let c = &m.computations[at?];
-            let slot = m.held.entries.get(c.parameters.get(index)? as usize)?;
-            match m.held.role(&slot) {
-                Role::Parameter { name, .. } => Some(clean_name(&name).to_string()),
-                _ => None,
-            }
+            let parameter = m.computations[at?].parameters.get(index);
+            m.shape(parameter)?.parameter_name()
         };
         let indices = union(old.entry_parameters.keys(), new.entry_parameters.keys());
         for index in indices {
@@ -2424,10 +2428,7 @@ impl Differ<'_> {
                 om.shape(old.parameters.get(index)),
                 nm.shape(new.parameters.get(index)),
             );
-            let pname = n.or(o).and_then(|e| match e.role() {
-                Role::Parameter { name, .. } => Some(clean_name(&name).to_string()),
-                _ => None,
-            });
+            let pname = n.or(o).and_then(|e| e.parameter_name());
             let place = match pname {
                 Some(p) => format!("{name} parameter {index} ({p})"),
                 None => format!("{name} parameter {index}"),

@@ -1952,6 +1952,20 @@ impl Walk {
             open: Vec::new(),
         }
     }
+
+    /// The files a path names as they are found: a directory's as [`Walk::stream`]
+    /// finds them, a file itself; a path that cannot be read, or a directory below it
+    /// that cannot be listed, is an error in its place (its path and why).
+    pub fn stream_path<'w>(
+        &'w self,
+        path: &Path,
+    ) -> Box<dyn Iterator<Item = Result<PathBuf, (PathBuf, std::io::Error)>> + Send + 'w> {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => Box::new(self.stream(path)),
+            Ok(_) => Box::new(std::iter::once(Ok(path.to_path_buf()))),
+            Err(e) => Box::new(std::iter::once(Err((path.to_path_buf(), e)))),
+        }
+    }
 }
 
 /// A directory's entries: each name and own type (not a link's target), from the
@@ -2088,23 +2102,12 @@ pub fn expand_iter<'w>(
     paths: &'w [PathBuf],
     walk: &'w Walk,
 ) -> impl Iterator<Item = Input> + Send + 'w {
-    paths
-        .iter()
-        .flat_map(move |path| -> Box<dyn Iterator<Item = Input> + Send + 'w> {
-            let missing = |path: &Path, e: std::io::Error| {
-                Input::Missing(path.display().to_string(), e.to_string())
-            };
-            match std::fs::metadata(path) {
-                Ok(meta) if meta.is_dir() => {
-                    Box::new(walk.stream(path).map(move |found| match found {
-                        Ok(file) => Input::File(file),
-                        Err((dir, e)) => missing(&dir, e),
-                    }))
-                }
-                Ok(_) => Box::new(std::iter::once(Input::File(path.clone()))),
-                Err(e) => Box::new(std::iter::once(missing(path, e))),
-            }
+    paths.iter().flat_map(move |path| {
+        walk.stream_path(path).map(|found| match found {
+            Ok(file) => Input::File(file),
+            Err((path, e)) => Input::Missing(path.display().to_string(), e.to_string()),
         })
+    })
 }
 
 /// Checks one input.

@@ -158,18 +158,9 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
         }
         // A directory is walked as its files are listed (the walk holds the listings of
         // the directories open on the way down, not every path).
-        let unreadable = |path: &std::path::Path, e: std::io::Error| {
-            Failure::unreadable(format!("{}: {e}", path.display()))
-        };
-        let mut files: Box<dyn Iterator<Item = Result<PathBuf, Failure>>> =
-            match std::fs::metadata(path) {
-                Ok(meta) if meta.is_dir() => Box::new(
-                    walk.stream(path)
-                        .map(|found| found.map_err(|(dir, e)| unreadable(&dir, e))),
-                ),
-                Ok(_) => Box::new(std::iter::once(Ok(path.clone()))),
-                Err(e) => return Err(unreadable(path, e)),
-            };
+        let mut files = walk.stream_path(path).map(|found| {
+            found.map_err(|(path, e)| Failure::unreadable(format!("{}: {e}", path.display())))
+        });
         // A file named alone (or the one file of a directory) is written as it is
         // read, whatever its size.
         let first = files.next().transpose()?;

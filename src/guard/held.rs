@@ -883,6 +883,23 @@ mod tests {
         assert_eq!(paths.words.ends.len(), words);
     }
 
+    /// Strings stored once each, before their lookup table is dropped and after (it is
+    /// made again, so a string stored before keeps its index).
+    #[test]
+    fn strings_are_stored_once_also_after_sealing() {
+        let mut strings = Strings::default();
+        let (a, b) = (strings.intern("a.1").unwrap(), strings.intern("b").unwrap());
+        assert_eq!(strings.intern("a.1"), Some(a));
+        strings.seal();
+        assert_eq!(strings.intern("b"), Some(b));
+        let c = strings.intern("c").unwrap();
+        assert_eq!(strings.len(), 3);
+        assert_eq!(
+            (strings.get(a), strings.get(b), strings.get(c)),
+            ("a.1", "b", "c")
+        );
+    }
+
     #[test]
     fn kept_shapes_are_stored_once_each() {
         // Among a few, and by the table past them.

@@ -44,7 +44,7 @@ use std::path::Path as FsPath;
 use serde::{Deserialize, Serialize};
 
 use super::held::{self, Held, Slot, NONE};
-use super::listing::{self, clean_name, Entry, Kind, Listing, ReadError, ReadOptions};
+use super::listing::{self, clean_name, Back, Entry, Kind, Listing, ReadError, ReadOptions};
 use super::spooled::Spooled;
 use crate::proto::{LayoutProto, ShapeProto};
 use crate::report::{end_array, next_item, pretty_at, Document, FileReport, Finding, Form};
@@ -677,13 +677,15 @@ struct Side {
     files: Vec<(String, File)>,
 }
 
-/// A file of a side: read (a listing file read back may hold several listings, each
-/// under a key of its own), or, when it is one listing of its own, left to be read when
-/// it is compared, so that two directories of many modules are compared a pair of
-/// files at a time, not held whole.
+/// A file of a side: read; one of the files a listing file read back names, held when
+/// it is compared; or, when it is one listing of its own, left to be read when it is
+/// compared, so that two directories of many modules are compared a pair of files at a
+/// time, not held whole.
 enum File {
-    /// Read: held (boxed, as a listing read back gives them), or why not.
+    /// Read: held, or why not.
     Read(Result<Box<Held>, Box<ReadError>>),
+    /// File `.1` of a listing file read back.
+    Listed(std::sync::Arc<Back>, usize),
     Later {
         path: std::path::PathBuf,
         name: String,
@@ -698,6 +700,7 @@ impl File {
                 Ok(held) => held.file.clone(),
                 Err(e) => e.file.clone(),
             },
+            File::Listed(back, index) => back.files.file(*index).to_string(),
             File::Later { name, .. } => name.clone(),
         }
     }
@@ -707,12 +710,39 @@ impl File {
     fn read(self, options: &ReadOptions) -> Option<Result<Box<Held>, ReadError>> {
         match self {
             File::Read(read) => Some(read.map_err(|e| *e)),
+            File::Listed(back, index) => Some(held::hold_listed(&back, index)),
             File::Later { path, name } => match held::read_path(&path, &name, options) {
-                Ok(mut listings) if listings.len() == 1 => listings.pop().map(Ok),
-                Ok(_) => None,
+                Ok(held::Read::One(held)) => Some(Ok(held)),
+                Ok(held::Read::Back(back)) if back.files.len() == 1 => {
+                    Some(held::hold_listed(&back, 0))
+                }
+                Ok(held::Read::Back(_)) => None,
                 Err(e) => Some(Err(e)),
             },
         }
+    }
+}
+
+/// The files of one file read (`read`, named `shown`): itself under `key`; or each file
+/// a listing file read back names, under `key` when it names one, else under the name
+/// `key_of` gives it.
+fn files_of(
+    read: Result<held::Read, ReadError>,
+    key: String,
+    key_of: impl Fn(&str) -> String,
+) -> Vec<(String, File)> {
+    match read {
+        Ok(held::Read::One(held)) => vec![(key, File::Read(Ok(held)))],
+        Ok(held::Read::Back(back)) if back.files.len() == 1 => vec![(key, File::Listed(back, 0))],
+        Ok(held::Read::Back(back)) => (0..back.files.len())
+            .map(|index| {
+                (
+                    key_of(back.files.file(index)),
+                    File::Listed(back.clone(), index),
+                )
+            })
+            .collect(),
+        Err(e) => vec![(key, File::Read(Err(Box::new(e))))],
     }
 }
 
@@ -750,17 +780,8 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
                         };
                         return vec![(key, later)];
                     }
-                    match held::read_path(file, &shown, read) {
-                        Ok(listings) if listings.len() == 1 => listings
-                            .into_iter()
-                            .map(|l| (key.clone(), File::Read(Ok(l))))
-                            .collect(),
-                        Ok(listings) => listings
-                            .into_iter()
-                            .map(|l| (format!("{key}:{}", l.file), File::Read(Ok(l))))
-                            .collect(),
-                        Err(e) => vec![(key, File::Read(Err(Box::new(e))))],
-                    }
+                    let key_of = |listed: &str| format!("{key}:{listed}");
+                    files_of(held::read_path(file, &shown, read), key.clone(), key_of)
                 })
                 .collect();
             Side {
@@ -768,29 +789,25 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
                 files: read.into_iter().flatten().collect(),
             }
         }
-        Ok(_) => match held::read_path(path, &name, read) {
-            Ok(listings) if listings.len() == 1 => Side {
-                single: true,
-                files: listings
-                    .into_iter()
-                    .map(|l| (l.file.clone(), File::Read(Ok(l))))
-                    .collect(),
-            },
-            Ok(listings) => {
-                let prefix = common_dir(listings.iter().map(|l| l.file.as_str()));
-                Side {
-                    single: false,
-                    files: listings
-                        .into_iter()
-                        .map(|l| (l.file[prefix..].to_string(), File::Read(Ok(l))))
-                        .collect(),
+        Ok(_) => {
+            let read = held::read_path(path, &name, read);
+            let prefix = match &read {
+                Ok(held::Read::Back(back)) => {
+                    common_dir((0..back.files.len()).map(|index| back.files.file(index)))
                 }
+                _ => 0,
+            };
+            let key = match &read {
+                Ok(held::Read::One(held)) => held.file.clone(),
+                Ok(held::Read::Back(back)) => back.files.file(0).to_string(),
+                Err(_) => name,
+            };
+            let files = files_of(read, key, |listed| listed[prefix..].to_string());
+            Side {
+                single: files.len() == 1,
+                files,
             }
-            Err(e) => Side {
-                single: true,
-                files: vec![(name, File::Read(Err(Box::new(e))))],
-            },
-        },
+        }
         Err(e) => failed(name, e),
     }
 }

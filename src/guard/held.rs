@@ -8,7 +8,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use super::listing::{Entry, Files, Instruction, Item, Kind, Listing, ReadError};
+use super::listing::{Back, Entry, Instruction, Item, Kind, Listing, ReadError};
 use crate::spool::Table;
 use crate::text::module::Role;
 
@@ -54,7 +54,7 @@ impl Strings {
 
     /// Drops the lookup table ([`Strings::intern`] makes it again if called after)
     /// and the room left to grow.
-    fn seal(&mut self) {
+    pub(crate) fn seal(&mut self) {
         self.table = HashTable::new();
         self.text.shrink_to_fit();
         self.ends.shrink_to_fit();
@@ -728,41 +728,52 @@ impl Held {
     }
 }
 
-/// Reads one file as [`super::listing::read_path`] does, each listing held compactly
-/// as it is read (and boxed: a listing read back holds one a file it names, and a list
-/// of them, grown by doubling, took twice their size again).
-// Boxed on purpose (clippy's `vec_box`): each is moved into a side's list of files
-// as it is, and a `Held` is some 400 bytes.
-#[allow(clippy::vec_box)]
+/// A file read for comparison ([`read_path`]).
+pub(crate) enum Read {
+    /// The one listing of a module or messages, held.
+    One(Box<Held>),
+    /// A listing file read back, held as its text: each file it names is held when it
+    /// is compared ([`hold_listed`]).
+    Back(std::sync::Arc<Back>),
+}
+
+/// Reads one file as [`super::listing::read_path`] does: a module or messages held
+/// compactly as it is read, a listing file read back as its text and where each file's
+/// lines stand (a `Held` a file it names, some 1 KB each with its tables, took 50
+/// times a listing of one short line a file).
 pub(crate) fn read_path(
     path: &std::path::Path,
     name: &str,
     options: &super::listing::ReadOptions,
-) -> Result<Vec<Box<Held>>, ReadError> {
-    let mut helds: Files<Box<Held>> = Files::default();
+) -> Result<Read, ReadError> {
     let mut module: Option<Held> = None;
+    let mut back: Option<Back> = None;
     let mut sink = |listing: &Listing, item| {
-        // A module or messages (read from some form) are one listing; a listing file
-        // read back one per file named in it, in the order they first appear, each a
-        // module when any of its lines has a module's location.
-        let held = if listing.form.is_some() {
-            module.get_or_insert_with(|| Held::new(&listing.file, listing.kind))
-        } else {
-            let held = helds.of(&listing.file, || {
-                Box::new(Held::new(&listing.file, listing.kind))
-            });
-            if listing.kind == Kind::Module {
-                held.kind = Kind::Module;
-            }
-            &mut **held
-        };
-        held.push_item(item);
+        module
+            .get_or_insert_with(|| Held::new(&listing.file, listing.kind))
+            .push_item(item);
     };
-    let single = super::listing::stream_path_with(path, name, options, true, &mut sink)?;
-    if let Some(single) = single {
-        return Ok(vec![Box::new(Held::of_single(module, &single)?)]);
+    let single =
+        super::listing::stream_path_holding_back(path, name, options, &mut back, &mut sink)?;
+    match (single, back) {
+        (Some(single), _) => Ok(Read::One(Box::new(Held::of_single(module, &single)?))),
+        (None, Some(back)) => Ok(Read::Back(std::sync::Arc::new(back))),
+        // Not reached: a read that lists no one listing holds a listing file read back.
+        (None, None) => Err(ReadError {
+            file: name.to_string(),
+            code: "decode_error",
+            message: "read as neither one listing nor a listing file".to_string(),
+        }),
     }
-    helds.all.into_iter().map(Held::check_boxed).collect()
+}
+
+/// File `index` of the listing file read back `back`, held: its entries read again from
+/// the listing's text, as the whole read held them.
+pub(crate) fn hold_listed(back: &Back, index: usize) -> Result<Box<Held>, ReadError> {
+    let files = &back.files;
+    let mut held = Box::new(Held::new(files.file(index), files.kind(index)));
+    back.entries(index, &mut |entry| held.push_entry(entry))?;
+    held.check_boxed()
 }
 
 /// What a file read on a thread of its own ([`read_on_thread`]) hands on, in order.

@@ -1053,12 +1053,35 @@ pub(crate) fn stream_path_with(
     collecting: bool,
     sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<Option<Listing>, ReadError> {
+    stream_path_keeping(path, name, options, (collecting, None), sink)
+}
+
+/// [`stream_path_with`], collecting, except that a listing file read back is not handed
+/// on but held in `back` (its entries read when they are needed).
+pub(crate) fn stream_path_holding_back(
+    path: &FsPath,
+    name: &str,
+    options: &ReadOptions,
+    back: &mut Option<Back>,
+    sink: &mut dyn FnMut(&Listing, Item),
+) -> Result<Option<Listing>, ReadError> {
+    stream_path_keeping(path, name, options, (true, Some(back)), sink)
+}
+
+/// [`stream_path_with`], a listing file read back held in `back` when it is given.
+fn stream_path_keeping(
+    path: &FsPath,
+    name: &str,
+    options: &ReadOptions,
+    how: (bool, Option<&mut Option<Back>>),
+    sink: &mut dyn FnMut(&Listing, Item),
+) -> Result<Option<Listing>, ReadError> {
     let file = std::fs::File::open(path).map_err(|e| error(name, "io_error", e.to_string()))?;
     // The input read whole below is read into a buffer of its size, not one grown by
     // doubling (up to twice its size).
     let size = file.metadata().map_or(0, |m| m.len());
     let reader = std::io::BufReader::with_capacity(1 << 20, file);
-    stream_reader_with((reader, size), name, options, collecting, sink)
+    stream_reader_with((reader, size), name, options, how, sink)
 }
 
 /// Whether [`read_path`] lists `path` as one listing of its own (a module, or
@@ -1108,7 +1131,14 @@ pub fn stream_reader(
     options: &ReadOptions,
     sink: &mut dyn FnMut(&Listing, Entry),
 ) -> Result<(), ReadError> {
-    stream_reader_with((reader, 0), name, options, false, &mut entries_to(sink)).map(drop)
+    stream_reader_with(
+        (reader, 0),
+        name,
+        options,
+        (false, None),
+        &mut entries_to(sink),
+    )
+    .map(drop)
 }
 
 /// The form [`stream_reader_with`] reads a line at a time, told from the reader's first
@@ -1131,12 +1161,12 @@ fn streamed_form<R: BufRead>(head: &check::Head<R>, source: Source) -> Option<Fo
     }
 }
 
-/// [`stream_path_with`] of what `reader` gives (`size` bytes, when known).
+/// [`stream_path_keeping`] of what `reader` gives (`size` bytes, when known).
 fn stream_reader_with(
     (reader, size): (impl BufRead, u64),
     name: &str,
     options: &ReadOptions,
-    collecting: bool,
+    (collecting, back): (bool, Option<&mut Option<Back>>),
     sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<Option<Listing>, ReadError> {
     let head = check::Head::read(reader).map_err(|e| error(name, "io_error", e.to_string()))?;
@@ -1157,6 +1187,15 @@ fn stream_reader_with(
         .map_err(|e| error(name, "io_error", e.to_string()))?;
     std::io::Read::read_to_end(&mut reader, &mut bytes)
         .map_err(|e| error(name, "io_error", e.to_string()))?;
+    if let Some(back) = back {
+        match Back::of(name, bytes, options)? {
+            Ok(held) => {
+                *back = Some(held);
+                return Ok(None);
+            }
+            Err(given) => bytes = given,
+        }
+    }
     read_bytes_with(name, &bytes, options, collecting, sink)
 }
 
@@ -2066,79 +2105,196 @@ fn group(listing: &mut Listing, line: &Listing, entry: Entry) {
 /// number of the first.
 type Run = (std::ops::Range<usize>, usize);
 
-/// [`parse_listing`] handing each file's entries to `sink` without gathering them
-/// (each entry of a listing file read back took some 400 bytes): a first pass checks
-/// every line (so that an error comes before any entry, as from the whole read) and
-/// tells each file's kind and where its lines stand; a second hands each file's
-/// entries on, the files in the order they first appear. A file's lines are found by
-/// the runs of lines it holds (one run each for a listing `shapes` wrote).
-fn stream_listing(
-    name: &str,
-    bytes: &[u8],
-    sink: &mut dyn FnMut(&Listing, Item),
-) -> Result<(), ReadError> {
-    /// A file's runs of lines (most files one, kept inline: a listing naming many
-    /// files of a line or two took some 300 bytes a file as a listing and a list of
-    /// runs each) and whether any of its lines is a module's.
-    struct Runs {
-        module: bool,
-        first: Run,
-        more: Vec<Run>,
-    }
-    // Each file's name once (its index its file's in `files`), and its runs.
-    let mut names = super::held::Strings::default();
-    let mut files: Vec<Runs> = Vec::new();
-    let mut last: Option<usize> = None;
-    let mut too_many = false;
-    listing_lines_from(name, bytes, (0, 1), &mut |line, entry, at| {
-        let first = (at.clone(), entry.line.unwrap_or(1));
-        let Some(index) = names.intern(&line.file).map(|id| id as usize) else {
-            too_many = true;
-            return;
-        };
-        let new = index == files.len();
-        if new {
-            files.push(Runs {
-                module: false,
-                first: first.clone(),
-                more: Vec::new(),
-            });
-        }
-        let runs = &mut files[index];
-        runs.module |= line.kind == Kind::Module;
-        // A run goes on while the lines are of one file.
-        if last == Some(index) {
-            match runs.more.last_mut() {
-                Some((range, _)) => range.end = at.end,
-                None => runs.first.0.end = at.end,
+/// Where each file's lines stand in a listing file read back, found by one pass that
+/// checks every line (so that an error comes before any entry, as from the whole
+/// read): each file's name once, in the order the files first appear, its runs of
+/// lines (one each for a listing `shapes` wrote) and its kind. A listing naming many
+/// files of a line or two took some 300 bytes a file as a listing and a list of runs
+/// each; a file's first run is kept inline, its name in one buffer.
+pub(crate) struct FileLines {
+    /// Each file's name, its index its file's.
+    names: super::held::Strings,
+    files: Vec<Runs>,
+}
+
+/// A file's runs of lines and whether any of its lines is a module's.
+struct Runs {
+    module: bool,
+    first: Run,
+    more: Vec<Run>,
+}
+
+impl FileLines {
+    /// The files of the listing file `bytes` (named `name`), every line checked.
+    fn of(name: &str, bytes: &[u8]) -> Result<Self, ReadError> {
+        let mut names = super::held::Strings::default();
+        let mut files: Vec<Runs> = Vec::new();
+        let mut last: Option<usize> = None;
+        let mut too_many = false;
+        listing_lines_from(name, bytes, (0, 1), &mut |line, entry, at| {
+            let first = (at.clone(), entry.line.unwrap_or(1));
+            let Some(index) = names.intern(&line.file).map(|id| id as usize) else {
+                too_many = true;
+                return;
+            };
+            let new = index == files.len();
+            if new {
+                files.push(Runs {
+                    module: false,
+                    first: first.clone(),
+                    more: Vec::new(),
+                });
             }
-        } else if !new {
-            runs.more.push(first);
+            let runs = &mut files[index];
+            runs.module |= line.kind == Kind::Module;
+            // A run goes on while the lines are of one file.
+            if last == Some(index) {
+                match runs.more.last_mut() {
+                    Some((range, _)) => range.end = at.end,
+                    None => runs.first.0.end = at.end,
+                }
+            } else if !new {
+                runs.more.push(first);
+            }
+            last = Some(index);
+        })?;
+        if too_many {
+            return Err(error(
+                name,
+                "too_large",
+                "the files it names take more than 4 GiB of names",
+            ));
         }
-        last = Some(index);
-    })?;
-    if too_many {
-        return Err(error(
-            name,
-            "too_large",
-            "the files it names take more than 4 GiB of names",
-        ));
+        names.seal();
+        files.shrink_to_fit();
+        Ok(FileLines { names, files })
     }
-    for (index, runs) in files.iter().enumerate() {
-        let kind = if runs.module {
-            Kind::Module
-        } else {
-            Kind::Messages
+
+    /// How many files it names.
+    pub(crate) fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// The name of file `index`.
+    pub(crate) fn file(&self, index: usize) -> &str {
+        u32::try_from(index).map_or("", |id| self.names.get(id))
+    }
+
+    /// File `index`'s kind: a module when any of its lines has a module's location.
+    pub(crate) fn kind(&self, index: usize) -> Kind {
+        match self.files.get(index) {
+            Some(runs) if runs.module => Kind::Module,
+            _ => Kind::Messages,
+        }
+    }
+
+    /// Hands file `index`'s entries to `sink` in their order, read again from `bytes`
+    /// (the listing file named `name` these were found in).
+    fn entries(
+        &self,
+        (name, bytes): (&str, &[u8]),
+        index: usize,
+        sink: &mut dyn FnMut(Entry),
+    ) -> Result<(), ReadError> {
+        let Some(runs) = self.files.get(index) else {
+            return Ok(());
         };
-        let listing = Listing::new(names.get(index as u32), kind, None);
         for (range, first) in std::iter::once(&runs.first).chain(&runs.more) {
             let Some(part) = bytes.get(range.clone()) else {
                 continue;
             };
             listing_lines_from(name, part, (range.start, *first), &mut |_, entry, _| {
-                sink(&listing, Item::Entry(entry));
+                sink(entry)
             })?;
         }
+        Ok(())
+    }
+}
+
+/// A listing file read back, held as its text and where each file's lines stand
+/// ([`FileLines`]), so that each file's entries can be read when they are needed: `diff`
+/// of listings naming many files held a compact listing a file (some 1 KB each, with
+/// its tables), where this holds the text and some 80 bytes a file.
+pub(crate) struct Back {
+    /// The listing file's name as given.
+    name: String,
+    text: Vec<u8>,
+    /// Its files.
+    pub(crate) files: FileLines,
+}
+
+impl Back {
+    /// `bytes`, read whole from `name`, held as a listing file read back when
+    /// [`read_bytes_with`] reads them as one; given back otherwise (an error only when
+    /// they are to be read as a listing and are not one).
+    fn of(
+        name: &str,
+        bytes: Vec<u8>,
+        options: &ReadOptions,
+    ) -> Result<Result<Back, Vec<u8>>, ReadError> {
+        let held = |text: Vec<u8>, files| Back {
+            name: name.to_string(),
+            text,
+            files,
+        };
+        if bytes.is_empty() {
+            return Ok(Err(bytes));
+        }
+        // As `read_bytes_with` tells them: JSON lines first, then a listing given, then
+        // whatever no other form is.
+        if matches!(options.source, Source::Auto | Source::Listing) && is_json_listing(&bytes) {
+            let text = json_listing_as_text(name, &bytes)?.into_bytes();
+            drop(bytes);
+            let files = FileLines::of(name, &text)?;
+            return Ok(Ok(held(text, files)));
+        }
+        match options.source {
+            Source::Form(_) => Ok(Err(bytes)),
+            Source::Listing => {
+                let files = FileLines::of(name, &bytes)?;
+                Ok(Ok(held(bytes, files)))
+            }
+            Source::Auto => {
+                if check::detect(&bytes).is_ok() {
+                    return Ok(Err(bytes));
+                }
+                match FileLines::of(name, &bytes) {
+                    Ok(files) => Ok(Ok(held(bytes, files))),
+                    // Read again for the error the whole read gives.
+                    Err(_) => Ok(Err(bytes)),
+                }
+            }
+        }
+    }
+
+    /// Hands file `index`'s entries to `sink`, in their order.
+    ///
+    /// # Errors
+    /// A line does not read back (it did when the listing was first read).
+    pub(crate) fn entries(
+        &self,
+        index: usize,
+        sink: &mut dyn FnMut(Entry),
+    ) -> Result<(), ReadError> {
+        self.files.entries((&self.name, &self.text), index, sink)
+    }
+}
+
+/// [`parse_listing`] handing each file's entries to `sink` without gathering them
+/// (each entry of a listing file read back took some 400 bytes): a first pass finds
+/// each file's lines ([`FileLines`]), a second hands each file's entries on, the files
+/// in the order they first appear.
+fn stream_listing(
+    name: &str,
+    bytes: &[u8],
+    sink: &mut dyn FnMut(&Listing, Item),
+) -> Result<(), ReadError> {
+    let files = FileLines::of(name, bytes)?;
+    for index in 0..files.len() {
+        let listing = Listing::new(files.file(index), files.kind(index), None);
+        files.entries((name, bytes), index, &mut |entry| {
+            sink(&listing, Item::Entry(entry));
+        })?;
     }
     Ok(())
 }

@@ -280,13 +280,14 @@ pub struct FileDiff {
     pub changes: Spooled<Change>,
     /// Pairs matched other than by name.
     pub matches: Spooled<Match>,
-    /// Why a file cannot be compared (then nothing else is filled in).
+    /// Why a file cannot be compared (then nothing else is filled in); boxed, as most
+    /// pairs have none (a report of 200,000 pairs held 200 bytes a pair, not 144).
     #[serde(serialize_with = "serialize_error")]
-    pub error: Option<ReadError>,
+    pub error: Option<Box<ReadError>>,
 }
 
 fn serialize_error<S: serde::Serializer>(
-    error: &Option<ReadError>,
+    error: &Option<Box<ReadError>>,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
     use serde::ser::SerializeMap;
@@ -312,11 +313,11 @@ impl FileDiff {
             .find_map(|held| Some((held, held.entries.lost()?)));
         match lost {
             Some((held, why)) => {
-                self.error = Some(ReadError {
+                self.error = Some(Box::new(ReadError {
                     file: held.file.clone(),
                     code: "io_error",
                     message: format!("its shapes could not be read back: {why}"),
-                });
+                }));
             }
             None => {
                 self.changes = d.changes;
@@ -682,26 +683,25 @@ struct Side {
 /// compared, so that two directories of many modules are compared a pair of files at a
 /// time, not held whole.
 enum File {
-    /// Read: held, or why not.
-    Read(Result<Box<Held>, Box<ReadError>>),
+    /// Read and held.
+    Held(Box<Held>),
+    /// Why it cannot be read.
+    Unreadable(Box<ReadError>),
     /// File `.1` of a listing file read back.
-    Listed(std::sync::Arc<Back>, usize),
-    Later {
-        path: std::path::PathBuf,
-        name: String,
-    },
+    Listed(std::sync::Arc<Back>, u32),
+    /// A file's path and name as shown, to be read (boxed: a side of many files holds
+    /// one `File` each, most of them not this).
+    Later(Box<(std::path::PathBuf, String)>),
 }
 
 impl File {
     /// The file's name as the report shows it.
     fn name(&self) -> String {
         match self {
-            File::Read(read) => match read {
-                Ok(held) => held.file.clone(),
-                Err(e) => e.file.clone(),
-            },
-            File::Listed(back, index) => back.files.file(*index).to_string(),
-            File::Later { name, .. } => name.clone(),
+            File::Held(held) => held.file.clone(),
+            File::Unreadable(e) => e.file.clone(),
+            File::Listed(back, index) => back.files.file(*index as usize).to_string(),
+            File::Later(later) => later.1.clone(),
         }
     }
 
@@ -709,9 +709,10 @@ impl File {
     /// after all (then the sides are to be read whole and paired again).
     fn read(self, options: &ReadOptions) -> Option<Result<Box<Held>, ReadError>> {
         match self {
-            File::Read(read) => Some(read.map_err(|e| *e)),
-            File::Listed(back, index) => Some(held::hold_listed(&back, index)),
-            File::Later { path, name } => match held::read_path(&path, &name, options) {
+            File::Held(held) => Some(Ok(held)),
+            File::Unreadable(e) => Some(Err(*e)),
+            File::Listed(back, index) => Some(held::hold_listed(&back, index as usize)),
+            File::Later(later) => match held::read_path(&later.0, &later.1, options) {
                 Ok(held::Read::One(held)) => Some(Ok(held)),
                 Ok(held::Read::Back(back)) if back.files.len() == 1 => {
                     Some(held::hold_listed(&back, 0))
@@ -732,17 +733,18 @@ fn files_of(
     key_of: impl Fn(&str) -> String,
 ) -> Vec<(String, File)> {
     match read {
-        Ok(held::Read::One(held)) => vec![(key, File::Read(Ok(held)))],
+        Ok(held::Read::One(held)) => vec![(key, File::Held(held))],
         Ok(held::Read::Back(back)) if back.files.len() == 1 => vec![(key, File::Listed(back, 0))],
         Ok(held::Read::Back(back)) => (0..back.files.len())
             .map(|index| {
                 (
                     key_of(back.files.file(index)),
-                    File::Listed(back.clone(), index),
+                    // A file's index is a string's in the listing's names: a `u32`.
+                    File::Listed(back.clone(), index as u32),
                 )
             })
             .collect(),
-        Err(e) => vec![(key, File::Read(Err(Box::new(e))))],
+        Err(e) => vec![(key, File::Unreadable(Box::new(e)))],
     }
 }
 
@@ -759,7 +761,7 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
         };
         Side {
             single: true,
-            files: vec![(name, File::Read(Err(Box::new(error))))],
+            files: vec![(name, File::Unreadable(Box::new(error)))],
         }
     };
     match std::fs::metadata(path) {
@@ -768,17 +770,15 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
                 Ok(files) => files,
                 Err(e) => return failed(name, e),
             };
-            let read: Vec<Vec<(String, File)>> = files
+            // Each file's list dropped as it is collected (a list a file, kept until all
+            // were read, took some 60 bytes a file more).
+            let read: Vec<(String, File)> = files
                 .par_iter()
-                .map(|file| {
+                .flat_map_iter(|file| {
                     let key = relative_key(file.strip_prefix(path).unwrap_or(file));
                     let shown = file.display().to_string();
                     if defer && listing::lists_as_one(file, read) {
-                        let later = File::Later {
-                            path: file.clone(),
-                            name: shown,
-                        };
-                        return vec![(key, later)];
+                        return vec![(key, File::Later(Box::new((file.clone(), shown))))];
                     }
                     let key_of = |listed: &str| format!("{key}:{listed}");
                     files_of(held::read_path(file, &shown, read), key.clone(), key_of)
@@ -786,7 +786,7 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
                 .collect();
             Side {
                 single: false,
-                files: read.into_iter().flatten().collect(),
+                files: read,
             }
         }
         Ok(_) => {
@@ -892,7 +892,7 @@ fn diff_sides(
             None => None,
         };
         match (o, n) {
-            (Some(Err(e)), _) | (_, Some(Err(e))) => file.error = Some(e),
+            (Some(Err(e)), _) | (_, Some(Err(e))) => file.error = Some(Box::new(e)),
             (Some(Ok(o)), Some(Ok(n))) => file.compare(&o, &n, options),
             _ => {}
         }
@@ -912,22 +912,25 @@ fn diff_sides(
         report.files.push(pair(key, Some(o), Some(n))?);
         return Some(report);
     }
-    let new_keys: Vec<String> = new_side.files.iter().map(|(k, _)| k.clone()).collect();
-    let mut finder = Finder::new(&new_keys);
-    let mut new_files: Vec<Option<(String, File)>> = new_side.files.into_iter().map(Some).collect();
-    let mut pairs = Vec::new();
-    for (key, o) in old_side.files {
-        match finder.find(&key).and_then(|i| new_files[i].take()) {
-            Some((new_key, n)) => pairs.push((new_key, Some(o), Some(n))),
+    // The new side's keys apart from its files, so that the finder borrows them (a
+    // copy of each took some 50 bytes a file) and each moves into its pair.
+    let (mut new_keys, new_files): (Vec<String>, Vec<File>) = new_side.files.into_iter().unzip();
+    let found: Vec<u32> = {
+        let mut finder = Finder::new(&new_keys);
+        let mut find = |key: &str| finder.find(key).map_or(NONE, |i| i as u32);
+        old_side.files.iter().map(|(key, _)| find(key)).collect()
+    };
+    let paired = found.iter().filter(|&&at| at != NONE).count();
+    let mut new_files: Vec<Option<File>> = new_files.into_iter().map(Some).collect();
+    let mut pairs = Vec::with_capacity(old_side.files.len() + new_files.len() - paired);
+    for ((key, o), at) in old_side.files.into_iter().zip(found) {
+        match new_files.get_mut(at as usize).and_then(Option::take) {
+            Some(n) => pairs.push((std::mem::take(&mut new_keys[at as usize]), Some(o), Some(n))),
             None => pairs.push((key, Some(o), None)),
         }
     }
-    pairs.extend(
-        new_files
-            .into_iter()
-            .flatten()
-            .map(|(k, n)| (k, None, Some(n))),
-    );
+    let only_new = new_keys.into_iter().zip(new_files);
+    pairs.extend(only_new.filter_map(|(k, n)| Some((k, None, Some(n?)))));
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
     {
         use rayon::prelude::*;
@@ -999,7 +1002,7 @@ fn diff_files_streamed(
                 ..FileDiff::default()
             };
             match (o, n) {
-                (Err(e), _) | (_, Err(e)) => file.error = Some(e),
+                (Err(e), _) | (_, Err(e)) => file.error = Some(Box::new(e)),
                 (Ok(o), Ok(n)) => file.compare(&o, &n, options),
             }
             return Some(file);
@@ -1035,7 +1038,7 @@ fn ended(sides: [SideRead; 2], changes: Option<Spooled<Change>>) -> Option<FileD
         ..FileDiff::default()
     };
     match (o, n, changes) {
-        (Ended::Failed(e), _, _) | (_, Ended::Failed(e), _) => file.error = Some(e),
+        (Ended::Failed(e), _, _) | (_, Ended::Failed(e), _) => file.error = Some(Box::new(e)),
         (_, _, Some(changes)) => file.changes = changes,
         (_, _, None) => return None,
     }

@@ -23,8 +23,14 @@ pub const HELD: usize = 1024;
 pub struct Spooled<T> {
     held: Vec<T>,
     /// Boxed: most lists have none, and a comparison of many files holds two lists a
-    /// pair.
-    spill: Option<Box<Spill>>,
+    /// pair (each was 56 bytes, and is 32).
+    rest: Option<Box<Rest>>,
+}
+
+/// What a list past its first [`HELD`] items has.
+#[derive(Default)]
+struct Rest {
+    spill: Option<Spill>,
     /// Why some items could not be kept (their file could not be written or read
     /// back): reading the list fails at its end with it.
     lost: Option<String>,
@@ -38,9 +44,20 @@ impl<T> Default for Spooled<T> {
     fn default() -> Self {
         Spooled {
             held: Vec::new(),
-            spill: None,
-            lost: None,
+            rest: None,
         }
+    }
+}
+
+impl<T> Spooled<T> {
+    /// The items past the first [`HELD`], if any.
+    fn spill(&self) -> Option<&Spill> {
+        self.rest.as_ref()?.spill.as_ref()
+    }
+
+    /// Notes why some items were lost (the first reason kept).
+    fn lose(&mut self, why: String) {
+        self.rest.get_or_insert_with(Box::default).lost.get_or_insert(why);
     }
 }
 
@@ -52,7 +69,7 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
 
     /// How many items there are.
     pub fn len(&self) -> usize {
-        self.held.len() + self.spill.as_ref().map_or(0, |spill| spill.len())
+        self.held.len() + self.spill().map_or(0, |spill| spill.len())
     }
 
     /// Whether there are none.
@@ -68,13 +85,13 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
 
     /// Adds an item at the end.
     pub fn push(&mut self, item: T) {
-        if self.spill.is_none() && self.held.len() < HELD {
+        if self.spill().is_none() && self.held.len() < HELD {
             self.held.push(item);
             return;
         }
-        if self.spill.is_none() {
+        if self.spill().is_none() {
             match Spill::new() {
-                Ok(spill) => self.spill = Some(Box::new(spill)),
+                Ok(spill) => self.rest.get_or_insert_with(Box::default).spill = Some(spill),
                 // No temporary file: the items stay in memory.
                 Err(_) => {
                     self.held.push(item);
@@ -82,14 +99,14 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
                 }
             }
         }
-        if let Some(spill) = &mut self.spill {
+        if let Some(spill) = self.rest.as_mut().and_then(|rest| rest.spill.as_mut()) {
             let mut encoded = Ok(());
             let pushed = spill.push(|out| {
                 encoded = serde_json::to_writer(&mut *out, &item);
                 out.push(b'\n');
             });
             if let Err(e) = encoded.map_err(io::Error::from).and(pushed) {
-                self.lost.get_or_insert(e.to_string());
+                self.lose(e.to_string());
             }
         }
     }
@@ -107,7 +124,7 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
         for item in &self.held {
             each(item)?;
         }
-        if let Some(spill) = &self.spill {
+        if let Some(spill) = self.spill() {
             let mut failed = None;
             let mut line = Vec::new();
             let read = spill.try_for_each(|record| {
@@ -125,7 +142,7 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
                 (None, Ok(())) => {}
             }
         }
-        match &self.lost {
+        match self.rest.as_ref().and_then(|rest| rest.lost.as_ref()) {
             Some(why) => Err(io_error(io::Error::other(format!(
                 "some items could not be kept in their temporary file: {why}"
             )))),
@@ -165,7 +182,7 @@ impl<T: Serialize + DeserializeOwned + Clone> Clone for Spooled<T> {
             },
         );
         if let Err(e) = read {
-            copy.lost.get_or_insert(e.to_string());
+            copy.lose(e.to_string());
         }
         copy
     }
@@ -185,7 +202,7 @@ impl<T: Serialize + DeserializeOwned + Clone + Eq> Eq for Spooled<T> {}
 
 impl<T: fmt::Debug> fmt::Debug for Spooled<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let more = self.spill.as_ref().map_or(0, |spill| spill.len());
+        let more = self.spill().map_or(0, |spill| spill.len());
         let mut list = f.debug_list();
         list.entries(&self.held);
         if more > 0 {

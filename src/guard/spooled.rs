@@ -57,7 +57,10 @@ impl<T> Spooled<T> {
 
     /// Notes why some items were lost (the first reason kept).
     fn lose(&mut self, why: String) {
-        self.rest.get_or_insert_with(Box::default).lost.get_or_insert(why);
+        self.rest
+            .get_or_insert_with(Box::default)
+            .lost
+            .get_or_insert(why);
     }
 }
 

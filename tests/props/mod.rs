@@ -718,22 +718,71 @@ fn diff_files_agree((old_bytes, new_bytes): (&[u8], &[u8])) {
     let listed = |path: &std::path::Path| read_path(path, &path.display().to_string(), &read);
     let (old, new) = (listed(&old_path), listed(&new_path));
     let _ = std::fs::remove_dir_all(&dir);
-    let (Ok([old]), Ok([new])) = (old.as_deref(), new.as_deref()) else {
+    let (Ok(old), Ok(new)) = (old, new) else {
         return;
     };
-    let whole = diff_listings(old, new, &options);
-    let [file] = &report.files[..] else {
-        panic!("{report:?}");
+    if let ([old], [new]) = (&old[..], &new[..]) {
+        let whole = diff_listings(old, new, &options);
+        let [file] = &report.files[..] else {
+            panic!("{report:?}");
+        };
+        assert_eq!(file.error, None);
+        assert_eq!(
+            file.changes.to_vec().unwrap(),
+            whole.changes.to_vec().unwrap()
+        );
+        assert_eq!(
+            file.matches.to_vec().unwrap(),
+            whole.matches.to_vec().unwrap()
+        );
+        return;
+    }
+    // Listing files read back that name several files (held as their text, each file
+    // read again when its pair is compared): each pair compares as its listings do,
+    // each file named once in the report.
+    let of = |listings: &[xla_shape::guard::Listing], name: &Option<String>| {
+        let name = name.as_deref()?;
+        listings
+            .iter()
+            .find(|listing| listing.file == name)
+            .cloned()
     };
-    assert_eq!(file.error, None);
-    assert_eq!(
-        file.changes.to_vec().unwrap(),
-        whole.changes.to_vec().unwrap()
-    );
-    assert_eq!(
-        file.matches.to_vec().unwrap(),
-        whole.matches.to_vec().unwrap()
-    );
+    let named = |listings: &[xla_shape::guard::Listing], side: fn(&_) -> &Option<String>| {
+        let mut names: Vec<&str> = report
+            .files
+            .iter()
+            .filter_map(|f| side(f).as_deref())
+            .collect();
+        names.sort_unstable();
+        let mut all: Vec<&str> = listings.iter().map(|l| l.file.as_str()).collect();
+        all.sort_unstable();
+        assert_eq!(names, all, "{report:?}");
+    };
+    named(&old, |f: &xla_shape::guard::diff::FileDiff| &f.old);
+    named(&new, |f: &xla_shape::guard::diff::FileDiff| &f.new);
+    for file in &report.files {
+        assert_eq!(file.error, None, "{file:?}");
+        let (Some(o), Some(n)) = (of(&old, &file.old), of(&new, &file.new)) else {
+            assert!(
+                file.changes.is_empty() && file.matches.is_empty(),
+                "{file:?}"
+            );
+            continue;
+        };
+        let whole = diff_listings(&o, &n, &options);
+        assert_eq!(
+            file.changes.to_vec().unwrap(),
+            whole.changes.to_vec().unwrap(),
+            "{}",
+            file.key
+        );
+        assert_eq!(
+            file.matches.to_vec().unwrap(),
+            whole.matches.to_vec().unwrap(),
+            "{}",
+            file.key
+        );
+    }
 }
 
 /// The same bytes are listed and checked alike in memory, from a file and from a

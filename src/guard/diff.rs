@@ -689,9 +689,9 @@ enum File {
     Unreadable(Box<ReadError>),
     /// File `.1` of a listing file read back.
     Listed(std::sync::Arc<Back>, u32),
-    /// A file's path and name as shown, to be read (boxed: a side of many files holds
-    /// one `File` each, most of them not this).
-    Later(Box<(std::path::PathBuf, String)>),
+    /// A file's path, to be read (boxed: a side of many files holds one `File` each,
+    /// most of them not this). Its name is the path shown, made when asked for.
+    Later(Box<std::path::PathBuf>),
 }
 
 impl File {
@@ -701,7 +701,7 @@ impl File {
             File::Held(held) => held.file.clone(),
             File::Unreadable(e) => e.file.clone(),
             File::Listed(back, index) => back.files.file(*index as usize).to_string(),
-            File::Later(later) => later.1.clone(),
+            File::Later(path) => path.display().to_string(),
         }
     }
 
@@ -712,7 +712,8 @@ impl File {
             File::Held(held) => Some(Ok(held)),
             File::Unreadable(e) => Some(Err(*e)),
             File::Listed(back, index) => Some(held::hold_listed(&back, index as usize)),
-            File::Later(later) => match held::read_path(&later.0, &later.1, options) {
+            File::Later(path) => match held::read_path(&path, &path.display().to_string(), options)
+            {
                 Ok(held::Read::One(held)) => Some(Ok(held)),
                 Ok(held::Read::Back(back)) if back.files.len() == 1 => {
                     Some(held::hold_listed(&back, 0))
@@ -771,17 +772,18 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
                 Err(e) => return failed(name, e),
             };
             // Each file's list dropped as it is collected (a list a file, kept until all
-            // were read, took some 60 bytes a file more).
+            // were read, took some 60 bytes a file more); each path moved, not copied, to
+            // a file left for later.
             let read: Vec<(String, File)> = files
-                .par_iter()
+                .into_par_iter()
                 .flat_map_iter(|file| {
-                    let key = relative_key(file.strip_prefix(path).unwrap_or(file));
-                    let shown = file.display().to_string();
-                    if defer && listing::lists_as_one(file, read) {
-                        return vec![(key, File::Later(Box::new((file.clone(), shown))))];
+                    let key = relative_key(file.strip_prefix(path).unwrap_or(&file));
+                    if defer && listing::lists_as_one(&file, read) {
+                        return vec![(key, File::Later(Box::new(file)))];
                     }
                     let key_of = |listed: &str| format!("{key}:{listed}");
-                    files_of(held::read_path(file, &shown, read), key.clone(), key_of)
+                    let shown = file.display().to_string();
+                    files_of(held::read_path(&file, &shown, read), key.clone(), key_of)
                 })
                 .collect();
             Side {

@@ -1444,10 +1444,13 @@ struct Module<'a> {
     /// listing read back may give them apart): a list of the next entry of every entry
     /// took four bytes an entry.
     jumps: HashMap<u32, u32>,
-    /// Per name (an index into the side's strings), the computation and instruction
-    /// that has it, `(NONE, NONE)` for none: eight bytes a string, where a map of each
-    /// computation's names took some twenty an instruction, twice that as it grew.
-    named: Vec<(u32, u32)>,
+    /// Per name (an index into the side's strings), the index of the instruction that
+    /// has it in the first computation that has it, [`NONE`] for none: four bytes a
+    /// string, where a map of each computation's names took some twenty an
+    /// instruction, twice that as it grew (and the computation beside it, eight). A
+    /// computation has the name there when its instruction there has it (names are
+    /// distinct within a computation).
+    named: Vec<u32>,
     /// The instruction of a (computation, name) whose name another computation has
     /// first (instruction names are unique in a module XLA writes; a listing need not
     /// keep them so).
@@ -1556,7 +1559,7 @@ impl<'a> Module<'a> {
             entry_result: None,
             computations: Vec::new(),
             jumps: HashMap::new(),
-            named: vec![(NONE, NONE); held.strings.len()],
+            named: vec![NONE; held.strings.len()],
             clashes: HashMap::new(),
         };
         let mut index: HashMap<u32, usize> = HashMap::new();
@@ -1592,7 +1595,7 @@ impl<'a> Module<'a> {
                 shapes: (NONE, NONE),
             });
             match module.named.get_mut(name as usize) {
-                Some(slot) if slot.0 == NONE => *slot = (at as u32, i as u32),
+                Some(slot) if *slot == NONE => *slot = i as u32,
                 _ => {
                     module.clashes.insert((at as u32, name), i as u32);
                 }
@@ -1657,10 +1660,18 @@ impl<'a> Module<'a> {
 
     /// The index of computation `at`'s instruction named by string `name`.
     fn index_of(&self, at: u32, name: u32) -> Option<u32> {
-        match self.named.get(name as usize) {
-            Some(&(c, i)) if c == at => Some(i),
-            Some(&(NONE, _)) | None => None,
-            Some(_) => self.clashes.get(&(at, name)).copied(),
+        let i = *self.named.get(name as usize)?;
+        if i == NONE {
+            return None;
+        }
+        let here = self
+            .computations
+            .get(at as usize)?
+            .instructions
+            .get(i as usize);
+        match here {
+            Some(ins) if ins.name == name => Some(i),
+            _ => self.clashes.get(&(at, name)).copied(),
         }
     }
 

@@ -1895,13 +1895,61 @@ impl<'a> Items<'a> {
     }
 }
 
-/// Matches old and new items (see the module docs): pairs (old index, new index, how),
-/// in the order of the old. Indices are `u32`s, as a side's are ([`Held`] holds fewer
-/// than `u32::MAX` of anything): twelve bytes a pair, and four an item for its group
-/// order and its match, where `usize`s and `Option<usize>`s took twice and four times
-/// that for a computation of a million instructions.
-fn match_items<'a>(old: &Items<'a>, new: &Items<'a>, by_operands: bool) -> Vec<(u32, u32, How)> {
+/// Matches old and new items (see the module docs). Indices are `u32`s, as a side's
+/// are ([`Held`] holds fewer than `u32::MAX` of anything): four bytes an item for its
+/// group order and its match, where `usize`s and `Option<usize>`s took twice and four
+/// times that for a computation of a million instructions.
+fn match_items<'a>(old: &Items<'a>, new: &Items<'a>, by_operands: bool) -> Matching {
     match_items_looking(old, new, by_operands, Look::Indexed)
+}
+
+/// Each old item's match and how it was made: six bytes an old item and one a new
+/// one, where a list of the pairs took twelve bytes a pair beside them.
+struct Matching {
+    /// Each old item's new item, [`NONE`] for none.
+    to: Vec<u32>,
+    /// How each old item was matched (where it was).
+    how: Vec<How>,
+    /// Whether each new item is matched.
+    taken: Vec<bool>,
+}
+
+impl Matching {
+    /// No item matched, of `old` and `new` items.
+    fn new(old: usize, new: usize) -> Self {
+        Matching {
+            to: vec![NONE; old],
+            how: vec![How::Name; old],
+            taken: vec![false; new],
+        }
+    }
+
+    /// Matches old item `i` to new item `j`.
+    fn pair(&mut self, i: usize, j: usize, how: How) {
+        self.to[i] = j as u32;
+        self.how[i] = how;
+        self.taken[j] = true;
+    }
+
+    /// Takes back old item `i`'s match, if any.
+    fn unpair(&mut self, i: usize) {
+        let j = std::mem::replace(&mut self.to[i], NONE);
+        if j != NONE {
+            self.taken[j as usize] = false;
+        }
+    }
+
+    /// The new item matched to old item `k`, if any.
+    fn of(&self, k: usize) -> Option<usize> {
+        let j = self.to[k];
+        (j != NONE).then_some(j as usize)
+    }
+
+    /// The pairs (old index, new index, how), in the order of the old.
+    fn pairs(&self) -> impl Iterator<Item = (u32, u32, How)> + '_ {
+        let matched = self.to.iter().zip(&self.how).zip(0u32..);
+        matched.filter_map(|((&j, &how), i)| (j != NONE).then_some((i, j, how)))
+    }
 }
 
 /// How an old item looks for its candidate when matching by operands.
@@ -1920,7 +1968,7 @@ fn match_items_looking<'a>(
     new: &Items<'a>,
     by_operands: bool,
     look: Look,
-) -> Vec<(u32, u32, How)> {
+) -> Matching {
     // Each side's indices by group, in input order within a group.
     let grouped = |items: &Items<'_>| {
         let mut order: Vec<u32> = (0..items.len() as u32).collect();
@@ -1931,9 +1979,7 @@ fn match_items_looking<'a>(
         order
     };
     let (old_order, new_order) = (grouped(old), grouped(new));
-    // Each item is paired once at most: the pairs fit in the smaller side's number (a
-    // list grown by doubling took up to twice their twelve bytes each).
-    let mut pairs: Vec<(u32, u32, How)> = Vec::with_capacity(old.len().min(new.len()));
+    let mut matching = Matching::new(old.len(), new.len());
     // Groups whose sizes differ or whose names are not the same: (old, new) ranges.
     let mut uneven: Vec<(&[u32], &[u32])> = Vec::new();
     let (mut a, mut b) = (0, 0);
@@ -1967,27 +2013,27 @@ fn match_items_looking<'a>(
             sorted
         };
         let (o_names, n_names) = (by_name(o, old), by_name(n, new));
-        // Pairs of the same name go straight to the pairs (a list of their own took
-        // twelve bytes an instruction more), taken back if matched by position after all.
-        let before = pairs.len();
+        // Pairs of the same name are matched at once (a list of their own took twelve
+        // bytes an instruction more), taken back if matched by position after all.
+        let mut same = 0;
         let (mut x, mut y) = (0, 0);
         while x < o_names.len() && y < n_names.len() {
-            let (i, j) = (o_names[x], n_names[y]);
-            match old.name(i as usize).cmp(new.name(j as usize)) {
+            let (i, j) = (o_names[x] as usize, n_names[y] as usize);
+            match old.name(i).cmp(new.name(j)) {
                 std::cmp::Ordering::Less => x += 1,
                 std::cmp::Ordering::Greater => y += 1,
                 std::cmp::Ordering::Equal => {
-                    pairs.push((i, j, How::Name));
+                    matching.pair(i, j, How::Name);
+                    same += 1;
                     (x, y) = (x + 1, y + 1);
                 }
             }
         }
-        let same = pairs.len() - before;
         let same_names = o.len() == n.len() && same == n.len();
         if o.len() == n.len() && !same_names {
-            pairs.truncate(before);
+            o.iter().for_each(|&i| matching.unpair(i as usize));
             for (&i, &j) in o.iter().zip(n) {
-                pairs.push((i, j, How::Position));
+                matching.pair(i as usize, j as usize, How::Position);
             }
             continue;
         }
@@ -1995,26 +2041,13 @@ fn match_items_looking<'a>(
             uneven.push((o, n));
         }
     }
-    // Each old item's match, [`NONE`] for none (made once the groups' own lists are
-    // dropped).
-    let mut old_matched = vec![NONE; old.len()];
-    let mut new_matched = vec![false; new.len()];
-    for &(i, j, _) in &pairs {
-        old_matched[i as usize] = j;
-        new_matched[j as usize] = true;
-    }
-    // The new item matched to old item `k`, if any.
-    let matched_to = |old_matched: &[u32], k: usize| {
-        let j = old_matched[k];
-        (j != NONE).then_some(j as usize)
-    };
     if by_operands {
         // Old items in input order, so operands defined earlier are matched first.
         let mut left: Vec<(u32, u32)> = uneven
             .iter()
             .zip(0u32..)
             .flat_map(|((o, _), g)| o.iter().map(move |&i| (i, g)))
-            .filter(|&(i, _)| old_matched[i as usize] == NONE)
+            .filter(|&(i, _)| matching.to[i as usize] == NONE)
             .collect();
         left.sort_unstable();
         let mut indexed: Vec<Option<Candidates>> = Vec::new();
@@ -2027,41 +2060,38 @@ fn match_items_looking<'a>(
             // An operand matched to `k` needs `k`'s name at its place: the first one
             // picks the list to look in.
             let exact = operands.iter().enumerate().find_map(|(at, &a)| {
-                let k = old.by_name(a).and_then(|k| matched_to(&old_matched, k))?;
+                let k = old.by_name(a).and_then(|k| matching.of(k))?;
                 Some((at, new.name_id(k)))
             });
             let fits = |j: usize| {
                 operands.iter().zip(new.operands(j)).all(|(&a, &b)| {
-                    let a_match = old.by_name(a).and_then(|k| matched_to(&old_matched, k));
+                    let a_match = old.by_name(a).and_then(|k| matching.of(k));
                     let b_index = new.by_name(b);
                     let (a, b) = (old.held.strings.get(a), new.held.strings.get(b));
                     match (a_match, b_index) {
                         (Some(k), Some(b)) => k == b,
                         (Some(_), None) => false,
-                        (None, Some(b)) => !new_matched[b] && stem(a) == stem(new.name(b)),
+                        (None, Some(b)) => !matching.taken[b] && stem(a) == stem(new.name(b)),
                         (None, None) => stem(a) == stem(b),
                     }
                 })
             };
             let found = match look {
-                Look::Indexed => candidates.first(new, &stems, exact, &new_matched, fits),
+                Look::Indexed => candidates.first(new, &stems, exact, &matching.taken, fits),
                 #[cfg(test)]
                 Look::Scan => {
                     let group = uneven[g].1.iter().map(|&j| j as usize);
                     group
-                        .filter(|&j| !new_matched[j] && operands.len() == new.operands(j).len())
+                        .filter(|&j| !matching.taken[j] && operands.len() == new.operands(j).len())
                         .find(|&j| fits(j))
                 }
             };
             if let Some(j) = found {
-                old_matched[i] = j as u32;
-                new_matched[j] = true;
-                pairs.push((i as u32, j as u32, How::Operands));
+                matching.pair(i, j, How::Operands);
             }
         }
     }
-    pairs.sort_unstable();
-    pairs
+    matching
 }
 
 /// The new side's candidates of one group whose sizes differ, indexed for matching by
@@ -2410,7 +2440,7 @@ impl Differ<'_> {
             held,
         };
         let (o_view, n_view) = (view(old.held, &o_named), view(new.held, &n_named));
-        for (i, j, how) in match_items(&o_view, &n_view, false) {
+        for (i, j, how) in match_items(&o_view, &n_view, false).pairs() {
             pairs.push((o_named[i as usize].1, n_named[j as usize].1, how));
         }
         let mut old_done = vec![false; o_items.len()];
@@ -2502,13 +2532,9 @@ impl Differ<'_> {
                 held: module.held,
             }
         }
-        let pairs = match_items(&items(om, old, opcodes), &items(nm, new, opcodes), opcodes);
-        let mut old_done = vec![false; old.instructions.len()];
-        let mut new_done = vec![false; new.instructions.len()];
-        for (i, j, how) in pairs {
+        let matching = match_items(&items(om, old, opcodes), &items(nm, new, opcodes), opcodes);
+        for (i, j, how) in matching.pairs() {
             let (i, j) = (i as usize, j as usize);
-            old_done[i] = true;
-            new_done[j] = true;
             let (oi, ni) = (&old.instructions[i], &new.instructions[j]);
             let (oi_name, ni_name) = (om.name(oi), nm.name(ni));
             if how != How::Name {
@@ -2562,9 +2588,10 @@ impl Differ<'_> {
                 self.pair(&at, o, n);
             }
         }
+        let old_done: Vec<bool> = matching.to.iter().map(|&j| j != NONE).collect();
         for (done, module, comp, what) in [
             (&old_done, om, old, What::Removed),
-            (&new_done, nm, new, What::Added),
+            (&matching.taken, nm, new, What::Added),
         ] {
             for (i, ins) in comp.instructions.iter().enumerate() {
                 if done[i] {
@@ -3171,9 +3198,10 @@ mod tests {
             }
             let (o, n) = (items(&om), items(&nm));
             let indexed = match_items_looking(&o, &n, true, Look::Indexed);
-            assert_eq!(indexed, match_items_looking(&o, &n, true, Look::Scan));
+            let scanned = match_items_looking(&o, &n, true, Look::Scan);
+            assert!(indexed.pairs().eq(scanned.pairs()));
             operand_pairs += indexed
-                .iter()
+                .pairs()
                 .filter(|p| p.2 == super::How::Operands)
                 .count();
         }

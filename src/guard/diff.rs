@@ -1641,8 +1641,8 @@ impl<'a> Module<'a> {
                 }
             }
         }
-        for (k, op) in held.instructions.iter().enumerate() {
-            let at = computation(&mut module, &mut index, op.computation);
+        for (k, (name, op)) in held.ops().enumerate() {
+            let at = computation(&mut module, &mut index, name);
             let i = instr(&mut module, at, op.name);
             module.computations[at].instructions[i].op = k as u32;
         }

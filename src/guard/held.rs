@@ -343,10 +343,9 @@ struct Extra {
     wide: u32,
 }
 
-/// One instruction: indices into its listing's strings.
+/// One instruction: indices into its listing's strings (its computation's name is
+/// its run's: [`Held::ops`]).
 pub(crate) struct Op {
-    /// The computation's name.
-    pub(crate) computation: u32,
     /// Its name.
     pub(crate) name: u32,
     /// Its opcode.
@@ -391,6 +390,10 @@ pub(crate) struct Held {
     pub(crate) entries: Table<Slot>,
     /// The instructions, in order (none for a listing read back).
     pub(crate) instructions: Vec<Op>,
+    /// Where each run of instructions of one computation starts in `instructions`, and
+    /// the computation's name: a module's computations are written whole, one after the
+    /// other (a name an instruction took four bytes each).
+    op_computations: Vec<(u32, u32)>,
     operands: Vec<u32>,
     /// What only some listings have (proto paths, shapes kept as bytes, large lines
     /// and columns), made when the first comes: a listing read back holds a `Held` a
@@ -419,6 +422,7 @@ impl Held {
             role_keys: Distinct::default(),
             entries: Table::new(entries),
             instructions: Vec::new(),
+            op_computations: Vec::new(),
             operands: Vec::new(),
             rare: None,
             entry_computations: HashSet::new(),
@@ -562,8 +566,11 @@ impl Held {
             let id = self.intern(Some(operand));
             self.operands.push(id);
         }
+        if self.op_computations.last().map(|&(_, c)| c) != Some(computation) {
+            let first = self.index(self.instructions.len());
+            self.op_computations.push((first, computation));
+        }
         self.instructions.push(Op {
-            computation,
             name,
             opcode,
             operands: start,
@@ -615,6 +622,22 @@ impl Held {
         self.entry_computations.contains(&id)
     }
 
+    /// The instructions in order, each with its computation's name.
+    pub(crate) fn ops(&self) -> impl Iterator<Item = (u32, &Op)> + '_ {
+        let mut runs = self.op_computations.iter().peekable();
+        let mut computation = NONE;
+        self.instructions.iter().zip(0u32..).map(move |(op, k)| {
+            while let Some(&&(first, name)) = runs.peek() {
+                if first > k {
+                    break;
+                }
+                computation = name;
+                runs.next();
+            }
+            (computation, op)
+        })
+    }
+
     /// The operands of instruction `k`.
     pub(crate) fn operands(&self, k: usize) -> &[u32] {
         let Some(op) = self.instructions.get(k) else {
@@ -660,6 +683,7 @@ impl Held {
         self.role_keys.clear();
         self.entries.clear();
         self.instructions.clear();
+        self.op_computations.clear();
         self.operands.clear();
         if let Some(rare) = &mut self.rare {
             rare.paths.clear();
@@ -710,6 +734,7 @@ impl Held {
         }
         self.strings.seal();
         self.instructions.shrink_to_fit();
+        self.op_computations.shrink_to_fit();
         self.operands.shrink_to_fit();
         if let Some(rare) = &mut self.rare {
             rare.extras.shrink_to_fit();

@@ -2110,18 +2110,22 @@ type Run = (std::ops::Range<usize>, usize);
 /// read): each file's name once, in the order the files first appear, its runs of
 /// lines (one each for a listing `shapes` wrote) and its kind. A listing naming many
 /// files of a line or two took some 300 bytes a file as a listing and a list of runs
-/// each; a file's first run is kept inline, its name in one buffer.
+/// each; a file's first run is kept inline (32 bytes), its other runs in one list for
+/// all files, its name in one buffer.
 pub(crate) struct FileLines {
     /// Each file's name, its index its file's.
     names: super::held::Strings,
     files: Vec<Runs>,
+    /// The runs past each file's first, by file (each file's in order).
+    more: Vec<(u32, Run)>,
 }
 
-/// A file's runs of lines and whether any of its lines is a module's.
+/// A file's first run of lines, whether it has more, and whether any of its lines is
+/// a module's.
 struct Runs {
-    module: bool,
     first: Run,
-    more: Vec<Run>,
+    module: bool,
+    more: bool,
 }
 
 impl FileLines {
@@ -2129,32 +2133,36 @@ impl FileLines {
     fn of(name: &str, bytes: &[u8]) -> Result<Self, ReadError> {
         let mut names = super::held::Strings::default();
         let mut files: Vec<Runs> = Vec::new();
+        let mut more: Vec<(u32, Run)> = Vec::new();
         let mut last: Option<usize> = None;
         let mut too_many = false;
         listing_lines_from(name, bytes, (0, 1), &mut |line, entry, at| {
             let first = (at.clone(), entry.line.unwrap_or(1));
-            let Some(index) = names.intern(&line.file).map(|id| id as usize) else {
+            let Some(id) = names.intern(&line.file) else {
                 too_many = true;
                 return;
             };
+            let index = id as usize;
             let new = index == files.len();
             if new {
                 files.push(Runs {
-                    module: false,
                     first: first.clone(),
-                    more: Vec::new(),
+                    module: false,
+                    more: false,
                 });
             }
             let runs = &mut files[index];
             runs.module |= line.kind == Kind::Module;
-            // A run goes on while the lines are of one file.
+            // A run goes on while the lines are of one file: its latest run, the last
+            // of all when it is not its first.
             if last == Some(index) {
-                match runs.more.last_mut() {
-                    Some((range, _)) => range.end = at.end,
-                    None => runs.first.0.end = at.end,
+                match (runs.more, more.last_mut()) {
+                    (true, Some((_, (range, _)))) => range.end = at.end,
+                    _ => runs.first.0.end = at.end,
                 }
             } else if !new {
-                runs.more.push(first);
+                runs.more = true;
+                more.push((id, first));
             }
             last = Some(index);
         })?;
@@ -2167,7 +2175,10 @@ impl FileLines {
         }
         names.seal();
         files.shrink_to_fit();
-        Ok(FileLines { names, files })
+        // A stable sort: each file's runs stay in their order.
+        more.sort_by_key(|&(file, _)| file);
+        more.shrink_to_fit();
+        Ok(FileLines { names, files, more })
     }
 
     /// How many files it names.
@@ -2199,7 +2210,19 @@ impl FileLines {
         let Some(runs) = self.files.get(index) else {
             return Ok(());
         };
-        for (range, first) in std::iter::once(&runs.first).chain(&runs.more) {
+        let more = match runs.more {
+            true => {
+                let start = self
+                    .more
+                    .partition_point(|&(file, _)| (file as usize) < index);
+                let end = self
+                    .more
+                    .partition_point(|&(file, _)| (file as usize) <= index);
+                &self.more[start..end]
+            }
+            false => &[],
+        };
+        for (range, first) in std::iter::once(&runs.first).chain(more.iter().map(|(_, run)| run)) {
             let Some(part) = bytes.get(range.clone()) else {
                 continue;
             };

@@ -21,9 +21,15 @@ pub const HELD: usize = 1024;
 /// A list of items in order that can only grow at its end: the first [`HELD`] in
 /// memory, the rest in a temporary file (see the module docs).
 pub struct Spooled<T> {
+    /// Boxed, made with the first item: a comparison of many files holds two lists a
+    /// pair, most of them empty (each was 56 bytes, and is 8).
+    parts: Option<Box<Parts<T>>>,
+}
+
+/// A list's items in memory, and what it has past them.
+struct Parts<T> {
     held: Vec<T>,
-    /// Boxed: most lists have none, and a comparison of many files holds two lists a
-    /// pair (each was 56 bytes, and is 32).
+    /// Boxed: most lists have none.
     rest: Option<Box<Rest>>,
 }
 
@@ -42,22 +48,41 @@ type Spill = crate::spool::Records;
 
 impl<T> Default for Spooled<T> {
     fn default() -> Self {
-        Spooled {
-            held: Vec::new(),
-            rest: None,
-        }
+        Spooled { parts: None }
     }
 }
 
 impl<T> Spooled<T> {
+    /// The items held in memory: the first [`HELD`] (all of them when there are no
+    /// more).
+    pub fn held(&self) -> &[T] {
+        self.parts.as_ref().map_or(&[], |parts| &parts.held)
+    }
+
+    /// Its parts, made if it has none yet.
+    fn parts(&mut self) -> &mut Parts<T> {
+        self.parts.get_or_insert_with(|| {
+            Box::new(Parts {
+                held: Vec::new(),
+                rest: None,
+            })
+        })
+    }
+
+    /// What it has past its items in memory, if anything.
+    fn rest(&self) -> Option<&Rest> {
+        self.parts.as_ref()?.rest.as_deref()
+    }
+
     /// The items past the first [`HELD`], if any.
     fn spill(&self) -> Option<&Spill> {
-        self.rest.as_ref()?.spill.as_ref()
+        self.rest()?.spill.as_ref()
     }
 
     /// Notes why some items were lost (the first reason kept).
     fn lose(&mut self, why: String) {
-        self.rest
+        self.parts()
+            .rest
             .get_or_insert_with(Box::default)
             .lost
             .get_or_insert(why);
@@ -72,7 +97,7 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
 
     /// How many items there are.
     pub fn len(&self) -> usize {
-        self.held.len() + self.spill().map_or(0, |spill| spill.len())
+        self.held().len() + self.spill().map_or(0, |spill| spill.len())
     }
 
     /// Whether there are none.
@@ -80,29 +105,27 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
         self.len() == 0
     }
 
-    /// The items held in memory: the first [`HELD`] (all of them when there are no
-    /// more).
-    pub fn held(&self) -> &[T] {
-        &self.held
-    }
-
     /// Adds an item at the end.
     pub fn push(&mut self, item: T) {
-        if self.spill().is_none() && self.held.len() < HELD {
-            self.held.push(item);
+        if self.spill().is_none() && self.held().len() < HELD {
+            self.parts().held.push(item);
             return;
         }
         if self.spill().is_none() {
             match Spill::new() {
-                Ok(spill) => self.rest.get_or_insert_with(Box::default).spill = Some(spill),
+                Ok(spill) => {
+                    let rest = self.parts().rest.get_or_insert_with(Box::default);
+                    rest.spill = Some(spill);
+                }
                 // No temporary file: the items stay in memory.
                 Err(_) => {
-                    self.held.push(item);
+                    self.parts().held.push(item);
                     return;
                 }
             }
         }
-        if let Some(spill) = self.rest.as_mut().and_then(|rest| rest.spill.as_mut()) {
+        let rest = self.parts().rest.as_mut();
+        if let Some(spill) = rest.and_then(|rest| rest.spill.as_mut()) {
             let mut encoded = Ok(());
             let pushed = spill.push(|out| {
                 encoded = serde_json::to_writer(&mut *out, &item);
@@ -124,7 +147,7 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
         io_error: impl Fn(io::Error) -> E,
         mut each: impl FnMut(&T) -> Result<(), E>,
     ) -> Result<(), E> {
-        for item in &self.held {
+        for item in self.held() {
             each(item)?;
         }
         if let Some(spill) = self.spill() {
@@ -145,7 +168,7 @@ impl<T: Serialize + DeserializeOwned> Spooled<T> {
                 (None, Ok(())) => {}
             }
         }
-        match self.rest.as_ref().and_then(|rest| rest.lost.as_ref()) {
+        match self.rest().and_then(|rest| rest.lost.as_ref()) {
             Some(why) => Err(io_error(io::Error::other(format!(
                 "some items could not be kept in their temporary file: {why}"
             )))),
@@ -207,7 +230,7 @@ impl<T: fmt::Debug> fmt::Debug for Spooled<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let more = self.spill().map_or(0, |spill| spill.len());
         let mut list = f.debug_list();
-        list.entries(&self.held);
+        list.entries(self.held());
         if more > 0 {
             list.entry(&format_args!("... {more} more in a temporary file"));
         }

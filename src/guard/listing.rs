@@ -2283,6 +2283,8 @@ impl Back {
                 }
                 match FileLines::of(name, &bytes) {
                     Ok(files) => Ok(Ok(held(bytes, files))),
+                    // A listing naming more than it can hold is one all the same.
+                    Err(e) if e.code == "too_large" => Err(e),
                     // Read again for the error the whole read gives.
                     Err(_) => Ok(Err(bytes)),
                 }

@@ -1080,8 +1080,24 @@ fn stream_path_keeping(
     // The input read whole below is read into a buffer of its size, not one grown by
     // doubling (up to twice its size).
     let size = file.metadata().map_or(0, |m| m.len());
+    // A listing file read back and held reads its lines again from the file.
+    let again = match how.1 {
+        Some(_) => file.try_clone().ok(),
+        None => None,
+    };
     let reader = std::io::BufReader::with_capacity(1 << 20, file);
-    stream_reader_with((reader, size), name, options, how, sink)
+    let (collecting, mut back) = how;
+    let read = stream_reader_with(
+        (reader, size),
+        name,
+        options,
+        (collecting, back.as_deref_mut()),
+        sink,
+    );
+    if let (Some(Some(held)), Some(again)) = (back, again) {
+        held.read_again_from(again);
+    }
+    read
 }
 
 /// Whether [`read_path`] lists `path` as one listing of its own (a module, or
@@ -2199,19 +2215,11 @@ impl FileLines {
         }
     }
 
-    /// Hands file `index`'s entries to `sink` in their order, read again from `bytes`
-    /// (the listing file named `name` these were found in).
-    fn entries(
-        &self,
-        (name, bytes): (&str, &[u8]),
-        index: usize,
-        sink: &mut dyn FnMut(Entry),
-    ) -> Result<(), ReadError> {
-        let Some(runs) = self.files.get(index) else {
-            return Ok(());
-        };
-        let more = match runs.more {
-            true => {
+    /// File `index`'s runs of lines, in order.
+    fn runs(&self, index: usize) -> impl Iterator<Item = &Run> + '_ {
+        let runs = self.files.get(index);
+        let more = match runs {
+            Some(runs) if runs.more => {
                 let start = self
                     .more
                     .partition_point(|&(file, _)| (file as usize) < index);
@@ -2220,30 +2228,73 @@ impl FileLines {
                     .partition_point(|&(file, _)| (file as usize) <= index);
                 &self.more[start..end]
             }
-            false => &[],
+            _ => &[],
         };
-        for (range, first) in std::iter::once(&runs.first).chain(more.iter().map(|(_, run)| run)) {
-            let Some(part) = bytes.get(range.clone()) else {
-                continue;
-            };
-            listing_lines_from(name, part, (range.start, *first), &mut |_, entry, _| {
-                sink(entry)
-            })?;
-        }
-        Ok(())
+        let first = runs.map(|runs| &runs.first);
+        first.into_iter().chain(more.iter().map(|(_, run)| run))
     }
 }
 
-/// A listing file read back, held as its text and where each file's lines stand
-/// ([`FileLines`]), so that each file's entries can be read when they are needed: `diff`
-/// of listings naming many files held a compact listing a file (some 1 KB each, with
-/// its tables), where this holds the text and some 80 bytes a file.
+/// Hands the entries of run `run` of a listing file's `bytes` (named `name`) to `sink`.
+fn run_entries(
+    (name, bytes): (&str, &[u8]),
+    (range, first): &Run,
+    sink: &mut dyn FnMut(Entry),
+) -> Result<(), ReadError> {
+    let Some(part) = bytes.get(range.clone()) else {
+        return Ok(());
+    };
+    let text = std::str::from_utf8(part).map_err(|_| not_utf8(name))?;
+    let mut lines = ListingLines::again(name);
+    let mut start = range.start;
+    for (line, number) in text.split_inclusive('\n').zip(*first..) {
+        let at = start..start + line.len();
+        start = at.end;
+        lines.line(line, number, at, &mut |_, entry, _| sink(entry))?;
+    }
+    Ok(())
+}
+
+/// A listing file read back, held as where each file's lines stand ([`FileLines`]) and
+/// its text, or the file to read them again from, so that each file's entries can be
+/// read when they are needed: `diff` of listings naming many files held a compact
+/// listing a file (some 1 KB each, with its tables), where this holds some 80 bytes a
+/// file; and two listings of a module of a million instructions (35 MB each) held
+/// both texts while their modules were compared.
 pub(crate) struct Back {
     /// The listing file's name as given.
     name: String,
-    text: Vec<u8>,
+    text: Text,
     /// Its files.
     pub(crate) files: FileLines,
+}
+
+/// The size from which a listing file read back and held ([`Back`]) reads its lines
+/// again from its file, its text dropped: a smaller one keeps its text (reading again
+/// a file at a time, 200,000 files of a line took twice as long), a larger one costs
+/// its size no longer. The crate's own tests and fuzzing read every one again.
+#[cfg(not(any(test, feature = "fuzz-small-tables")))]
+const READ_AGAIN: usize = 16 << 20;
+#[cfg(any(test, feature = "fuzz-small-tables"))]
+const READ_AGAIN: usize = 1;
+
+/// Where a listing file read back's lines are read from.
+enum Text {
+    /// Its text: what a pipe gave, or the text a listing of JSON lines reads as, or
+    /// the bytes of a file that could not be opened again.
+    Held {
+        bytes: Vec<u8>,
+        /// Whether the bytes are the file's own (not converted from JSON lines).
+        own: bool,
+    },
+    /// The file it was read from, opened again (its lines read from where they
+    /// stand), with the size and time of change it had then: a file that changed is
+    /// an error, never other lines read as these.
+    File {
+        file: std::sync::Mutex<std::fs::File>,
+        len: u64,
+        modified: Option<std::time::SystemTime>,
+    },
 }
 
 impl Back {
@@ -2255,9 +2306,9 @@ impl Back {
         bytes: Vec<u8>,
         options: &ReadOptions,
     ) -> Result<Result<Back, Vec<u8>>, ReadError> {
-        let held = |text: Vec<u8>, files| Back {
+        let held = |bytes: Vec<u8>, files, own| Back {
             name: name.to_string(),
-            text,
+            text: Text::Held { bytes, own },
             files,
         };
         if bytes.is_empty() {
@@ -2269,20 +2320,20 @@ impl Back {
             let text = json_listing_as_text(name, &bytes)?.into_bytes();
             drop(bytes);
             let files = FileLines::of(name, &text)?;
-            return Ok(Ok(held(text, files)));
+            return Ok(Ok(held(text, files, false)));
         }
         match options.source {
             Source::Form(_) => Ok(Err(bytes)),
             Source::Listing => {
                 let files = FileLines::of(name, &bytes)?;
-                Ok(Ok(held(bytes, files)))
+                Ok(Ok(held(bytes, files, true)))
             }
             Source::Auto => {
                 if check::detect(&bytes).is_ok() {
                     return Ok(Err(bytes));
                 }
                 match FileLines::of(name, &bytes) {
-                    Ok(files) => Ok(Ok(held(bytes, files))),
+                    Ok(files) => Ok(Ok(held(bytes, files, true))),
                     // A listing naming more than it can hold is one all the same.
                     Err(e) if e.code == "too_large" => Err(e),
                     // Read again for the error the whole read gives.
@@ -2301,8 +2352,95 @@ impl Back {
         index: usize,
         sink: &mut dyn FnMut(Entry),
     ) -> Result<(), ReadError> {
-        self.files.entries((&self.name, &self.text), index, sink)
+        let (file, len, modified) = match &self.text {
+            Text::Held { bytes, .. } => {
+                for run in self.files.runs(index) {
+                    run_entries((&self.name, bytes), run, sink)?;
+                }
+                return Ok(());
+            }
+            Text::File {
+                file,
+                len,
+                modified,
+            } => (file, *len, *modified),
+        };
+        // A lock poisoned by a panic elsewhere is the file all the same.
+        let mut file = file.lock().unwrap_or_else(|e| e.into_inner());
+        let name = self.name.as_str();
+        let meta = file.metadata().map_err(|e| reading_again(name, e))?;
+        if meta.len() != len || meta.modified().ok() != modified {
+            return Err(changed(name));
+        }
+        for run in self.files.runs(index) {
+            self.run_entries_from(&mut file, run, sink)?;
+        }
+        Ok(())
     }
+
+    /// Its lines read from `file` from here on (a handle of the file its text was read
+    /// from, its text dropped), if the text is the file's own, of [`READ_AGAIN`] bytes
+    /// or more, and the file's size and time of change can be known.
+    fn read_again_from(&mut self, file: std::fs::File) {
+        let Text::Held { bytes, own: true } = &self.text else {
+            return;
+        };
+        if bytes.len() < READ_AGAIN {
+            return;
+        }
+        let Ok(meta) = file.metadata() else { return };
+        if meta.len() != bytes.len() as u64 {
+            return;
+        }
+        self.text = Text::File {
+            file: std::sync::Mutex::new(file),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+        };
+    }
+
+    /// [`run_entries`] of run `run` read again from `file`.
+    fn run_entries_from(
+        &self,
+        file: &mut std::fs::File,
+        (range, first): &Run,
+        sink: &mut dyn FnMut(Entry),
+    ) -> Result<(), ReadError> {
+        use std::io::{Read, Seek};
+        let name = self.name.as_str();
+        let failed = |e| reading_again(name, e);
+        file.seek(std::io::SeekFrom::Start(range.start as u64))
+            .map_err(failed)?;
+        let size = range.end - range.start;
+        let part = (&mut *file).take(size as u64);
+        let mut reader = std::io::BufReader::with_capacity(size.min(1 << 16), part);
+        let mut lines = ListingLines::again(name);
+        let (mut line, mut at, mut number) = (Vec::new(), range.start, *first);
+        loop {
+            line.clear();
+            let read = reader.read_until(b'\n', &mut line).map_err(failed)?;
+            if read == 0 {
+                break;
+            }
+            let text = std::str::from_utf8(&line).map_err(|_| not_utf8(name))?;
+            lines.line(text, number, at..at + read, &mut |_, entry, _| sink(entry))?;
+            (at, number) = (at + read, number + 1);
+        }
+        if at != range.end {
+            return Err(changed(name));
+        }
+        Ok(())
+    }
+}
+
+/// A listing file that could not be read again.
+fn reading_again(name: &str, e: std::io::Error) -> ReadError {
+    error(name, "io_error", format!("reading it again: {e}"))
+}
+
+/// A listing file that changed between two reads.
+fn changed(name: &str) -> ReadError {
+    error(name, "io_error", "it changed since it was first read")
 }
 
 /// [`parse_listing`] handing each file's entries to `sink` without gathering them
@@ -2317,9 +2455,11 @@ fn stream_listing(
     let files = FileLines::of(name, bytes)?;
     for index in 0..files.len() {
         let listing = Listing::new(files.file(index), files.kind(index), None);
-        files.entries((name, bytes), index, &mut |entry| {
-            sink(&listing, Item::Entry(entry));
-        })?;
+        for run in files.runs(index) {
+            run_entries((name, bytes), run, &mut |entry| {
+                sink(&listing, Item::Entry(entry));
+            })?;
+        }
     }
     Ok(())
 }
@@ -2345,34 +2485,82 @@ fn listing_lines_from(
     (offset, first): (usize, usize),
     sink: &mut dyn FnMut(&Listing, Entry, std::ops::Range<usize>),
 ) -> Result<(), ReadError> {
-    let text = std::str::from_utf8(bytes).map_err(|_| {
-        error(
-            name,
-            "wrong_form",
-            "a listing is text, and this is not UTF-8",
-        )
-    })?;
-    let mut current: Option<Listing> = None;
+    let text = std::str::from_utf8(bytes).map_err(|_| not_utf8(name))?;
+    let mut lines = ListingLines::new(name);
     let mut start = offset;
     for (index, line) in text.split_inclusive('\n').enumerate() {
-        let number = index + first;
         let at = start..start + line.len();
         start = at.end;
+        lines.line(line, index + first, at, sink)?;
+    }
+    lines.finish()
+}
+
+/// A listing that is not UTF-8.
+fn not_utf8(name: &str) -> ReadError {
+    error(
+        name,
+        "wrong_form",
+        "a listing is text, and this is not UTF-8",
+    )
+}
+
+/// The lines of a listing written by `shapes`, read one at a time.
+struct ListingLines<'n> {
+    /// The listing file's name as given.
+    name: &'n str,
+    /// The listing of the last entry's file and kind.
+    current: Option<Listing>,
+    /// Whether each shape text is checked to read back (not when the lines are read
+    /// again, checked by the first read: parsing each twice took half as long again).
+    check: bool,
+}
+
+impl<'n> ListingLines<'n> {
+    /// Lines read for the first time.
+    fn new(name: &'n str) -> Self {
+        ListingLines {
+            name,
+            current: None,
+            check: true,
+        }
+    }
+
+    /// Lines read again, the same bytes as a first read checked.
+    fn again(name: &'n str) -> Self {
+        ListingLines {
+            check: false,
+            ..ListingLines::new(name)
+        }
+    }
+
+    /// Reads line `number` (`line`, at bytes `at` of the whole): its entry handed to
+    /// `sink` with a listing (no entries) of its file and the kind it tells, nothing for
+    /// a blank or comment line.
+    fn line(
+        &mut self,
+        line: &str,
+        number: usize,
+        at: std::ops::Range<usize>,
+        sink: &mut dyn FnMut(&Listing, Entry, std::ops::Range<usize>),
+    ) -> Result<(), ReadError> {
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with("//") || trimmed.starts_with('#') {
-            continue;
+            return Ok(());
         }
         let bad = |why: &str| {
             error(
-                name,
+                self.name,
                 "decode_error",
                 format!("line {number}: not a listing line ({why}): {trimmed}"),
             )
         };
         let (head, shape_text) = trimmed.rsplit_once(": ").ok_or_else(|| bad("no ': '"))?;
         // Checked here, read again when asked for (`Entry::shape`).
-        check_reads_back(shape_text)
-            .map_err(|e| bad(&format!("the shape does not parse: {}", e.message())))?;
+        if self.check {
+            check_reads_back(shape_text)
+                .map_err(|e| bad(&format!("the shape does not parse: {}", e.message())))?;
+        }
         let (file, location) = match head.rsplit_once(": ") {
             Some((file, location)) => (file, Some(location)),
             None => (head, None),
@@ -2383,16 +2571,25 @@ fn listing_lines_from(
         };
         entry.text = shape_text.to_string();
         entry.line = Some(number);
-        let listing = match &mut current {
+        let listing = match &mut self.current {
             Some(listing) if listing.file == file && listing.kind == kind => listing,
-            _ => current.insert(Listing::new(file, kind, None)),
+            _ => self.current.insert(Listing::new(file, kind, None)),
         };
         sink(listing, entry, at);
+        Ok(())
     }
-    if current.is_none() {
-        return Err(error(name, "no_shapes", "no listing line in the input"));
+
+    /// An error if no line was an entry.
+    fn finish(self) -> Result<(), ReadError> {
+        match self.current {
+            None => Err(error(
+                self.name,
+                "no_shapes",
+                "no listing line in the input",
+            )),
+            Some(_) => Ok(()),
+        }
     }
-    Ok(())
 }
 
 fn bare_entry(role: Role) -> Entry {
@@ -2524,6 +2721,115 @@ mod tests {
                 }
                 Err(e) => assert_eq!(result.err().map(|e| e.to_string()), Some(e.to_string())),
             }
+        }
+    }
+
+    /// A listing file read back and held reads each file's entries again from its file
+    /// (the crate's tests read every one again), the same entries the whole read
+    /// groups: random listings whose files' lines interleave, with blank and comment
+    /// lines and both line ends, and as JSON lines. A file that changed since is an
+    /// error.
+    #[test]
+    fn listings_read_again_from_their_files_are_grouped_as_whole() {
+        let lines = [
+            ("ENTRY main/p0", "f32[8,128]{1,0}"),
+            ("fused/add.1/operand 1", "bf16[2,3]{0,1}"),
+            ("", "pred[]"),
+        ];
+        let seen = |file: &str, kind: Kind, entry: &Entry| {
+            let location = entry.location(kind == Kind::Module);
+            format!(
+                "{file} {kind:?} {location:?} {} {:?}",
+                entry.text, entry.line
+            )
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("listing.txt");
+        let read = |path: &FsPath| {
+            let mut back = None;
+            let options = ReadOptions::default();
+            let single =
+                stream_path_holding_back(path, "listing", &options, &mut back, &mut |_, _| {});
+            (single.map(|single| single.is_none()), back)
+        };
+        let mut next = crate::guard::draws(0x2545_f491_4f6c_dd1du64);
+        for round in 0..100 {
+            let mut text = String::new();
+            let end = ["\n", "\r\n"][next(2)];
+            for _ in 0..1 + next(30) {
+                let file = ["a.hlo", "b.hlo", "c.txt"][next(3)];
+                match next(12) {
+                    0 => text.push_str(end),
+                    1 => text.push_str(&format!("# a comment{end}")),
+                    _ => {
+                        let (location, shape) = lines[next(lines.len())];
+                        match location {
+                            "" => text.push_str(&format!("{file}: {shape}{end}")),
+                            _ => text.push_str(&format!("{file}: {location}: {shape}{end}")),
+                        }
+                    }
+                }
+            }
+            let Ok(listings) = parse_listing("listing", text.as_bytes()) else {
+                continue;
+            };
+            let whole: Vec<String> = listings
+                .iter()
+                .flat_map(|l| l.entries.iter().map(|e| seen(&l.file, l.kind, e)))
+                .collect();
+            let form = round % 2;
+            if form == 0 {
+                std::fs::write(&path, &text).unwrap();
+            } else {
+                let mut json = String::new();
+                for listing in &listings {
+                    listing.write_json_lines(&mut json);
+                }
+                std::fs::write(&path, json).unwrap();
+            }
+            let (read_back, back) = read(&path);
+            assert_eq!(read_back.ok(), Some(true), "{text:?}");
+            let back = back.unwrap();
+            // Text read again from its file; JSON lines held as the text they read as.
+            assert_eq!(matches!(back.text, Text::File { .. }), form == 0);
+            let mut again = Vec::new();
+            for index in 0..back.files.len() {
+                let (file, kind) = (back.files.file(index), back.files.kind(index));
+                back.entries(index, &mut |entry| again.push(seen(file, kind, &entry)))
+                    .unwrap();
+            }
+            if form == 0 {
+                assert_eq!(again, whole, "{text:?}");
+            } else {
+                // JSON lines number their lines as the text they read as.
+                let strip = |s: &String| s.rsplit_once(' ').map(|(a, _)| a.to_string());
+                let (a, w): (Vec<_>, Vec<_>) = (
+                    again.iter().map(strip).collect(),
+                    whole.iter().map(strip).collect(),
+                );
+                assert_eq!(a, w, "{text:?}");
+            }
+        }
+        // Changed since it was read: longer, or as long with another time of change.
+        let text = "a.hlo: f32[2]{0}\nb.hlo: f32[3]{0}\n";
+        for change in 0..2 {
+            std::fs::write(&path, text).unwrap();
+            let (_, back) = read(&path);
+            let back = back.unwrap();
+            if change == 0 {
+                std::fs::write(&path, format!("{text}c.hlo: f32[4]{{0}}\n")).unwrap();
+            } else {
+                std::fs::write(&path, text.replace("f32[3]", "s32[3]")).unwrap();
+                let file = std::fs::File::options().write(true).open(&path).unwrap();
+                let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
+                file.set_modified(later).unwrap();
+            }
+            let read_again = back.entries(1, &mut |_| {});
+            let e = read_again.expect_err("changed since read");
+            assert_eq!(
+                (e.code, e.message.as_str()),
+                ("io_error", "it changed since it was first read")
+            );
         }
     }
 

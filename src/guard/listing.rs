@@ -2658,6 +2658,29 @@ fn parse_location(location: &str) -> Option<(Kind, Entry)> {
 mod tests {
     use super::*;
 
+    /// A listing of up to 30 lines of three files, interleaved, each line one of `lines`
+    /// (location and shape; no location for a message's), a blank line or a comment,
+    /// all ending in `\n` or all in `\r\n`.
+    fn random_listing(next: &mut impl FnMut(usize) -> usize, lines: &[(&str, &str)]) -> String {
+        let mut text = String::new();
+        let end = ["\n", "\r\n"][next(2)];
+        for _ in 0..1 + next(30) {
+            let file = ["a.hlo", "b.hlo", "c.txt"][next(3)];
+            match next(12) {
+                0 => text.push_str(end),
+                1 => text.push_str(&format!("# a comment{end}")),
+                _ => {
+                    let (location, shape) = lines[next(lines.len())];
+                    match location {
+                        "" => text.push_str(&format!("{file}: {shape}{end}")),
+                        _ => text.push_str(&format!("{file}: {location}: {shape}{end}")),
+                    }
+                }
+            }
+        }
+        text
+    }
+
     /// A listing read back a file at a time without gathering it hands on the entries
     /// the whole read groups, in the same order, with the same listings: random
     /// listings whose files' lines interleave, of module and message kinds, with blank
@@ -2683,22 +2706,7 @@ mod tests {
             )
         };
         for _ in 0..200 {
-            let mut text = String::new();
-            let end = ["\n", "\r\n"][next(2)];
-            for _ in 0..1 + next(30) {
-                let file = ["a.hlo", "b.hlo", "c.txt"][next(3)];
-                match next(12) {
-                    0 => text.push_str(end),
-                    1 => text.push_str(&format!("# a comment{end}")),
-                    _ => {
-                        let (location, shape) = lines[next(lines.len())];
-                        match location {
-                            "" => text.push_str(&format!("{file}: {shape}{end}")),
-                            _ => text.push_str(&format!("{file}: {location}: {shape}{end}")),
-                        }
-                    }
-                }
-            }
+            let text = random_listing(&mut next, &lines);
             let whole = parse_listing("listing", text.as_bytes()).map(|listings| {
                 let mut all = Vec::new();
                 for listing in listings {
@@ -2754,22 +2762,7 @@ mod tests {
         };
         let mut next = crate::guard::draws(0x2545_f491_4f6c_dd1du64);
         for round in 0..100 {
-            let mut text = String::new();
-            let end = ["\n", "\r\n"][next(2)];
-            for _ in 0..1 + next(30) {
-                let file = ["a.hlo", "b.hlo", "c.txt"][next(3)];
-                match next(12) {
-                    0 => text.push_str(end),
-                    1 => text.push_str(&format!("# a comment{end}")),
-                    _ => {
-                        let (location, shape) = lines[next(lines.len())];
-                        match location {
-                            "" => text.push_str(&format!("{file}: {shape}{end}")),
-                            _ => text.push_str(&format!("{file}: {location}: {shape}{end}")),
-                        }
-                    }
-                }
-            }
+            let text = random_listing(&mut next, &lines);
             let Ok(listings) = parse_listing("listing", text.as_bytes()) else {
                 continue;
             };

@@ -1912,7 +1912,7 @@ fn match_items<'a>(old: &Items<'a>, new: &Items<'a>, by_operands: bool) -> Match
     match_items_looking(old, new, by_operands, Look::Indexed)
 }
 
-/// Each old item's match and how it was made: six bytes an old item and one a new
+/// Each old item's match and how it was made: five bytes an old item and one a new
 /// one, where a list of the pairs took twelve bytes a pair beside them.
 struct Matching {
     /// Each old item's new item, [`NONE`] for none.

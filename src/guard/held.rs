@@ -396,7 +396,7 @@ pub(crate) struct Held {
     op_computations: Vec<(u32, u32)>,
     operands: Vec<u32>,
     /// What only some listings have (proto paths, shapes kept as bytes, large lines
-    /// and columns), made when the first comes: a listing read back holds a `Held` a
+    /// and columns), made when the first comes: a listing read back makes a `Held` a
     /// file it names, most with a shape or two and none of these.
     rare: Option<Box<Rare>>,
     /// The computations (their names' indices) some entry marks as the entry one.
@@ -757,15 +757,15 @@ impl Held {
 pub(crate) enum Read {
     /// The one listing of a module or messages, held.
     One(Box<Held>),
-    /// A listing file read back, held as its text: each file it names is held when it
-    /// is compared ([`hold_listed`]).
+    /// A listing file read back, held as where each file's lines stand: each file it
+    /// names is held when it is compared ([`hold_listed`]).
     Back(std::sync::Arc<Back>),
 }
 
 /// Reads one file as [`super::listing::read_path`] does: a module or messages held
-/// compactly as it is read, a listing file read back as its text and where each file's
-/// lines stand (a `Held` a file it names, some 1 KB each with its tables, took 50
-/// times a listing of one short line a file).
+/// compactly as it is read, a listing file read back as where each file's lines stand
+/// ([`Back`]; a `Held` a file it names, some 1 KB each with its tables, took 50 times a
+/// listing of one short line a file).
 pub(crate) fn read_path(
     path: &std::path::Path,
     name: &str,

@@ -1079,11 +1079,12 @@ fn stream_path_keeping(
     let file = std::fs::File::open(path).map_err(|e| error(name, "io_error", e.to_string()))?;
     // The input read whole below is read into a buffer of its size, not one grown by
     // doubling (up to twice its size).
-    let size = file.metadata().map_or(0, |m| m.len());
+    let opened = file.metadata().ok();
+    let size = opened.as_ref().map_or(0, |m| m.len());
     // A listing file read back and held reads its lines again from the file.
-    let again = match how.1 {
-        Some(_) => file.try_clone().ok(),
-        None => None,
+    let again = match (&how.1, opened) {
+        (Some(_), Some(opened)) => file.try_clone().ok().map(|file| (file, opened)),
+        _ => None,
     };
     let reader = std::io::BufReader::with_capacity(1 << 20, file);
     let (collecting, mut back) = how;
@@ -1094,8 +1095,8 @@ fn stream_path_keeping(
         (collecting, back.as_deref_mut()),
         sink,
     );
-    if let (Some(Some(held)), Some(again)) = (back, again) {
-        held.read_again_from(again);
+    if let (Some(Some(held)), Some((file, opened))) = (back, again) {
+        held.read_again_from(file, &opened);
     }
     read
 }
@@ -2380,8 +2381,9 @@ impl Back {
 
     /// Its lines read from `file` from here on (a handle of the file its text was read
     /// from, its text dropped), if the text is the file's own, of [`READ_AGAIN`] bytes
-    /// or more, and the file's size and time of change can be known.
-    fn read_again_from(&mut self, file: std::fs::File) {
+    /// or more, and the file's size and time of change are known and were the same
+    /// (`opened`) when it was opened to be read.
+    fn read_again_from(&mut self, file: std::fs::File, opened: &std::fs::Metadata) {
         let Text::Held { bytes, own: true } = &self.text else {
             return;
         };
@@ -2389,7 +2391,9 @@ impl Back {
             return;
         }
         let Ok(meta) = file.metadata() else { return };
-        if meta.len() != bytes.len() as u64 {
+        let modified = meta.modified().ok();
+        let unchanged = modified.is_some() && modified == opened.modified().ok();
+        if !unchanged || meta.len() != bytes.len() as u64 || opened.len() != meta.len() {
             return;
         }
         self.text = Text::File {

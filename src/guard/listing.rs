@@ -1081,24 +1081,14 @@ fn stream_path_keeping(
     // doubling (up to twice its size).
     let opened = file.metadata().ok();
     let size = opened.as_ref().map_or(0, |m| m.len());
-    // A listing file read back and held reads its lines again from the file.
-    let again = match (&how.1, opened) {
-        (Some(_), Some(opened)) => file.try_clone().ok().map(|file| (file, opened)),
-        _ => None,
-    };
+    // A large listing file read back reads its lines again from the file (the same
+    // handle), when its size and time of change can tell that it did not change.
+    let large = |m: &std::fs::Metadata| m.len() >= READ_AGAIN as u64 && m.modified().is_ok();
+    let again = opened
+        .filter(large)
+        .and_then(|opened| Some((file.try_clone().ok()?, opened)));
     let reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let (collecting, mut back) = how;
-    let read = stream_reader_with(
-        (reader, size),
-        name,
-        options,
-        (collecting, back.as_deref_mut()),
-        sink,
-    );
-    if let (Some(Some(held)), Some((file, opened))) = (back, again) {
-        held.read_again_from(file, &opened);
-    }
-    read
+    stream_reader_with((reader, size), name, options, how, again, sink)
 }
 
 /// Whether [`read_path`] lists `path` as one listing of its own (a module, or
@@ -1153,6 +1143,7 @@ pub fn stream_reader(
         name,
         options,
         (false, None),
+        None,
         &mut entries_to(sink),
     )
     .map(drop)
@@ -1178,17 +1169,58 @@ fn streamed_form<R: BufRead>(head: &check::Head<R>, source: Source) -> Option<Fo
     }
 }
 
-/// [`stream_path_keeping`] of what `reader` gives (`size` bytes, when known).
+/// [`stream_path_keeping`] of what `reader` gives (`size` bytes, when known); a
+/// listing file read back of [`READ_AGAIN`] bytes or more is read a line at a time,
+/// not held, and its lines read again from `again` (the file, and its metadata when it
+/// was opened) when they are handed on.
 fn stream_reader_with(
     (reader, size): (impl BufRead, u64),
     name: &str,
     options: &ReadOptions,
     (collecting, back): (bool, Option<&mut Option<Back>>),
+    again: Option<(std::fs::File, std::fs::Metadata)>,
     sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<Option<Listing>, ReadError> {
     let head = check::Head::read(reader).map_err(|e| error(name, "io_error", e.to_string()))?;
     let form = streamed_form(&head, options.source);
+    let listed = match (&again, form) {
+        (Some(_), None) => listing_told_by(&head, options.source),
+        _ => None,
+    };
     let mut reader = head.into_reader();
+    if let (Some(told), Some(again)) = (listed, again) {
+        let read = FileLines::read(name, &mut reader, again.1.len());
+        let files = read.map_err(|e| match told {
+            // Not a listing after all, as the whole read would say (it reports a
+            // listing naming too many files as such when it holds them for `diff`).
+            Some(reason) if e.code != "io_error" && !(e.code == "too_large" && back.is_some()) => {
+                unknown_form(name, &reason)
+            }
+            _ => e,
+        })?;
+        let (file, opened) = again;
+        let listed = Back {
+            name: name.to_string(),
+            text: Text::File {
+                file: std::sync::Mutex::new(file),
+                len: opened.len(),
+                modified: opened.modified().ok(),
+            },
+            files,
+        };
+        if let Some(back) = back {
+            *back = Some(listed);
+            return Ok(None);
+        }
+        // Each file's entries in turn, as the files first appear (a collecting reader
+        // groups them so, whatever order they come in).
+        for index in 0..listed.files.len() {
+            let files = &listed.files;
+            let listing = Listing::new(files.file(index), files.kind(index), None);
+            listed.entries(index, &mut |entry| sink(&listing, Item::Entry(entry)))?;
+        }
+        return Ok(None);
+    }
     match form {
         Some(Form::HloModule) => {
             let listing = Listing::new(name, Kind::Module, Some(Form::HloModule));
@@ -1214,6 +1246,33 @@ fn stream_reader_with(
         }
     }
     read_bytes_with(name, &bytes, options, collecting, sink)
+}
+
+/// Whether the input whose first bytes are `head` (and that goes on past them) is read
+/// as a listing file read back by [`read_bytes_with`], told as it tells it of the whole:
+/// `Some` with why no other form fits it (nothing when a listing is given); `None` when
+/// it is another form, or a listing of JSON lines (read as the text it converts to), or
+/// its first line does not end in `head` (then only the whole can tell).
+fn listing_told_by<R: BufRead>(head: &check::Head<R>, source: Source) -> Option<Option<String>> {
+    let reason = match source {
+        Source::Form(_) => return None,
+        Source::Listing => None,
+        // The form of a stream past its head is told from its head, as of the whole.
+        Source::Auto => Some(head.form().err()?),
+    };
+    let bytes = head.bytes();
+    let mut lines = bytes.split_inclusive(|&b| b == b'\n');
+    let first = lines.find(|line| !line.trim_ascii().is_empty())?;
+    (first.ends_with(b"\n") && !is_json_listing(bytes)).then_some(reason)
+}
+
+/// An input of no form known (`reason` says why).
+fn unknown_form(name: &str, reason: &str) -> ReadError {
+    error(
+        name,
+        "unknown_form",
+        format!("cannot tell what this is: {reason}; give --from binary|json|hlo|hlo-module|hlo-module-proto|listing"),
+    )
 }
 
 /// Lists HLO text of one shape (or program shape) a line, a line at a time; returns its
@@ -1487,11 +1546,7 @@ fn read_bytes_with(
                 if let Ok(read) = listings(sink) {
                     return Ok(read);
                 }
-                return Err(error(
-                    name,
-                    "unknown_form",
-                    format!("cannot tell what this is: {reason}; give --from binary|json|hlo|hlo-module|hlo-module-proto|listing"),
-                ));
+                return Err(unknown_form(name, &reason));
             }
         },
     };
@@ -2135,6 +2190,8 @@ pub(crate) struct FileLines {
     files: Vec<Runs>,
     /// The runs past each file's first, by file (each file's in order).
     more: Vec<(u32, Run)>,
+    /// The file of the last line found, while they are found.
+    last: u32,
 }
 
 /// A file's first run of lines, whether it has more, and whether any of its lines is
@@ -2148,41 +2205,93 @@ struct Runs {
 impl FileLines {
     /// The files of the listing file `bytes` (named `name`), every line checked.
     fn of(name: &str, bytes: &[u8]) -> Result<Self, ReadError> {
-        let mut names = super::held::Strings::default();
-        let mut files: Vec<Runs> = Vec::new();
-        let mut more: Vec<(u32, Run)> = Vec::new();
-        let mut last: Option<usize> = None;
+        let mut found = FileLines::empty();
         let mut too_many = false;
         listing_lines_from(name, bytes, (0, 1), &mut |line, entry, at| {
-            let first = (at.clone(), entry.line.unwrap_or(1));
-            let Some(id) = names.intern(&line.file) else {
-                too_many = true;
-                return;
-            };
-            let index = id as usize;
-            let new = index == files.len();
-            if new {
-                files.push(Runs {
-                    first: first.clone(),
-                    module: false,
-                    more: false,
-                });
-            }
-            let runs = &mut files[index];
-            runs.module |= line.kind == Kind::Module;
-            // A run goes on while the lines are of one file: its latest run, the last
-            // of all when it is not its first.
-            if last == Some(index) {
-                match (runs.more, more.last_mut()) {
-                    (true, Some((_, (range, _)))) => range.end = at.end,
-                    _ => runs.first.0.end = at.end,
-                }
-            } else if !new {
-                runs.more = true;
-                more.push((id, first));
-            }
-            last = Some(index);
+            too_many |= !found.add(line, &entry, at);
         })?;
+        found.finish(name, too_many)
+    }
+
+    /// [`FileLines::of`] of the listing file `reader` gives (`len` bytes), read a line
+    /// at a time, not held: the same files, or the same error.
+    fn read(name: &str, mut reader: impl BufRead, len: u64) -> Result<Self, ReadError> {
+        let mut found = FileLines::empty();
+        let mut lines = ListingLines::new(name);
+        let (mut line, mut at, mut number) = (Vec::new(), 0usize, 1usize);
+        let (mut failed, mut too_many) = (None, false);
+        loop {
+            line.clear();
+            let read = reader.read_until(b'\n', &mut line);
+            let read = read.map_err(|e| error(name, "io_error", e.to_string()))?;
+            if read == 0 {
+                break;
+            }
+            // The whole read says a listing that is not UTF-8 anywhere is not, before
+            // any line's error.
+            let text = std::str::from_utf8(&line).map_err(|_| not_utf8(name))?;
+            if failed.is_none() {
+                let mut add = |listing: &Listing, entry: Entry, span| {
+                    too_many |= !found.add(listing, &entry, span);
+                };
+                failed = lines.line(text, number, at..at + read, &mut add).err();
+            }
+            (at, number) = (at + read, number + 1);
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        lines.finish()?;
+        if at as u64 != len {
+            return Err(changed(name));
+        }
+        found.finish(name, too_many)
+    }
+
+    fn empty() -> Self {
+        FileLines {
+            names: super::held::Strings::default(),
+            files: Vec::new(),
+            more: Vec::new(),
+            last: super::held::NONE,
+        }
+    }
+
+    /// Adds the entry of a line of `line`'s file at bytes `at`; `false` when its file's
+    /// name cannot be stored.
+    fn add(&mut self, line: &Listing, entry: &Entry, at: std::ops::Range<usize>) -> bool {
+        let first = (at.clone(), entry.line.unwrap_or(1));
+        let Some(id) = self.names.intern(&line.file) else {
+            return false;
+        };
+        let index = id as usize;
+        let new = index == self.files.len();
+        if new {
+            self.files.push(Runs {
+                first: first.clone(),
+                module: false,
+                more: false,
+            });
+        }
+        let runs = &mut self.files[index];
+        runs.module |= line.kind == Kind::Module;
+        // A run goes on while the lines are of one file: its latest run, the last of
+        // all when it is not its first.
+        if self.last == id {
+            match (runs.more, self.more.last_mut()) {
+                (true, Some((_, (range, _)))) => range.end = at.end,
+                _ => runs.first.0.end = at.end,
+            }
+        } else if !new {
+            runs.more = true;
+            self.more.push((id, first));
+        }
+        self.last = id;
+        true
+    }
+
+    /// The files found, or an error if some name could not be stored.
+    fn finish(mut self, name: &str, too_many: bool) -> Result<Self, ReadError> {
         if too_many {
             return Err(error(
                 name,
@@ -2190,12 +2299,12 @@ impl FileLines {
                 "the files it names take more than 4 GiB of names",
             ));
         }
-        names.seal();
-        files.shrink_to_fit();
+        self.names.seal();
+        self.files.shrink_to_fit();
         // A stable sort: each file's runs stay in their order.
-        more.sort_by_key(|&(file, _)| file);
-        more.shrink_to_fit();
-        Ok(FileLines { names, files, more })
+        self.more.sort_by_key(|&(file, _)| file);
+        self.more.shrink_to_fit();
+        Ok(self)
     }
 
     /// How many files it names.
@@ -2270,10 +2379,12 @@ pub(crate) struct Back {
     pub(crate) files: FileLines,
 }
 
-/// The size from which a listing file read back and held ([`Back`]) reads its lines
-/// again from its file, its text dropped: a smaller one keeps its text (reading again
-/// a file at a time, 200,000 files of a line took twice as long), a larger one costs
-/// its size no longer. The crate's own tests and fuzzing read every one again.
+/// The size from which a listing file read back is read a line at a time to find its
+/// files' lines, not held, and each file's lines are read again from the file when
+/// they are handed on ([`Back`], [`FileLines::read`]): a smaller one is held (reading
+/// again a file at a time, 200,000 files of a line took twice as long), a larger one
+/// costs its size no longer (`shapes` of a listing of 167 MB took 171 MB, and takes
+/// 8). The crate's own tests and fuzzing read every one so.
 #[cfg(not(any(test, feature = "fuzz-small-tables")))]
 const READ_AGAIN: usize = 16 << 20;
 #[cfg(any(test, feature = "fuzz-small-tables"))]
@@ -2281,16 +2392,12 @@ const READ_AGAIN: usize = 1;
 
 /// Where a listing file read back's lines are read from.
 enum Text {
-    /// Its text: what a pipe gave, or the text a listing of JSON lines reads as, or
-    /// the bytes of a file that could not be opened again.
-    Held {
-        bytes: Vec<u8>,
-        /// Whether the bytes are the file's own (not converted from JSON lines).
-        own: bool,
-    },
-    /// The file it was read from, opened again (its lines read from where they
-    /// stand), with the size and time of change it had then: a file that changed is
-    /// an error, never other lines read as these.
+    /// Its text: a smaller file's, what a pipe gave, or the text a listing of JSON
+    /// lines reads as.
+    Held(Vec<u8>),
+    /// The file it was read from (a handle of the one it was read through; its lines
+    /// read from where they stand), with the size and time of change it had when
+    /// opened: a file that changed is an error, never other lines read as these.
     File {
         file: std::sync::Mutex<std::fs::File>,
         len: u64,
@@ -2307,9 +2414,9 @@ impl Back {
         bytes: Vec<u8>,
         options: &ReadOptions,
     ) -> Result<Result<Back, Vec<u8>>, ReadError> {
-        let held = |bytes: Vec<u8>, files, own| Back {
+        let held = |bytes: Vec<u8>, files| Back {
             name: name.to_string(),
-            text: Text::Held { bytes, own },
+            text: Text::Held(bytes),
             files,
         };
         if bytes.is_empty() {
@@ -2321,20 +2428,20 @@ impl Back {
             let text = json_listing_as_text(name, &bytes)?.into_bytes();
             drop(bytes);
             let files = FileLines::of(name, &text)?;
-            return Ok(Ok(held(text, files, false)));
+            return Ok(Ok(held(text, files)));
         }
         match options.source {
             Source::Form(_) => Ok(Err(bytes)),
             Source::Listing => {
                 let files = FileLines::of(name, &bytes)?;
-                Ok(Ok(held(bytes, files, true)))
+                Ok(Ok(held(bytes, files)))
             }
             Source::Auto => {
                 if check::detect(&bytes).is_ok() {
                     return Ok(Err(bytes));
                 }
                 match FileLines::of(name, &bytes) {
-                    Ok(files) => Ok(Ok(held(bytes, files, true))),
+                    Ok(files) => Ok(Ok(held(bytes, files))),
                     // A listing naming more than it can hold is one all the same.
                     Err(e) if e.code == "too_large" => Err(e),
                     // Read again for the error the whole read gives.
@@ -2354,7 +2461,7 @@ impl Back {
         sink: &mut dyn FnMut(Entry),
     ) -> Result<(), ReadError> {
         let (file, len, modified) = match &self.text {
-            Text::Held { bytes, .. } => {
+            Text::Held(bytes) => {
                 for run in self.files.runs(index) {
                     run_entries((&self.name, bytes), run, sink)?;
                 }
@@ -2377,30 +2484,6 @@ impl Back {
             self.run_entries_from(&mut file, run, sink)?;
         }
         Ok(())
-    }
-
-    /// Its lines read from `file` from here on (a handle of the file its text was read
-    /// from, its text dropped), if the text is the file's own, of [`READ_AGAIN`] bytes
-    /// or more, and the file's size and time of change are known and were the same
-    /// (`opened`) when it was opened to be read.
-    fn read_again_from(&mut self, file: std::fs::File, opened: &std::fs::Metadata) {
-        let Text::Held { bytes, own: true } = &self.text else {
-            return;
-        };
-        if bytes.len() < READ_AGAIN {
-            return;
-        }
-        let Ok(meta) = file.metadata() else { return };
-        let modified = meta.modified().ok();
-        let unchanged = modified.is_some() && modified == opened.modified().ok();
-        if !unchanged || meta.len() != bytes.len() as u64 || opened.len() != meta.len() {
-            return;
-        }
-        self.text = Text::File {
-            file: std::sync::Mutex::new(file),
-            len: meta.len(),
-            modified: meta.modified().ok(),
-        };
     }
 
     /// [`run_entries`] of run `run` read again from `file`.
@@ -2827,6 +2910,55 @@ mod tests {
                 (e.code, e.message.as_str()),
                 ("io_error", "it changed since it was first read")
             );
+        }
+    }
+
+    /// Files found a line at a time ([`FileLines::read`], for listing files too large to
+    /// hold) are those found in the whole text, runs and all, and an input that is not a
+    /// listing gets the whole read's error: random listings, some with a line that is
+    /// not a listing's, a shape that does not parse or bytes that are not UTF-8 (after
+    /// a bad line too: the whole read tells that first), or no entry at all.
+    #[test]
+    fn files_found_a_line_at_a_time_are_found_in_the_whole() {
+        let lines = [
+            ("ENTRY main/p0", "f32[8,128]{1,0}"),
+            ("fused/add.1/operand 1", "bf16[2,3]{0,1}"),
+            ("", "pred[]"),
+        ];
+        let mut next = crate::guard::draws(0x6a09_e667_f3bc_c908u64);
+        let found = |files: &FileLines| -> Vec<String> {
+            (0..files.len())
+                .map(|i| {
+                    let runs: Vec<&Run> = files.runs(i).collect();
+                    format!("{} {:?} {runs:?}", files.file(i), files.kind(i))
+                })
+                .collect()
+        };
+        for _ in 0..300 {
+            let mut text = random_listing(&mut next, &lines).into_bytes();
+            let at = next(text.len() + 1);
+            let broken: &[u8] = match next(6) {
+                0 => b"not a listing line\n",
+                1 => b"a.hlo: f32[2]{\n",
+                2 => b"\xff\xfe\n",
+                _ => b"",
+            };
+            // Inserted where a line starts (or at the end).
+            let start = text[..at]
+                .iter()
+                .rposition(|&b| b == b'\n')
+                .map_or(0, |i| i + 1);
+            text.splice(start..start, broken.iter().copied());
+            if next(8) == 0 {
+                text.extend_from_slice(b"x.hlo: f32[2]{0} \xff\n");
+            }
+            let whole = FileLines::of("listing", &text);
+            let read = FileLines::read("listing", &text[..], text.len() as u64);
+            match (whole, read) {
+                (Ok(a), Ok(b)) => assert_eq!(found(&a), found(&b), "{text:?}"),
+                (Err(a), Err(b)) => assert_eq!((a.code, a.message), (b.code, b.message)),
+                (a, b) => panic!("{:?} {:?} {text:?}", a.err(), b.err()),
+            }
         }
     }
 

@@ -1212,13 +1212,10 @@ fn stream_reader_with(
             *back = Some(listed);
             return Ok(None);
         }
-        // Each file's entries in turn, as the files first appear (a collecting reader
-        // groups them so, whatever order they come in).
-        for index in 0..listed.files.len() {
-            let files = &listed.files;
-            let listing = Listing::new(files.file(index), files.kind(index), None);
-            listed.entries(index, &mut |entry| sink(&listing, Item::Entry(entry)))?;
-        }
+        // A collecting reader groups them so, whatever order they come in.
+        listed
+            .files
+            .hand_on(sink, |index, each| listed.entries(index, each))?;
         return Ok(None);
     }
     match form {
@@ -2215,34 +2212,33 @@ impl FileLines {
 
     /// [`FileLines::of`] of the listing file `reader` gives (`len` bytes), read a line
     /// at a time, not held: the same files, or the same error.
-    fn read(name: &str, mut reader: impl BufRead, len: u64) -> Result<Self, ReadError> {
+    fn read(name: &str, reader: impl BufRead, len: u64) -> Result<Self, ReadError> {
         let mut found = FileLines::empty();
         let mut lines = ListingLines::new(name);
-        let (mut line, mut at, mut number) = (Vec::new(), 0usize, 1usize);
         let (mut failed, mut too_many) = (None, false);
-        loop {
-            line.clear();
-            let read = reader.read_until(b'\n', &mut line);
-            let read = read.map_err(|e| error(name, "io_error", e.to_string()))?;
-            if read == 0 {
-                break;
-            }
-            // The whole read says a listing that is not UTF-8 anywhere is not, before
-            // any line's error.
-            let text = std::str::from_utf8(&line).map_err(|_| not_utf8(name))?;
-            if failed.is_none() {
-                let mut add = |listing: &Listing, entry: Entry, span| {
-                    too_many |= !found.add(listing, &entry, span);
-                };
-                failed = lines.line(text, number, at..at + read, &mut add).err();
-            }
-            (at, number) = (at + read, number + 1);
-        }
+        let io_error = |e: std::io::Error| error(name, "io_error", e.to_string());
+        // The whole read says a listing that is not UTF-8 anywhere is not, before any
+        // line's error: the lines after a bad one are still read.
+        let end = each_line(
+            name,
+            reader,
+            (0, 1),
+            io_error,
+            |text: &str, number, span| {
+                if failed.is_none() {
+                    let mut add = |listing: &Listing, entry: Entry, span| {
+                        too_many |= !found.add(listing, &entry, span);
+                    };
+                    failed = lines.line(text, number, span, &mut add).err();
+                }
+                Ok(())
+            },
+        )?;
         if let Some(e) = failed {
             return Err(e);
         }
         lines.finish()?;
-        if at as u64 != len {
+        if end as u64 != len {
             return Err(changed(name));
         }
         found.finish(name, too_many)
@@ -2323,6 +2319,35 @@ impl FileLines {
             Some(runs) if runs.module => Kind::Module,
             _ => Kind::Messages,
         }
+    }
+
+    /// Hands each file's entries (read by `entries`: file `index`'s to the sink it is
+    /// given) to `sink` in turn, as the files first appear, each with a listing (no
+    /// entries) of its file and kind.
+    fn hand_on(
+        &self,
+        sink: &mut dyn FnMut(&Listing, Item),
+        entries: impl Fn(usize, &mut dyn FnMut(Entry)) -> Result<(), ReadError>,
+    ) -> Result<(), ReadError> {
+        for index in 0..self.len() {
+            let listing = Listing::new(self.file(index), self.kind(index), None);
+            entries(index, &mut |entry| sink(&listing, Item::Entry(entry)))?;
+        }
+        Ok(())
+    }
+
+    /// Hands file `index`'s entries to `sink`, read from `bytes`, the listing file
+    /// (named `name`) they were found in.
+    fn entries_in(
+        &self,
+        (name, bytes): (&str, &[u8]),
+        index: usize,
+        sink: &mut dyn FnMut(Entry),
+    ) -> Result<(), ReadError> {
+        for run in self.runs(index) {
+            run_entries((name, bytes), run, sink)?;
+        }
+        Ok(())
     }
 
     /// File `index`'s runs of lines, in order.
@@ -2461,12 +2486,7 @@ impl Back {
         sink: &mut dyn FnMut(Entry),
     ) -> Result<(), ReadError> {
         let (file, len, modified) = match &self.text {
-            Text::Held(bytes) => {
-                for run in self.files.runs(index) {
-                    run_entries((&self.name, bytes), run, sink)?;
-                }
-                return Ok(());
-            }
+            Text::Held(bytes) => return self.files.entries_in((&self.name, bytes), index, sink),
             Text::File {
                 file,
                 len,
@@ -2500,23 +2520,45 @@ impl Back {
             .map_err(failed)?;
         let size = range.end - range.start;
         let part = (&mut *file).take(size as u64);
-        let mut reader = std::io::BufReader::with_capacity(size.min(1 << 16), part);
+        let reader = std::io::BufReader::with_capacity(size.min(1 << 16), part);
         let mut lines = ListingLines::again(name);
-        let (mut line, mut at, mut number) = (Vec::new(), range.start, *first);
-        loop {
-            line.clear();
-            let read = reader.read_until(b'\n', &mut line).map_err(failed)?;
-            if read == 0 {
-                break;
-            }
-            let text = std::str::from_utf8(&line).map_err(|_| not_utf8(name))?;
-            lines.line(text, number, at..at + read, &mut |_, entry, _| sink(entry))?;
-            (at, number) = (at + read, number + 1);
-        }
-        if at != range.end {
+        let end = each_line(
+            name,
+            reader,
+            (range.start, *first),
+            failed,
+            |text: &str, number, span| {
+                lines.line(text, number, span, &mut |_, entry, _| sink(entry))
+            },
+        )?;
+        if end != range.end {
             return Err(changed(name));
         }
         Ok(())
+    }
+}
+
+/// Hands each line `reader` gives of the listing file named `name` to `each` (its
+/// text, its number and its bytes in the whole), the first at byte `at` and numbered
+/// `number`; returns where the last ends. A line that is not UTF-8 is the listing's
+/// error, a failed read `io_error`'s.
+fn each_line(
+    name: &str,
+    mut reader: impl BufRead,
+    (mut at, mut number): (usize, usize),
+    io_error: impl Fn(std::io::Error) -> ReadError,
+    mut each: impl FnMut(&str, usize, std::ops::Range<usize>) -> Result<(), ReadError>,
+) -> Result<usize, ReadError> {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line).map_err(&io_error)?;
+        if read == 0 {
+            return Ok(at);
+        }
+        let text = std::str::from_utf8(&line).map_err(|_| not_utf8(name))?;
+        each(text, number, at..at + read)?;
+        (at, number) = (at + read, number + 1);
     }
 }
 
@@ -2540,15 +2582,9 @@ fn stream_listing(
     sink: &mut dyn FnMut(&Listing, Item),
 ) -> Result<(), ReadError> {
     let files = FileLines::of(name, bytes)?;
-    for index in 0..files.len() {
-        let listing = Listing::new(files.file(index), files.kind(index), None);
-        for run in files.runs(index) {
-            run_entries((name, bytes), run, &mut |entry| {
-                sink(&listing, Item::Entry(entry));
-            })?;
-        }
-    }
-    Ok(())
+    files.hand_on(sink, |index, each| {
+        files.entries_in((name, bytes), index, each)
+    })
 }
 
 /// Reads a listing written by `shapes` back a line at a time, as [`parse_listing`]

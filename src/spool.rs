@@ -245,6 +245,20 @@ pub(crate) trait Fixed: Copy {
     fn take(bytes: &[u8]) -> Self;
 }
 
+impl Fixed for u32 {
+    const SIZE: usize = 4;
+
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.to_le_bytes());
+    }
+
+    fn take(bytes: &[u8]) -> Self {
+        let mut word = [0; 4];
+        word.copy_from_slice(&bytes[..4]);
+        u32::from_le_bytes(word)
+    }
+}
+
 /// Records of a fixed size, appended in order and then read by their index: the first
 /// `keep` in memory, the rest in an anonymous temporary file, read back a block at a
 /// time through a few blocks kept in memory. A table of a million records of 32 bytes

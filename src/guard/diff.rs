@@ -305,18 +305,19 @@ fn serialize_error<S: serde::Serializer>(
 
 impl FileDiff {
     /// Compares two listings held compactly into this pair's report; an error instead
-    /// when some entry of either could not be read back from its temporary file.
+    /// when some entry or operand of either could not be read back from its temporary
+    /// file.
     fn compare(&mut self, old: &Held, new: &Held, options: &Options) {
         let d = diff_held(old, new, options);
         let lost = [old, new]
             .into_iter()
-            .find_map(|held| Some((held, held.entries.lost()?)));
+            .find_map(|held| Some((held, held.lost()?)));
         match lost {
             Some((held, why)) => {
                 self.error = Some(Box::new(ReadError {
                     file: held.file.clone(),
                     code: "io_error",
-                    message: format!("its shapes could not be read back: {why}"),
+                    message: format!("its shapes or operands could not be read back: {why}"),
                 }));
             }
             None => {
@@ -1693,7 +1694,7 @@ impl<'a> Module<'a> {
         self.held.strings.opt(op.opcode)
     }
 
-    fn operands(&self, ins: &Instr) -> &'a [u32] {
+    fn operands(&self, ins: &Instr) -> held::Operands<'a> {
         self.held.operands(ins.op as usize)
     }
 
@@ -1866,9 +1867,9 @@ impl<'a> Items<'a> {
     }
 
     /// Its operands' names, by index into the side's strings.
-    fn operands(&self, i: usize) -> &'a [u32] {
+    fn operands(&self, i: usize) -> held::Operands<'a> {
         match &self.names {
-            Names::Computations(_) => &[],
+            Names::Computations(_) => self.held.operands(usize::MAX),
             Names::Instructions {
                 module,
                 computation,
@@ -1892,7 +1893,8 @@ impl<'a> Items<'a> {
     /// Its operands' stems, in order.
     fn stems(&self, i: usize) -> impl Iterator<Item = &'a str> + '_ {
         let strings = &self.held.strings;
-        self.operands(i).iter().map(move |&a| stem(strings.get(a)))
+        let operands = self.operands(i);
+        (0..operands.len()).map(move |at| stem(strings.get(operands.get(at))))
     }
 
     /// Its name, by index into the side's strings ([`NONE`] for a computation).
@@ -2068,12 +2070,12 @@ fn match_items_looking<'a>(
             let stems: Vec<&'a str> = old.stems(i).collect();
             // An operand matched to `k` needs `k`'s name at its place: the first one
             // picks the list to look in.
-            let exact = operands.iter().enumerate().find_map(|(at, &a)| {
+            let exact = operands.iter().enumerate().find_map(|(at, a)| {
                 let k = old.by_name(a).and_then(|k| matching.of(k))?;
                 Some((at, new.name_id(k)))
             });
             let fits = |j: usize| {
-                operands.iter().zip(new.operands(j)).all(|(&a, &b)| {
+                operands.iter().zip(new.operands(j).iter()).all(|(a, b)| {
                     let a_match = old.by_name(a).and_then(|k| matching.of(k));
                     let b_index = new.by_name(b);
                     let (a, b) = (old.held.strings.get(a), new.held.strings.get(b));
@@ -2184,7 +2186,7 @@ impl Candidates {
             .iter()
             .flat_map(|&j| (0..new.operands(j as usize).len() as u32).map(move |at| (j, at)))
             .collect();
-        let name = |(j, at): (u32, u32)| new.operands(j as usize)[at as usize];
+        let name = |(j, at): (u32, u32)| new.operands(j as usize).get(at as usize);
         exact.sort_by(|&x, &y| {
             let (sx, sy) = (stems(x.0), stems(y.0));
             sx.cmp(sy).then(x.1.cmp(&y.1)).then(name(x).cmp(&name(y)))
@@ -2216,7 +2218,7 @@ impl Candidates {
             }
             Some((place, name)) => {
                 let key = |(j, at): (u32, u32)| {
-                    let operand = new.operands(j as usize)[at as usize];
+                    let operand = new.operands(j as usize).get(at as usize);
                     by_stems(j)
                         .then((at as usize).cmp(&place))
                         .then(operand.cmp(&name))
@@ -3141,7 +3143,7 @@ mod tests {
                 let (o, n) = (Held::of_keeping(old, keep), Held::of_keeping(new, keep));
                 let kept = render(diff_held(&o, &n, &options));
                 assert_eq!(kept, held, "{} against {}, {keep} held", old.file, new.file);
-                assert!(o.entries.lost().is_none() && n.entries.lost().is_none());
+                assert!(o.lost().is_none() && n.lost().is_none());
             }
             compared += 1;
             changed += usize::from(held.len() > 10);

@@ -355,6 +355,36 @@ pub(crate) struct Op {
     operands: u32,
 }
 
+/// The operands of one instruction ([`Held::operands`]), read from its listing's
+/// table: each the index of its name in the listing's strings.
+#[derive(Clone, Copy)]
+pub(crate) struct Operands<'a> {
+    table: &'a Table<u32>,
+    start: usize,
+    end: usize,
+}
+
+impl Operands<'_> {
+    /// How many there are.
+    pub(crate) fn len(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// The operand at `at` ([`NONE`] past the last, or when it could not be read back:
+    /// [`Held::lost`] then says so).
+    pub(crate) fn get(&self, at: usize) -> u32 {
+        if at >= self.len() {
+            return NONE;
+        }
+        self.table.get(self.start + at).unwrap_or(NONE)
+    }
+
+    /// Each operand, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.len()).map(|at| self.get(at))
+    }
+}
+
 /// The parts of a [`Held`] that only some listings have.
 #[derive(Default)]
 struct Rare {
@@ -394,7 +424,10 @@ pub(crate) struct Held {
     /// the computation's name: a module's computations are written whole, one after the
     /// other (a name an instruction took four bytes each).
     op_computations: Vec<(u32, u32)>,
-    operands: Vec<u32>,
+    /// Each instruction's operands' names, in order: past the first [`Table::HELD`]
+    /// in a temporary file (four bytes an operand; they are read only to match
+    /// instructions whose names do not).
+    operands: Table<u32>,
     /// What only some listings have (proto paths, shapes kept as bytes, large lines
     /// and columns), made when the first comes: a listing read back makes a `Held` a
     /// file it names, most with a shape or two and none of these.
@@ -411,8 +444,8 @@ impl Held {
         Held::keeping(file, kind, Table::<Slot>::HELD)
     }
 
-    /// An empty listing of `file` that keeps its first `entries` entries in memory,
-    /// the rest in a temporary file.
+    /// An empty listing of `file` that keeps its first `entries` entries (and as many
+    /// operands) in memory, the rest in a temporary file.
     pub(crate) fn keeping(file: &str, kind: Kind, entries: usize) -> Self {
         Held {
             file: file.to_string(),
@@ -423,7 +456,7 @@ impl Held {
             entries: Table::new(entries),
             instructions: Vec::new(),
             op_computations: Vec::new(),
-            operands: Vec::new(),
+            operands: Table::new(entries),
             rare: None,
             entry_computations: HashSet::new(),
             overflow: false,
@@ -638,18 +671,29 @@ impl Held {
         })
     }
 
-    /// The operands of instruction `k`.
-    pub(crate) fn operands(&self, k: usize) -> &[u32] {
-        let Some(op) = self.instructions.get(k) else {
-            return &[];
+    /// The operands of instruction `k` (none past the last).
+    pub(crate) fn operands(&self, k: usize) -> Operands<'_> {
+        let (start, end) = match self.instructions.get(k) {
+            Some(op) => {
+                let end = self
+                    .instructions
+                    .get(k + 1)
+                    .map_or(self.operands.len(), |next| next.operands as usize);
+                (op.operands as usize, end)
+            }
+            None => (0, 0),
         };
-        let end = self
-            .instructions
-            .get(k + 1)
-            .map_or(self.operands.len(), |next| next.operands as usize);
-        self.operands
-            .get(op.operands as usize..end)
-            .unwrap_or_default()
+        Operands {
+            table: &self.operands,
+            start,
+            end: end.max(start),
+        }
+    }
+
+    /// The first failure to keep or read back its entries or operands in their
+    /// temporary files: some were lost.
+    pub(crate) fn lost(&self) -> Option<&str> {
+        self.entries.lost().or_else(|| self.operands.lost())
     }
 
     /// Entry `slot` as a listing entry.
@@ -710,7 +754,7 @@ impl Held {
             .check()
     }
 
-    /// An error if some index overflowed or some entry could not be kept; else the
+    /// An error if some index overflowed or some entry or operand could not be kept; else the
     /// listing, its strings' lookup table dropped (nothing more is stored).
     fn check(mut self) -> Result<Self, ReadError> {
         self.finish()?;
@@ -725,17 +769,16 @@ impl Held {
 
     /// What [`Held::check`] checks and drops.
     fn finish(&mut self) -> Result<(), ReadError> {
-        if let Some(why) = self.entries.lost() {
+        if let Some(why) = self.lost() {
             return Err(ReadError {
                 file: self.file.clone(),
                 code: "io_error",
-                message: format!("its shapes could not be kept: {why}"),
+                message: format!("its shapes or operands could not be kept: {why}"),
             });
         }
         self.strings.seal();
         self.instructions.shrink_to_fit();
         self.op_computations.shrink_to_fit();
-        self.operands.shrink_to_fit();
         if let Some(rare) = &mut self.rare {
             rare.extras.shrink_to_fit();
         }
@@ -934,6 +977,41 @@ mod tests {
             (strings.get(a), strings.get(b), strings.get(c)),
             ("a.1", "b", "c")
         );
+    }
+
+    /// Each instruction's operands read back as given, in order, wherever they are
+    /// kept: all in memory, or past the first 0, 1 or 3 in the temporary file (with
+    /// instructions of no operand, of one, of many, and after the last none).
+    #[test]
+    fn operands_read_back_as_given() {
+        let given: Vec<Vec<String>> = (0..40)
+            .map(|k| {
+                (0..(k * 7) % 6)
+                    .map(|at| format!("x{}.{at}", (k * 13 + at) % 9))
+                    .collect()
+            })
+            .collect();
+        for keep in [0, 1, 3, usize::MAX] {
+            let mut held = Held::keeping("f", Kind::Module, keep);
+            for (k, operands) in given.iter().enumerate() {
+                held.push_instruction(&Instruction {
+                    computation: format!("c{}", k / 10),
+                    name: format!("i{k}"),
+                    opcode: "add".to_string(),
+                    operands: operands.clone(),
+                });
+            }
+            held.finish().unwrap();
+            for (k, operands) in given.iter().enumerate() {
+                let read = held.operands(k);
+                assert_eq!(read.len(), operands.len(), "keep {keep}, instruction {k}");
+                let names: Vec<&str> = read.iter().map(|id| held.strings.get(id)).collect();
+                assert_eq!(names, *operands, "keep {keep}, instruction {k}");
+                assert_eq!(read.get(operands.len()), NONE);
+            }
+            assert_eq!(held.operands(given.len()).len(), 0);
+            assert!(held.lost().is_none());
+        }
     }
 
     #[test]

@@ -1386,7 +1386,7 @@ fn diff_held(old: &Held, new: &Held, options: &Options) -> ListingDiff {
     let (o, n) = (Module::new(old), Module::new(new));
     out.entry_layout(&o, &n);
     if !options.entry_only {
-        let opcodes = !old.instructions.is_empty() && !new.instructions.is_empty();
+        let opcodes = old.instructions.len() > 0 && new.instructions.len() > 0;
         out.computations(&o, &n, opcodes);
     }
     out.result
@@ -1689,9 +1689,10 @@ impl<'a> Module<'a> {
         self.held.strings.get(ins.name)
     }
 
-    fn opcode(&self, ins: &Instr) -> Option<&'a str> {
-        let op = self.held.instructions.get(ins.op as usize)?;
-        self.held.strings.opt(op.opcode)
+    /// Its opcode's index into the side's strings ([`NONE`] for none).
+    fn opcode(&self, ins: &Instr) -> u32 {
+        let op = self.held.instructions.get(ins.op as usize);
+        op.map_or(NONE, |op| op.opcode)
     }
 
     fn operands(&self, ins: &Instr) -> held::Operands<'a> {
@@ -1855,15 +1856,25 @@ impl<'a> Items<'a> {
 
     /// The group: the stem and, for instructions when both sides name them, the opcode.
     fn group(&self, i: usize) -> (&'a str, Option<&'a str>) {
-        let opcode = match &self.names {
+        self.group_of(i, self.opcode(i))
+    }
+
+    /// The group of item `i` whose [`Items::opcode`] is `opcode`.
+    fn group_of(&self, i: usize, opcode: u32) -> (&'a str, Option<&'a str>) {
+        (stem(self.name(i)), self.held.strings.opt(opcode))
+    }
+
+    /// Its opcode's index into the side's strings, for instructions when both sides
+    /// name them ([`NONE`] else).
+    fn opcode(&self, i: usize) -> u32 {
+        match &self.names {
             Names::Instructions {
                 module,
                 computation,
                 opcodes: true,
             } => module.opcode(&computation.instructions[i]),
-            _ => None,
-        };
-        (stem(self.name(i)), opcode)
+            _ => NONE,
+        }
     }
 
     /// Its operands' names, by index into the side's strings.
@@ -1982,10 +1993,13 @@ fn match_items_looking<'a>(
 ) -> Matching {
     // Each side's indices by group, in input order within a group.
     let grouped = |items: &Items<'_>| {
+        // Each item's opcode read once from its side's table, not at each comparison.
+        let opcodes: Vec<u32> = (0..items.len()).map(|i| items.opcode(i)).collect();
+        let group = |i: usize| items.group_of(i, opcodes[i]);
         let mut order: Vec<u32> = (0..items.len() as u32).collect();
         order.sort_by(|&a, &b| {
             let (a, b) = (a as usize, b as usize);
-            items.group(a).cmp(&items.group(b)).then(a.cmp(&b))
+            group(a).cmp(&group(b)).then(a.cmp(&b))
         });
         order
     };

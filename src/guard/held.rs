@@ -345,6 +345,7 @@ struct Extra {
 
 /// One instruction: indices into its listing's strings (its computation's name is
 /// its run's: [`Held::ops`]).
+#[derive(Clone, Copy)]
 pub(crate) struct Op {
     /// Its name.
     pub(crate) name: u32,
@@ -353,6 +354,29 @@ pub(crate) struct Op {
     /// Where its operands' names start in the listing's `operands`: they end where
     /// the next instruction's start.
     operands: u32,
+}
+
+impl crate::spool::Fixed for Op {
+    const SIZE: usize = 12;
+
+    fn put(&self, out: &mut Vec<u8>) {
+        for field in [self.name, self.opcode, self.operands] {
+            out.extend_from_slice(&field.to_le_bytes());
+        }
+    }
+
+    fn take(bytes: &[u8]) -> Self {
+        let field = |k: usize| {
+            let mut word = [0; 4];
+            word.copy_from_slice(&bytes[4 * k..4 * k + 4]);
+            u32::from_le_bytes(word)
+        };
+        Op {
+            name: field(0),
+            opcode: field(1),
+            operands: field(2),
+        }
+    }
 }
 
 /// The operands of one instruction ([`Held::operands`]), read from its listing's
@@ -418,8 +442,9 @@ pub(crate) struct Held {
     /// module of a million instructions lists some three million shapes, 32 bytes
     /// each).
     pub(crate) entries: Table<Slot>,
-    /// The instructions, in order (none for a listing read back).
-    pub(crate) instructions: Vec<Op>,
+    /// The instructions, in order (none for a listing read back): past the first
+    /// [`Table::HELD`] in a temporary file (twelve bytes an instruction).
+    pub(crate) instructions: Table<Op>,
     /// Where each run of instructions of one computation starts in `instructions`, and
     /// the computation's name: a module's computations are written whole, one after the
     /// other (a name an instruction took four bytes each).
@@ -445,7 +470,7 @@ impl Held {
     }
 
     /// An empty listing of `file` that keeps its first `entries` entries (and as many
-    /// operands) in memory, the rest in a temporary file.
+    /// instructions and operands) in memory, the rest in temporary files.
     pub(crate) fn keeping(file: &str, kind: Kind, entries: usize) -> Self {
         Held {
             file: file.to_string(),
@@ -454,7 +479,7 @@ impl Held {
             roles: Distinct::default(),
             role_keys: Distinct::default(),
             entries: Table::new(entries),
-            instructions: Vec::new(),
+            instructions: Table::new(entries),
             op_computations: Vec::new(),
             operands: Table::new(entries),
             rare: None,
@@ -656,32 +681,36 @@ impl Held {
     }
 
     /// The instructions in order, each with its computation's name.
-    pub(crate) fn ops(&self) -> impl Iterator<Item = (u32, &Op)> + '_ {
+    pub(crate) fn ops(&self) -> impl Iterator<Item = (u32, Op)> + '_ {
         let mut runs = self.op_computations.iter().peekable();
         let mut computation = NONE;
-        self.instructions.iter().zip(0u32..).map(move |(op, k)| {
-            while let Some(&&(first, name)) = runs.peek() {
-                if first > k {
-                    break;
+        self.instructions
+            .iter_from(0)
+            .zip(0u32..)
+            .map(move |(op, k)| {
+                while let Some(&&(first, name)) = runs.peek() {
+                    if first > k {
+                        break;
+                    }
+                    computation = name;
+                    runs.next();
                 }
-                computation = name;
-                runs.next();
-            }
-            (computation, op)
-        })
+                (computation, op)
+            })
     }
 
     /// The operands of instruction `k` (none past the last).
     pub(crate) fn operands(&self, k: usize) -> Operands<'_> {
-        let (start, end) = match self.instructions.get(k) {
-            Some(op) => {
-                let end = self
-                    .instructions
-                    .get(k + 1)
-                    .map_or(self.operands.len(), |next| next.operands as usize);
-                (op.operands as usize, end)
-            }
-            None => (0, 0),
+        // None past the last instruction, or when one could not be read back
+        // (`Held::lost` then says so).
+        let end = match self.instructions.get(k + 1) {
+            Some(next) => Some(next.operands as usize),
+            None if k + 1 == self.instructions.len() => Some(self.operands.len()),
+            None => None,
+        };
+        let (start, end) = match (self.instructions.get(k), end) {
+            (Some(op), Some(end)) => (op.operands as usize, end),
+            _ => (0, 0),
         };
         Operands {
             table: &self.operands,
@@ -690,10 +719,15 @@ impl Held {
         }
     }
 
-    /// The first failure to keep or read back its entries or operands in their
-    /// temporary files: some were lost.
+    /// The first failure to keep or read back its entries, instructions or operands in
+    /// their temporary files: some were lost.
     pub(crate) fn lost(&self) -> Option<&str> {
-        self.entries.lost().or_else(|| self.operands.lost())
+        let tables = [
+            self.entries.lost(),
+            self.instructions.lost(),
+            self.operands.lost(),
+        ];
+        tables.into_iter().flatten().next()
     }
 
     /// Entry `slot` as a listing entry.
@@ -754,7 +788,7 @@ impl Held {
             .check()
     }
 
-    /// An error if some index overflowed or some entry or operand could not be kept; else the
+    /// An error if some index overflowed or some entry or instruction could not be kept; else the
     /// listing, its strings' lookup table dropped (nothing more is stored).
     fn check(mut self) -> Result<Self, ReadError> {
         self.finish()?;
@@ -773,11 +807,10 @@ impl Held {
             return Err(ReadError {
                 file: self.file.clone(),
                 code: "io_error",
-                message: format!("its shapes or operands could not be kept: {why}"),
+                message: format!("its shapes or instructions could not be kept: {why}"),
             });
         }
         self.strings.seal();
-        self.instructions.shrink_to_fit();
         self.op_computations.shrink_to_fit();
         if let Some(rare) = &mut self.rare {
             rare.extras.shrink_to_fit();

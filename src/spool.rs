@@ -328,6 +328,11 @@ impl<T: Fixed> Table<T> {
         }
     }
 
+    /// How many records it keeps in memory before the rest go to its file.
+    pub(crate) fn keep(&self) -> usize {
+        self.keep
+    }
+
     /// How many records there are.
     pub(crate) fn len(&self) -> usize {
         self.held.len()

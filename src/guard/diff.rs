@@ -48,6 +48,7 @@ use super::listing::{self, clean_name, Back, Entry, Kind, Listing, ReadError, Re
 use super::spooled::Spooled;
 use crate::proto::{LayoutProto, ShapeProto};
 use crate::report::{end_array, next_item, pretty_at, Document, FileReport, Finding, Form};
+use crate::spool::Table;
 use crate::text::module::Role;
 
 /// A kind of change, for `--ignore`.
@@ -308,10 +309,11 @@ impl FileDiff {
     /// when some entry or operand of either could not be read back from its temporary
     /// file.
     fn compare(&mut self, old: &Held, new: &Held, options: &Options) {
-        let d = diff_held(old, new, options);
+        let (d, arranged) = diff_held(old, new, options);
         let lost = [old, new]
             .into_iter()
-            .find_map(|held| Some((held, held.lost()?)));
+            .find_map(|held| Some((held, held.lost()?.to_string())))
+            .or(arranged);
         match lost {
             Some((held, why)) => {
                 self.error = Some(Box::new(ReadError {
@@ -1370,18 +1372,25 @@ pub struct ListingDiff {
 
 /// Compares two listings (see the module docs).
 pub fn diff_listings(old: &Listing, new: &Listing, options: &Options) -> ListingDiff {
-    diff_held(&Held::of(old), &Held::of(new), options)
+    // Held in memory, as the listings are: nothing is lost.
+    diff_held(&Held::of(old), &Held::of(new), options).0
 }
 
-/// [`diff_listings`] of two listings held compactly.
-fn diff_held(old: &Held, new: &Held, options: &Options) -> ListingDiff {
+/// [`diff_listings`] of two listings held compactly; with it, the side whose
+/// instructions, once arranged, could not be kept or read back in their temporary
+/// file, and why (then the changes are not to be trusted).
+fn diff_held<'h>(
+    old: &'h Held,
+    new: &'h Held,
+    options: &Options,
+) -> (ListingDiff, Option<(&'h Held, String)>) {
     let mut out = Differ {
         options,
         result: ListingDiff::default(),
     };
     if old.kind == Kind::Messages || new.kind == Kind::Messages {
         out.messages(old, new);
-        return out.result;
+        return (out.result, None);
     }
     let (o, n) = (Module::new(old), Module::new(new));
     out.entry_layout(&o, &n);
@@ -1389,7 +1398,10 @@ fn diff_held(old: &Held, new: &Held, options: &Options) -> ListingDiff {
         let opcodes = old.instructions.len() > 0 && new.instructions.len() > 0;
         out.computations(&o, &n, opcodes);
     }
-    out.result
+    let lost = [(old, &o), (new, &n)]
+        .into_iter()
+        .find_map(|(held, module)| Some((held, module.lost()?.to_string())));
+    (out.result, lost)
 }
 
 /// One shape of one side.
@@ -1465,6 +1477,11 @@ struct Module<'a> {
     /// first (instruction names are unique in a module XLA writes; a listing need not
     /// keep them so).
     clashes: HashMap<(u32, u32), u32>,
+    /// Every computation's instructions, one computation after the other, once
+    /// arranged: past the side's first [`Table::HELD`](crate::spool::Table) records in a
+    /// temporary file (sixteen bytes an instruction, held for both sides while they are
+    /// matched, were a third of what `diff` of two modules held).
+    instrs: Table<Instr>,
 }
 
 struct Computation<'a> {
@@ -1475,7 +1492,12 @@ struct Computation<'a> {
     parameters: Parameters,
     /// The entry of its result.
     result: Option<u32>,
-    instructions: Vec<Instr>,
+    /// Its instructions while they are arranged ([`Module::new`]); then in
+    /// [`Module::instrs`], from `first` on.
+    building: Vec<Instr>,
+    first: u32,
+    /// How many instructions it has, once arranged.
+    count: u32,
 }
 
 /// Parameters by number (a computation's, the entry computation layout's), in order
@@ -1553,12 +1575,36 @@ fn union(
 
 /// An instruction: its name's index, its instruction record's (for its opcode and
 /// operands; [`NONE`] for none, in a listing read back) and its entries.
+#[derive(Clone, Copy)]
 struct Instr {
     name: u32,
     op: u32,
     /// The first and last of its entries (each the one after the other, but for
     /// [`Module::jumps`]), [`NONE`] for none.
     shapes: (u32, u32),
+}
+
+impl crate::spool::Fixed for Instr {
+    const SIZE: usize = 16;
+
+    fn put(&self, out: &mut Vec<u8>) {
+        for field in [self.name, self.op, self.shapes.0, self.shapes.1] {
+            out.extend_from_slice(&field.to_le_bytes());
+        }
+    }
+
+    fn take(bytes: &[u8]) -> Self {
+        let field = |k: usize| {
+            let mut word = [0; 4];
+            word.copy_from_slice(&bytes[4 * k..4 * k + 4]);
+            u32::from_le_bytes(word)
+        };
+        Instr {
+            name: field(0),
+            op: field(1),
+            shapes: (field(2), field(3)),
+        }
+    }
 }
 
 impl<'a> Module<'a> {
@@ -1571,6 +1617,8 @@ impl<'a> Module<'a> {
             jumps: HashMap::new(),
             named: vec![NONE; held.strings.len()],
             clashes: HashMap::new(),
+            // As many held as the side's entries: all for a listing held in memory.
+            instrs: Table::new(held.entries.keep()),
         };
         let mut index: HashMap<u32, usize> = HashMap::new();
         fn computation<'a>(
@@ -1587,7 +1635,9 @@ impl<'a> Module<'a> {
                     entry: false,
                     parameters: Parameters::default(),
                     result: None,
-                    instructions: Vec::new(),
+                    building: Vec::new(),
+                    first: 0,
+                    count: 0,
                 });
                 at
             })
@@ -1598,8 +1648,8 @@ impl<'a> Module<'a> {
                 return i as usize;
             }
             let c = &mut module.computations[at];
-            let i = c.instructions.len();
-            c.instructions.push(Instr {
+            let i = c.building.len();
+            c.building.push(Instr {
                 name,
                 op: NONE,
                 shapes: (NONE, NONE),
@@ -1635,7 +1685,7 @@ impl<'a> Module<'a> {
                                 continue;
                             }
                             let i = instr(&mut module, at, slot.instruction);
-                            let ins = &mut module.computations[at].instructions[i];
+                            let ins = &mut module.computations[at].building[i];
                             let k = k as u32;
                             match ins.shapes {
                                 (NONE, _) => ins.shapes = (k, k),
@@ -1654,15 +1704,18 @@ impl<'a> Module<'a> {
         for (k, (name, op)) in held.ops().enumerate() {
             let at = computation(&mut module, &mut index, name);
             let i = instr(&mut module, at, op.name);
-            module.computations[at].instructions[i].op = k as u32;
+            module.computations[at].building[i].op = k as u32;
         }
         module.entry_parameters.finish();
         for c in &mut module.computations {
             c.parameters.finish();
-            // Grown by doubling as the instructions came: up to twice their 16 bytes
-            // each, held while both sides are matched (a computation of 600,000 took
-            // 16.8 MB for 9.6).
-            c.instructions.shrink_to_fit();
+            // Into the table, one computation after the other, each list dropped once
+            // moved. Fewer than `u32::MAX` of them: each has an entry or a record.
+            c.first = module.instrs.len() as u32;
+            c.count = c.building.len() as u32;
+            for ins in std::mem::take(&mut c.building) {
+                module.instrs.push(ins);
+            }
         }
         module.computations.shrink_to_fit();
         module
@@ -1674,15 +1727,35 @@ impl<'a> Module<'a> {
         if i == NONE {
             return None;
         }
-        let here = self
-            .computations
-            .get(at as usize)?
-            .instructions
-            .get(i as usize);
+        let here = self.instr(self.computations.get(at as usize)?, i as usize);
         match here {
             Some(ins) if ins.name == name => Some(i),
             _ => self.clashes.get(&(at, name)).copied(),
         }
+    }
+
+    /// Instruction `i` of computation `c` (`None` past its last, or when it could not
+    /// be read back: [`Module::lost`] then says so).
+    fn instr(&self, c: &Computation<'_>, i: usize) -> Option<Instr> {
+        if let Some(ins) = c.building.get(i) {
+            return Some(*ins);
+        }
+        if i >= c.count as usize {
+            return None;
+        }
+        self.instrs.get(c.first as usize + i)
+    }
+
+    /// The instructions of computation `c`, in order.
+    fn instrs_of(&self, c: &Computation<'_>) -> impl Iterator<Item = Instr> + '_ {
+        let first = c.first as usize;
+        (first..first + c.count as usize).map_while(|i| self.instrs.get(i))
+    }
+
+    /// The first failure to keep or read back its instructions in their temporary
+    /// file.
+    fn lost(&self) -> Option<&str> {
+        self.instrs.lost()
     }
 
     fn name(&self, ins: &Instr) -> &'a str {
@@ -1833,24 +1906,52 @@ enum Names<'a> {
 struct Items<'a> {
     names: Names<'a>,
     held: &'a Held,
+    /// Each instruction's name (an index into the side's strings), read once from
+    /// its module's table while they are matched: the sorts compare names many times.
+    ids: Vec<u32>,
 }
 
 impl<'a> Items<'a> {
+    /// The instructions of `computation` of `module`.
+    fn instructions(
+        module: &'a Module<'a>,
+        computation: &'a Computation<'a>,
+        opcodes: bool,
+    ) -> Self {
+        Items {
+            names: Names::Instructions {
+                module,
+                computation,
+                opcodes,
+            },
+            held: module.held,
+            ids: module.instrs_of(computation).map(|ins| ins.name).collect(),
+        }
+    }
+
     fn len(&self) -> usize {
         match &self.names {
             Names::Computations(list) => list.len(),
-            Names::Instructions { computation, .. } => computation.instructions.len(),
+            Names::Instructions { computation, .. } => computation.count as usize,
         }
     }
 
     fn name(&self, i: usize) -> &'a str {
         match &self.names {
             Names::Computations(list) => list[i].0,
+            Names::Instructions { .. } => self.held.strings.get(self.name_id(i)),
+        }
+    }
+
+    /// Instruction `i` (`None` for a computation, or one not read back).
+    fn instr(&self, i: usize) -> Option<(&'a Module<'a>, Instr)> {
+        match &self.names {
+            Names::Computations(_) => None,
             Names::Instructions {
                 module,
                 computation,
                 ..
-            } => module.name(&computation.instructions[i]),
+            } => Some((*module, module.instr(computation, i)?)),
         }
     }
 
@@ -1867,25 +1968,17 @@ impl<'a> Items<'a> {
     /// Its opcode's index into the side's strings, for instructions when both sides
     /// name them ([`NONE`] else).
     fn opcode(&self, i: usize) -> u32 {
-        match &self.names {
-            Names::Instructions {
-                module,
-                computation,
-                opcodes: true,
-            } => module.opcode(&computation.instructions[i]),
+        match (&self.names, self.instr(i)) {
+            (Names::Instructions { opcodes: true, .. }, Some((module, ins))) => module.opcode(&ins),
             _ => NONE,
         }
     }
 
     /// Its operands' names, by index into the side's strings.
     fn operands(&self, i: usize) -> held::Operands<'a> {
-        match &self.names {
-            Names::Computations(_) => self.held.operands(usize::MAX),
-            Names::Instructions {
-                module,
-                computation,
-                ..
-            } => module.operands(&computation.instructions[i]),
+        match self.instr(i) {
+            Some((module, ins)) => module.operands(&ins),
+            None => self.held.operands(usize::MAX),
         }
     }
 
@@ -1910,10 +2003,7 @@ impl<'a> Items<'a> {
 
     /// Its name, by index into the side's strings ([`NONE`] for a computation).
     fn name_id(&self, i: usize) -> u32 {
-        match &self.names {
-            Names::Computations(_) => NONE,
-            Names::Instructions { computation, .. } => computation.instructions[i].name,
-        }
+        self.ids.get(i).copied().unwrap_or(NONE)
     }
 }
 
@@ -2463,6 +2553,7 @@ impl Differ<'_> {
         let view = |held, named| Items {
             names: Names::Computations(named),
             held,
+            ids: Vec::new(),
         };
         let (o_view, n_view) = (view(old.held, &o_named), view(new.held, &n_named));
         for (i, j, how) in match_items(&o_view, &n_view, false).pairs() {
@@ -2491,10 +2582,7 @@ impl Differ<'_> {
                     computation: Some(c.name),
                     instruction: None,
                 };
-                let words = format!(
-                    "computation removed ({} instructions)",
-                    c.instructions.len()
-                );
+                let words = format!("computation removed ({} instructions)", c.count);
                 self.lone(&at, What::Removed, None, words);
             }
         }
@@ -2505,7 +2593,7 @@ impl Differ<'_> {
                     computation: Some(c.name),
                     instruction: None,
                 };
-                let words = format!("computation added ({} instructions)", c.instructions.len());
+                let words = format!("computation added ({} instructions)", c.count);
                 self.lone(&at, What::Added, None, words);
             }
         }
@@ -2543,24 +2631,18 @@ impl Differ<'_> {
         };
         self.pair(&at, om.shape(old.result), nm.shape(new.result));
 
-        fn items<'a>(
-            module: &'a Module<'a>,
-            computation: &'a Computation<'a>,
-            opcodes: bool,
-        ) -> Items<'a> {
-            Items {
-                names: Names::Instructions {
-                    module,
-                    computation,
-                    opcodes,
-                },
-                held: module.held,
-            }
-        }
-        let matching = match_items(&items(om, old, opcodes), &items(nm, new, opcodes), opcodes);
+        let matching = match_items(
+            &Items::instructions(om, old, opcodes),
+            &Items::instructions(nm, new, opcodes),
+            opcodes,
+        );
         for (i, j, how) in matching.pairs() {
             let (i, j) = (i as usize, j as usize);
-            let (oi, ni) = (&old.instructions[i], &new.instructions[j]);
+            // Each read back (else the pair's error says what was lost).
+            let (Some(oi), Some(ni)) = (om.instr(old, i), nm.instr(new, j)) else {
+                continue;
+            };
+            let (oi, ni) = (&oi, &ni);
             let (oi_name, ni_name) = (om.name(oi), nm.name(ni));
             if how != How::Name {
                 self.result.matches.push(Match {
@@ -2618,10 +2700,11 @@ impl Differ<'_> {
             (&old_done, om, old, What::Removed),
             (&matching.taken, nm, new, What::Added),
         ] {
-            for (i, ins) in comp.instructions.iter().enumerate() {
+            for (i, ins) in module.instrs_of(comp).enumerate() {
                 if done[i] {
                     continue;
                 }
+                let ins = &ins;
                 let ins_name = module.name(ins);
                 let at = At {
                     place: format!(
@@ -3152,10 +3235,12 @@ mod tests {
             .map(|(i, j)| (&listings[i], &listings[j]))
             .chain(random.chunks(2).map(|pair| (&pair[0], &pair[1])));
         for (old, new) in pairs {
-            let held = render(diff_held(&Held::of(old), &Held::of(new), &options));
+            let held = render(diff_held(&Held::of(old), &Held::of(new), &options).0);
             for keep in [0, 1, 3] {
                 let (o, n) = (Held::of_keeping(old, keep), Held::of_keeping(new, keep));
-                let kept = render(diff_held(&o, &n, &options));
+                let (kept, lost) = diff_held(&o, &n, &options);
+                assert!(lost.is_none());
+                let kept = render(kept);
                 assert_eq!(kept, held, "{} against {}, {keep} held", old.file, new.file);
                 assert!(o.lost().is_none() && n.lost().is_none());
             }
@@ -3174,7 +3259,7 @@ mod tests {
     /// undefined, and of every stem, each compared with another.
     #[test]
     fn operand_matching_through_the_index_is_matching_by_looking_at_every_candidate() {
-        use super::{match_items_looking, Items, Look, Module, Names};
+        use super::{match_items_looking, Items, Look, Module};
         use crate::guard::held::Held;
         use crate::guard::listing::{read_bytes, ReadOptions};
         let mut next = crate::guard::draws(0x9e37_79b9_7f4a_7c15u64);
@@ -3212,14 +3297,7 @@ mod tests {
             let (om, nm) = (Module::new(&old), Module::new(&new));
             fn items<'a>(m: &'a Module<'a>) -> Items<'a> {
                 let computation = m.computations.iter().find(|c| c.entry).unwrap();
-                Items {
-                    names: Names::Instructions {
-                        module: m,
-                        computation,
-                        opcodes: true,
-                    },
-                    held: m.held,
-                }
+                Items::instructions(m, computation, true)
             }
             let (o, n) = (items(&om), items(&nm));
             let indexed = match_items_looking(&o, &n, true, Look::Indexed);

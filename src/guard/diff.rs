@@ -1748,8 +1748,9 @@ impl<'a> Module<'a> {
 
     /// The instructions of computation `c`, in order.
     fn instrs_of(&self, c: &Computation<'_>) -> impl Iterator<Item = Instr> + '_ {
-        let first = c.first as usize;
-        (first..first + c.count as usize).map_while(|i| self.instrs.get(i))
+        self.instrs
+            .iter_from(c.first as usize)
+            .take(c.count as usize)
     }
 
     /// The first failure to keep or read back its instructions in their temporary
@@ -2104,21 +2105,15 @@ fn match_items_looking<'a>(
             new.group(new_order[b] as usize),
         );
         if go < gn {
-            a += 1;
+            a = run_end(old, &old_order, a, go);
             continue;
         }
         if gn < go {
-            b += 1;
+            b = run_end(new, &new_order, b, gn);
             continue;
         }
-        let a_end = a + old_order[a..]
-            .iter()
-            .take_while(|&&i| old.group(i as usize) == go)
-            .count();
-        let b_end = b + new_order[b..]
-            .iter()
-            .take_while(|&&j| new.group(j as usize) == go)
-            .count();
+        let a_end = run_end(old, &old_order, a, go);
+        let b_end = run_end(new, &new_order, b, go);
         let (o, n) = (&old_order[a..a_end], &new_order[b..b_end]);
         (a, b) = (a_end, b_end);
         // Names are distinct within a side: pairs of the same name, by sorting both.
@@ -2207,6 +2202,24 @@ fn match_items_looking<'a>(
         }
     }
     matching
+}
+
+/// The end of the run of `order` (items sorted by group) from `start`, whose item is
+/// of group `group`: found by galloping, so that a run costs the logarithm of its length
+/// in look-ups of a group (each reads an instruction's records), not its length.
+fn run_end(items: &Items<'_>, order: &[u32], start: usize, group: (&str, Option<&str>)) -> usize {
+    let of = |at: usize| items.group(order[at] as usize) == group;
+    // `known` is in the run; `probe` past it or at the end.
+    let (mut known, mut step) = (start, 1);
+    let probe = loop {
+        let probe = start.saturating_add(step).min(order.len());
+        if probe == order.len() || !of(probe) {
+            break probe;
+        }
+        known = probe;
+        step *= 2;
+    };
+    known + 1 + order[known + 1..probe].partition_point(|&i| items.group(i as usize) == group)
 }
 
 /// The new side's candidates of one group whose sizes differ, indexed for matching by

@@ -126,7 +126,7 @@ impl Entry {
     /// kept only if the text does not read back as it.
     pub fn new(role: Role, shape: &ShapeProto, text: String) -> Self {
         let held = match read_back(&text) {
-            Ok(back) if back == *shape => None,
+            Ok(back) if crate::proto::same_shape(&back, shape) => None,
             _ => Some(Kept::Shape(Box::new(shape.clone()))),
         };
         Entry::bare(role, text, held)
@@ -464,7 +464,8 @@ impl LongTuple {
         self.reads_back = self.reads_back
             && self.style.print_shape(leaf).is_ok_and(|text| {
                 read_back(&text).is_ok_and(|back| {
-                    back == *leaf && crate::text::tuple_element_problem(&back).is_none()
+                    crate::proto::same_shape(&back, leaf)
+                        && crate::text::tuple_element_problem(&back).is_none()
                 })
             });
     }

@@ -40,7 +40,7 @@ pub(crate) fn same_shape(a: &ShapeProto, b: &ShapeProto) -> bool {
 }
 
 /// [`same_shape`] for layouts.
-fn same_layout(a: &LayoutProto, b: &LayoutProto) -> bool {
+pub(crate) fn same_layout(a: &LayoutProto, b: &LayoutProto) -> bool {
     let LayoutProto {
         minor_to_major,
         padded_dimensions,
@@ -95,7 +95,7 @@ fn same_layout(a: &LayoutProto, b: &LayoutProto) -> bool {
 }
 
 /// `a == b`, without `memcmp` for two empty lists.
-fn same_list<T: PartialEq>(a: &[T], b: &[T]) -> bool {
+pub(crate) fn same_list<T: PartialEq>(a: &[T], b: &[T]) -> bool {
     a.len() == b.len() && (a.is_empty() || a == b)
 }
 

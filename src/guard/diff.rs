@@ -46,7 +46,7 @@ use serde::{Deserialize, Serialize};
 use super::held::{self, Held, Slot, NONE};
 use super::listing::{self, clean_name, Back, Entry, Kind, Listing, ReadError, ReadOptions};
 use super::spooled::Spooled;
-use crate::proto::{LayoutProto, ShapeProto};
+use crate::proto::{same_layout, same_list, LayoutProto, ShapeProto};
 use crate::report::{end_array, next_item, pretty_at, Document, FileReport, Finding, Form};
 use crate::spool::Table;
 use crate::text::module::Role;
@@ -2992,7 +2992,8 @@ fn compare(old: &ShapeProto, new: &ShapeProto, index: &mut Vec<usize>, out: &mut
         }
         return;
     }
-    if old.dimensions != new.dimensions {
+    // Lists compared without `memcmp` of empty ones (`proto::same_list`).
+    if !same_list(&old.dimensions, &new.dimensions) {
         push(
             ChangeKind::Dimensions,
             format!("dimensions {:?} -> {:?}", old.dimensions, new.dimensions).replace(' ', ""),
@@ -3003,7 +3004,7 @@ fn compare(old: &ShapeProto, new: &ShapeProto, index: &mut Vec<usize>, out: &mut
             .map(|i| s.is_dynamic_dimension.get(i).copied().unwrap_or(false))
             .collect()
     };
-    if old.dimensions.len() == new.dimensions.len() && flags(old) != flags(new) {
+    if old.dimensions.len() == new.dimensions.len() && !same_list(&flags(old), &flags(new)) {
         push(
             ChangeKind::Dynamic,
             "dynamic dimensions changed".to_string(),
@@ -3021,13 +3022,14 @@ fn print(shape: &ShapeProto) -> String {
 }
 
 fn compare_layouts(old: &LayoutProto, new: &LayoutProto, push: &mut dyn FnMut(ChangeKind, String)) {
-    if old.minor_to_major != new.minor_to_major {
+    // Lists compared without `memcmp` of empty ones (`proto::same_list`).
+    if !same_list(&old.minor_to_major, &new.minor_to_major) {
         push(
             ChangeKind::MinorToMajor,
             "minor_to_major changed".to_string(),
         );
     }
-    if old.tiles != new.tiles {
+    if !same_list(&old.tiles, &new.tiles) {
         let words = match (old.tiles.is_empty(), new.tiles.is_empty()) {
             (true, false) => "tiles added",
             (false, true) => "tiles removed",
@@ -3064,7 +3066,7 @@ fn compare_layouts(old: &LayoutProto, new: &LayoutProto, push: &mut dyn FnMut(Ch
             ),
         );
     }
-    if old.split_configs != new.split_configs {
+    if !same_list(&old.split_configs, &new.split_configs) {
         push(
             ChangeKind::SplitConfigs,
             "split configs changed".to_string(),
@@ -3080,7 +3082,7 @@ fn compare_layouts(old: &LayoutProto, new: &LayoutProto, push: &mut dyn FnMut(Ch
         l.split_configs.clear();
         l
     };
-    if rest(old) != rest(new) {
+    if !same_layout(&rest(old), &rest(new)) {
         push(
             ChangeKind::LayoutOther,
             "other layout fields changed".to_string(),

@@ -245,17 +245,30 @@ pub(crate) trait Fixed: Copy {
     fn take(bytes: &[u8]) -> Self;
 }
 
+/// Appends `words`, each as its 4 little-endian bytes: a record of `u32`s
+/// ([`Fixed::put`]).
+pub(crate) fn put_words(out: &mut Vec<u8>, words: &[u32]) {
+    for word in words {
+        out.extend_from_slice(&word.to_le_bytes());
+    }
+}
+
+/// The `k`-th `u32` of a record [`put_words`] wrote.
+pub(crate) fn word(bytes: &[u8], k: usize) -> u32 {
+    let mut word = [0; 4];
+    word.copy_from_slice(&bytes[4 * k..4 * k + 4]);
+    u32::from_le_bytes(word)
+}
+
 impl Fixed for u32 {
     const SIZE: usize = 4;
 
     fn put(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.to_le_bytes());
+        put_words(out, &[*self]);
     }
 
     fn take(bytes: &[u8]) -> Self {
-        let mut word = [0; 4];
-        word.copy_from_slice(&bytes[..4]);
-        u32::from_le_bytes(word)
+        word(bytes, 0)
     }
 }
 

@@ -1588,17 +1588,12 @@ impl crate::spool::Fixed for Instr {
     const SIZE: usize = 16;
 
     fn put(&self, out: &mut Vec<u8>) {
-        for field in [self.name, self.op, self.shapes.0, self.shapes.1] {
-            out.extend_from_slice(&field.to_le_bytes());
-        }
+        let words = [self.name, self.op, self.shapes.0, self.shapes.1];
+        crate::spool::put_words(out, &words);
     }
 
     fn take(bytes: &[u8]) -> Self {
-        let field = |k: usize| {
-            let mut word = [0; 4];
-            word.copy_from_slice(&bytes[4 * k..4 * k + 4]);
-            u32::from_le_bytes(word)
-        };
+        let field = |k| crate::spool::word(bytes, k);
         Instr {
             name: field(0),
             op: field(1),

@@ -300,7 +300,7 @@ impl crate::spool::Fixed for Slot {
     const SIZE: usize = 32;
 
     fn put(&self, out: &mut Vec<u8>) {
-        for field in [
+        let words = [
             self.computation,
             self.instruction,
             self.role,
@@ -309,17 +309,12 @@ impl crate::spool::Fixed for Slot {
             self.line,
             self.column,
             self.extra,
-        ] {
-            out.extend_from_slice(&field.to_le_bytes());
-        }
+        ];
+        crate::spool::put_words(out, &words);
     }
 
     fn take(bytes: &[u8]) -> Self {
-        let field = |k: usize| {
-            let mut word = [0; 4];
-            word.copy_from_slice(&bytes[4 * k..4 * k + 4]);
-            u32::from_le_bytes(word)
-        };
+        let field = |k| crate::spool::word(bytes, k);
         Slot {
             computation: field(0),
             instruction: field(1),
@@ -360,17 +355,11 @@ impl crate::spool::Fixed for Op {
     const SIZE: usize = 12;
 
     fn put(&self, out: &mut Vec<u8>) {
-        for field in [self.name, self.opcode, self.operands] {
-            out.extend_from_slice(&field.to_le_bytes());
-        }
+        crate::spool::put_words(out, &[self.name, self.opcode, self.operands]);
     }
 
     fn take(bytes: &[u8]) -> Self {
-        let field = |k: usize| {
-            let mut word = [0; 4];
-            word.copy_from_slice(&bytes[4 * k..4 * k + 4]);
-            u32::from_le_bytes(word)
-        };
+        let field = |k| crate::spool::word(bytes, k);
         Op {
             name: field(0),
             opcode: field(1),

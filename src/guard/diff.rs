@@ -306,8 +306,8 @@ fn serialize_error<S: serde::Serializer>(
 
 impl FileDiff {
     /// Compares two listings held compactly into this pair's report; an error instead
-    /// when some entry or operand of either could not be read back from its temporary
-    /// file.
+    /// when some entry, instruction or operand of either could not be kept or read back
+    /// in its temporary file.
     fn compare(&mut self, old: &Held, new: &Held, options: &Options) {
         let (d, arranged) = diff_held(old, new, options);
         let lost = [old, new]
@@ -319,7 +319,7 @@ impl FileDiff {
                 self.error = Some(Box::new(ReadError {
                     file: held.file.clone(),
                     code: "io_error",
-                    message: format!("its shapes or operands could not be read back: {why}"),
+                    message: format!("its shapes or instructions could not be read back: {why}"),
                 }));
             }
             None => {

@@ -692,9 +692,13 @@ impl Held {
     pub(crate) fn operands(&self, k: usize) -> Operands<'_> {
         // None past the last instruction, or when one could not be read back
         // (`Held::lost` then says so).
-        let end = match self.instructions.get(k + 1) {
-            Some(next) => Some(next.operands as usize),
-            None if k + 1 == self.instructions.len() => Some(self.operands.len()),
+        let count = self.instructions.len();
+        let end = match k.checked_add(1).filter(|&next| next <= count) {
+            Some(next) if next == count => Some(self.operands.len()),
+            Some(next) => self
+                .instructions
+                .get(next)
+                .map(|next| next.operands as usize),
             None => None,
         };
         let (start, end) = match (self.instructions.get(k), end) {
@@ -1032,6 +1036,7 @@ mod tests {
                 assert_eq!(read.get(operands.len()), NONE);
             }
             assert_eq!(held.operands(given.len()).len(), 0);
+            assert_eq!(held.operands(usize::MAX).len(), 0);
             assert!(held.lost().is_none());
         }
     }

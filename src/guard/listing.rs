@@ -2417,7 +2417,7 @@ pub(crate) struct Back {
 /// 171 MB, and takes 8). It was 16 MiB until the lines were read again a window at a
 /// time: a listing naming 200,000 files of a line (8.7 MB) was read again a file at a
 /// time twice as slowly as held, and is now compared with a changed copy in 87 MB and
-/// 0.74 s, where held it took 105 MB and 0.59 s. The crate's own tests and fuzzing
+/// 0.58 s, where held it took 105 MB and 0.43 s. The crate's own tests and fuzzing
 /// read every one so.
 #[cfg(not(any(test, feature = "fuzz-small-tables")))]
 const READ_AGAIN: usize = 1 << 20;

@@ -2074,7 +2074,7 @@ fn a_listing_naming_many_files_is_read_back_in_bounded_memory() {
 /// space: each is held as where each file's lines stand, its lines read again from the
 /// file a window at a time, each file held only while its pair is compared (a compact
 /// listing a file, some 1 KB each with its tables, took 424 MB; holding each listing's
-/// text, as a listing under 16 MiB was until session 27, some 110 MB). A change, a file
+/// text, as a listing under 16 MiB was until session 27, some 115 MB). A change, a file
 /// removed and a file added are found.
 #[test]
 fn listings_naming_many_files_are_compared_in_bounded_memory() {

@@ -1964,8 +1964,11 @@ impl<'a> Items<'a> {
     /// Its opcode's index into the side's strings, for instructions when both sides
     /// name them ([`NONE`] else).
     fn opcode(&self, i: usize) -> u32 {
-        match (&self.names, self.instr(i)) {
-            (Names::Instructions { opcodes: true, .. }, Some((module, ins))) => module.opcode(&ins),
+        match &self.names {
+            // The instruction read only when its opcode is wanted.
+            Names::Instructions { opcodes: true, .. } => self
+                .instr(i)
+                .map_or(NONE, |(module, ins)| module.opcode(&ins)),
             _ => NONE,
         }
     }

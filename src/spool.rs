@@ -446,7 +446,23 @@ impl<T: Fixed> Table<T> {
             return Some(T::take(bytes));
         }
         let per_block = Self::per_block();
-        let (number, within) = (at / per_block, at % per_block);
+        let within = at % per_block;
+        self.in_block(spill, at / per_block, |bytes| {
+            let start = within * T::SIZE;
+            bytes.get(start..start + T::SIZE).map(T::take)
+        })?
+    }
+
+    /// `read` of the bytes of the records of block `number` of the file (read back
+    /// into its place among the blocks kept, if it is not there); `None` when it could
+    /// not be read back (see [`Table::lost`]).
+    fn in_block<R>(
+        &self,
+        spill: &TableSpill,
+        number: usize,
+        read: impl FnOnce(&[u8]) -> R,
+    ) -> Option<R> {
+        let per_block = Self::per_block();
         let mut guard = match spill.file.lock() {
             Ok(guard) => guard,
             Err(_) => {
@@ -461,8 +477,8 @@ impl<T: Fixed> Table<T> {
             blocks.bytes = vec![0; Self::BLOCKS * block_bytes];
         }
         let bytes = &mut blocks.bytes[place * block_bytes..(place + 1) * block_bytes];
+        let records = per_block.min(spill.written - number * per_block);
         if blocks.numbers[place] != number {
-            let records = per_block.min(spill.written - number * per_block);
             let read = file
                 .seek(io::SeekFrom::Start((number * block_bytes) as u64))
                 .and_then(|_| file.read_exact(&mut bytes[..records * T::SIZE]));
@@ -473,8 +489,7 @@ impl<T: Fixed> Table<T> {
             }
             blocks.numbers[place] = number;
         }
-        let start = within * T::SIZE;
-        Some(T::take(&bytes[start..start + T::SIZE]))
+        Some(read(&bytes[..records * T::SIZE]))
     }
 
     /// The records in order, from `start` on (ending early where one could not be read
@@ -496,21 +511,9 @@ impl<T: Fixed> Table<T> {
             if block.is_empty() || block_start != number * per_block {
                 block.clear();
                 block_start = number * per_block;
-                let records = per_block.min(spill.written - block_start);
-                // The block through the table's own (its first record read loads it).
-                self.get(self.held.len() + block_start)?;
-                let guard = spill.file.lock().ok()?;
-                let (_, blocks) = &*guard;
-                let place = number % Self::BLOCKS;
-                if blocks.numbers[place] != number {
-                    return self.get(i);
-                }
-                let bytes = &blocks.bytes[place * per_block * T::SIZE..];
-                block.extend(
-                    bytes[..records * T::SIZE]
-                        .chunks_exact(T::SIZE)
-                        .map(T::take),
-                );
+                self.in_block(spill, number, |bytes| {
+                    block.extend(bytes.chunks_exact(T::SIZE).map(T::take));
+                })?;
             }
             block.get(at - block_start).copied()
         })

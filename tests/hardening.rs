@@ -1984,7 +1984,16 @@ fn module_and_changed_copy(
     n: usize,
     change: impl Fn(&str) -> String,
 ) -> (std::path::PathBuf, std::path::PathBuf) {
-    let text = module_of_many_instructions(n);
+    text_and_changed_copy(dir, module_of_many_instructions(n), change)
+}
+
+/// `text` written to `old.hlo` in `dir` and `change` of it to `new.hlo` (it must change
+/// something): their paths.
+fn text_and_changed_copy(
+    dir: &std::path::Path,
+    text: String,
+    change: impl Fn(&str) -> String,
+) -> (std::path::PathBuf, std::path::PathBuf) {
     let changed = change(&text);
     assert_ne!(text, changed);
     let (old, new) = (dir.join("old.hlo"), dir.join("new.hlo"));
@@ -2030,14 +2039,12 @@ fn diff_of_large_modules_gives_freed_blocks_back() {
         text.push_str(&format!("  x{i} = f32[] negate(x{})\n", i - 1));
     }
     text.push_str("  ROOT r = f32[] negate(x599999)\n}\n");
-    let changed = text.replace(
-        "  x300000 = f32[] negate(x299999)",
-        "  x300000 = f16[] negate(x299999)",
-    );
-    assert_ne!(text, changed);
-    let (old, new) = (dir.path().join("old.hlo"), dir.path().join("new.hlo"));
-    std::fs::write(&old, text).unwrap();
-    std::fs::write(&new, changed).unwrap();
+    let (old, new) = text_and_changed_copy(dir.path(), text, |text| {
+        text.replace(
+            "  x300000 = f32[] negate(x299999)",
+            "  x300000 = f16[] negate(x299999)",
+        )
+    });
     let args = format!("diff {} {}", old.display(), new.display());
     let out = limited_exit(90_000, &args, 1);
     assert_eq!(

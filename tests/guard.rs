@@ -9,7 +9,7 @@ use xla_shape::check::Walk;
 use xla_shape::guard::diff::{self, ChangeKind, DiffReport, What};
 use xla_shape::guard::listing::{self, Kind, ReadOptions, Source};
 use xla_shape::guard::Policy;
-use xla_shape::report::Form;
+use xla_shape::report::{render, Form, Format};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
@@ -647,7 +647,8 @@ fn a_policy_past_its_limits_is_refused() {
 
 /// `diff --format json` is written a change at a time: the same bytes as the report's
 /// JSON value pretty-printed, for pairs with changes and matches, files on one side
-/// only, an unreadable pair and an empty report.
+/// only, an unreadable pair and an empty report. Each format written a pair at a time
+/// as they are compared ([`diff::DiffWriter`]) is what the whole report writes.
 #[test]
 fn the_json_diff_written_as_it_goes_is_the_whole_value_pretty_printed() {
     let (old, new) = (temp("json-old"), temp("json-new"));
@@ -665,6 +666,26 @@ fn the_json_diff_written_as_it_goes_is_the_whole_value_pretty_printed() {
         assert!(statuses.contains(&status), "{statuses:?}");
     }
     assert!(report.files.iter().any(|f| !f.matches.is_empty()));
+    // What `diff` writes as the pairs are compared is what the whole report gives.
+    let pairs = (old.path(), new.path());
+    for format in [Format::Text, Format::Json, Format::Github, Format::Sarif] {
+        let mut streamed = Vec::new();
+        let mut writer = diff::DiffWriter::new(format, &report.old, &report.new, &mut streamed);
+        let options = diff::Options::default();
+        let read = ReadOptions::default();
+        diff::diff_paths_each(pairs, &read, &walk(), &options, &mut |f| writer.file(&f)).unwrap();
+        assert_eq!(writer.finish().unwrap(), report.summary());
+        let mut whole = Vec::new();
+        match format {
+            Format::Text | Format::Json => report.write(format, &mut whole).unwrap(),
+            _ => render(format, &report.to_document(), &mut whole, &mut Vec::new()).unwrap(),
+        }
+        assert_eq!(
+            String::from_utf8(streamed),
+            String::from_utf8(whole),
+            "{format:?}"
+        );
+    }
     for report in [report, DiffReport::default()] {
         let mut written = Vec::new();
         report.write_json(&mut written).unwrap();

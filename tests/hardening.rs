@@ -2111,6 +2111,51 @@ fn listings_naming_many_files_are_compared_in_bounded_memory() {
     assert_eq!(String::from_utf8_lossy(&out), expected);
 }
 
+/// `diff` of two listings of 200,000 files each of which changed writes each pair's
+/// report as it is compared, in a 100 MB address space: held until every pair was
+/// compared, the reports took some 340 MB (the allocation failed, an abort), in text,
+/// JSON, GitHub commands and SARIF alike.
+#[test]
+fn listings_whose_every_file_changed_are_reported_a_pair_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let line = |i: usize, layout: &str| format!("dir/file{i}.hlo: ENTRY main/x: f32[8]{layout}\n");
+    let (mut old, mut new) = (String::new(), String::new());
+    for i in 0..200_000 {
+        old.push_str(&line(i, "{0}"));
+        new.push_str(&line(i, "{0:T(8)}"));
+    }
+    let (a, b) = (dir.path().join("a.txt"), dir.path().join("b.txt"));
+    std::fs::write(&a, old).unwrap();
+    std::fs::write(&b, new).unwrap();
+    let changed = |i: usize| {
+        format!("file{i}.hlo: main/x: f32[8]{{0}} -> f32[8]{{0:T(8)}}: tiles added (allocated 32 -> 32 bytes)")
+    };
+    for format in ["text", "github"] {
+        let args = format!("diff --format {format} {} {}", a.display(), b.display());
+        let out = String::from_utf8(limited_exit(100_000, &args, 1)).unwrap();
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 200_000, "{format}");
+        // Sorted by key: file0, file1, file10, ... file99999.
+        let (first, last) = (lines[0], lines[199_999]);
+        match format {
+            "text" => {
+                assert_eq!(first, changed(0));
+                assert_eq!(last, changed(99_999));
+            }
+            _ => {
+                assert!(
+                    first.starts_with("::warning file=dir/file0.hlo,"),
+                    "{first}"
+                );
+                assert!(
+                    last.starts_with("::warning file=dir/file99999.hlo,"),
+                    "{last}"
+                );
+            }
+        }
+    }
+}
+
 /// Where no temporary file can be made (`TMPDIR` names no directory), `diff` keeps a
 /// side's entries past the first 65,536 in memory and gives the same report: two
 /// modules of 30,000 `add`s (90,000 shapes each), a change among the last shapes.

@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 use xla_shape::guard::diff::{self, ChangeKind};
-use xla_shape::report;
 
 use super::shapes::GuardInput;
 use super::validate::ReportFormat;
@@ -93,31 +92,31 @@ pub fn run(args: DiffArgs) -> Result<(), Failure> {
         entry_only: args.entry_only,
         ignore: args.ignore.iter().map(|k| k.kind()).collect(),
     };
-    let result = diff::diff_paths(&args.old, &args.new, &read, &walk, &options);
-    // Written as it goes: to a temporary file renamed into place, or standard output.
+    // Written as each pair is compared: to a temporary file renamed into place, or
+    // standard output.
     let mut out = args.output.stream()?;
-    let written = match args.format {
-        ReportFormat::Text => result.write_text(&mut out),
-        ReportFormat::Json => result.write_json(&mut out),
-        ReportFormat::Github | ReportFormat::Sarif => report::render(
-            args.format.into(),
-            &result.to_document(),
-            &mut out,
-            &mut std::io::sink(),
-        ),
-    };
-    written.map_err(|e| Failure::unreadable(format!("output: {e}")))?;
-    out.finish()?;
     let mut errors = std::io::stderr();
-    for file in &result.files {
+    let (old, new) = (
+        args.old.display().to_string(),
+        args.new.display().to_string(),
+    );
+    let mut writer = diff::DiffWriter::new(args.format.into(), &old, &new, &mut out);
+    let pairs = (args.old.as_path(), args.new.as_path());
+    let written = diff::diff_paths_each(pairs, &read, &walk, &options, &mut |file| {
+        writer.file(&file)?;
         if let Some(e) = &file.error {
             if args.format != ReportFormat::Text {
                 let _ = writeln!(errors, "xla-shape: {e}");
             }
         }
-    }
-    let _ = writeln!(errors, "xla-shape: {}", result.summary());
-    match result.exit_code() {
+        Ok(())
+    });
+    let summary = written
+        .and_then(|()| writer.finish())
+        .map_err(|e| Failure::unreadable(format!("output: {e}")))?;
+    out.finish()?;
+    let _ = writeln!(errors, "xla-shape: {summary}");
+    match summary.exit_code() {
         0 => Ok(()),
         1 => Err(Failure::Invalid),
         _ => Err(Failure::Quiet),

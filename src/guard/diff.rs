@@ -393,6 +393,81 @@ impl FileDiff {
             "changed"
         }
     }
+
+    /// Its lines of the text output (inputs named `old` and `new`): one per change, for
+    /// a file on one side only, and per pair matched other than by name, each starting
+    /// with the file (`KEY: `).
+    fn write_text(&self, (old, new): (&str, &str), out: &mut dyn Write) -> io::Result<()> {
+        let key = &self.key;
+        if let Some(e) = &self.error {
+            return writeln!(out, "{key}: cannot compare: {e}");
+        }
+        match (&self.old, &self.new) {
+            (None, Some(_)) => writeln!(out, "{key}: only in {new}")?,
+            (Some(_), None) => writeln!(out, "{key}: only in {old}")?,
+            _ => {}
+        }
+        self.changes
+            .try_for_each(|e| e, |change| writeln!(out, "{key}: {}", change.words()))?;
+        self.matches
+            .try_for_each(|e| e, |m| writeln!(out, "{key}: note: {}", m.words()))
+    }
+
+    /// Its report in `validate`'s model (inputs named `old` and `new`), to render as
+    /// GitHub workflow commands or SARIF: named by the new file, one finding per change
+    /// (`diff.changed`, `diff.added`, `diff.removed`, warnings), an unreadable input as
+    /// an unreadable report.
+    fn report(&self, (old, new): (&str, &str)) -> FileReport {
+        let name = self
+            .new
+            .clone()
+            .or_else(|| self.old.clone())
+            .unwrap_or_default();
+        if let Some(e) = &self.error {
+            return FileReport::unreadable(e.file.clone(), None, e.code, e.message.clone());
+        }
+        let mut report = FileReport::new(name, None::<Form>);
+        match (&self.old, &self.new) {
+            (None, Some(_)) => report.findings.push(Finding::new(
+                "diff.added",
+                crate::Severity::Warning,
+                format!("only in {new}"),
+            )),
+            (Some(_), None) => report.findings.push(Finding::new(
+                "diff.removed",
+                crate::Severity::Warning,
+                format!("only in {old}"),
+            )),
+            _ => {}
+        }
+        let read = self.changes.try_for_each(
+            |e| e,
+            |change| {
+                let code = match change.what {
+                    What::Changed => "diff.changed",
+                    What::Added => "diff.added",
+                    What::Removed => "diff.removed",
+                };
+                let mut finding = Finding::new(code, crate::Severity::Warning, change.words());
+                finding.line = change.line;
+                finding.column = change.column.or(change.line.map(|_| 1));
+                finding.path = change.path.clone().unwrap_or_default();
+                finding.computation = change.computation.clone();
+                finding.instruction = change.instruction.clone();
+                finding.shape = change.new.clone().or_else(|| change.old.clone());
+                report.findings.push(finding);
+                Ok(())
+            },
+        );
+        if let Err(e) = read {
+            // Never a silent loss: the changes that could not be read back.
+            let message = format!("cannot read the changes back: {e}");
+            let lost = Finding::new("io_error", crate::Severity::Error, message);
+            report.findings.push(lost);
+        }
+        report.shapes = self.changes.len();
+        report
+    }
 }
 
 /// The JSON document's `tool`.
@@ -400,24 +475,9 @@ fn tool() -> serde_json::Value {
     serde_json::json!({"name": "xla-shape", "version": env!("CARGO_PKG_VERSION")})
 }
 
-/// Writes `items` as a pretty-printed JSON array whose brackets stand at a depth of
-/// `indent` and items at `item_indent` (`[]` when empty), each written by `item`.
-fn streamed_array<T>(
-    out: &mut dyn Write,
-    (indent, item_indent): (&str, &str),
-    items: &[T],
-    mut item: impl FnMut(&mut dyn Write, &T) -> io::Result<()>,
-) -> io::Result<()> {
-    out.write_all(b"[")?;
-    let mut written = 0;
-    for each in items {
-        next_item(out, &mut written, item_indent)?;
-        item(out, each)?;
-    }
-    end_array(out, written, indent)
-}
-
-/// [`streamed_array`] of a [`Spooled`] list, read back as it is written.
+/// Writes a [`Spooled`] list as a pretty-printed JSON array whose brackets stand at a
+/// depth of `indent` and items at `item_indent` (`[]` when empty), each read back and
+/// written by `item` in turn.
 fn streamed_list<T: Serialize + serde::de::DeserializeOwned>(
     out: &mut dyn Write,
     (indent, item_indent): (&str, &str),
@@ -508,34 +568,58 @@ impl std::fmt::Display for DiffSummary {
     }
 }
 
+impl DiffSummary {
+    /// Counts one more pair (or lone file).
+    pub fn add(&mut self, file: &FileDiff) {
+        self.files += 1;
+        self.changes += file.changes.len();
+        match file.status() {
+            "changed" => self.changed += 1,
+            "only_old" => self.only_old += 1,
+            "only_new" => self.only_new += 1,
+            "unreadable" => self.unreadable += 1,
+            _ => {}
+        }
+    }
+
+    /// 0 no difference, 1 some difference, 2 some input cannot be read.
+    pub fn exit_code(&self) -> u8 {
+        if self.unreadable > 0 {
+            2
+        } else if self.changes > 0 || self.only_old > 0 || self.only_new > 0 {
+            1
+        } else {
+            0
+        }
+    }
+}
+
 impl DiffReport {
     /// The counts.
     pub fn summary(&self) -> DiffSummary {
         let mut s = DiffSummary::default();
         for file in &self.files {
-            s.files += 1;
-            s.changes += file.changes.len();
-            match file.status() {
-                "changed" => s.changed += 1,
-                "only_old" => s.only_old += 1,
-                "only_new" => s.only_new += 1,
-                "unreadable" => s.unreadable += 1,
-                _ => {}
-            }
+            s.add(file);
         }
         s
     }
 
     /// 0 no difference, 1 some difference, 2 some input cannot be read.
     pub fn exit_code(&self) -> u8 {
-        let s = self.summary();
-        if s.unreadable > 0 {
-            2
-        } else if s.changes > 0 || s.only_old > 0 || s.only_new > 0 {
-            1
-        } else {
-            0
+        self.summary().exit_code()
+    }
+
+    /// Writes the report in `format` through a [`DiffWriter`]: what
+    /// [`DiffWriter::file`] says of each pair.
+    ///
+    /// # Errors
+    /// Writing fails, or changes kept in a temporary file cannot be read back.
+    pub fn write(&self, format: crate::report::Format, out: &mut dyn Write) -> io::Result<()> {
+        let mut writer = DiffWriter::new(format, &self.old, &self.new, out);
+        for file in &self.files {
+            writer.file(file)?;
         }
+        writer.finish().map(drop)
     }
 
     /// The text output: one line per change, per file on one side only, and per pair
@@ -545,23 +629,7 @@ impl DiffReport {
     /// # Errors
     /// Writing fails.
     pub fn write_text(&self, out: &mut dyn Write) -> io::Result<()> {
-        for file in &self.files {
-            let key = &file.key;
-            if let Some(e) = &file.error {
-                writeln!(out, "{key}: cannot compare: {e}")?;
-                continue;
-            }
-            match (&file.old, &file.new) {
-                (None, Some(_)) => writeln!(out, "{key}: only in {}", self.new)?,
-                (Some(_), None) => writeln!(out, "{key}: only in {}", self.old)?,
-                _ => {}
-            }
-            file.changes
-                .try_for_each(|e| e, |change| writeln!(out, "{key}: {}", change.words()))?;
-            file.matches
-                .try_for_each(|e| e, |m| writeln!(out, "{key}: note: {}", m.words()))?;
-        }
-        Ok(())
+        self.write(crate::report::Format::Text, out)
     }
 
     /// The JSON document (`diff --format json`).
@@ -584,23 +652,7 @@ impl DiffReport {
     /// # Errors
     /// Writing fails.
     pub fn write_json(&self, out: &mut dyn Write) -> io::Result<()> {
-        // The keys in the order a JSON value prints them: sorted.
-        out.write_all(b"{\n  \"files\": ")?;
-        streamed_array(out, ("  ", "    "), &self.files, |out, file| {
-            file.write_json(out)
-        })?;
-        let summary = serde_json::to_value(self.summary()).map_err(io::Error::from)?;
-        for (key, value) in [
-            ("new", serde_json::Value::from(self.new.as_str())),
-            ("old", serde_json::Value::from(self.old.as_str())),
-            ("summary", summary),
-            ("tool", tool()),
-            ("version", serde_json::Value::from(1)),
-        ] {
-            write!(out, ",\n  \"{key}\": ")?;
-            pretty_at(out, "  ", &value)?;
-        }
-        out.write_all(b"\n}\n")
+        self.write(crate::report::Format::Json, out)
     }
 
     /// The report model of `validate`, to render as GitHub workflow commands or SARIF:
@@ -608,68 +660,132 @@ impl DiffReport {
     /// (`diff.changed`, `diff.added`, `diff.removed`, warnings), unreadable inputs as
     /// unreadable reports.
     pub fn to_document(&self) -> Document {
-        let mut files = Vec::new();
-        for file in &self.files {
-            let name = file
-                .new
-                .clone()
-                .or_else(|| file.old.clone())
-                .unwrap_or_default();
-            if let Some(e) = &file.error {
-                files.push(FileReport::unreadable(
-                    e.file.clone(),
-                    None,
-                    e.code,
-                    e.message.clone(),
-                ));
-                continue;
-            }
-            let mut report = FileReport::new(name, None::<Form>);
-            match (&file.old, &file.new) {
-                (None, Some(_)) => report.findings.push(Finding::new(
-                    "diff.added",
-                    crate::Severity::Warning,
-                    format!("only in {}", self.new),
-                )),
-                (Some(_), None) => report.findings.push(Finding::new(
-                    "diff.removed",
-                    crate::Severity::Warning,
-                    format!("only in {}", self.old),
-                )),
-                _ => {}
-            }
-            let read = file.changes.try_for_each(
-                |e| e,
-                |change| {
-                    let code = match change.what {
-                        What::Changed => "diff.changed",
-                        What::Added => "diff.added",
-                        What::Removed => "diff.removed",
-                    };
-                    let mut finding = Finding::new(code, crate::Severity::Warning, change.words());
-                    finding.line = change.line;
-                    finding.column = change.column.or(change.line.map(|_| 1));
-                    finding.path = change.path.clone().unwrap_or_default();
-                    finding.computation = change.computation.clone();
-                    finding.instruction = change.instruction.clone();
-                    finding.shape = change.new.clone().or_else(|| change.old.clone());
-                    report.findings.push(finding);
-                    Ok(())
-                },
-            );
-            if let Err(e) = read {
-                // Never a silent loss: the changes that could not be read back.
-                let message = format!("cannot read the changes back: {e}");
-                let lost = Finding::new("io_error", crate::Severity::Error, message);
-                report.findings.push(lost);
-            }
-            report.shapes = file.changes.len();
-            files.push(report);
-        }
+        let names = (self.old.as_str(), self.new.as_str());
         Document {
-            files,
+            files: self.files.iter().map(|file| file.report(names)).collect(),
             strict: false,
         }
+    }
+}
+
+/// Writes a diff report a pair at a time, as [`diff_paths_each`] hands them on: the same
+/// bytes as [`DiffReport::write`] of the report that holds the same pairs, with one
+/// pair's report in memory at a time (a report of 200,000 pairs that each changed,
+/// held whole, took 40 times the listings compared).
+///
+/// Text is [`DiffReport::write_text`]'s lines, JSON [`DiffReport::write_json`]'s
+/// document, GitHub workflow commands and SARIF those of
+/// [`render`](crate::report::render) of [`DiffReport::to_document`].
+pub struct DiffWriter<'a> {
+    format: crate::report::Format,
+    old: String,
+    new: String,
+    out: &'a mut dyn Write,
+    summary: DiffSummary,
+    started: bool,
+    /// Entries written so far in the array the document streams (JSON's files,
+    /// SARIF's results).
+    items: usize,
+}
+
+impl std::fmt::Debug for DiffWriter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DiffWriter")
+            .field("format", &self.format)
+            .field("old", &self.old)
+            .field("new", &self.new)
+            .field("summary", &self.summary)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a> DiffWriter<'a> {
+    /// A report in `format` of the inputs given as `old` and `new`; nothing is written
+    /// before the first pair or [`finish`](DiffWriter::finish).
+    pub fn new(
+        format: crate::report::Format,
+        old: &str,
+        new: &str,
+        out: &'a mut dyn Write,
+    ) -> Self {
+        DiffWriter {
+            format,
+            old: old.to_string(),
+            new: new.to_string(),
+            out,
+            summary: DiffSummary::default(),
+            started: false,
+            items: 0,
+        }
+    }
+
+    fn start(&mut self) -> io::Result<()> {
+        use crate::report::{sarif, Format};
+        if !self.started {
+            self.started = true;
+            match self.format {
+                // The keys in the order a JSON value prints them: sorted.
+                Format::Json => self.out.write_all(b"{\n  \"files\": [")?,
+                Format::Sarif => sarif::start(self.out)?,
+                Format::Text | Format::Github => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the report of the next pair (or lone file).
+    ///
+    /// # Errors
+    /// Writing fails, or changes kept in a temporary file cannot be read back.
+    pub fn file(&mut self, file: &FileDiff) -> io::Result<()> {
+        use crate::report::{github, sarif, Format};
+        self.start()?;
+        let names = (self.old.as_str(), self.new.as_str());
+        match self.format {
+            Format::Text => file.write_text(names, self.out)?,
+            Format::Json => {
+                next_item(self.out, &mut self.items, "    ")?;
+                file.write_json(self.out)?;
+            }
+            Format::Github => github::file(&file.report(names), self.out)?,
+            Format::Sarif => sarif::file(&file.report(names), &mut self.items, self.out)?,
+        }
+        self.summary.add(file);
+        Ok(())
+    }
+
+    /// The counts so far.
+    pub fn summary(&self) -> DiffSummary {
+        self.summary
+    }
+
+    /// Ends the report, and gives the counts over every pair.
+    ///
+    /// # Errors
+    /// Writing fails.
+    pub fn finish(mut self) -> io::Result<DiffSummary> {
+        use crate::report::{sarif, Format};
+        self.start()?;
+        match self.format {
+            Format::Json => {
+                end_array(self.out, self.items, "  ")?;
+                let summary = serde_json::to_value(self.summary).map_err(io::Error::from)?;
+                for (key, value) in [
+                    ("new", serde_json::Value::from(self.new.as_str())),
+                    ("old", serde_json::Value::from(self.old.as_str())),
+                    ("summary", summary),
+                    ("tool", tool()),
+                    ("version", serde_json::Value::from(1)),
+                ] {
+                    write!(self.out, ",\n  \"{key}\": ")?;
+                    pretty_at(self.out, "  ", &value)?;
+                }
+                self.out.write_all(b"\n}\n")?;
+            }
+            Format::Sarif => sarif::end(self.items, self.out)?,
+            Format::Text | Format::Github => {}
+        }
+        Ok(self.summary)
     }
 }
 
@@ -709,7 +825,7 @@ impl File {
     }
 
     /// The file read; `None` when a file left for later does not list as one listing
-    /// after all (then the sides are to be read whole and paired again).
+    /// after all (it changed since it was told to).
     fn read(self, options: &ReadOptions) -> Option<Result<Box<Held>, ReadError>> {
         match self {
             File::Held(held) => Some(Ok(held)),
@@ -752,9 +868,9 @@ fn files_of(
     }
 }
 
-/// Reads one side: a file now, a directory's files now or (with `defer`, each that
-/// lists as one listing of its own) when compared.
-fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer: bool) -> Side {
+/// Reads one side: a file now, a directory's files now or (each that lists as one
+/// listing of its own) when compared.
+fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Side {
     use rayon::prelude::*;
     let name = path.display().to_string();
     let failed = |name: String, e: std::io::Error| {
@@ -781,7 +897,7 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk, defer
                 .into_par_iter()
                 .flat_map_iter(|file| {
                     let key = relative_key(file.strip_prefix(path).unwrap_or(&file));
-                    if defer && listing::lists_as_one(&file, read) {
+                    if listing::lists_as_one(&file, read) {
                         return vec![(key, File::Later(Box::new(file)))];
                     }
                     let key_of = |listed: &str| format!("{key}:{listed}");
@@ -837,7 +953,8 @@ fn common_dir<'a>(mut names: impl Iterator<Item = &'a str>) -> usize {
 }
 
 /// Compares two inputs given by path: files (modules, messages, listings) or
-/// directories, files matched by relative path (see the module docs).
+/// directories, files matched by relative path (see the module docs). The report holds
+/// every pair: [`diff_paths_each`] hands each on as it is compared instead.
 pub fn diff_paths(
     old: &FsPath,
     new: &FsPath,
@@ -845,42 +962,46 @@ pub fn diff_paths(
     walk: &crate::check::Walk,
     options: &Options,
 ) -> DiffReport {
-    // A file left for later that does not list as one listing after all (a listing
-    // file read back, not told from its first buffer) would be keyed otherwise: then
-    // every file is read first, as they were.
-    diff_sides((old, new), read, walk, options, true)
-        .or_else(|| diff_sides((old, new), read, walk, options, false))
-        .unwrap_or_default()
+    let mut files = Vec::new();
+    let kept = diff_paths_each((old, new), read, walk, options, &mut |file| {
+        files.push(file);
+        Ok(())
+    });
+    // Keeping a pair does not fail.
+    debug_assert!(kept.is_ok());
+    DiffReport {
+        old: old.display().to_string(),
+        new: new.display().to_string(),
+        files,
+    }
 }
 
-/// [`diff_paths`], directories' files that list as one listing each read when compared
-/// if `defer`; `None` if one of them does not list as one.
-fn diff_sides(
+/// How many pairs of files a thread compares at a time: [`diff_paths_each`] compares
+/// this many a thread, hands them on in order, then compares the next.
+const PAIRS_A_THREAD: usize = 16;
+
+/// [`diff_paths`], each pair's report (sorted by key) handed to `each` as soon as it
+/// and those before it are compared, so that a comparison of any number of pairs holds
+/// the reports of a few (those of 200,000 pairs that each changed, held until all were
+/// compared, took 40 times the listings compared). A directory's file that lists as
+/// one listing of its own is read when its pair is compared (should it no longer list
+/// as one then, it changed while it was compared: its pair is reported unreadable).
+///
+/// # Errors
+/// The first error `each` returns: no pair is compared after it.
+pub fn diff_paths_each(
     (old, new): (&FsPath, &FsPath),
     read: &ReadOptions,
     walk: &crate::check::Walk,
     options: &Options,
-    defer: bool,
-) -> Option<DiffReport> {
-    if defer {
-        // Two files, each one listing: read as they are compared.
-        if let Some(file) = diff_files_streamed((old, new), read, options) {
-            return Some(DiffReport {
-                old: old.display().to_string(),
-                new: new.display().to_string(),
-                files: vec![file],
-            });
-        }
+    each: &mut dyn FnMut(FileDiff) -> io::Result<()>,
+) -> io::Result<()> {
+    // Two files, each one listing: read as they are compared.
+    if let Some(file) = diff_files_streamed((old, new), read, options) {
+        return each(file);
     }
-    let (old_side, new_side) = rayon::join(
-        || read_side(old, read, walk, defer),
-        || read_side(new, read, walk, defer),
-    );
-    let mut report = DiffReport {
-        old: old.display().to_string(),
-        new: new.display().to_string(),
-        files: Vec::new(),
-    };
+    let (old_side, new_side) =
+        rayon::join(|| read_side(old, read, walk), || read_side(new, read, walk));
     // A pair's report, named (its names made here, not as the pairs are compared on
     // threads: made there, between each pair's own allocations, they held on to pages
     // of memory the comparisons had freed, some 17 MB for 200,000 pairs).
@@ -890,23 +1011,18 @@ fn diff_sides(
         new: n.as_ref().map(File::name),
         ..FileDiff::default()
     };
-    // Compares a pair into its report; `None` when a file left for later does not list
-    // as one listing after all.
-    let compare = |file: &mut FileDiff, o: Option<File>, n: Option<File>| -> Option<()> {
-        let o = match o {
-            Some(o) => Some(o.read(read)?),
-            None => None,
+    // Compares a pair into its report.
+    let compare = |file: &mut FileDiff, o: Option<File>, n: Option<File>| {
+        let read = |side: Option<File>, name: &Option<String>| {
+            let name = name.clone().unwrap_or_default();
+            side.map(|side| side.read(read).unwrap_or_else(|| Err(changed(name))))
         };
-        let n = match n {
-            Some(n) => Some(n.read(read)?),
-            None => None,
-        };
+        let (o, n) = (read(o, &file.old), read(n, &file.new));
         match (o, n) {
             (Some(Err(e)), _) | (_, Some(Err(e))) => file.error = Some(Box::new(e)),
             (Some(Ok(o)), Some(Ok(n))) => file.compare(&o, &n, options),
             _ => {}
         }
-        Some(())
     };
     if old_side.single && new_side.single {
         let (_, o) = old_side
@@ -921,9 +1037,8 @@ fn diff_sides(
             .unwrap_or_else(|| unreachable!());
         let (o, n) = (Some(o), Some(n));
         let mut file = named(key, &o, &n);
-        compare(&mut file, o, n)?;
-        report.files.push(file);
-        return Some(report);
+        compare(&mut file, o, n);
+        return each(file);
     }
     // The new side's keys apart from its files, so that the finder borrows them (a
     // copy of each took some 50 bytes a file) and each moves into its pair.
@@ -945,20 +1060,40 @@ fn diff_sides(
     let only_new = new_keys.into_iter().zip(new_files);
     pairs.extend(only_new.filter_map(|(k, n)| Some((k, None, Some(n?)))));
     pairs.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut sides = Vec::with_capacity(pairs.len());
-    report.files = Vec::with_capacity(pairs.len());
-    for (key, o, n) in pairs {
-        report.files.push(named(key, &o, &n));
-        sides.push((o, n));
+    let at_a_time = PAIRS_A_THREAD * rayon::current_num_threads().max(1);
+    let mut pairs = pairs.into_iter();
+    loop {
+        let mut files = Vec::with_capacity(at_a_time);
+        let mut sides = Vec::with_capacity(at_a_time);
+        for (key, o, n) in pairs.by_ref().take(at_a_time) {
+            files.push(named(key, &o, &n));
+            sides.push((o, n));
+        }
+        if files.is_empty() {
+            return Ok(());
+        }
+        {
+            use rayon::prelude::*;
+            // A pair at a time on each thread: each pair's files read, compared,
+            // dropped, its report filled in its place.
+            let compared = files.par_iter_mut().zip(sides);
+            compared.for_each(|(file, (o, n))| compare(file, o, n));
+        }
+        for file in files {
+            each(file)?;
+        }
     }
-    {
-        use rayon::prelude::*;
-        // A pair at a time on each thread: each pair's files read, compared, dropped,
-        // its report filled in its place.
-        let files = report.files.par_iter_mut().zip(sides);
-        files.try_for_each(|(file, (o, n))| compare(file, o, n))?;
+}
+
+/// Why a directory's file, told to list as one listing of its own when the directory
+/// was read, cannot be compared: it no longer does (it changed since).
+fn changed(name: String) -> ReadError {
+    ReadError {
+        file: name,
+        code: "io_error",
+        message: "it changed while it was compared: it no longer lists as one listing of its own"
+            .to_string(),
     }
-    Some(report)
 }
 
 /// Compares two files that each list as one listing (a module, or messages), one of
@@ -966,7 +1101,7 @@ fn diff_sides(
 /// shape as they come, in the memory of a few shapes (both were held whole: two files
 /// of two million shape lines, 54 MB each, took 132 MB). A side whose read ends before
 /// its first shape (an error, no shape) is compared as [`read_side`] holds it. The
-/// report is [`diff_sides`]'s. `None` when either is no such file (a directory, a
+/// report is [`diff_paths_each`]'s. `None` when either is no such file (a directory, a
 /// listing file read back, neither is shape lines) or no thread can be started: the
 /// caller reads them as before.
 fn diff_files_streamed(

@@ -10,7 +10,7 @@ pub mod listing;
 pub mod policy;
 pub mod spooled;
 
-pub use diff::{diff_listings, diff_paths, ChangeKind, DiffReport};
+pub use diff::{diff_listings, diff_paths, diff_paths_each, ChangeKind, DiffReport, DiffWriter};
 pub use listing::{read_bytes, read_path, Listing, ReadOptions, Source};
 pub use policy::Policy;
 

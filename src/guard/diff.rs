@@ -43,7 +43,7 @@ use std::path::Path as FsPath;
 
 use serde::{Deserialize, Serialize};
 
-use super::held::{self, Held, Slot, NONE};
+use super::held::{self, Held, Slot, Strings, NONE};
 use super::listing::{self, clean_name, Back, Entry, Kind, Listing, ReadError, ReadOptions};
 use super::spooled::Spooled;
 use crate::proto::{same_layout, same_list, LayoutProto, ShapeProto};
@@ -794,7 +794,54 @@ impl<'a> DiffWriter<'a> {
 /// One side of a diff: its files by key.
 struct Side {
     single: bool,
-    files: Vec<(String, File)>,
+    /// Each file's key, by the file's index (end to end: a `String` a key took some 50
+    /// bytes a file).
+    keys: Strings,
+    /// Each file, taken into its pair.
+    files: Vec<Option<File>>,
+    /// Whether some file was left out: its key did not fit in `keys`.
+    full: bool,
+}
+
+impl Side {
+    /// No file yet.
+    fn new(single: bool) -> Self {
+        Side {
+            single,
+            keys: Strings::default(),
+            files: Vec::new(),
+            full: false,
+        }
+    }
+
+    /// One file, `file`, under `key`.
+    fn one(key: &str, file: File) -> Self {
+        let mut side = Side::new(true);
+        side.add(key, file);
+        side
+    }
+
+    /// Adds `file` under `key` (past 4 GiB of keys, it is [`full`](Side::full)).
+    fn add(&mut self, key: &str, file: File) {
+        match self.keys.push(key) {
+            Some(_) => self.files.push(Some(file)),
+            None => self.full = true,
+        }
+    }
+
+    /// Itself; a file that cannot be read in its stead (named `name`) when its keys
+    /// took more than 4 GiB.
+    fn checked(self, name: &str) -> Self {
+        if !self.full {
+            return self;
+        }
+        let error = ReadError {
+            file: name.to_string(),
+            code: "too_large",
+            message: "its files' names take more than 4 GiB".to_string(),
+        };
+        Side::one(name, File::Unreadable(Box::new(error)))
+    }
 }
 
 /// A file of a side: read; one of the files a listing file read back names, held when
@@ -844,27 +891,38 @@ impl File {
     }
 }
 
-/// The files of one file read (`read`, named `shown`): itself under `key`; or each file
-/// a listing file read back names, under `key` when it names one, else under the name
-/// `key_of` gives it.
+/// The key of a file a listing file read back names, when it names several.
+enum ListedKey<'a> {
+    /// The file's name past this many bytes (a directory all share).
+    Past(usize),
+    /// The file's name after the key of the listing file (in a directory) and a `:`.
+    In(&'a str),
+}
+
+/// The files of one file read: itself under `key`; or each file a listing file read
+/// back names, under `key` when it names one, else under the key `key_of` says; each
+/// handed to `add`.
 fn files_of(
     read: Result<held::Read, ReadError>,
-    key: String,
-    key_of: impl Fn(&str) -> String,
-) -> Vec<(String, File)> {
+    key: &str,
+    key_of: ListedKey<'_>,
+    add: &mut dyn FnMut(&str, File),
+) {
     match read {
-        Ok(held::Read::One(held)) => vec![(key, File::Held(held))],
-        Ok(held::Read::Back(back)) if back.files.len() == 1 => vec![(key, File::Listed(back, 0))],
-        Ok(held::Read::Back(back)) => (0..back.files.len())
-            .map(|index| {
-                (
-                    key_of(back.files.file(index)),
-                    // A file's index is a string's in the listing's names: a `u32`.
-                    File::Listed(back.clone(), index as u32),
-                )
-            })
-            .collect(),
-        Err(e) => vec![(key, File::Unreadable(Box::new(e)))],
+        Ok(held::Read::One(held)) => add(key, File::Held(held)),
+        Ok(held::Read::Back(back)) if back.files.len() == 1 => add(key, File::Listed(back, 0)),
+        Ok(held::Read::Back(back)) => {
+            for index in 0..back.files.len() {
+                // A file's index is a string's in the listing's names: a `u32`.
+                let file = File::Listed(back.clone(), index as u32);
+                let name = back.files.file(index);
+                match key_of {
+                    ListedKey::Past(prefix) => add(name.get(prefix..).unwrap_or(name), file),
+                    ListedKey::In(key) => add(&format!("{key}:{name}"), file),
+                }
+            }
+        }
+        Err(e) => add(key, File::Unreadable(Box::new(e))),
     }
 }
 
@@ -879,10 +937,7 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Si
             code: "io_error",
             message: e.to_string(),
         };
-        Side {
-            single: true,
-            files: vec![(name, File::Unreadable(Box::new(error)))],
-        }
+        Side::one(&name, File::Unreadable(Box::new(error)))
     };
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => {
@@ -900,15 +955,20 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Si
                     if listing::lists_as_one(&file, read) {
                         return vec![(key, File::Later(Box::new(file)))];
                     }
-                    let key_of = |listed: &str| format!("{key}:{listed}");
                     let shown = file.display().to_string();
-                    files_of(held::read_path(&file, &shown, read), key.clone(), key_of)
+                    let mut files = Vec::new();
+                    let read = held::read_path(&file, &shown, read);
+                    files_of(read, &key, ListedKey::In(&key), &mut |key, file| {
+                        files.push((key.to_string(), file));
+                    });
+                    files
                 })
                 .collect();
-            Side {
-                single: false,
-                files: read,
+            let mut side = Side::new(false);
+            for (key, file) in read {
+                side.add(&key, file);
             }
+            side.checked(&name)
         }
         Ok(_) => {
             let read = held::read_path(path, &name, read);
@@ -921,13 +981,13 @@ fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Si
             let key = match &read {
                 Ok(held::Read::One(held)) => held.file.clone(),
                 Ok(held::Read::Back(back)) => back.files.file(0).to_string(),
-                Err(_) => name,
+                Err(_) => name.clone(),
             };
-            let files = files_of(read, key, |listed| listed[prefix..].to_string());
-            Side {
-                single: files.len() == 1,
-                files,
-            }
+            let mut side = Side::new(false);
+            let key_of = ListedKey::Past(prefix);
+            files_of(read, &key, key_of, &mut |key, file| side.add(key, file));
+            side.single = side.files.len() == 1;
+            side.checked(&name)
         }
         Err(e) => failed(name, e),
     }
@@ -1000,7 +1060,7 @@ pub fn diff_paths_each(
     if let Some(file) = diff_files_streamed((old, new), read, options) {
         return each(file);
     }
-    let (old_side, new_side) =
+    let (mut old_side, mut new_side) =
         rayon::join(|| read_side(old, read, walk), || read_side(new, read, walk));
     // A pair's report, named (its names made here, not as the pairs are compared on
     // threads: made there, between each pair's own allocations, they held on to pages
@@ -1025,52 +1085,43 @@ pub fn diff_paths_each(
         }
     };
     if old_side.single && new_side.single {
-        let (_, o) = old_side
-            .files
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| unreachable!());
-        let (key, n) = new_side
-            .files
-            .into_iter()
-            .next()
-            .unwrap_or_else(|| unreachable!());
-        let (o, n) = (Some(o), Some(n));
-        let mut file = named(key, &o, &n);
+        let (o, n) = (old_side.files[0].take(), new_side.files[0].take());
+        let mut file = named(new_side.keys.get(0).to_string(), &o, &n);
         compare(&mut file, o, n);
         return each(file);
     }
-    // The new side's keys apart from its files, so that the finder borrows them (a
-    // copy of each took some 50 bytes a file) and each moves into its pair.
-    let (mut new_keys, new_files): (Vec<String>, Vec<File>) = new_side.files.into_iter().unzip();
-    let found: Vec<u32> = {
-        let mut finder = Finder::new(&new_keys);
-        let mut find = |key: &str| finder.find(key).map_or(NONE, |i| i as u32);
-        old_side.files.iter().map(|(key, _)| find(key)).collect()
+    // Each pair as the indices of its old and new files ([`NONE`] for none): the old
+    // files in order, each with the new one paired with its key, then the new files
+    // left. Its key is the new file's, else the old one's.
+    let mut pairs: Vec<(u32, u32)> = {
+        let mut finder = Finder::new(&new_side.keys);
+        // A side's files are indexed by `u32`s: their keys are strings of `Strings`.
+        let old_files = 0..old_side.keys.len() as u32;
+        let mut pairs: Vec<(u32, u32)> = old_files
+            .map(|i| {
+                let at = finder.find(old_side.keys.get(i));
+                (i, at.map_or(NONE, |at| at as u32))
+            })
+            .collect();
+        let taken = finder.taken;
+        let only_new = (0..new_side.keys.len() as u32).filter(|&j| !taken[j as usize]);
+        pairs.extend(only_new.map(|j| (NONE, j)));
+        pairs
     };
-    let paired = found.iter().filter(|&&at| at != NONE).count();
-    let mut new_files: Vec<Option<File>> = new_files.into_iter().map(Some).collect();
-    let mut pairs = Vec::with_capacity(old_side.files.len() + new_files.len() - paired);
-    for ((key, o), at) in old_side.files.into_iter().zip(found) {
-        match new_files.get_mut(at as usize).and_then(Option::take) {
-            Some(n) => pairs.push((std::mem::take(&mut new_keys[at as usize]), Some(o), Some(n))),
-            None => pairs.push((key, Some(o), None)),
-        }
-    }
-    let only_new = new_keys.into_iter().zip(new_files);
-    pairs.extend(only_new.filter_map(|(k, n)| Some((k, None, Some(n?)))));
-    pairs.sort_by(|a, b| a.0.cmp(&b.0));
+    let key = |&(i, j): &(u32, u32)| match j {
+        NONE => old_side.keys.get(i),
+        j => new_side.keys.get(j),
+    };
+    pairs.sort_by(|a, b| key(a).cmp(key(b)));
     let at_a_time = PAIRS_A_THREAD * rayon::current_num_threads().max(1);
-    let mut pairs = pairs.into_iter();
-    loop {
-        let mut files = Vec::with_capacity(at_a_time);
-        let mut sides = Vec::with_capacity(at_a_time);
-        for (key, o, n) in pairs.by_ref().take(at_a_time) {
-            files.push(named(key, &o, &n));
+    for window in pairs.chunks(at_a_time) {
+        let mut files = Vec::with_capacity(window.len());
+        let mut sides = Vec::with_capacity(window.len());
+        for pair @ &(i, j) in window {
+            let take = |files: &mut Vec<Option<File>>, at: u32| files.get_mut(at as usize)?.take();
+            let (o, n) = (take(&mut old_side.files, i), take(&mut new_side.files, j));
+            files.push(named(key(pair).to_string(), &o, &n));
             sides.push((o, n));
-        }
-        if files.is_empty() {
-            return Ok(());
         }
         {
             use rayon::prelude::*;
@@ -1083,6 +1134,7 @@ pub fn diff_paths_each(
             each(file)?;
         }
     }
+    Ok(())
 }
 
 /// Why a directory's file, told to list as one listing of its own when the directory
@@ -1413,28 +1465,46 @@ impl InStep {
 /// and its ends (not compared with every key: two listings naming 40,000 files each
 /// took 14 s so).
 struct Finder<'a> {
-    /// Positions by key.
-    exact: HashMap<&'a str, Positions>,
-    /// Positions by each end of a key after a `/`.
-    ends: HashMap<&'a str, Positions>,
+    keys: &'a Strings,
+    /// The keys' indices, by key (then index).
+    exact: Runs,
+    /// Each end of each key after one of its last [`KEY_ENDS`] `/`, as (key index,
+    /// where the end starts in it), by the end (then the key index).
+    ends: Vec<(u32, u32)>,
+    /// Where to go on looking in each run of `ends` of the same end, at the run's
+    /// first place ([`Runs::next`]).
+    ends_next: Vec<u32>,
+    /// Whether each key is taken.
     taken: Vec<bool>,
 }
 
-/// Positions of keys in order, and how many of them are known taken.
-#[derive(Default)]
-struct Positions {
-    at: Vec<usize>,
-    next: usize,
+/// Keys' indices sorted by key, with where to go on looking in each run of the same
+/// key: at the run's first place, the first place not known to be taken (each taken
+/// one is walked past once over all look-ups, not once each).
+struct Runs {
+    sorted: Vec<u32>,
+    next: Vec<u32>,
 }
 
-impl Positions {
-    /// The first position not taken.
-    fn first(&mut self, taken: &[bool]) -> Option<usize> {
-        while self.at.get(self.next).is_some_and(|&i| taken[i]) {
-            self.next += 1;
-        }
-        self.at.get(self.next).copied()
+/// The first place in `run` (of `items`, with `next` its [`Runs::next`]) whose item is
+/// not taken.
+fn first_untaken<T: Copy>(
+    run: std::ops::Range<usize>,
+    items: &[T],
+    next: &mut [u32],
+    taken: &[bool],
+    of: impl Fn(T) -> u32,
+) -> Option<u32> {
+    let start = run.start;
+    let mut at = next.get(start).map_or(start, |&at| at as usize).max(start);
+    while at < run.end && taken[of(items[at]) as usize] {
+        at += 1;
     }
+    if let Some(slot) = next.get_mut(start) {
+        // Places are those of a list of `u32` indices.
+        *slot = at as u32;
+    }
+    (at < run.end).then(|| of(items[at]))
 }
 
 /// How many of a key's last `/` it is matched by the ends after: paths of real dumps
@@ -1442,51 +1512,61 @@ impl Positions {
 /// each of them.
 const KEY_ENDS: usize = 64;
 
-/// The ends of `key` after each of its last [`KEY_ENDS`] `/`.
-fn key_ends(key: &str) -> impl Iterator<Item = &str> {
-    key.rmatch_indices('/')
-        .take(KEY_ENDS)
-        .map(move |(i, _)| &key[i + 1..])
+/// Where each of the ends of `key` after each of its last [`KEY_ENDS`] `/` starts.
+fn key_ends(key: &str) -> impl Iterator<Item = usize> + '_ {
+    key.rmatch_indices('/').take(KEY_ENDS).map(|(i, _)| i + 1)
 }
 
 impl<'a> Finder<'a> {
-    fn new(keys: &'a [String]) -> Self {
-        let (mut exact, mut ends) = (HashMap::new(), HashMap::new());
-        for (i, key) in keys.iter().enumerate() {
-            exact
-                .entry(key.as_str())
-                .or_insert_with(Positions::default)
-                .at
-                .push(i);
-            for end in key_ends(key) {
-                ends.entry(end)
-                    .or_insert_with(Positions::default)
-                    .at
-                    .push(i);
-            }
-        }
+    fn new(keys: &'a Strings) -> Self {
+        // Fewer than `u32::MAX` keys; a key's length is a `u32` (`Strings`).
+        let mut sorted: Vec<u32> = (0..keys.len() as u32).collect();
+        sorted.sort_by(|&a, &b| keys.get(a).cmp(keys.get(b)).then(a.cmp(&b)));
+        let mut ends: Vec<(u32, u32)> = sorted
+            .iter()
+            .flat_map(|&i| key_ends(keys.get(i)).map(move |at| (i, at as u32)))
+            .collect();
+        let end = |(i, at): (u32, u32)| &keys.get(i)[at as usize..];
+        ends.sort_by(|&a, &b| end(a).cmp(end(b)).then(a.0.cmp(&b.0)));
         Finder {
-            exact,
+            keys,
+            exact: Runs {
+                next: (0..sorted.len() as u32).collect(),
+                sorted,
+            },
+            ends_next: (0..ends.len() as u32).collect(),
             ends,
             taken: vec![false; keys.len()],
         }
     }
 
+    /// The first key equal to `key` not taken.
+    fn exact(&mut self, key: &str) -> Option<u32> {
+        let (keys, sorted) = (self.keys, &self.exact.sorted);
+        let start = sorted.partition_point(|&i| keys.get(i) < key);
+        let end = start + sorted[start..].partition_point(|&i| keys.get(i) == key);
+        first_untaken(start..end, sorted, &mut self.exact.next, &self.taken, |i| i)
+    }
+
     /// The position paired with `key`, now taken.
     fn find(&mut self, key: &str) -> Option<usize> {
-        let taken = &self.taken;
-        let found = match self.exact.get_mut(key).and_then(|p| p.first(taken)) {
+        let found = match self.exact(key) {
             Some(i) => Some(i),
             None => {
                 // Keys that end with `/KEY`, and keys that `KEY` ends with after a `/`.
-                let longer = self.ends.get_mut(key).and_then(|p| p.first(taken));
-                let exact = &mut self.exact;
-                let shorter: Vec<usize> = key_ends(key)
-                    .filter_map(|end| exact.get_mut(end).and_then(|p| p.first(taken)))
+                let (keys, ends) = (self.keys, &self.ends);
+                let end = |(i, at): (u32, u32)| &keys.get(i)[at as usize..];
+                let start = ends.partition_point(|&e| end(e) < key);
+                let stop = start + ends[start..].partition_point(|&e| end(e) == key);
+                let longer =
+                    first_untaken(start..stop, ends, &mut self.ends_next, &self.taken, |e| e.0);
+                let shorter: Vec<u32> = key_ends(key)
+                    .filter_map(|at| self.exact(&key[at..]))
                     .collect();
                 longer.into_iter().chain(shorter).min()
             }
         };
+        let found = found.map(|i| i as usize);
         if let Some(i) = found {
             self.taken[i] = true;
         }
@@ -3586,7 +3666,11 @@ mod tests {
             // Each key twice, in two orders.
             let once = keys.iter().step_by(step);
             let new: Vec<String> = once.clone().rev().chain(once).cloned().collect();
-            let mut finder = Finder::new(&new);
+            let mut strings = super::Strings::default();
+            for key in &new {
+                strings.push(key).unwrap();
+            }
+            let mut finder = Finder::new(&strings);
             let mut taken = vec![false; new.len()];
             for key in keys.iter().chain(&keys) {
                 assert_eq!(finder.find(key), linear(&new, &mut taken, key), "{key:?}");

@@ -68,7 +68,7 @@ impl Strings {
 
     /// Stores `s` without looking for it: its index, `None` past `u32::MAX - 1`
     /// strings or `u32::MAX` bytes.
-    fn push(&mut self, s: &str) -> Option<u32> {
+    pub(crate) fn push(&mut self, s: &str) -> Option<u32> {
         let id = u32::try_from(self.ends.len())
             .ok()
             .filter(|&id| id != NONE)?;

@@ -341,6 +341,12 @@ fn describe_shape(shape: &Shape, style: HloStyle, depth: usize) -> ShapeDescript
 
 fn describe_array(array: &ArrayShape, style: HloStyle) -> ArrayDescription {
     let ty = array.element_type();
+    // The plan made and dropped before the dimensions are described: at the largest
+    // ranks each takes tens of MB, which they took together.
+    let (memory, no_memory_reason) = match LayoutPlan::new(array) {
+        Ok(plan) => (Some(memory(&plan)), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
     let letters = array.dimension_letters();
     let dimensions = array
         .dimensions()
@@ -361,10 +367,6 @@ fn describe_array(array: &ArrayShape, style: HloStyle) -> ArrayDescription {
             }
         })
         .collect();
-    let (memory, no_memory_reason) = match LayoutPlan::new(array) {
-        Ok(plan) => (Some(memory(&plan)), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
     ArrayDescription {
         element_type: ElementType {
             name: ty.name().to_string(),

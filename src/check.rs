@@ -221,6 +221,11 @@ impl<R: BufRead> Head<R> {
         })
     }
 
+    /// Whether the bytes read are the whole stream.
+    pub fn is_whole(&self) -> bool {
+        self.whole
+    }
+
     /// The bytes read.
     pub fn bytes(&self) -> &[u8] {
         self.reader.get_ref().0.get_ref()

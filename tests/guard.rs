@@ -693,3 +693,61 @@ fn the_json_diff_written_as_it_goes_is_the_whole_value_pretty_printed() {
         assert_eq!(String::from_utf8(written).unwrap(), whole);
     }
 }
+
+/// A listing from a pipe that goes on past its first MiB is read from a copy of its
+/// text in a temporary file: what it lists, in order, and its errors are those of the
+/// same bytes read whole, for text and JSON lines, with lines of many files mixed, and
+/// with a bad line, a line break in a JSON field or a byte that is not UTF-8 near its
+/// end.
+#[test]
+fn a_long_listing_from_a_pipe_lists_as_its_bytes_read_whole() {
+    let mut text = String::new();
+    let mut json = String::new();
+    for i in 0..30_000 {
+        let (file, layout) = (format!("d/f{}.hlo", i % 700), ["{0}", "{0:T(8)}"][i % 2]);
+        text.push_str(&format!("{file}: ENTRY main/x{i}: f32[8]{layout}\n"));
+        json.push_str(&format!(
+            "{{\"file\":\"{file}\",\"location\":\"ENTRY main/x{i}\",\"shape\":\"f32[8]{layout}\"}}\n"
+        ));
+    }
+    assert!(text.len() > 1 << 20 && json.len() > 1 << 20);
+    let mut inputs: Vec<Vec<u8>> = vec![text.clone().into_bytes(), json.clone().into_bytes()];
+    inputs.push(format!("{text}d/f1.hlo: ENTRY main/y: f32[8]{{9}}\n").into_bytes());
+    inputs.push(format!("{text}not a listing line\n").into_bytes());
+    inputs.push(
+        format!("{json}{{\"file\":\"d/f1.hlo\",\"location\":null,\"shape\":3}}\n").into_bytes(),
+    );
+    inputs.push(
+        format!("{json}{{\"file\":\"d/f\\n1.hlo\",\"location\":null,\"shape\":\"f32[]\"}}\n")
+            .into_bytes(),
+    );
+    inputs.push(format!("{json}\n\n").into_bytes());
+    let mut not_utf8 = text.clone().into_bytes();
+    not_utf8.extend_from_slice(b"d/f2.hlo: ENTRY main/\xff: f32[8]{0}\n");
+    inputs.push(not_utf8);
+    for source in [Source::Auto, Source::Listing] {
+        let read = ReadOptions {
+            source,
+            ..ReadOptions::default()
+        };
+        for bytes in &inputs {
+            let whole = listing::read_bytes("in", bytes, &read).map(|listings| {
+                let by_file = listings.into_iter().map(|l| (l.file, l.entries));
+                by_file.collect::<Vec<_>>()
+            });
+            let mut streamed: Vec<(String, Vec<listing::Entry>)> = Vec::new();
+            let piped =
+                listing::stream_reader(
+                    &bytes[..],
+                    "in",
+                    &read,
+                    &mut |listing, entry| match streamed.last_mut() {
+                        Some((file, entries)) if *file == listing.file => entries.push(entry),
+                        _ => streamed.push((listing.file.clone(), vec![entry])),
+                    },
+                );
+            let piped = piped.map(|()| streamed);
+            assert_eq!(format!("{piped:?}"), format!("{whole:?}"), "{source:?}");
+        }
+    }
+}

@@ -3497,6 +3497,44 @@ fn listings_read_back_are_listed_in_bounded_memory() {
     assert!(run.stdout == listing.as_bytes(), "listed differently");
 }
 
+/// A listing of JSON lines, and a listing from a pipe, that goes past its first MiB is
+/// read a line at a time from a copy of its text in a temporary file, as a listing
+/// file is: 200,000 files of a line (41 MB of JSON lines, 8 MB of text), from a file
+/// and from a pipe, in a 50 MB address space, written back as the text listing. Held
+/// whole, the JSON lines took 68 MB (the allocation failed under 80 MB, an abort).
+#[test]
+fn listings_of_json_lines_and_from_pipes_are_listed_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut text, mut json) = (String::new(), String::new());
+    for i in 0..200_000 {
+        text.push_str(&format!("dir/f{i}.hlo: ENTRY main/x: f32[8]{{0}}\n"));
+        json.push_str(&format!(
+            "{{\"file\":\"dir/f{i}.hlo\",\"location\":\"ENTRY main/x\",\"computation\":\"main\",\
+             \"entry\":true,\"instruction\":\"x\",\"role\":\"result\",\"index\":null,\
+             \"name\":null,\"shape\":\"f32[8]{{0}}\",\"bytes\":32,\"line\":1,\"path\":null}}\n"
+        ));
+    }
+    let (t, j) = (dir.path().join("l.txt"), dir.path().join("l.jsonl"));
+    std::fs::write(&t, &text).unwrap();
+    std::fs::write(&j, &json).unwrap();
+    let (t, j) = (t.display(), j.display());
+    for script in [
+        format!("\"$0\" shapes {j}"),
+        format!("cat {j} | \"$0\" shapes -"),
+        format!("cat {t} | \"$0\" shapes -"),
+    ] {
+        let run = limited_command(&format!("ulimit -v 50000 && {script}"))
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(0), "{script}: {said}");
+        assert!(
+            run.stdout == text.as_bytes(),
+            "{script}: listed differently"
+        );
+    }
+}
+
 /// Rayon's threads fit an address-space limit whatever the number of cores: asked for
 /// 512 threads in a 100 MB address space (each reserves a 2 MB stack), `validate`,
 /// `shapes`, `diff` and `relayout` run on fewer (rayon alone panicked, exit 101, or

@@ -1132,7 +1132,9 @@ pub(crate) fn head_of(path: &FsPath, options: &ReadOptions) -> (bool, bool) {
 }
 
 /// [`stream_path`] of a stream that cannot be read twice (standard input): module text
-/// and shape lines are listed as they are read, anything else is read whole first.
+/// and shape lines are listed as they are read; a listing file read back that goes on
+/// past its first MiB is read from a copy of its text in a temporary file, as a file
+/// is; anything else is read whole first.
 pub fn stream_reader(
     reader: impl BufRead,
     name: &str,
@@ -1184,13 +1186,41 @@ fn stream_reader_with(
 ) -> Result<Option<Listing>, ReadError> {
     let head = check::Head::read(reader).map_err(|e| error(name, "io_error", e.to_string()))?;
     let form = streamed_form(&head, options.source);
-    let listed = match (&again, form) {
-        (Some(_), None) => listing_told_by(&head, options.source),
-        _ => None,
+    // A listing of JSON lines (read as the text it converts to) whose first line is
+    // whole in the head.
+    let json = form.is_none()
+        && matches!(options.source, Source::Auto | Source::Listing)
+        && json_listing_head(head.bytes());
+    let listed = match form {
+        // Its errors are its own, as the whole read says them.
+        None if json => Some(None),
+        None => listing_told_by(&head, options.source),
+        Some(_) => None,
     };
+    // A listing that is large or goes on past its head (from a pipe) is read a line
+    // at a time and its lines read again: from its file, if it has one and is not of
+    // JSON lines; else from a copy of its text in a temporary file (when none can be
+    // made, it is read whole).
+    let large = again.is_some() || !head.is_whole();
     let mut reader = head.into_reader();
+    let again = match (listed.is_some() && large, again) {
+        (true, Some(again)) if !json => Some(Again::File(again)),
+        (true, _) => copy_of_listing(name, &mut reader, json)?.map(Again::Copy),
+        (false, _) => None,
+    };
     if let (Some(told), Some(again)) = (listed, again) {
-        let read = FileLines::read(name, &mut reader, again.1.len());
+        let (read, again) = match again {
+            Again::File(again) => (FileLines::read(name, &mut reader, again.1.len()), again),
+            Again::Copy(copy) => {
+                // The copy's lines, through a handle of their own (at their start).
+                let lines = copy.0.try_clone().map(|file| {
+                    let lines = std::io::BufReader::with_capacity(1 << 20, file);
+                    FileLines::read(name, lines, copy.1.len())
+                });
+                let read = lines.unwrap_or_else(|e| Err(error(name, "io_error", e.to_string())));
+                (read, copy)
+            }
+        };
         let files = read.map_err(|e| match told {
             // Not a listing after all, as the whole read would say (it reports a
             // listing naming too many files as such when it holds them for `diff`).
@@ -1434,6 +1464,76 @@ impl TupleParts {
     }
 }
 
+/// Where the lines of a listing read a line at a time are read again from.
+enum Again {
+    /// The file it was read from (another handle of it), and its metadata when opened.
+    File((std::fs::File, std::fs::Metadata)),
+    /// A copy of its text in a temporary file (at its start), and the copy's metadata.
+    Copy((std::fs::File, std::fs::Metadata)),
+}
+
+/// A copy of the text of the listing `reader` gives (named `name`; converted to text
+/// when it is of JSON lines) in a temporary file, at its start, with its metadata;
+/// `None` when no temporary file can be made (nothing was read then).
+///
+/// # Errors
+/// A line that is no line of a JSON listing (as [`json_listing_as_text`] says it), or
+/// a failure to read or keep the copy.
+fn copy_of_listing(
+    name: &str,
+    reader: &mut impl BufRead,
+    json: bool,
+) -> Result<Option<(std::fs::File, std::fs::Metadata)>, ReadError> {
+    use std::io::{Seek, Write};
+    let Ok(file) = tempfile::tempfile() else {
+        return Ok(None);
+    };
+    let kept = |e: std::io::Error| {
+        let message = format!("cannot keep a copy of the listing in a temporary file: {e}");
+        error(name, "io_error", message)
+    };
+    let read = |e: std::io::Error| error(name, "io_error", e.to_string());
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    if json {
+        let (mut line, mut text, mut number) = (Vec::new(), String::new(), 0);
+        loop {
+            line.clear();
+            if reader.read_until(b'\n', &mut line).map_err(read)? == 0 {
+                break;
+            }
+            number += 1;
+            let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+            text.clear();
+            json_line_as_text(name, number, bytes, &mut text)?;
+            out.write_all(text.as_bytes()).map_err(kept)?;
+        }
+    } else {
+        // A read's error is told apart from a write's.
+        let mut buffer = vec![0; 1 << 16];
+        loop {
+            let n = match std::io::Read::read(reader, &mut buffer) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(read(e)),
+            };
+            out.write_all(&buffer[..n]).map_err(kept)?;
+        }
+    }
+    let mut file = out.into_inner().map_err(|e| kept(e.into_error()))?;
+    file.rewind().map_err(kept)?;
+    let metadata = file.metadata().map_err(kept)?;
+    Ok(Some((file, metadata)))
+}
+
+/// Whether the first bytes `head` of a longer input are those of a listing written as
+/// JSON lines ([`is_json_listing`]), its first line whole in them.
+fn json_listing_head(head: &[u8]) -> bool {
+    let mut lines = head.split_inclusive(|&b| b == b'\n');
+    let first = lines.find(|line| !line.trim_ascii().is_empty());
+    first.is_some_and(|line| line.ends_with(b"\n")) && is_json_listing(head)
+}
+
 /// Whether `bytes` are a listing written as JSON lines (`shapes --format json`): the
 /// first line is an object whose first keys are `file` and `location` (no message has
 /// a field `file`).
@@ -1462,34 +1562,43 @@ struct JsonListed {
 fn json_listing_as_text(name: &str, bytes: &[u8]) -> Result<String, ReadError> {
     let mut text = String::new();
     for (number, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        if line.trim_ascii().is_empty() {
-            continue;
-        }
-        let listed: JsonListed = serde_json::from_slice(line).map_err(|e| {
-            let message = format!("line {}: not a line of a JSON listing: {e}", number + 1);
-            error(name, "decode_error", message)
-        })?;
-        if [&listed.file, &listed.shape]
-            .iter()
-            .any(|s| s.contains('\n'))
-            || listed.location.as_ref().is_some_and(|l| l.contains('\n'))
-        {
-            let message = format!(
-                "line {}: a line break in a JSON listing's field",
-                number + 1
-            );
-            return Err(error(name, "decode_error", message));
-        }
-        text.push_str(&listed.file);
-        text.push_str(": ");
-        if let Some(location) = &listed.location {
-            text.push_str(location);
-            text.push_str(": ");
-        }
-        text.push_str(&listed.shape);
-        text.push('\n');
+        json_line_as_text(name, number + 1, line, &mut text)?;
     }
     Ok(text)
+}
+
+/// Adds to `text` the text line of line `number` of a listing written as JSON lines,
+/// `line` (without its line break): nothing for an empty line.
+fn json_line_as_text(
+    name: &str,
+    number: usize,
+    line: &[u8],
+    text: &mut String,
+) -> Result<(), ReadError> {
+    if line.trim_ascii().is_empty() {
+        return Ok(());
+    }
+    let listed: JsonListed = serde_json::from_slice(line).map_err(|e| {
+        let message = format!("line {number}: not a line of a JSON listing: {e}");
+        error(name, "decode_error", message)
+    })?;
+    if [&listed.file, &listed.shape]
+        .iter()
+        .any(|s| s.contains('\n'))
+        || listed.location.as_ref().is_some_and(|l| l.contains('\n'))
+    {
+        let message = format!("line {number}: a line break in a JSON listing's field");
+        return Err(error(name, "decode_error", message));
+    }
+    text.push_str(&listed.file);
+    text.push_str(": ");
+    if let Some(location) = &listed.location {
+        text.push_str(location);
+        text.push_str(": ");
+    }
+    text.push_str(&listed.shape);
+    text.push('\n');
+    Ok(())
 }
 
 /// Lists one input held in memory (see [`read_path`]).
@@ -2417,8 +2526,10 @@ pub(crate) struct Back {
 /// 171 MB, and takes 8). It was 16 MiB until the lines were read again a window at a
 /// time: a listing naming 200,000 files of a line (8.7 MB) was read again a file at a
 /// time twice as slowly as held, and is now compared with a changed copy in 87 MB and
-/// 0.58 s, where held it took 105 MB and 0.43 s. The crate's own tests and fuzzing
-/// read every one so.
+/// 0.58 s, where held it took 105 MB and 0.43 s. A listing of JSON lines of this size
+/// or more, and a listing from a pipe that goes on past its first MiB, are read so from
+/// a copy of their text in a temporary file. The crate's own tests and fuzzing read
+/// every listing file so.
 #[cfg(not(any(test, feature = "fuzz-small-tables")))]
 const READ_AGAIN: usize = 1 << 20;
 #[cfg(any(test, feature = "fuzz-small-tables"))]
@@ -2426,12 +2537,13 @@ const READ_AGAIN: usize = 1;
 
 /// Where a listing file read back's lines are read from.
 enum Text {
-    /// Its text: a smaller file's, what a pipe gave, or the text a listing of JSON
-    /// lines reads as.
+    /// Its text: a smaller file's, what a shorter pipe gave, or the text a shorter
+    /// listing of JSON lines reads as.
     Held(Vec<u8>),
     /// The file it was read from (a handle of the one it was read through; its lines
-    /// read from where they stand), with the size and time of change it had when
-    /// opened: a file that changed is an error, never other lines read as these.
+    /// read from where they stand), or the temporary file its text was copied to (from
+    /// a pipe, or converted from JSON lines), with the size and time of change it had
+    /// when opened: a file that changed is an error, never other lines read as these.
     File {
         file: std::sync::Mutex<(std::fs::File, Windows)>,
         len: u64,
@@ -2972,8 +3084,8 @@ mod tests {
     /// A listing file read back and held reads each file's entries again from its file
     /// (the crate's tests read every one again), the same entries the whole read
     /// groups: random listings whose files' lines interleave, with blank and comment
-    /// lines and both line ends, and as JSON lines. A file that changed since is an
-    /// error.
+    /// lines and both line ends, and as JSON lines (read again from a copy of their
+    /// text). A file that changed since is an error.
     #[test]
     fn listings_read_again_from_their_files_are_grouped_as_whole() {
         let lines = [
@@ -3020,8 +3132,9 @@ mod tests {
             let (read_back, back) = read(&path);
             assert_eq!(read_back.ok(), Some(true), "{text:?}");
             let back = back.unwrap();
-            // Text read again from its file; JSON lines held as the text they read as.
-            assert_eq!(matches!(back.text, Text::File { .. }), form == 0);
+            // Text read again from its file; JSON lines from a copy of the text they
+            // read as.
+            assert!(matches!(back.text, Text::File { .. }));
             let mut again = Vec::new();
             for index in 0..back.files.len() {
                 let (file, kind) = (back.files.file(index), back.files.kind(index));

@@ -1085,7 +1085,8 @@ pub fn diff_paths_each(
         }
     };
     if old_side.single && new_side.single {
-        let (o, n) = (old_side.files[0].take(), new_side.files[0].take());
+        let first = |side: &mut Side| side.files.first_mut().and_then(Option::take);
+        let (o, n) = (first(&mut old_side), first(&mut new_side));
         let mut file = named(new_side.keys.get(0).to_string(), &o, &n);
         compare(&mut file, o, n);
         return each(file);

@@ -1186,24 +1186,25 @@ fn stream_reader_with(
 ) -> Result<Option<Listing>, ReadError> {
     let head = check::Head::read(reader).map_err(|e| error(name, "io_error", e.to_string()))?;
     let form = streamed_form(&head, options.source);
-    // A listing of JSON lines (read as the text it converts to) whose first line is
-    // whole in the head.
-    let json = form.is_none()
-        && matches!(options.source, Source::Auto | Source::Listing)
-        && json_listing_head(head.bytes());
-    let listed = match form {
-        // Its errors are its own, as the whole read says them.
-        None if json => Some(None),
-        None => listing_told_by(&head, options.source),
-        Some(_) => None,
-    };
     // A listing that is large or goes on past its head (from a pipe) is read a line
     // at a time and its lines read again: from its file, if it has one and is not of
     // JSON lines; else from a copy of its text in a temporary file (when none can be
     // made, it is read whole).
     let large = again.is_some() || !head.is_whole();
+    // A listing of JSON lines (read as the text it converts to) whose first line is
+    // whole in the head.
+    let json = large
+        && form.is_none()
+        && matches!(options.source, Source::Auto | Source::Listing)
+        && json_listing_head(head.bytes());
+    let listed = match form {
+        // Its errors are its own, as the whole read says them.
+        None if json => Some(None),
+        None if large => listing_told_by(&head, options.source),
+        _ => None,
+    };
     let mut reader = head.into_reader();
-    let again = match (listed.is_some() && large, again) {
+    let again = match (listed.is_some(), again) {
         (true, Some(again)) if !json => Some(Again::File(again)),
         (true, _) => copy_of_listing(name, &mut reader, json)?.map(Again::Copy),
         (false, _) => None,

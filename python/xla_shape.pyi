@@ -88,6 +88,84 @@ def validate(
 def shapes(data: Source) -> list[ShapeSite]: ...
 def iter_shapes(data: Source) -> ShapeIterator: ...
 def relayout(data: bytes, shape: Union["Shape", str], to: Union["Layout", "Shape", str]) -> bytes: ...
+def diff(
+    old: Source,
+    new: Source,
+    *,
+    entry_only: bool = False,
+    ignore: Sequence[ChangeKind] = (),
+) -> DiffReport: ...
+
+ChangeKind = Literal[
+    "element-type",
+    "dimensions",
+    "dynamic",
+    "minor-to-major",
+    "tiles",
+    "element-size",
+    "memory-space",
+    "tail-padding",
+    "split-configs",
+    "layout-other",
+    "structure",
+    "added",
+    "removed",
+]
+
+class Change:
+    what: Literal["changed", "added", "removed"]
+    place: str
+    computation: Optional[str]
+    instruction: Optional[str]
+    old: Optional[str]
+    new: Optional[str]
+    aspects: list[Tuple[ChangeKind, str]]
+    old_bytes: Optional[int]
+    new_bytes: Optional[int]
+    line: Optional[int]
+    column: Optional[int]
+    path: Optional[str]
+    words: str
+
+class Match:
+    computation: Optional[str]
+    old: str
+    new: str
+    how: Literal["entry", "position", "operands"]
+    words: str
+
+class FileDiff:
+    @property
+    def key(self) -> str: ...
+    @property
+    def old(self) -> Optional[str]: ...
+    @property
+    def new(self) -> Optional[str]: ...
+    @property
+    def status(self) -> Literal["same", "changed", "only_old", "only_new", "unreadable"]: ...
+    @property
+    def changes(self) -> list[Change]: ...
+    @property
+    def matches(self) -> list[Match]: ...
+    @property
+    def error(self) -> Optional[dict[str, str]]: ...
+
+class DiffReport:
+    @property
+    def old(self) -> str: ...
+    @property
+    def new(self) -> str: ...
+    @property
+    def files(self) -> list[FileDiff]: ...
+    @property
+    def summary(self) -> dict[str, int]: ...
+    @property
+    def exit_code(self) -> Literal[0, 1, 2]: ...
+    @property
+    def ok(self) -> bool: ...
+    def render(self, format: Literal["text", "json", "github", "sarif"] = "text") -> str: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[FileDiff]: ...
 
 class Finding:
     @property

@@ -26,6 +26,7 @@ use xla_shape::check;
 use xla_shape::codec;
 use xla_shape::convert::{self, ConvertError};
 use xla_shape::describe;
+use xla_shape::guard::diff;
 use xla_shape::index::{layout_for_byte_strides, StrideError};
 use xla_shape::index::{IndexError, LayoutPlan, PlanError};
 use xla_shape::proto::{self as raw, ShapeProto};
@@ -755,6 +756,387 @@ fn py_validate(
         ));
     }
     Ok(Report::new(file, strict))
+}
+
+// ---------------------------------------------------------------------------------
+// diff
+
+/// One difference of a `diff` (`xla-shape diff` prints each as a line).
+#[pyclass(module = "xla_shape", name = "Change", frozen, get_all)]
+struct Change {
+    /// `"changed"`, `"added"` or `"removed"`.
+    what: &'static str,
+    /// Where, in words (`entry parameter 0 (x.1)`, `main.1/add.13 (was add.12)`).
+    place: String,
+    /// The computation (its new name, or the old one if removed).
+    computation: Option<String>,
+    /// The instruction (its new name, or the old one if removed).
+    instruction: Option<String>,
+    /// The old shape's text.
+    old: Option<String>,
+    /// The new shape's text.
+    new: Option<String>,
+    /// What changed: (kind, words) pairs, kinds as `ignore=` names them.
+    aspects: Vec<(&'static str, String)>,
+    /// Allocated bytes of the old shape.
+    old_bytes: Option<u64>,
+    /// Allocated bytes of the new shape.
+    new_bytes: Option<u64>,
+    /// The shape's line in the new input (the old one if removed), for text.
+    line: Option<usize>,
+    /// Its 1-based column, for text.
+    column: Option<usize>,
+    /// The shape's proto path, for protos.
+    path: Option<String>,
+    /// The change in words, as a line of `xla-shape diff` (without the file).
+    words: String,
+}
+
+#[pymethods]
+impl Change {
+    fn __str__(&self) -> String {
+        self.words.clone()
+    }
+    fn __repr__(&self) -> String {
+        format!("Change({:?})", self.words)
+    }
+}
+
+impl Change {
+    fn of(change: &diff::Change) -> Self {
+        let what = match change.what {
+            diff::What::Changed => "changed",
+            diff::What::Added => "added",
+            diff::What::Removed => "removed",
+        };
+        let aspects = change.aspects.iter();
+        Change {
+            what,
+            place: change.place.clone(),
+            computation: change.computation.clone(),
+            instruction: change.instruction.clone(),
+            old: change.old.clone(),
+            new: change.new.clone(),
+            aspects: aspects.map(|a| (a.kind.name(), a.words.clone())).collect(),
+            old_bytes: change.old_bytes,
+            new_bytes: change.new_bytes,
+            line: change.line,
+            column: change.column,
+            path: change.path.clone(),
+            words: change.words(),
+        }
+    }
+}
+
+/// A pair a `diff` matched other than by name (`xla-shape diff` prints each as a
+/// `note:` line).
+#[pyclass(module = "xla_shape", name = "Match", frozen, get_all)]
+struct Match {
+    /// The old computation, for an instruction; `None` for a computation.
+    computation: Option<String>,
+    /// The old name.
+    old: String,
+    /// The new name.
+    new: String,
+    /// How: `"entry"`, `"position"` or `"operands"`.
+    how: String,
+    /// The match in words.
+    words: String,
+}
+
+#[pymethods]
+impl Match {
+    fn __str__(&self) -> String {
+        self.words.clone()
+    }
+    fn __repr__(&self) -> String {
+        format!("Match({:?})", self.words)
+    }
+}
+
+/// One pair of files of a `diff` (or a file on one side only).
+#[pyclass(module = "xla_shape", name = "FileDiff", frozen)]
+struct FileDiff {
+    inner: diff::FileDiff,
+}
+
+#[pymethods]
+impl FileDiff {
+    /// The key the files were paired by (relative path), or the new file's name.
+    #[getter]
+    fn key(&self) -> &str {
+        &self.inner.key
+    }
+    /// The old file, `None` when only in the new input.
+    #[getter(old)]
+    fn old_file(&self) -> Option<&str> {
+        self.inner.old.as_deref()
+    }
+    /// The new file, `None` when only in the old input.
+    #[getter(new)]
+    fn new_file(&self) -> Option<&str> {
+        self.inner.new.as_deref()
+    }
+    /// `"same"`, `"changed"`, `"only_old"`, `"only_new"` or `"unreadable"`.
+    #[getter]
+    fn status(&self) -> &'static str {
+        self.inner.status()
+    }
+    /// The differences, in order.
+    #[getter]
+    fn changes(&self) -> PyResult<Vec<Change>> {
+        // Those past the held ones read back from their temporary file.
+        Ok(self
+            .inner
+            .changes
+            .to_vec()?
+            .iter()
+            .map(Change::of)
+            .collect())
+    }
+    /// The pairs matched other than by name.
+    #[getter]
+    fn matches(&self) -> PyResult<Vec<Match>> {
+        let matches = self.inner.matches.to_vec()?.into_iter();
+        Ok(matches
+            .map(|m| Match {
+                words: m.words(),
+                how: serde_json::to_value(m.how)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_string))
+                    .unwrap_or_default(),
+                computation: m.computation,
+                old: m.old,
+                new: m.new,
+            })
+            .collect())
+    }
+    /// Why the pair cannot be compared (`{"file", "code", "message"}`), else `None`.
+    #[getter]
+    fn error(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        let Some(e) = &self.inner.error else {
+            return Ok(None);
+        };
+        let error = pyo3::types::PyDict::new(py);
+        error.set_item("file", &e.file)?;
+        error.set_item("code", e.code)?;
+        error.set_item("message", &e.message)?;
+        Ok(Some(error.into_any().unbind()))
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "FileDiff(key={:?}, status={:?}, changes={})",
+            self.inner.key,
+            self.inner.status(),
+            self.inner.changes.len()
+        )
+    }
+}
+
+/// The difference of two inputs, as `xla-shape diff` reports it.
+#[pyclass(module = "xla_shape", name = "DiffReport", frozen)]
+struct DiffReport {
+    inner: diff::DiffReport,
+}
+
+#[pymethods]
+impl DiffReport {
+    /// The old input's name.
+    #[getter(old)]
+    fn old_input(&self) -> &str {
+        &self.inner.old
+    }
+    /// The new input's name.
+    #[getter(new)]
+    fn new_input(&self) -> &str {
+        &self.inner.new
+    }
+    /// One `FileDiff` per pair of files and per file on one side only, by key.
+    #[getter]
+    fn files(&self) -> Vec<FileDiff> {
+        let files = self.inner.files.iter().cloned();
+        files.map(|inner| FileDiff { inner }).collect()
+    }
+    /// The counts: `files`, `changed`, `changes`, `only_old`, `only_new`,
+    /// `unreadable`.
+    #[getter]
+    fn summary(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let s = self.inner.summary();
+        let summary = pyo3::types::PyDict::new(py);
+        for (key, value) in [
+            ("files", s.files),
+            ("changed", s.changed),
+            ("changes", s.changes),
+            ("only_old", s.only_old),
+            ("only_new", s.only_new),
+            ("unreadable", s.unreadable),
+        ] {
+            summary.set_item(key, value)?;
+        }
+        Ok(summary.into_any().unbind())
+    }
+    /// `xla-shape diff`'s exit status: 0 no difference, 1 some difference, 2 some
+    /// input cannot be read.
+    #[getter]
+    fn exit_code(&self) -> u8 {
+        self.inner.exit_code()
+    }
+    /// Whether there is no difference and every input was read (`exit_code == 0`).
+    #[getter]
+    fn ok(&self) -> bool {
+        self.inner.exit_code() == 0
+    }
+    /// The report in `format` (`"text"`, `"json"`, `"github"` or `"sarif"`), as
+    /// `xla-shape diff --format FORMAT` writes it.
+    #[pyo3(signature = (format = "text"))]
+    fn render(&self, format: &str) -> PyResult<String> {
+        let mut out = Vec::new();
+        self.inner.write(report_format(format)?, &mut out)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+    fn __len__(&self) -> usize {
+        self.inner.files.len()
+    }
+    fn __iter__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let list = PyList::new(py, self.files())?;
+        Ok(list.try_iter()?.into_any().unbind())
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "DiffReport(old={:?}, new={:?}, exit_code={}, {})",
+            self.inner.old,
+            self.inner.new,
+            self.inner.exit_code(),
+            self.inner.summary()
+        )
+    }
+}
+
+/// A report format by name.
+fn report_format(format: &str) -> PyResult<report::Format> {
+    Ok(match format {
+        "text" => report::Format::Text,
+        "json" => report::Format::Json,
+        "github" => report::Format::Github,
+        "sarif" => report::Format::Sarif,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "format must be 'text', 'json', 'github' or 'sarif', not {other:?}"
+            )))
+        }
+    })
+}
+
+/// diff(old, new, *, entry_only=False, ignore=())
+/// --
+///
+/// Compares the shapes of two inputs as `xla-shape diff` does and returns its
+/// `DiffReport`: what changed, in words, with both texts and both allocated sizes.
+///
+/// `old` and `new` are each an `os.PathLike` (a module, a message, a listing `shapes`
+/// wrote, or a directory: files are paired by relative path), `str` (the text
+/// itself) or `bytes`. Given as text or bytes, a side is named `<old>` or `<new>`
+/// and must list as one module or set of messages. `entry_only` compares only the
+/// entry computation layout; `ignore` leaves out kinds of change (`"tiles"`,
+/// `"memory-space"`, ...: the names `xla-shape diff --ignore` takes).
+///
+/// An input that cannot be read is a pair with status `"unreadable"` (and
+/// `exit_code` 2). Raises `OSError` when a path does not exist, `ValueError` for an
+/// unknown kind of change.
+///
+/// >>> import xla_shape
+/// >>> old = "HloModule m\nENTRY e {\n  ROOT p = f32[8,128]{1,0} parameter(0)\n}\n"
+/// >>> report = xla_shape.diff(old, old.replace("{1,0}", "{0,1}"))
+/// >>> report.exit_code, [str(c) for c in report.files[0].changes]
+/// (1, ['e/p: f32[8,128]{1,0} -> f32[8,128]{0,1}: minor_to_major changed (allocated 4096 -> 4096 bytes)'])
+#[pyfunction]
+#[pyo3(signature = (old, new, *, entry_only = false, ignore = Vec::new()))]
+#[pyo3(name = "diff")]
+fn py_diff(
+    py: Python<'_>,
+    old: &Bound<'_, PyAny>,
+    new: &Bound<'_, PyAny>,
+    entry_only: bool,
+    ignore: Vec<String>,
+) -> PyResult<DiffReport> {
+    let ignore = ignore
+        .iter()
+        .map(|name| {
+            diff::ChangeKind::from_name(name).ok_or_else(|| {
+                let kinds = diff::ChangeKind::ALL.map(diff::ChangeKind::name).join(", ");
+                PyValueError::new_err(format!("ignore: no kind of change {name:?} ({kinds})"))
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let options = diff::Options { entry_only, ignore };
+    let read = xla_shape::guard::listing::ReadOptions::default();
+    let (old, new) = (Input::extract(old)?, Input::extract(new)?);
+    for input in [&old, &new] {
+        if let Input::Path(path) = input {
+            std::fs::metadata(path)?;
+        }
+    }
+    if let (Input::Path(o), Input::Path(n)) = (&old, &new) {
+        let walk = check::Walk::new(&[], &[]).map_err(PyValueError::new_err)?;
+        let inner = py.detach(|| diff::diff_paths(o, n, &read, &walk, &options));
+        return Ok(DiffReport { inner });
+    }
+    let side = |input: Input, shown: &str| -> PyResult<(String, _)> {
+        let listed = match input {
+            Input::Path(path) => {
+                if path.is_dir() {
+                    return Err(pyo3::exceptions::PyIsADirectoryError::new_err(format!(
+                        "{}: a directory is compared with a directory: give both as paths",
+                        path.display()
+                    )));
+                }
+                let name = path.display().to_string();
+                let listed = xla_shape::guard::listing::read_path(&path, &name, &read);
+                (name, listed)
+            }
+            data => {
+                let bytes = data.into_bytes()?;
+                let listed = xla_shape::guard::listing::read_bytes(shown, &bytes, &read);
+                (shown.to_string(), listed)
+            }
+        };
+        Ok(listed)
+    };
+    let (old_name, old_listed) = side(old, "<old>")?;
+    let (new_name, new_listed) = side(new, "<new>")?;
+    let mut file = diff::FileDiff {
+        key: new_name.clone(),
+        old: Some(old_name.clone()),
+        new: Some(new_name.clone()),
+        ..diff::FileDiff::default()
+    };
+    // A side read whole: its one listing, or why it cannot be read.
+    type Read = Result<xla_shape::guard::Listing, xla_shape::guard::listing::ReadError>;
+    let one = |listed: Result<Vec<xla_shape::guard::Listing>, _>, name: &str| -> PyResult<Read> {
+        match listed {
+            Ok(mut listings) if listings.len() == 1 => Ok(Ok(listings.remove(0))),
+            Ok(listings) => Err(PyValueError::new_err(format!(
+                "{name} lists {} files: give a listing of several files as a path",
+                listings.len()
+            ))),
+            Err(e) => Ok(Err(e)),
+        }
+    };
+    match (one(old_listed, &old_name)?, one(new_listed, &new_name)?) {
+        (Err(e), _) | (_, Err(e)) => file.error = Some(Box::new(e)),
+        (Ok(o), Ok(n)) => {
+            let found = py.detach(|| diff::diff_listings(&o, &n, &options));
+            file.changes = found.changes;
+            file.matches = found.matches;
+        }
+    }
+    Ok(DiffReport {
+        inner: diff::DiffReport {
+            old: old_name,
+            new: new_name,
+            files: vec![file],
+        },
+    })
 }
 
 // ---------------------------------------------------------------------------------
@@ -1902,5 +2284,10 @@ fn xla_shape_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(shapes, m)?)?;
     m.add_function(wrap_pyfunction!(iter_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(py_relayout, m)?)?;
+    m.add_function(wrap_pyfunction!(py_diff, m)?)?;
+    m.add_class::<DiffReport>()?;
+    m.add_class::<FileDiff>()?;
+    m.add_class::<Change>()?;
+    m.add_class::<Match>()?;
     Ok(())
 }

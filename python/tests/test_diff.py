@@ -1,0 +1,127 @@
+"""xla_shape.diff: the report `xla-shape diff` gives, as Python objects and as its
+rendered forms, for the dumps XLA wrote (fixtures/dumps) and for modules given as text
+or bytes."""
+
+import json
+
+import pytest
+
+import xla_shape
+from conftest import FIXTURES
+
+DUMPS = FIXTURES / "dumps"
+PAIRS = [
+    ("base", "transposed"),
+    ("transposed", "base"),
+    ("base", "dtype"),
+    ("base", "extra_output"),
+    ("base", "base_again"),
+]
+FORMATS = ["text", "json", "github", "sarif"]
+
+
+@pytest.mark.parametrize("old,new", PAIRS)
+def test_diff_of_dumps_renders_as_the_cli_writes_it(cli, old, new):
+    a, b = DUMPS / old, DUMPS / new
+    report = xla_shape.diff(a, b)
+    for fmt in FORMATS:
+        done = cli(["diff", "--format", fmt, str(a), str(b)])
+        assert report.render(fmt) == done.stdout.decode(), fmt
+        assert report.exit_code == done.returncode
+    whole = json.loads(report.render("json"))
+    assert report.summary == whole["summary"]
+    assert report.ok == (report.exit_code == 0)
+    assert len(report) == len(report.files) == whole["summary"]["files"]
+    assert (report.old, report.new) == (str(a), str(b))
+
+
+@pytest.mark.parametrize("old,new", PAIRS)
+def test_each_pair_and_change_carries_what_the_json_report_says(old, new):
+    report = xla_shape.diff(DUMPS / old, DUMPS / new)
+    files = json.loads(report.render("json"))["files"]
+    assert [f.key for f in report] == [f["key"] for f in files]
+    for got, want in zip(report.files, files):
+        assert (got.old, got.new, got.status, got.error) == (
+            want["old"], want["new"], want["status"], want["error"])
+        assert len(got.changes) == len(want["changes"])
+        for change, c in zip(got.changes, want["changes"]):
+            for field in ("what", "place", "computation", "instruction", "old", "new",
+                          "old_bytes", "new_bytes", "line", "column", "path"):
+                assert getattr(change, field) == c[field], field
+            assert change.aspects == [(a["kind"], a["words"]) for a in c["aspects"]]
+        assert [(m.computation, m.old, m.new, m.how) for m in got.matches] == [
+            (m["computation"], m["old"], m["new"], m["how"]) for m in want["matches"]]
+    lines = report.render("text").splitlines()
+    words = [f"{f.key}: {c}" for f in report for c in f.changes]
+    words += [f"{f.key}: note: {m}" for f in report for m in f.matches]
+    assert sorted(words) == sorted(line for line in lines if "only in" not in line)
+
+
+def test_entry_only_and_ignore_are_the_cli_options(cli):
+    a, b = DUMPS / "base", DUMPS / "transposed"
+    for kwargs, args in [
+        ({"entry_only": True}, ["--entry-only"]),
+        ({"ignore": ["minor-to-major"]}, ["--ignore", "minor-to-major"]),
+        ({"ignore": ["minor-to-major", "tiles"]},
+         ["--ignore", "minor-to-major", "--ignore", "tiles"]),
+    ]:
+        report = xla_shape.diff(a, b, **kwargs)
+        done = cli(["diff", "--format", "json", *args, str(a), str(b)])
+        assert report.render("json") == done.stdout.decode(), args
+    everything = xla_shape.diff(a, b).summary["changes"]
+    assert 0 < xla_shape.diff(a, b, ignore=["minor-to-major"]).summary["changes"] < everything
+
+
+def module(name):
+    return FIXTURES / "modules" / name
+
+
+def test_modules_given_as_text_or_bytes_compare_as_their_files():
+    text = module("custom_layout.hlo.txt").read_text()
+    changed = text.replace("{1,0}", "{0,1}", 1)
+    assert changed != text
+    report = xla_shape.diff(text, changed)
+    assert (report.old, report.new, report.exit_code) == ("<old>", "<new>", 1)
+    [pair] = report.files
+    assert (pair.key, pair.old, pair.new, pair.status) == ("<new>", "<old>", "<new>", "changed")
+    assert len(pair.changes) >= 1
+    # As text, as the file, mixed: the same changes.
+    path = module("custom_layout.hlo.txt")
+    for old in (text, path, text.encode()):
+        again = xla_shape.diff(old, changed)
+        assert [str(c) for c in again.files[0].changes] == [str(c) for c in pair.changes]
+    # A module proto as bytes against its own file: no difference.
+    proto = module("custom_layout.hlo.pb")
+    same = xla_shape.diff(proto.read_bytes(), proto)
+    assert same.ok and same.exit_code == 0 and same.files[0].status == "same"
+    assert same.render() == ""
+
+
+def test_what_cannot_be_read_is_an_unreadable_pair():
+    report = xla_shape.diff(b"\xff\x00not a message", "f32[2]{0}\n")
+    [pair] = report.files
+    assert pair.status == "unreadable" and report.exit_code == 2 and not report.ok
+    assert pair.error["file"] == "<old>" and pair.error["code"]
+    assert pair.changes == [] and report.summary["unreadable"] == 1
+    assert report.render().startswith("<new>: cannot compare: <old>: ")
+
+
+def test_bad_arguments_raise(tmp_path):
+    with pytest.raises(ValueError, match='no kind of change "tile"'):
+        xla_shape.diff("f32[]", "f32[]", ignore=["tile"])
+    with pytest.raises(FileNotFoundError):
+        xla_shape.diff(tmp_path / "absent", "f32[]")
+    with pytest.raises(IsADirectoryError):
+        xla_shape.diff(DUMPS / "base", "f32[]")
+    two = "a.hlo: f32[2]{0}\nb.hlo: f32[3]{0}\n"
+    with pytest.raises(ValueError, match="lists 2 files"):
+        xla_shape.diff(two, two)
+    with pytest.raises(TypeError):
+        xla_shape.diff(1, "f32[]")
+    with pytest.raises(ValueError, match="format must be"):
+        xla_shape.diff("f32[]", "f32[]").render("xml")
+    # Listings naming several files compare as paths, file by file.
+    (tmp_path / "a.txt").write_text(two)
+    (tmp_path / "b.txt").write_text(two.replace("f32[3]", "s32[3]"))
+    report = xla_shape.diff(tmp_path / "a.txt", tmp_path / "b.txt")
+    assert [(f.key, f.status) for f in report] == [("a.hlo", "same"), ("b.hlo", "changed")]

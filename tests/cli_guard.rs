@@ -116,6 +116,57 @@ fn diff_exit_codes_and_formats() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+/// `-` for one side of `diff` reads standard input (named `<stdin>`): a listing piped
+/// from `shapes` against a baseline gives what the same listing in a file gives, and a
+/// module as well; both sides cannot be standard input.
+#[test]
+fn diff_reads_one_side_from_standard_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let lock = dir.path().join("layouts.lock");
+    let lock = lock.to_str().unwrap();
+    let out = run(&["shapes", &path(BASE, ""), "-o", lock], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = run(&["shapes", &path(TRANSPOSED, "")], b"").stdout;
+    let piped = dir.path().join("transposed.lock");
+    std::fs::write(&piped, &listed).unwrap();
+    let from_file = run(
+        &["diff", "--format", "json", lock, piped.to_str().unwrap()],
+        b"",
+    );
+    let from_stdin = run(&["diff", "--format", "json", lock, "-"], &listed);
+    assert_eq!(from_stdin.status.code(), Some(1), "{}", stderr(&from_stdin));
+    let (file, stdin): (serde_json::Value, serde_json::Value) = (
+        serde_json::from_slice(&from_file.stdout).unwrap(),
+        serde_json::from_slice(&from_stdin.stdout).unwrap(),
+    );
+    assert_eq!(stdin["new"], "<stdin>");
+    assert_eq!(stdin["files"], file["files"]);
+    assert_eq!(stdin["summary"], file["summary"]);
+    assert_eq!(stderr(&from_stdin), stderr(&from_file));
+    // A module on standard input, the old side: named `<stdin>`, its file the new one.
+    let (old, new) = (path(BASE, AFTER), path(TRANSPOSED, AFTER));
+    let text = std::fs::read(&old).unwrap();
+    let out = run(&["diff", "--entry-only", "-", &new], &text);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{new}: entry parameter 0 (x.1): f32[1024,1024]{{1,0}} -> f32[1024,1024]{{0,1}}: minor_to_major changed (allocated 4194304 -> 4194304 bytes)\n")
+    );
+    let out = run(&["diff", "--format", "json", "-", &old], &text);
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (json["old"].as_str(), json["files"][0]["old"].as_str()),
+        (Some("<stdin>"), Some("<stdin>"))
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run(&["diff", "-", "-"], &text);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        stderr(&out),
+        "xla-shape: OLD and NEW cannot both be standard input (-)\n"
+    );
+}
+
 #[test]
 fn validate_with_a_policy() {
     let policy = path("examples", "policy.toml");

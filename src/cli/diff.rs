@@ -21,6 +21,7 @@ Computations and instructions are matched by name, and where XLA renumbered name
 the output notes every pair matched other than by name.\n\n\
 Exit status: 0 no difference, 1 some difference, 2 some input could not be read.\n\n\
 Examples:\n  xla-shape diff layouts.lock dump/\n  \
+xla-shape shapes dump/ | xla-shape diff layouts.lock -\n  \
 xla-shape diff --entry-only old/module.txt new/module.txt\n  \
 xla-shape diff --ignore memory-space --format sarif old/ new/ > diff.sarif"
 )]
@@ -38,9 +39,9 @@ pub struct DiffArgs {
     ignore: Vec<KindArg>,
     #[command(flatten)]
     output: OutputArg,
-    /// The old input (file or directory).
+    /// The old input (file or directory; `-` reads standard input).
     old: PathBuf,
-    /// The new input (file or directory).
+    /// The new input (file or directory; `-` reads standard input).
     new: PathBuf,
 }
 
@@ -92,17 +93,33 @@ pub fn run(args: DiffArgs) -> Result<(), Failure> {
         entry_only: args.entry_only,
         ignore: args.ignore.iter().map(|k| k.kind()).collect(),
     };
+    // Standard input (`-`, one side at most) is read from a copy in a temporary file,
+    // named `<stdin>`.
+    let stdin = |path: &PathBuf| path.as_os_str() == "-";
+    if stdin(&args.old) && stdin(&args.new) {
+        return Err(Failure::unreadable(
+            "OLD and NEW cannot both be standard input (-)",
+        ));
+    }
+    let copy = match stdin(&args.old) || stdin(&args.new) {
+        true => Some(stdin_copy()?),
+        false => None,
+    };
+    let side = |path: &PathBuf| match (&copy, stdin(path)) {
+        (Some(copy), true) => (copy.path().to_path_buf(), "<stdin>".to_string()),
+        _ => (path.clone(), path.display().to_string()),
+    };
+    let ((old_path, old), (new_path, new)) = (side(&args.old), side(&args.new));
     // Written as each pair is compared: to a temporary file renamed into place, or
     // standard output.
     let mut out = args.output.stream()?;
     let mut errors = std::io::stderr();
-    let (old, new) = (
-        args.old.display().to_string(),
-        args.new.display().to_string(),
-    );
     let mut writer = diff::DiffWriter::new(args.format.into(), &old, &new, &mut out);
-    let pairs = (args.old.as_path(), args.new.as_path());
-    let written = diff::diff_paths_each(pairs, &read, &walk, &options, &mut |file| {
+    let sides = [
+        (old_path.as_path(), old.as_str()),
+        (new_path.as_path(), new.as_str()),
+    ];
+    let written = diff::diff_named_each(sides, &read, &walk, &options, &mut |file| {
         writer.file(&file)?;
         if let Some(e) = &file.error {
             if args.format != ReportFormat::Text {
@@ -121,4 +138,16 @@ pub fn run(args: DiffArgs) -> Result<(), Failure> {
         1 => Err(Failure::Invalid),
         _ => Err(Failure::Quiet),
     }
+}
+
+/// Standard input copied to a temporary file (deleted when dropped), for `diff` to read
+/// as a file: it may read a side twice (to tell its form, then to list it).
+fn stdin_copy() -> Result<tempfile::NamedTempFile, Failure> {
+    let failed =
+        |e: std::io::Error| Failure::unreadable(format!("<stdin>: cannot keep a copy: {e}"));
+    let mut copy = tempfile::NamedTempFile::new().map_err(failed)?;
+    let read = std::io::copy(&mut std::io::stdin().lock(), copy.as_file_mut());
+    read.map_err(|e| Failure::unreadable(format!("<stdin>: cannot read: {e}")))?;
+    copy.as_file_mut().flush().map_err(failed)?;
+    Ok(copy)
 }

@@ -926,11 +926,11 @@ fn files_of(
     }
 }
 
-/// Reads one side: a file now, a directory's files now or (each that lists as one
-/// listing of its own) when compared.
-fn read_side(path: &FsPath, read: &ReadOptions, walk: &crate::check::Walk) -> Side {
+/// Reads one side (at `path`, named `name`): a file now, a directory's files now or
+/// (each that lists as one listing of its own) when compared.
+fn read_side((path, name): (&FsPath, &str), read: &ReadOptions, walk: &crate::check::Walk) -> Side {
     use rayon::prelude::*;
-    let name = path.display().to_string();
+    let name = name.to_string();
     let failed = |name: String, e: std::io::Error| {
         let error = ReadError {
             file: name.clone(),
@@ -1056,12 +1056,32 @@ pub fn diff_paths_each(
     options: &Options,
     each: &mut dyn FnMut(FileDiff) -> io::Result<()>,
 ) -> io::Result<()> {
+    let (old_name, new_name) = (old.display().to_string(), new.display().to_string());
+    let sides = [(old, old_name.as_str()), (new, new_name.as_str())];
+    diff_named_each(sides, read, walk, options, each)
+}
+
+/// [`diff_paths_each`] of two inputs each given as (path, the name the report gives
+/// it): a file read from a copy (of standard input, say) named as its source.
+///
+/// # Errors
+/// The first error `each` returns: no pair is compared after it.
+pub fn diff_named_each(
+    [(old, old_name), (new, new_name)]: [(&FsPath, &str); 2],
+    read: &ReadOptions,
+    walk: &crate::check::Walk,
+    options: &Options,
+    each: &mut dyn FnMut(FileDiff) -> io::Result<()>,
+) -> io::Result<()> {
     // Two files, each one listing: read as they are compared.
-    if let Some(file) = diff_files_streamed((old, new), read, options) {
+    let sides = [(old, old_name), (new, new_name)];
+    if let Some(file) = diff_files_streamed(sides, read, options) {
         return each(file);
     }
-    let (mut old_side, mut new_side) =
-        rayon::join(|| read_side(old, read, walk), || read_side(new, read, walk));
+    let (mut old_side, mut new_side) = rayon::join(
+        || read_side((old, old_name), read, walk),
+        || read_side((new, new_name), read, walk),
+    );
     // A pair's report, named (its names made here, not as the pairs are compared on
     // threads: made there, between each pair's own allocations, they held on to pages
     // of memory the comparisons had freed, some 17 MB for 200,000 pairs).
@@ -1158,7 +1178,7 @@ fn changed(name: String) -> ReadError {
 /// listing file read back, neither is shape lines) or no thread can be started: the
 /// caller reads them as before.
 fn diff_files_streamed(
-    (old, new): (&FsPath, &FsPath),
+    [(old, old_name), (new, new_name)]: [(&FsPath, &str); 2],
     read: &ReadOptions,
     options: &Options,
 ) -> Option<FileDiff> {
@@ -1174,8 +1194,8 @@ fn diff_files_streamed(
         return None;
     }
     std::thread::scope(|scope| {
-        let old_events = held::read_on_thread(scope, old, read)?;
-        let new_events = held::read_on_thread(scope, new, read)?;
+        let old_events = held::read_on_thread(scope, (old, old_name), read)?;
+        let new_events = held::read_on_thread(scope, (new, new_name), read)?;
         let mut sides = [SideRead::new(old_events)?, SideRead::new(new_events)?];
         let messages = sides.iter().any(|side| side.kind() == Some(Kind::Messages));
         let singles = sides.iter().all(SideRead::single);

@@ -894,17 +894,17 @@ const BATCH: usize = 256;
 /// How many batches a side read on its own thread may be ahead of the reader.
 const AHEAD: usize = 4;
 
-/// Reads the file at `path` on a thread of `scope`, handing on its [`Event`]s as they
-/// come, at most [`AHEAD`] ahead of the receiver; `None` when no thread can be started.
-/// Once the receiver is dropped, the read goes on to its end handing on nothing.
+/// Reads the file at `path` (named `name`) on a thread of `scope`, handing on its
+/// [`Event`]s as they come, at most [`AHEAD`] ahead of the receiver; `None` when no
+/// thread can be started. Once the receiver is dropped, the read goes on to its end
+/// handing on nothing.
 pub(crate) fn read_on_thread<'scope>(
     scope: &'scope std::thread::Scope<'scope, '_>,
-    path: &'scope std::path::Path,
+    (path, name): (&'scope std::path::Path, &'scope str),
     options: &'scope super::listing::ReadOptions,
 ) -> Option<std::sync::mpsc::Receiver<Event>> {
     let (send, receive) = std::sync::mpsc::sync_channel(AHEAD);
     let read = move || {
-        let name = path.display().to_string();
         let (mut first, mut open, mut batch) = (true, true, Vec::with_capacity(BATCH));
         let mut sink = |listing: &Listing, item| {
             if first && open {
@@ -921,7 +921,7 @@ pub(crate) fn read_on_thread<'scope>(
                 }
             }
         };
-        let done = super::listing::stream_path_with(path, &name, options, true, &mut sink);
+        let done = super::listing::stream_path_with(path, name, options, true, &mut sink);
         if !batch.is_empty() {
             let _ = send.send(Event::Items(batch));
         }

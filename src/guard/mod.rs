@@ -10,7 +10,9 @@ pub mod listing;
 pub mod policy;
 pub mod spooled;
 
-pub use diff::{diff_listings, diff_paths, diff_paths_each, ChangeKind, DiffReport, DiffWriter};
+pub use diff::{
+    diff_listings, diff_named_each, diff_paths, diff_paths_each, ChangeKind, DiffReport, DiffWriter,
+};
 pub use listing::{read_bytes, read_path, Listing, ReadOptions, Source};
 pub use policy::Policy;
 

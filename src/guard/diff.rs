@@ -1119,10 +1119,7 @@ pub fn diff_named_each(
         // A side's files are indexed by `u32`s: their keys are strings of `Strings`.
         let old_files = 0..old_side.keys.len() as u32;
         let mut pairs: Vec<(u32, u32)> = old_files
-            .map(|i| {
-                let at = finder.find(old_side.keys.get(i));
-                (i, at.map_or(NONE, |at| at as u32))
-            })
+            .map(|i| (i, finder.find(old_side.keys.get(i)).unwrap_or(NONE)))
             .collect();
         let taken = finder.taken;
         let only_new = (0..new_side.keys.len() as u32).filter(|&j| !taken[j as usize]);
@@ -1488,44 +1485,55 @@ impl InStep {
 struct Finder<'a> {
     keys: &'a Strings,
     /// The keys' indices, by key (then index).
-    exact: Runs,
+    exact: Runs<u32>,
     /// Each end of each key after one of its last [`KEY_ENDS`] `/`, as (key index,
     /// where the end starts in it), by the end (then the key index).
-    ends: Vec<(u32, u32)>,
-    /// Where to go on looking in each run of `ends` of the same end, at the run's
-    /// first place ([`Runs::next`]).
-    ends_next: Vec<u32>,
+    ends: Runs<(u32, u32)>,
     /// Whether each key is taken.
     taken: Vec<bool>,
 }
 
-/// Keys' indices sorted by key, with where to go on looking in each run of the same
-/// key: at the run's first place, the first place not known to be taken (each taken
-/// one is walked past once over all look-ups, not once each).
-struct Runs {
-    sorted: Vec<u32>,
+/// Items sorted by a text, each standing for a key, with where to go on looking in
+/// each run of the same text: at the run's first place, the first place not known to
+/// stand for a key taken (each taken one is walked past once over all look-ups, not
+/// once each).
+struct Runs<T> {
+    sorted: Vec<T>,
     next: Vec<u32>,
 }
 
-/// The first place in `run` (of `items`, with `next` its [`Runs::next`]) whose item is
-/// not taken.
-fn first_untaken<T: Copy>(
-    run: std::ops::Range<usize>,
-    items: &[T],
-    next: &mut [u32],
-    taken: &[bool],
-    of: impl Fn(T) -> u32,
-) -> Option<u32> {
-    let start = run.start;
-    let mut at = next.get(start).map_or(start, |&at| at as usize).max(start);
-    while at < run.end && taken[of(items[at]) as usize] {
-        at += 1;
+impl<T: Copy> Runs<T> {
+    fn new(sorted: Vec<T>) -> Self {
+        // Places in a list of keys' indices or their ends: fewer than `u32::MAX` each.
+        let next = (0..sorted.len() as u32).collect();
+        Runs { sorted, next }
     }
-    if let Some(slot) = next.get_mut(start) {
-        // Places are those of a list of `u32` indices.
-        *slot = at as u32;
+
+    /// The key (as `key_of` gives an item's) of the first item whose text (`text_of`)
+    /// is `text` and whose key is not taken.
+    fn first_untaken<'t>(
+        &mut self,
+        text: &str,
+        text_of: impl Fn(T) -> &'t str,
+        key_of: impl Fn(T) -> u32,
+        taken: &[bool],
+    ) -> Option<u32> {
+        let sorted = &self.sorted;
+        let start = sorted.partition_point(|&item| text_of(item) < text);
+        let end = start + sorted[start..].partition_point(|&item| text_of(item) == text);
+        let mut at = self
+            .next
+            .get(start)
+            .map_or(start, |&at| at as usize)
+            .max(start);
+        while at < end && taken[key_of(sorted[at]) as usize] {
+            at += 1;
+        }
+        if let Some(slot) = self.next.get_mut(start) {
+            *slot = at as u32;
+        }
+        (at < end).then(|| key_of(sorted[at]))
     }
-    (at < run.end).then(|| of(items[at]))
 }
 
 /// How many of a key's last `/` it is matched by the ends after: paths of real dumps
@@ -1551,45 +1559,36 @@ impl<'a> Finder<'a> {
         ends.sort_by(|&a, &b| end(a).cmp(end(b)).then(a.0.cmp(&b.0)));
         Finder {
             keys,
-            exact: Runs {
-                next: (0..sorted.len() as u32).collect(),
-                sorted,
-            },
-            ends_next: (0..ends.len() as u32).collect(),
-            ends,
+            exact: Runs::new(sorted),
+            ends: Runs::new(ends),
             taken: vec![false; keys.len()],
         }
     }
 
     /// The first key equal to `key` not taken.
     fn exact(&mut self, key: &str) -> Option<u32> {
-        let (keys, sorted) = (self.keys, &self.exact.sorted);
-        let start = sorted.partition_point(|&i| keys.get(i) < key);
-        let end = start + sorted[start..].partition_point(|&i| keys.get(i) == key);
-        first_untaken(start..end, sorted, &mut self.exact.next, &self.taken, |i| i)
+        let keys = self.keys;
+        let text_of = |i: u32| keys.get(i);
+        self.exact.first_untaken(key, text_of, |i| i, &self.taken)
     }
 
-    /// The position paired with `key`, now taken.
-    fn find(&mut self, key: &str) -> Option<usize> {
+    /// The key paired with `key`, now taken.
+    fn find(&mut self, key: &str) -> Option<u32> {
         let found = match self.exact(key) {
             Some(i) => Some(i),
             None => {
                 // Keys that end with `/KEY`, and keys that `KEY` ends with after a `/`.
-                let (keys, ends) = (self.keys, &self.ends);
+                let keys = self.keys;
                 let end = |(i, at): (u32, u32)| &keys.get(i)[at as usize..];
-                let start = ends.partition_point(|&e| end(e) < key);
-                let stop = start + ends[start..].partition_point(|&e| end(e) == key);
-                let longer =
-                    first_untaken(start..stop, ends, &mut self.ends_next, &self.taken, |e| e.0);
+                let longer = self.ends.first_untaken(key, end, |e| e.0, &self.taken);
                 let shorter: Vec<u32> = key_ends(key)
                     .filter_map(|at| self.exact(&key[at..]))
                     .collect();
                 longer.into_iter().chain(shorter).min()
             }
         };
-        let found = found.map(|i| i as usize);
         if let Some(i) = found {
-            self.taken[i] = true;
+            self.taken[i as usize] = true;
         }
         found
     }
@@ -3694,7 +3693,8 @@ mod tests {
             let mut finder = Finder::new(&strings);
             let mut taken = vec![false; new.len()];
             for key in keys.iter().chain(&keys) {
-                assert_eq!(finder.find(key), linear(&new, &mut taken, key), "{key:?}");
+                let found = finder.find(key).map(|i| i as usize);
+                assert_eq!(found, linear(&new, &mut taken, key), "{key:?}");
             }
         }
     }

@@ -1067,21 +1067,19 @@ pub fn diff_paths_each(
 /// # Errors
 /// The first error `each` returns: no pair is compared after it.
 pub fn diff_named_each(
-    [(old, old_name), (new, new_name)]: [(&FsPath, &str); 2],
+    sides: [(&FsPath, &str); 2],
     read: &ReadOptions,
     walk: &crate::check::Walk,
     options: &Options,
     each: &mut dyn FnMut(FileDiff) -> io::Result<()>,
 ) -> io::Result<()> {
     // Two files, each one listing: read as they are compared.
-    let sides = [(old, old_name), (new, new_name)];
     if let Some(file) = diff_files_streamed(sides, read, options) {
         return each(file);
     }
-    let (mut old_side, mut new_side) = rayon::join(
-        || read_side((old, old_name), read, walk),
-        || read_side((new, new_name), read, walk),
-    );
+    let [old, new] = sides;
+    let (mut old_side, mut new_side) =
+        rayon::join(|| read_side(old, read, walk), || read_side(new, read, walk));
     // A pair's report, named (its names made here, not as the pairs are compared on
     // threads: made there, between each pair's own allocations, they held on to pages
     // of memory the comparisons had freed, some 17 MB for 200,000 pairs).
@@ -1094,8 +1092,8 @@ pub fn diff_named_each(
     // Compares a pair into its report.
     let compare = |file: &mut FileDiff, o: Option<File>, n: Option<File>| {
         let read = |side: Option<File>, name: &Option<String>| {
-            let name = name.clone().unwrap_or_default();
-            side.map(|side| side.read(read).unwrap_or_else(|| Err(changed(name))))
+            let changed = || Err(changed(name.clone().unwrap_or_default()));
+            side.map(|side| side.read(read).unwrap_or_else(changed))
         };
         let (o, n) = (read(o, &file.old), read(n, &file.new));
         match (o, n) {

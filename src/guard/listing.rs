@@ -1290,9 +1290,14 @@ fn listing_told_by<R: BufRead>(head: &check::Head<R>, source: Source) -> Option<
         Source::Auto => Some(head.form().err()?),
     };
     let bytes = head.bytes();
-    let mut lines = bytes.split_inclusive(|&b| b == b'\n');
-    let first = lines.find(|line| !line.trim_ascii().is_empty())?;
+    let first = first_line(bytes)?;
     (first.ends_with(b"\n") && !is_json_listing(bytes)).then_some(reason)
+}
+
+/// The first line of `bytes` that is not blank, with its line break if it has one.
+fn first_line(bytes: &[u8]) -> Option<&[u8]> {
+    let mut lines = bytes.split_inclusive(|&b| b == b'\n');
+    lines.find(|line| !line.trim_ascii().is_empty())
 }
 
 /// An input of no form known (`reason` says why).
@@ -1530,19 +1535,15 @@ fn copy_of_listing(
 /// Whether the first bytes `head` of a longer input are those of a listing written as
 /// JSON lines ([`is_json_listing`]), its first line whole in them.
 fn json_listing_head(head: &[u8]) -> bool {
-    let mut lines = head.split_inclusive(|&b| b == b'\n');
-    let first = lines.find(|line| !line.trim_ascii().is_empty());
-    first.is_some_and(|line| line.ends_with(b"\n")) && is_json_listing(head)
+    first_line(head).is_some_and(|line| line.ends_with(b"\n")) && is_json_listing(head)
 }
 
 /// Whether `bytes` are a listing written as JSON lines (`shapes --format json`): the
 /// first line is an object whose first keys are `file` and `location` (no message has
 /// a field `file`).
 fn is_json_listing(bytes: &[u8]) -> bool {
-    let first = bytes
-        .split(|&b| b == b'\n')
-        .find(|l| !l.trim_ascii().is_empty());
-    first.is_some_and(|line| {
+    // Its line break, if any, is white space to JSON.
+    first_line(bytes).is_some_and(|line| {
         line.trim_ascii_start().starts_with(b"{\"file\":") && {
             let line: Result<JsonListed, _> = serde_json::from_slice(line);
             line.is_ok()

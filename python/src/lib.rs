@@ -610,20 +610,14 @@ impl Report {
     /// `xla-shape validate --format FORMAT` writes it for this one input.
     #[pyo3(signature = (format = "text"))]
     fn render(&self, format: &str) -> PyResult<String> {
-        let format = match format {
-            "text" => report::Format::Text,
-            "json" => report::Format::Json,
-            "github" => report::Format::Github,
-            "sarif" => report::Format::Sarif,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "format must be 'text', 'json', 'github' or 'sarif', not {other:?}"
-                )))
-            }
-        };
         let mut out = Vec::new();
         let mut errors = Vec::new();
-        report::render(format, &self.document(), &mut out, &mut errors)?;
+        report::render(
+            report_format(format)?,
+            &self.document(),
+            &mut out,
+            &mut errors,
+        )?;
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
     /// Raises `ValidationError` (carrying this report) unless `ok`.

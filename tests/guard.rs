@@ -282,6 +282,45 @@ fn a_directory_against_a_directory_and_its_listing() {
     assert_eq!(report.exit_code(), 2);
 }
 
+/// A file paired by the end of its path (a listing written in another directory) does
+/// not take the file whose path is the same: same paths pair first.
+#[test]
+fn files_with_the_same_path_pair_before_files_paired_by_its_end() {
+    let (old_dir, new_dir) = (temp("pair-old"), temp("pair-new"));
+    let (old, new) = (old_dir.path(), new_dir.path());
+    let base = dumps("base").join(MODULE_FILES[0]);
+    let changed = dumps("dtype").join(MODULE_FILES[0]);
+    for dir in [old.join("a"), old.join("b/a"), new.join("b/a")] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+    std::fs::copy(&base, old.join("a").join(MODULE_FILES[0])).unwrap();
+    std::fs::copy(&base, old.join("b/a").join(MODULE_FILES[0])).unwrap();
+    std::fs::copy(&changed, new.join("b/a").join(MODULE_FILES[0])).unwrap();
+    let report = diff(old, new, false);
+    let statuses: Vec<(&str, &str)> = report
+        .files
+        .iter()
+        .map(|f| (f.key.as_str(), f.status()))
+        .collect();
+    let (a, b) = (
+        format!("a/{}", MODULE_FILES[0]),
+        format!("b/a/{}", MODULE_FILES[0]),
+    );
+    assert_eq!(
+        statuses,
+        [(a.as_str(), "only_old"), (b.as_str(), "changed")]
+    );
+    // Alone, the file under `a/` pairs with the one under `b/a/` by its end.
+    std::fs::remove_dir_all(old.join("b")).unwrap();
+    let report = diff(old, new, false);
+    let statuses: Vec<(&str, &str)> = report
+        .files
+        .iter()
+        .map(|f| (f.key.as_str(), f.status()))
+        .collect();
+    assert_eq!(statuses, [(b.as_str(), "changed")]);
+}
+
 /// Every `.N` suffix of a name (`add.12`, `%fused_computation.1`, `param_0.3:`) shifted
 /// by `by`; numbers that are not name suffixes (`1.5`, `line=12`) left alone.
 fn renumber(text: &str, by: u64) -> String {

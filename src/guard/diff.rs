@@ -1109,21 +1109,7 @@ pub fn diff_named_each(
         compare(&mut file, o, n);
         return each(file);
     }
-    // Each pair as the indices of its old and new files ([`NONE`] for none): the old
-    // files in order, each with the new one paired with its key, then the new files
-    // left. Its key is the new file's, else the old one's.
-    let mut pairs: Vec<(u32, u32)> = {
-        let mut finder = Finder::new(&new_side.keys);
-        // A side's files are indexed by `u32`s: their keys are strings of `Strings`.
-        let old_files = 0..old_side.keys.len() as u32;
-        let mut pairs: Vec<(u32, u32)> = old_files
-            .map(|i| (i, finder.find(old_side.keys.get(i)).unwrap_or(NONE)))
-            .collect();
-        let taken = finder.taken;
-        let only_new = (0..new_side.keys.len() as u32).filter(|&j| !taken[j as usize]);
-        pairs.extend(only_new.map(|j| (NONE, j)));
-        pairs
-    };
+    let mut pairs = pair_keys(&old_side.keys, &new_side.keys);
     let key = |&(i, j): &(u32, u32)| match j {
         NONE => old_side.keys.get(i),
         j => new_side.keys.get(j),
@@ -1475,9 +1461,9 @@ impl InStep {
     }
 }
 
-/// Finds the new file an old file's key pairs with: the first not yet taken whose key
-/// is the same, else the first whose key ends with `/KEY` or is the end of `KEY` after a
-/// `/` (an end of fewer than [`KEY_ENDS`] `/`). Each key is looked up by its own text
+/// Finds the new file an old file's key pairs with ([`pair_keys`]): the first not yet
+/// taken whose key is the same; or the first whose key ends with `/KEY` or is the end
+/// of `KEY` after a `/` (an end of fewer than [`KEY_ENDS`] `/`). Each key is looked up by its own text
 /// and its ends (not compared with every key: two listings naming 40,000 files each
 /// took 14 s so).
 struct Finder<'a> {
@@ -1570,26 +1556,57 @@ impl<'a> Finder<'a> {
         self.exact.first_untaken(key, text_of, |i| i, &self.taken)
     }
 
-    /// The key paired with `key`, now taken.
-    fn find(&mut self, key: &str) -> Option<u32> {
-        let found = match self.exact(key) {
-            Some(i) => Some(i),
-            None => {
-                // Keys that end with `/KEY`, and keys that `KEY` ends with after a `/`.
-                let keys = self.keys;
-                let end = |(i, at): (u32, u32)| &keys.get(i)[at as usize..];
-                let longer = self.ends.first_untaken(key, end, |e| e.0, &self.taken);
-                let shorter: Vec<u32> = key_ends(key)
-                    .filter_map(|at| self.exact(&key[at..]))
-                    .collect();
-                longer.into_iter().chain(shorter).min()
-            }
-        };
+    /// The first key equal to `key` not taken, now taken.
+    fn take_exact(&mut self, key: &str) -> Option<u32> {
+        let found = self.exact(key);
+        self.take(found)
+    }
+
+    /// The first key not taken that ends with `/KEY` or that `KEY` ends with after a
+    /// `/`, now taken.
+    fn take_by_ends(&mut self, key: &str) -> Option<u32> {
+        // Keys that end with `/KEY`, and keys that `KEY` ends with after a `/`.
+        let keys = self.keys;
+        let end = |(i, at): (u32, u32)| &keys.get(i)[at as usize..];
+        let longer = self.ends.first_untaken(key, end, |e| e.0, &self.taken);
+        let shorter: Vec<u32> = key_ends(key)
+            .filter_map(|at| self.exact(&key[at..]))
+            .collect();
+        let found = longer.into_iter().chain(shorter).min();
+        self.take(found)
+    }
+
+    fn take(&mut self, found: Option<u32>) -> Option<u32> {
         if let Some(i) = found {
             self.taken[i as usize] = true;
         }
         found
     }
+}
+
+/// The pairs of files of two sides, as the indices of each pair's old and new files
+/// ([`NONE`] for none), by the sides' keys: first every old key with the new key the
+/// same, then each old key left (in order) with the first new key left that ends with
+/// `/KEY` or is the end of `KEY` after a `/` ([`Finder`]); the old files in order,
+/// then the new files left. Same keys pair first, so that a file matched by an end
+/// does not take the file another has the same key as (`a/x.hlo` took `b/a/x.hlo`
+/// from `b/a/x.hlo`, which was then reported on one side only).
+fn pair_keys(old: &Strings, new: &Strings) -> Vec<(u32, u32)> {
+    let mut finder = Finder::new(new);
+    // A side's files are indexed by `u32`s: their keys are strings of `Strings`.
+    let old_files = 0..old.len() as u32;
+    let mut pairs: Vec<(u32, u32)> = old_files
+        .map(|i| (i, finder.take_exact(old.get(i)).unwrap_or(NONE)))
+        .collect();
+    for (i, j) in &mut pairs {
+        if *j == NONE {
+            *j = finder.take_by_ends(old.get(*i)).unwrap_or(NONE);
+        }
+    }
+    let taken = finder.taken;
+    let only_new = (0..new.len() as u32).filter(|&j| !taken[j as usize]);
+    pairs.extend(only_new.map(|j| (NONE, j)));
+    pairs
 }
 
 // ----- comparing two listings -----
@@ -3323,7 +3340,7 @@ fn compare_layouts(old: &LayoutProto, new: &LayoutProto, push: &mut dyn FnMut(Ch
 
 #[cfg(test)]
 mod tests {
-    use super::Finder;
+    use super::{pair_keys, NONE};
 
     /// Parameters given in any order, some numbers twice, are found by number in order,
     /// the last given of a number kept (as a map's insert).
@@ -3632,26 +3649,46 @@ mod tests {
         }
     }
 
-    /// The pairing a linear search gives: the first key not taken that is the same,
-    /// else the first that ends with `/KEY` or that `KEY` ends with after a `/`, an end
-    /// of fewer than `KEY_ENDS` `/`.
-    fn linear(keys: &[String], taken: &mut [bool], key: &str) -> Option<usize> {
-        let free = |i: &usize| !taken[*i];
+    /// The pairing a linear search gives: each old key with the first new key not
+    /// taken that is the same; then each old key left with the first new key not taken
+    /// that ends with `/KEY` or that `KEY` ends with after a `/`, an end of fewer than
+    /// `KEY_ENDS` `/`; then the new keys left.
+    fn linear(old: &[String], new: &[String]) -> Vec<(u32, u32)> {
+        let mut taken = vec![false; new.len()];
+        let take = |taken: &mut Vec<bool>, found: Option<usize>| {
+            found.map_or(NONE, |j| {
+                taken[j] = true;
+                j as u32
+            })
+        };
+        let mut pairs: Vec<(u32, u32)> = Vec::new();
+        for (i, key) in old.iter().enumerate() {
+            let found = (0..new.len()).find(|&j| !taken[j] && new[j] == *key);
+            pairs.push((i as u32, take(&mut taken, found)));
+        }
         let end = |long: &str, short: &str| {
             long.ends_with(&format!("/{short}")) && short.matches('/').count() < super::KEY_ENDS
         };
-        let found = (0..keys.len())
-            .filter(free)
-            .find(|&i| keys[i] == key)
-            .or_else(|| {
-                (0..keys.len())
-                    .filter(free)
-                    .find(|&i| end(&keys[i], key) || end(key, &keys[i]))
-            });
-        if let Some(i) = found {
-            taken[i] = true;
+        for (i, j) in &mut pairs {
+            if *j == NONE {
+                let key = &old[*i as usize];
+                let found =
+                    (0..new.len()).find(|&k| !taken[k] && (end(&new[k], key) || end(key, &new[k])));
+                *j = take(&mut taken, found);
+            }
         }
-        found
+        let left = (0..new.len() as u32).filter(|&j| !taken[j as usize]);
+        pairs.extend(left.map(|j| (NONE, j)).collect::<Vec<_>>());
+        pairs
+    }
+
+    /// A side's keys, as [`pair_keys`] takes them.
+    fn strings(keys: &[String]) -> super::Strings {
+        let mut strings = super::Strings::default();
+        for key in keys {
+            strings.push(key).unwrap();
+        }
+        strings
     }
 
     #[test]
@@ -3684,16 +3721,14 @@ mod tests {
             // Each key twice, in two orders.
             let once = keys.iter().step_by(step);
             let new: Vec<String> = once.clone().rev().chain(once).cloned().collect();
-            let mut strings = super::Strings::default();
-            for key in &new {
-                strings.push(key).unwrap();
-            }
-            let mut finder = Finder::new(&strings);
-            let mut taken = vec![false; new.len()];
-            for key in keys.iter().chain(&keys) {
-                let found = finder.find(key).map(|i| i as usize);
-                assert_eq!(found, linear(&new, &mut taken, key), "{key:?}");
-            }
+            let old: Vec<String> = keys.iter().chain(&keys).cloned().collect();
+            let pairs = pair_keys(&strings(&old), &strings(&new));
+            assert_eq!(pairs, linear(&old, &new), "step {step}");
         }
+        // A key matched by an end does not take the file another has the same key as.
+        let (old, new) = (["a/x.hlo", "b/a/x.hlo"], ["b/a/x.hlo"]);
+        let (old, new) = (old.map(String::from), new.map(String::from));
+        let pairs = pair_keys(&strings(&old), &strings(&new));
+        assert_eq!(pairs, [(0, NONE), (1, 0)]);
     }
 }

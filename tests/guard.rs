@@ -321,6 +321,39 @@ fn files_with_the_same_path_pair_before_files_paired_by_its_end() {
     assert_eq!(statuses, [(b.as_str(), "changed")]);
 }
 
+/// A directory side whose walk fails below its top cannot be compared, and the report
+/// says which directory could not be listed (it said only why).
+#[test]
+fn a_directory_that_cannot_be_listed_is_named() {
+    let tmp = temp("unlisted");
+    let top = tmp.path().join("side");
+    std::fs::create_dir(&top).unwrap();
+    std::fs::copy(
+        dumps("base").join(MODULE_FILES[1]),
+        top.join(MODULE_FILES[1]),
+    )
+    .unwrap();
+    // A tree deeper than a path can name (4,096 bytes): two chains of 1,200
+    // directories, each within the limit, the one moved to the bottom of the other.
+    let chain = |root: &Path| {
+        let path = root.join(["d"; 1200].join("/"));
+        std::fs::create_dir_all(&path).unwrap();
+        path
+    };
+    chain(&tmp.path().join("lower"));
+    let upper = chain(&top);
+    std::fs::rename(tmp.path().join("lower/d"), upper.join("d")).unwrap();
+    let report = diff(&top, &top, false);
+    assert_eq!(report.exit_code(), 2, "{report:#?}");
+    let [file] = &report.files[..] else {
+        panic!("{report:#?}")
+    };
+    let error = file.error.as_ref().unwrap();
+    let listed = format!("{}/d/d/", top.display());
+    assert!(error.message.starts_with(&listed), "{error:?}");
+    assert_eq!(error.file, top.display().to_string());
+}
+
 /// Every `.N` suffix of a name (`add.12`, `%fused_computation.1`, `param_0.3:`) shifted
 /// by `by`; numbers that are not name suffixes (`1.5`, `line=12`) left alone.
 fn renumber(text: &str, by: u64) -> String {

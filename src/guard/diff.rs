@@ -941,32 +941,49 @@ fn read_side((path, name): (&FsPath, &str), read: &ReadOptions, walk: &crate::ch
     };
     match std::fs::metadata(path) {
         Ok(meta) if meta.is_dir() => {
-            let files = match walk.files(path) {
-                Ok(files) => files,
-                Err(e) => return failed(name, e),
-            };
-            // Each file's list dropped as it is collected (a list a file, kept until all
-            // were read, took some 60 bytes a file more); each path moved, not copied, to
-            // a file left for later.
-            let read: Vec<(String, File)> = files
-                .into_par_iter()
-                .flat_map_iter(|file| {
-                    let key = relative_key(file.strip_prefix(path).unwrap_or(&file));
-                    if listing::lists_as_one(&file, read) {
-                        return vec![(key, File::Later(Box::new(file)))];
-                    }
-                    let shown = file.display().to_string();
-                    let mut files = Vec::new();
-                    let read = held::read_path(&file, &shown, read);
-                    files_of(read, &key, ListedKey::In(&key), &mut |key, file| {
-                        files.push((key.to_string(), file));
-                    });
-                    files
-                })
-                .collect();
+            // The files as the walk finds them, a few at a time each read (or told to
+            // list as one listing of their own) on the threads, in order: the paths of
+            // the whole walk, and then every file's key and read, were held at once.
             let mut side = Side::new(false);
-            for (key, file) in read {
-                side.add(&key, file);
+            let mut found = walk.stream(path);
+            let at_a_time = PAIRS_A_THREAD * rayon::current_num_threads().max(1);
+            loop {
+                let mut files = Vec::with_capacity(at_a_time);
+                for file in found.by_ref().take(at_a_time) {
+                    match file {
+                        Ok(file) => files.push(file),
+                        // A directory below that cannot be listed: the side cannot be
+                        // compared (its files would be taken for files on one side).
+                        Err((dir, e)) if dir != path => {
+                            let e = io::Error::new(e.kind(), format!("{}: {e}", dir.display()));
+                            return failed(name, e);
+                        }
+                        Err((_, e)) => return failed(name, e),
+                    }
+                }
+                if files.is_empty() {
+                    break;
+                }
+                // Each path moved, not copied, to a file left for later.
+                let read: Vec<(String, File)> = files
+                    .into_par_iter()
+                    .flat_map_iter(|file| {
+                        let key = relative_key(file.strip_prefix(path).unwrap_or(&file));
+                        if listing::lists_as_one(&file, read) {
+                            return vec![(key, File::Later(Box::new(file)))];
+                        }
+                        let shown = file.display().to_string();
+                        let mut files = Vec::new();
+                        let read = held::read_path(&file, &shown, read);
+                        files_of(read, &key, ListedKey::In(&key), &mut |key, file| {
+                            files.push((key.to_string(), file));
+                        });
+                        files
+                    })
+                    .collect();
+                for (key, file) in read {
+                    side.add(&key, file);
+                }
             }
             side.checked(&name)
         }

@@ -360,6 +360,12 @@ impl<T: Fixed> Table<T> {
         self.spill.as_ref()?.lost.get().map(String::as_str)
     }
 
+    /// How many records it holds in memory.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
+        self.held.len()
+    }
+
     /// Records per block.
     fn per_block() -> usize {
         (Self::BLOCK / T::SIZE).max(1)
@@ -526,6 +532,407 @@ impl<T: Fixed> Table<T> {
     }
 }
 
+/// Byte strings appended end to end and read back by where they stand: the first
+/// [`Heap::KEEP`] bytes in memory, the rest in an anonymous temporary file (a string
+/// wholly in the one or the other). Where no file can be made or written, the rest is
+/// held too.
+#[derive(Default)]
+pub(crate) struct Heap {
+    held: Vec<u8>,
+    /// The file, once one is needed, with the bytes written to it.
+    file: Option<std::sync::Mutex<std::fs::File>>,
+    written: u64,
+    /// Bytes after those in the file, not yet written.
+    pending: Vec<u8>,
+    /// Whether the file failed: the rest held in `pending` from there on.
+    in_memory: bool,
+    /// Blocks of the file read back, each where its number (modulo their count) puts
+    /// it, with where it starts: strings read near one another are read a block at a
+    /// time, not a read each.
+    blocks: std::sync::Mutex<Vec<(u64, Vec<u8>)>>,
+}
+
+impl Heap {
+    /// Bytes held before the rest go to the file.
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
+    const KEEP: usize = 1 << 20;
+    /// Bytes gathered before they are written.
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
+    const PENDING: usize = 64 << 10;
+    /// Bytes read back at a time, and blocks of them kept.
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
+    const BLOCK: usize = 4 << 10;
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
+    const BLOCKS: usize = 64;
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
+    const KEEP: usize = 10;
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
+    const PENDING: usize = 16;
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
+    const BLOCK: usize = 12;
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
+    const BLOCKS: usize = 2;
+
+    /// How many bytes it holds in memory, pending ones included.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> usize {
+        self.held.len() + self.pending.len()
+    }
+
+    /// Appends `bytes`; where they start.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> u64 {
+        if self.file.is_none() && !self.in_memory && self.held.len() + bytes.len() <= Self::KEEP {
+            self.held.extend_from_slice(bytes);
+            return (self.held.len() - bytes.len()) as u64;
+        }
+        let at = self.held.len() as u64 + self.written + self.pending.len() as u64;
+        self.pending.extend_from_slice(bytes);
+        if self.pending.len() >= Self::PENDING && !self.in_memory && self.flush().is_err() {
+            self.in_memory = true;
+        }
+        at
+    }
+
+    /// Writes the pending bytes to the file (kept pending when it fails).
+    fn flush(&mut self) -> io::Result<()> {
+        if self.file.is_none() {
+            self.file = Some(std::sync::Mutex::new(tempfile::tempfile()?));
+        }
+        let file = self.file.as_mut().ok_or_else(poisoned)?;
+        let file = file.get_mut().map_err(|_| poisoned())?;
+        file.seek(io::SeekFrom::Start(self.written))?;
+        file.write_all(&self.pending)?;
+        self.written += self.pending.len() as u64;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// The `len` bytes from `at`.
+    ///
+    /// # Errors
+    /// They are past the end, or the file could not be read back.
+    pub(crate) fn get(&self, at: u64, len: usize) -> io::Result<Vec<u8>> {
+        let past = || io::Error::other("a temporary file does not read back as written");
+        let held = self.held.len() as u64;
+        let end = at.checked_add(len as u64).ok_or_else(past)?;
+        if end <= held {
+            return Ok(self.held[at as usize..end as usize].to_vec());
+        }
+        let in_file = at.checked_sub(held).ok_or_else(past)?;
+        if let Some(from) = in_file.checked_sub(self.written) {
+            let from = from as usize;
+            let bytes = self.pending.get(from..from + len).ok_or_else(past)?;
+            return Ok(bytes.to_vec());
+        }
+        let file = self.file.as_ref().ok_or_else(past)?;
+        let read = |at: u64, bytes: &mut Vec<u8>, len: usize| {
+            let mut file = file.lock().map_err(|_| poisoned())?;
+            bytes.clear();
+            bytes.resize(len, 0);
+            let read = file
+                .seek(io::SeekFrom::Start(at))
+                .and_then(|_| file.read_exact(bytes));
+            if read.is_err() {
+                bytes.clear();
+            }
+            read
+        };
+        let block = Self::BLOCK as u64;
+        let start = in_file - in_file % block;
+        if in_file + len as u64 > start + block {
+            // Across blocks: read alone.
+            let mut bytes = Vec::new();
+            read(in_file, &mut bytes, len)?;
+            return Ok(bytes);
+        }
+        let mut blocks = self.blocks.lock().map_err(|_| poisoned())?;
+        if blocks.is_empty() {
+            blocks.resize_with(Self::BLOCKS, || (u64::MAX, Vec::new()));
+        }
+        let (at, bytes) = &mut blocks[(in_file / block) as usize % Self::BLOCKS];
+        if *at != start || bytes.is_empty() {
+            *at = u64::MAX;
+            read(start, bytes, block.min(self.written - start) as usize)?;
+            *at = start;
+        }
+        let from = (in_file - start) as usize;
+        bytes
+            .get(from..from + len)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(past)
+    }
+}
+
+/// A record of a [`Sorter`]: ordered, and written as bytes.
+pub(crate) trait Sortable: Ord + Sized {
+    /// Appends its bytes.
+    fn put(&self, out: &mut Vec<u8>);
+    /// Reads it back from the bytes [`Sortable::put`] wrote (`None` for bytes it did
+    /// not write).
+    fn take(bytes: &[u8]) -> Option<Self>;
+    /// About the memory it takes when held, in bytes (its heap parts included).
+    fn held_size(&self) -> usize;
+}
+
+/// Records sorted in a bounded memory (an external merge sort): gathered in memory up
+/// to a budget, each batch sorted and written to an anonymous temporary file as a run,
+/// the runs then merged ([`Sorter::sorted`]), at most [`Sorter::WAYS`] at a time (more
+/// are first merged into longer runs, in the file). Where no temporary file can be
+/// made or written, the records are held and sorted in memory: nothing is lost.
+pub(crate) struct Sorter<T> {
+    held: Vec<T>,
+    held_bytes: usize,
+    /// The file of runs, once one is written, and the runs in it (start and end).
+    file: Option<std::fs::File>,
+    runs: Vec<(u64, u64)>,
+    /// Bytes in the file.
+    written: u64,
+    /// Whether the file failed to be made or written: held in memory from there on.
+    in_memory: bool,
+}
+
+impl<T: Sortable> Default for Sorter<T> {
+    fn default() -> Self {
+        Sorter {
+            held: Vec::new(),
+            held_bytes: 0,
+            file: None,
+            runs: Vec::new(),
+            written: 0,
+            in_memory: false,
+        }
+    }
+}
+
+impl<T: Sortable> Sorter<T> {
+    /// Bytes of records held before they are sorted and written as a run.
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
+    const BUDGET: usize = 1 << 20;
+    /// Runs merged at once.
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
+    const WAYS: usize = 64;
+    /// Bytes read ahead from each run while they are merged.
+    #[cfg(not(any(test, feature = "fuzz-small-tables")))]
+    const READ: usize = 64 << 10;
+    // Tiny in the crate's own tests and under fuzzing, so that runs are written and
+    // merged in several passes after a few records.
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
+    const BUDGET: usize = 200;
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
+    const WAYS: usize = 3;
+    #[cfg(any(test, feature = "fuzz-small-tables"))]
+    const READ: usize = 16;
+
+    /// Adds `record`: past the budget, the records held are sorted and written as a
+    /// run.
+    pub(crate) fn push(&mut self, record: T) {
+        // Its heap part in a block of the allocator's (some 16 bytes more).
+        let heap = match record.held_size() {
+            0 => 0,
+            size => size + 16,
+        };
+        self.held_bytes += std::mem::size_of::<T>() + heap;
+        self.held.push(record);
+        if self.held_bytes >= Self::BUDGET && !self.in_memory && self.spill().is_err() {
+            // The records stay held, and no file is asked for again.
+            self.in_memory = true;
+        }
+    }
+
+    /// Sorts the records held and writes them to the file as a run (none written when
+    /// it fails: they are still held).
+    fn spill(&mut self) -> io::Result<()> {
+        if self.file.is_none() {
+            self.file = Some(tempfile::tempfile()?);
+        }
+        self.held.sort_unstable();
+        let mut bytes = Vec::new();
+        for record in &self.held {
+            let start = bytes.len();
+            bytes.extend_from_slice(&[0; 4]);
+            record.put(&mut bytes);
+            let len = u32::try_from(bytes.len() - start - 4)
+                .map_err(|_| io::Error::other("a record of 4 GiB or more"))?;
+            bytes[start..start + 4].copy_from_slice(&len.to_le_bytes());
+        }
+        let file = self.file.as_mut().ok_or_else(poisoned)?;
+        file.seek(io::SeekFrom::Start(self.written))?;
+        file.write_all(&bytes)?;
+        let end = self.written + bytes.len() as u64;
+        self.runs.push((self.written, end));
+        self.written = end;
+        self.held.clear();
+        self.held_bytes = 0;
+        Ok(())
+    }
+
+    /// The records in order.
+    ///
+    /// # Errors
+    /// The temporary file could not be read back.
+    pub(crate) fn sorted(mut self) -> io::Result<Merged<T>> {
+        self.held.sort_unstable();
+        if self.runs.is_empty() {
+            let mut held = std::mem::take(&mut self.held).into_iter();
+            let next_held = held.next();
+            return Ok(Merged {
+                file: None,
+                runs: Vec::new(),
+                heap: std::collections::BinaryHeap::new(),
+                held,
+                next_held,
+            });
+        }
+        let mut file = self.file.take().ok_or_else(poisoned)?;
+        // Runs past the ways merged into longer ones, the first ones first.
+        while self.runs.len() > Self::WAYS {
+            let first: Vec<(u64, u64)> = self.runs.drain(..Self::WAYS).collect();
+            let start = self.written;
+            let mut merged = Merged::<T>::of(file, first)?;
+            let mut bytes = Vec::new();
+            while let Some(record) = merged.next_record()? {
+                let at = bytes.len();
+                bytes.extend_from_slice(&[0; 4]);
+                record.put(&mut bytes);
+                let len = (bytes.len() - at - 4) as u32;
+                bytes[at..at + 4].copy_from_slice(&len.to_le_bytes());
+                if bytes.len() >= Self::READ {
+                    merged.write_at(self.written, &bytes)?;
+                    self.written += bytes.len() as u64;
+                    bytes.clear();
+                }
+            }
+            merged.write_at(self.written, &bytes)?;
+            self.written += bytes.len() as u64;
+            self.runs.push((start, self.written));
+            file = merged.file.take().ok_or_else(poisoned)?;
+        }
+        let mut merged = Merged::of(file, std::mem::take(&mut self.runs))?;
+        merged.held = std::mem::take(&mut self.held).into_iter();
+        merged.next_held = merged.held.next();
+        Ok(merged)
+    }
+}
+
+/// The records of a [`Sorter`] in order: its runs merged, with those it held.
+pub(crate) struct Merged<T> {
+    file: Option<std::fs::File>,
+    /// Each run's bytes read ahead, and where the rest of it stands in the file.
+    runs: Vec<RunReader>,
+    /// Each run's next record, least first (with its run, for ties in the run order).
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(T, usize)>>,
+    held: std::vec::IntoIter<T>,
+    next_held: Option<T>,
+}
+
+/// A run of a [`Sorter`]'s file, read a part at a time.
+struct RunReader {
+    at: u64,
+    end: u64,
+    bytes: Vec<u8>,
+    used: usize,
+}
+
+impl<T: Sortable> Merged<T> {
+    /// The merge of `runs` of `file`.
+    fn of(file: std::fs::File, runs: Vec<(u64, u64)>) -> io::Result<Self> {
+        let mut merged = Merged {
+            file: Some(file),
+            runs: runs
+                .into_iter()
+                .map(|(at, end)| RunReader {
+                    at,
+                    end,
+                    bytes: Vec::new(),
+                    used: 0,
+                })
+                .collect(),
+            heap: std::collections::BinaryHeap::new(),
+            held: Vec::new().into_iter(),
+            next_held: None,
+        };
+        for run in 0..merged.runs.len() {
+            if let Some(record) = merged.read(run)? {
+                merged.heap.push(std::cmp::Reverse((record, run)));
+            }
+        }
+        Ok(merged)
+    }
+
+    /// Writes `bytes` at `at` of the file.
+    fn write_at(&mut self, at: u64, bytes: &[u8]) -> io::Result<()> {
+        let file = self.file.as_mut().ok_or_else(poisoned)?;
+        file.seek(io::SeekFrom::Start(at))?;
+        file.write_all(bytes)
+    }
+
+    /// The next record of run `run`, if any.
+    fn read(&mut self, run: usize) -> io::Result<Option<T>> {
+        let Some(file) = self.file.as_mut() else {
+            return Ok(None);
+        };
+        let reader = &mut self.runs[run];
+        let mut take = |reader: &mut RunReader, len: usize| -> io::Result<Option<Vec<u8>>> {
+            if reader.bytes.len() - reader.used < len {
+                let left = reader.end - reader.at;
+                let want = (len.max(Sorter::<T>::READ) as u64).min(left) as usize;
+                reader.bytes.drain(..reader.used);
+                reader.used = 0;
+                let have = reader.bytes.len();
+                if have + want < len {
+                    // The run's end, between records; else cut within one.
+                    return match have + want {
+                        0 => Ok(None),
+                        _ => Err(broken_run()),
+                    };
+                }
+                reader.bytes.resize(have + want, 0);
+                file.seek(io::SeekFrom::Start(reader.at))?;
+                file.read_exact(&mut reader.bytes[have..])?;
+                reader.at += want as u64;
+            }
+            let bytes = reader.bytes[reader.used..reader.used + len].to_vec();
+            reader.used += len;
+            Ok(Some(bytes))
+        };
+        let Some(len) = take(reader, 4)? else {
+            return Ok(None);
+        };
+        let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+        let bytes = take(reader, len)?.ok_or_else(broken_run)?;
+        T::take(&bytes).map(Some).ok_or_else(broken_run)
+    }
+
+    /// The next record in order.
+    ///
+    /// # Errors
+    /// The temporary file could not be read back.
+    pub(crate) fn next_record(&mut self) -> io::Result<Option<T>> {
+        let from_runs = match (self.heap.peek(), &self.next_held) {
+            (None, None) => return Ok(None),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some(std::cmp::Reverse((run, _))), Some(held)) => run <= held,
+        };
+        if !from_runs {
+            let next = self.held.next();
+            return Ok(std::mem::replace(&mut self.next_held, next));
+        }
+        let Some(std::cmp::Reverse((record, run))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        if let Some(next) = self.read(run)? {
+            self.heap.push(std::cmp::Reverse((next, run)));
+        }
+        Ok(Some(record))
+    }
+}
+
+/// A run of a sorter's file that does not read back as written.
+fn broken_run() -> io::Error {
+    io::Error::other("a temporary file does not read back as written")
+}
+
 /// A poisoned lock on a temporary file, as an error.
 fn poisoned() -> io::Error {
     io::Error::other("temporary file lock poisoned")
@@ -533,7 +940,7 @@ fn poisoned() -> io::Error {
 
 #[cfg(test)]
 mod tests {
-    use super::{Fixed, Spool, Table};
+    use super::{Fixed, Heap, Sortable, Sorter, Spool, Table};
 
     #[derive(Clone, Copy, Debug, PartialEq)]
     struct Pair(u64, u32);
@@ -595,6 +1002,73 @@ mod tests {
                 assert_eq!(table.len(), 0);
                 assert_eq!(table.get(0), None);
             }
+        }
+    }
+
+    /// Strings appended to a heap read back where they stand, held, in the file and
+    /// pending, while more are added.
+    #[test]
+    fn strings_read_back_from_a_heap_where_they_stand() {
+        let mut next = crate::guard::draws(0x9e37_79b9_7f4a_7c15);
+        let mut heap = Heap::default();
+        let mut list: Vec<(u64, Vec<u8>)> = Vec::new();
+        for _ in 0..300 {
+            let bytes: Vec<u8> = (0..next(9)).map(|_| next(256) as u8).collect();
+            let at = heap.push(&bytes);
+            list.push((at, bytes));
+            let (at, bytes) = &list[next(list.len())];
+            assert_eq!(heap.get(*at, bytes.len()).unwrap(), *bytes);
+        }
+        assert!(heap.written > 0);
+        for (at, bytes) in &list {
+            assert_eq!(heap.get(*at, bytes.len()).unwrap(), *bytes);
+        }
+        let end = list.last().map_or(0, |(at, b)| at + b.len() as u64);
+        assert!(heap.get(end, 1).is_err());
+    }
+
+    impl Sortable for (String, u64) {
+        fn put(&self, out: &mut Vec<u8>) {
+            out.extend_from_slice(&self.1.to_le_bytes());
+            out.extend_from_slice(self.0.as_bytes());
+        }
+        fn take(bytes: &[u8]) -> Option<Self> {
+            let (n, text) = bytes.split_at_checked(8)?;
+            let n = u64::from_le_bytes(n.try_into().ok()?);
+            Some((String::from_utf8(text.to_vec()).ok()?, n))
+        }
+        fn held_size(&self) -> usize {
+            self.0.len()
+        }
+    }
+
+    /// Records sorted through the file (runs written, merged a few at a time in
+    /// several passes, with those still held) come out as a sort in memory gives them,
+    /// equal keys too.
+    #[test]
+    fn records_sorted_through_a_file_come_out_as_sorted_in_memory() {
+        let mut next = crate::guard::draws(0x2545_f491_4f6c_dd1d);
+        for count in [0, 1, 2, 5, 17, 60, 400, 3000] {
+            let mut sorter = Sorter::default();
+            let mut list = Vec::new();
+            for _ in 0..count {
+                let len = next(12);
+                let text: String = (0..len).map(|_| char::from(b'a' + next(3) as u8)).collect();
+                let record = (text, next(4) as u64);
+                sorter.push(record.clone());
+                list.push(record);
+            }
+            // A few held; past the budget, runs (more than are merged at once).
+            assert!(count > 2 || sorter.runs.is_empty(), "{count}");
+            assert!(count < 17 || !sorter.runs.is_empty(), "{count}");
+            assert!(count < 400 || sorter.runs.len() > Sorter::<(String, u64)>::WAYS);
+            list.sort();
+            let mut merged = sorter.sorted().unwrap();
+            let mut out = Vec::new();
+            while let Some(record) = merged.next_record().unwrap() {
+                out.push(record);
+            }
+            assert_eq!(out, list, "{count}");
         }
     }
 

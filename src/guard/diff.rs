@@ -917,7 +917,7 @@ fn files_of(
                 let file = File::Listed(back.clone(), index as u32);
                 let name = back.files.file(index);
                 match key_of {
-                    ListedKey::Past(prefix) => add(name.get(prefix..).unwrap_or(name), file),
+                    ListedKey::Past(prefix) => add(name.get(prefix..).unwrap_or(&name), file),
                     ListedKey::In(key) => add(&format!("{key}:{name}"), file),
                 }
             }
@@ -1018,10 +1018,12 @@ fn relative_key(path: &FsPath) -> String {
 }
 
 /// The length of the longest directory prefix (through a `/`) all names share.
-fn common_dir<'a>(mut names: impl Iterator<Item = &'a str>) -> usize {
+fn common_dir<S: AsRef<str>>(mut names: impl Iterator<Item = S>) -> usize {
     let Some(first) = names.next() else { return 0 };
+    let first = first.as_ref();
     let mut len = first.rfind('/').map_or(0, |i| i + 1);
     for name in names {
+        let name = name.as_ref();
         while len > 0 && !(name.len() >= len && name.as_bytes()[..len] == first.as_bytes()[..len]) {
             len = first[..len - 1].rfind('/').map_or(0, |i| i + 1);
         }

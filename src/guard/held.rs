@@ -865,7 +865,7 @@ pub(crate) fn read_path(
 /// the listing's text, as the whole read held them.
 pub(crate) fn hold_listed(back: &Back, index: usize) -> Result<Box<Held>, ReadError> {
     let files = &back.files;
-    let mut held = Box::new(Held::new(files.file(index), files.kind(index)));
+    let mut held = Box::new(Held::new(&files.file(index), files.kind(index)));
     back.entries(index, &mut |entry| held.push_entry(entry))?;
     held.check_boxed()
 }

@@ -28,6 +28,7 @@
 //! for. HLO names hold no space, `/` or `: `, and shapes hold no `: `, so a line reads
 //! back unambiguously ([`parse_listing`]) as long as the file name holds no `: `.
 
+use crate::spool::{Heap, Sortable, Sorter, Table};
 use std::io::BufRead;
 use std::path::Path as FsPath;
 
@@ -2289,45 +2290,291 @@ type Run = (std::ops::Range<usize>, usize);
 /// Where each file's lines stand in a listing file read back, found by one pass that
 /// checks every line (so that an error comes before any entry, as from the whole
 /// read): each file's name once, in the order the files first appear, its runs of
-/// lines (one each for a listing `shapes` wrote) and its kind. A listing naming many
-/// files of a line or two took some 300 bytes a file as a listing and a list of runs
-/// each; a file's first run is kept inline (32 bytes), its other runs in one list for
-/// all files, its name in one buffer.
+/// lines (one each for a listing `shapes` wrote) and its kind.
+///
+/// Held in a bounded memory however many files it names: the runs found are sorted by
+/// their file's name through a temporary file ([`Sorter`]) to gather each file's, then
+/// by where each file first appears, and the files' names, records and runs kept in
+/// tables whose first part is held and the rest in temporary files ([`Heap`],
+/// [`Table`]). A file's name interned, with its runs, held some 40 bytes a file: 8 MB
+/// for a listing of 200,000 one-line files, 80 for two million.
 pub(crate) struct FileLines {
-    /// Each file's name, its index its file's.
-    names: super::held::Strings,
-    files: Vec<Runs>,
-    /// The runs past each file's first, by file (each file's in order).
-    more: Vec<(u32, Run)>,
-    /// The file of the last line found, while they are found.
-    last: u32,
+    /// Each file's name, end to end in the order of the files.
+    names: Heap,
+    files: Table<FileAt>,
+    /// Each file's runs, file after file, each file's in order.
+    runs: Table<RunAt>,
 }
 
-/// A file's first run of lines, whether it has more, and whether any of its lines is
-/// a module's.
-struct Runs {
-    first: Run,
+/// A file of a [`FileLines`]: where its name stands in the names, where its runs start
+/// in the runs and how many there are, and whether any of its lines is a module's.
+#[derive(Clone, Copy)]
+struct FileAt {
+    name: u64,
+    name_len: u32,
+    runs: u64,
+    count: u64,
     module: bool,
-    more: bool,
+}
+
+/// `u64`s as two `u32` words each.
+fn put_u64s(out: &mut Vec<u8>, values: &[u64]) {
+    for &value in values {
+        crate::spool::put_words(out, &[value as u32, (value >> 32) as u32]);
+    }
+}
+
+/// The `k`-th `u64` [`put_u64s`] wrote.
+fn u64_at(bytes: &[u8], k: usize) -> u64 {
+    u64::from(crate::spool::word(bytes, 2 * k))
+        | u64::from(crate::spool::word(bytes, 2 * k + 1)) << 32
+}
+
+impl crate::spool::Fixed for FileAt {
+    const SIZE: usize = 32;
+
+    fn put(&self, out: &mut Vec<u8>) {
+        put_u64s(out, &[self.name, self.runs, self.count]);
+        crate::spool::put_words(out, &[self.name_len, u32::from(self.module)]);
+    }
+
+    fn take(bytes: &[u8]) -> Self {
+        FileAt {
+            name: u64_at(bytes, 0),
+            runs: u64_at(bytes, 1),
+            count: u64_at(bytes, 2),
+            name_len: crate::spool::word(bytes, 6),
+            module: crate::spool::word(bytes, 7) != 0,
+        }
+    }
+}
+
+/// A run of a [`FileLines`]: its bytes and the number of its first line.
+#[derive(Clone, Copy)]
+struct RunAt {
+    start: u64,
+    end: u64,
+    line: u64,
+}
+
+impl crate::spool::Fixed for RunAt {
+    const SIZE: usize = 24;
+
+    fn put(&self, out: &mut Vec<u8>) {
+        put_u64s(out, &[self.start, self.end, self.line]);
+    }
+
+    fn take(bytes: &[u8]) -> Self {
+        RunAt {
+            start: u64_at(bytes, 0),
+            end: u64_at(bytes, 1),
+            line: u64_at(bytes, 2),
+        }
+    }
+}
+
+impl RunAt {
+    fn run(self) -> Run {
+        (self.start as usize..self.end as usize, self.line as usize)
+    }
+}
+
+/// A run of lines of one file as found, sorted by its file's name, then where it
+/// stands: `(name, start, end, first line, module)`.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct NamedRun(String, u64, u64, u64, bool);
+
+/// A run sorted by where its file first appears, then where it stands:
+/// `(first, start, end, first line)`.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct PlacedRun(u64, u64, u64, u64);
+
+/// A file sorted by where it first appears: `(first, name, runs, module)`.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct PlacedFile(u64, String, u64, bool);
+
+/// `u64`s, then the rest as text, as a sorted record's bytes.
+fn put_record(out: &mut Vec<u8>, values: &[u64], text: &str) {
+    for value in values {
+        out.extend_from_slice(&value.to_le_bytes());
+    }
+    out.extend_from_slice(text.as_bytes());
+}
+
+/// The `N` `u64`s and the text [`put_record`] wrote.
+fn take_record<const N: usize>(bytes: &[u8]) -> Option<([u64; N], String)> {
+    let (numbers, text) = bytes.split_at_checked(8 * N)?;
+    let mut values = [0; N];
+    for (value, word) in values.iter_mut().zip(numbers.chunks_exact(8)) {
+        *value = u64::from_le_bytes(word.try_into().ok()?);
+    }
+    Some((values, String::from_utf8(text.to_vec()).ok()?))
+}
+
+impl Sortable for NamedRun {
+    fn put(&self, out: &mut Vec<u8>) {
+        put_record(out, &[self.1, self.2, self.3, u64::from(self.4)], &self.0);
+    }
+    fn take(bytes: &[u8]) -> Option<Self> {
+        let ([start, end, line, module], name) = take_record(bytes)?;
+        Some(NamedRun(name, start, end, line, module != 0))
+    }
+    fn held_size(&self) -> usize {
+        self.0.len()
+    }
+}
+
+impl Sortable for PlacedRun {
+    fn put(&self, out: &mut Vec<u8>) {
+        put_record(out, &[self.0, self.1, self.2, self.3], "");
+    }
+    fn take(bytes: &[u8]) -> Option<Self> {
+        let ([first, start, end, line], _) = take_record(bytes)?;
+        Some(PlacedRun(first, start, end, line))
+    }
+    fn held_size(&self) -> usize {
+        0
+    }
+}
+
+impl Sortable for PlacedFile {
+    fn put(&self, out: &mut Vec<u8>) {
+        put_record(out, &[self.0, self.2, u64::from(self.3)], &self.1);
+    }
+    fn take(bytes: &[u8]) -> Option<Self> {
+        let ([first, runs, module], name) = take_record(bytes)?;
+        Some(PlacedFile(first, name, runs, module != 0))
+    }
+    fn held_size(&self) -> usize {
+        self.1.len()
+    }
+}
+
+/// The runs of a listing file's lines as they are found ([`FileLines`]).
+#[derive(Default)]
+struct Found {
+    runs: Sorter<NamedRun>,
+    /// The run of the last lines found, while they are of one file.
+    current: Option<NamedRun>,
+}
+
+impl Found {
+    /// Adds the entry of a line of `line`'s file at bytes `at`.
+    fn add(&mut self, line: &Listing, entry: &Entry, at: std::ops::Range<usize>) {
+        let module = line.kind == Kind::Module;
+        // A run goes on while the lines are of one file.
+        if let Some(run) = self.current.as_mut().filter(|run| run.0 == line.file) {
+            run.2 = at.end as u64;
+            run.4 |= module;
+            return;
+        }
+        let first = entry.line.unwrap_or(1) as u64;
+        let run = NamedRun(
+            line.file.clone(),
+            at.start as u64,
+            at.end as u64,
+            first,
+            module,
+        );
+        if let Some(done) = self.current.replace(run) {
+            self.runs.push(done);
+        }
+    }
+
+    /// The files found (named `name`): the runs of each file gathered, the files in the
+    /// order they first appear.
+    fn finish(mut self, name: &str) -> Result<FileLines, ReadError> {
+        let lost = |e: std::io::Error| {
+            let message = format!("keeping where its files' lines stand in a temporary file: {e}");
+            error(name, "io_error", message)
+        };
+        if let Some(done) = self.current.take() {
+            self.runs.push(done);
+        }
+        // By name: each file's runs together, the first where it first appears.
+        let mut by_name = self.runs.sorted().map_err(lost)?;
+        let (mut placed, mut files) = (Sorter::default(), Sorter::default());
+        let mut names_len: u64 = 0;
+        let mut file: Option<PlacedFile> = None;
+        while let Some(NamedRun(file_name, start, end, line, module)) =
+            by_name.next_record().map_err(lost)?
+        {
+            match file.as_mut().filter(|f| f.1 == file_name) {
+                Some(f) => {
+                    f.2 += 1;
+                    f.3 |= module;
+                }
+                None => {
+                    names_len += file_name.len() as u64;
+                    let new = PlacedFile(start, file_name, 1, module);
+                    if let Some(done) = file.replace(new) {
+                        files.push(done);
+                    }
+                }
+            }
+            let first = file.as_ref().map_or(start, |f| f.0);
+            placed.push(PlacedRun(first, start, end, line));
+        }
+        if let Some(done) = file {
+            files.push(done);
+        }
+        drop(by_name);
+        if names_len > u64::from(u32::MAX) {
+            return Err(error(
+                name,
+                "too_large",
+                "the files it names take more than 4 GiB of names",
+            ));
+        }
+        // The files in the order they first appear, and their runs in the same order.
+        let mut found = FileLines {
+            names: Heap::default(),
+            files: Table::new(Table::<FileAt>::HELD),
+            runs: Table::new(Table::<RunAt>::HELD),
+        };
+        let mut files = files.sorted().map_err(lost)?;
+        let mut at = 0;
+        while let Some(PlacedFile(_, file_name, count, module)) =
+            files.next_record().map_err(lost)?
+        {
+            let name_at = found.names.push(file_name.as_bytes());
+            found.files.push(FileAt {
+                name: name_at,
+                // Fewer than 4 GiB of names in all.
+                name_len: file_name.len() as u32,
+                runs: at,
+                count,
+                module,
+            });
+            at += count;
+        }
+        let mut placed = placed.sorted().map_err(lost)?;
+        while let Some(PlacedRun(_, start, end, line)) = placed.next_record().map_err(lost)? {
+            found.runs.push(RunAt { start, end, line });
+        }
+        if let Some(e) = found.files.lost().or(found.runs.lost()) {
+            return Err(lost(std::io::Error::other(e.to_string())));
+        }
+        Ok(found)
+    }
 }
 
 impl FileLines {
     /// The files of the listing file `bytes` (named `name`), every line checked.
     fn of(name: &str, bytes: &[u8]) -> Result<Self, ReadError> {
-        let mut found = FileLines::empty();
-        let mut too_many = false;
+        let mut found = Found::default();
         listing_lines_from(name, bytes, (0, 1), &mut |line, entry, at| {
-            too_many |= !found.add(line, &entry, at);
+            found.add(line, &entry, at);
         })?;
-        found.finish(name, too_many)
+        found.finish(name)
     }
 
     /// [`FileLines::of`] of the listing file `reader` gives (`len` bytes), read a line
     /// at a time, not held: the same files, or the same error.
     fn read(name: &str, reader: impl BufRead, len: u64) -> Result<Self, ReadError> {
-        let mut found = FileLines::empty();
+        let mut found = Found::default();
         let mut lines = ListingLines::new(name);
-        let (mut failed, mut too_many) = (None, false);
+        let mut failed = None;
         let io_error = |e: std::io::Error| error(name, "io_error", e.to_string());
         // The whole read says a listing that is not UTF-8 anywhere is not, before any
         // line's error: the lines after a bad one are still read.
@@ -2339,7 +2586,7 @@ impl FileLines {
             |text: &str, number, span| {
                 if failed.is_none() {
                     let mut add = |listing: &Listing, entry: Entry, span| {
-                        too_many |= !found.add(listing, &entry, span);
+                        found.add(listing, &entry, span);
                     };
                     failed = lines.line(text, number, span, &mut add).err();
                 }
@@ -2353,66 +2600,7 @@ impl FileLines {
         if end as u64 != len {
             return Err(changed(name));
         }
-        found.finish(name, too_many)
-    }
-
-    fn empty() -> Self {
-        FileLines {
-            names: super::held::Strings::default(),
-            files: Vec::new(),
-            more: Vec::new(),
-            last: super::held::NONE,
-        }
-    }
-
-    /// Adds the entry of a line of `line`'s file at bytes `at`; `false` when its file's
-    /// name cannot be stored.
-    fn add(&mut self, line: &Listing, entry: &Entry, at: std::ops::Range<usize>) -> bool {
-        let first = (at.clone(), entry.line.unwrap_or(1));
-        let Some(id) = self.names.intern(&line.file) else {
-            return false;
-        };
-        let index = id as usize;
-        let new = index == self.files.len();
-        if new {
-            self.files.push(Runs {
-                first: first.clone(),
-                module: false,
-                more: false,
-            });
-        }
-        let runs = &mut self.files[index];
-        runs.module |= line.kind == Kind::Module;
-        // A run goes on while the lines are of one file: its latest run, the last of
-        // all when it is not its first.
-        if self.last == id {
-            match (runs.more, self.more.last_mut()) {
-                (true, Some((_, (range, _)))) => range.end = at.end,
-                _ => runs.first.0.end = at.end,
-            }
-        } else if !new {
-            runs.more = true;
-            self.more.push((id, first));
-        }
-        self.last = id;
-        true
-    }
-
-    /// The files found, or an error if some name could not be stored.
-    fn finish(mut self, name: &str, too_many: bool) -> Result<Self, ReadError> {
-        if too_many {
-            return Err(error(
-                name,
-                "too_large",
-                "the files it names take more than 4 GiB of names",
-            ));
-        }
-        self.names.seal();
-        self.files.shrink_to_fit();
-        // A stable sort: each file's runs stay in their order.
-        self.more.sort_by_key(|&(file, _)| file);
-        self.more.shrink_to_fit();
-        Ok(self)
+        found.finish(name)
     }
 
     /// How many files it names.
@@ -2420,17 +2608,30 @@ impl FileLines {
         self.files.len()
     }
 
-    /// The name of file `index`.
-    pub(crate) fn file(&self, index: usize) -> &str {
-        u32::try_from(index).map_or("", |id| self.names.get(id))
+    /// The name of file `index` (empty when it cannot be read back).
+    pub(crate) fn file(&self, index: usize) -> String {
+        let Some(file) = self.files.get(index) else {
+            return String::new();
+        };
+        let bytes = self.names.get(file.name, file.name_len as usize);
+        bytes
+            .ok()
+            .and_then(|b| String::from_utf8(b).ok())
+            .unwrap_or_default()
     }
 
     /// File `index`'s kind: a module when any of its lines has a module's location.
     pub(crate) fn kind(&self, index: usize) -> Kind {
         match self.files.get(index) {
-            Some(runs) if runs.module => Kind::Module,
+            Some(file) if file.module => Kind::Module,
             _ => Kind::Messages,
         }
+    }
+
+    /// The first failure to keep its tables in their temporary files: files or runs
+    /// were lost.
+    fn lost(&self) -> Option<&str> {
+        self.files.lost().or(self.runs.lost())
     }
 
     /// Hands each file's entries (read by `entries`: file `index`'s to the sink it is
@@ -2442,7 +2643,7 @@ impl FileLines {
         entries: impl Fn(usize, &mut dyn FnMut(Entry)) -> Result<(), ReadError>,
     ) -> Result<(), ReadError> {
         for index in 0..self.len() {
-            let listing = Listing::new(self.file(index), self.kind(index), None);
+            let listing = Listing::new(&self.file(index), self.kind(index), None);
             entries(index, &mut |entry| sink(&listing, Item::Entry(entry)))?;
         }
         Ok(())
@@ -2457,28 +2658,33 @@ impl FileLines {
         sink: &mut dyn FnMut(Entry),
     ) -> Result<(), ReadError> {
         for run in self.runs(index) {
-            run_entries((name, bytes, 0), run, sink)?;
+            run_entries((name, bytes, 0), &run, sink)?;
         }
-        Ok(())
+        self.not_lost(name)
+    }
+
+    /// An error when its tables could not be read back (a file's runs were cut short).
+    fn not_lost(&self, name: &str) -> Result<(), ReadError> {
+        match self.lost() {
+            Some(e) => Err(error(
+                name,
+                "io_error",
+                format!("reading where its files' lines stand again: {e}"),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// File `index`'s runs of lines, in order.
-    fn runs(&self, index: usize) -> impl Iterator<Item = &Run> + '_ {
-        let runs = self.files.get(index);
-        let more = match runs {
-            Some(runs) if runs.more => {
-                let start = self
-                    .more
-                    .partition_point(|&(file, _)| (file as usize) < index);
-                let end = self
-                    .more
-                    .partition_point(|&(file, _)| (file as usize) <= index);
-                &self.more[start..end]
-            }
-            _ => &[],
-        };
-        let first = runs.map(|runs| &runs.first);
-        first.into_iter().chain(more.iter().map(|(_, run)| run))
+    fn runs(&self, index: usize) -> impl Iterator<Item = Run> + '_ {
+        let (start, count) = self
+            .files
+            .get(index)
+            .map_or((0, 0), |file| (file.runs, file.count));
+        // Looked up one by one: most files have a run or two, and a walk from the
+        // first copies out a block of runs.
+        let runs = start..start.saturating_add(count);
+        runs.map_while(|at| self.runs.get(usize::try_from(at).ok()?).map(RunAt::run))
     }
 }
 
@@ -2510,8 +2716,8 @@ fn run_entries(
 /// A listing file read back, held as where each file's lines stand ([`FileLines`]) and
 /// its text, or the file to read them again from, so that each file's entries can be
 /// read when they are needed: `diff` of listings naming many files held a compact
-/// listing a file (some 1 KB each, with its tables), where this holds some 80 bytes a
-/// file; and two listings of a module of a million instructions (35 MB each) held
+/// listing a file (some 1 KB each, with its tables), where this holds a bounded part
+/// of its files' table (the rest in temporary files); and two listings of a module of a million instructions (35 MB each) held
 /// both texts while their modules were compared.
 pub(crate) struct Back {
     /// The listing file's name as given.
@@ -2687,10 +2893,10 @@ impl Back {
             }
         };
         for run in self.files.runs(index) {
-            let (range, _) = run;
+            let (range, _) = &run;
             if range.end - range.start > Window::SIZE {
                 unchanged(file)?;
-                self.run_entries_from(file, run, sink)?;
+                self.run_entries_from(file, &run, sink)?;
                 continue;
             }
             let (window, follows) = windows.for_range(range);
@@ -2704,9 +2910,9 @@ impl Back {
                 self.read_window(file, window, range.start..end.max(range.end))?;
             }
             let bytes = window.get(range).ok_or_else(|| changed(name))?;
-            run_entries((name, bytes, range.start), run, sink)?;
+            run_entries((name, bytes, range.start), &run, sink)?;
         }
-        Ok(())
+        self.files.not_lost(name)
     }
 
     /// Reads `range` of the file into `window`.
@@ -3140,7 +3346,7 @@ mod tests {
             let mut again = Vec::new();
             for index in 0..back.files.len() {
                 let (file, kind) = (back.files.file(index), back.files.kind(index));
-                back.entries(index, &mut |entry| again.push(seen(file, kind, &entry)))
+                back.entries(index, &mut |entry| again.push(seen(&file, kind, &entry)))
                     .unwrap();
             }
             if form == 0 {
@@ -3194,7 +3400,7 @@ mod tests {
         let found = |files: &FileLines| -> Vec<String> {
             (0..files.len())
                 .map(|i| {
-                    let runs: Vec<&Run> = files.runs(i).collect();
+                    let runs: Vec<Run> = files.runs(i).collect();
                     format!("{} {:?} {runs:?}", files.file(i), files.kind(i))
                 })
                 .collect()
@@ -3225,6 +3431,48 @@ mod tests {
                 (a, b) => panic!("{:?} {:?} {text:?}", a.err(), b.err()),
             }
         }
+    }
+
+    /// A listing naming many files, their lines in runs here and there, is found as a
+    /// map of each file's runs in the order the files first appear finds it, and its
+    /// tables hold only their first few files in memory (three in the crate's tests;
+    /// the rest go to temporary files).
+    #[test]
+    fn files_of_a_long_listing_are_found_in_order_and_kept_in_files() {
+        let mut next = crate::guard::draws(0xbb67_ae85_84ca_a73b);
+        let mut text = String::new();
+        // Each file's name, and its runs (bytes, first line), in the order they come.
+        let mut order: Vec<String> = Vec::new();
+        let mut runs: std::collections::HashMap<String, Vec<Run>> = Default::default();
+        let (mut last, mut number) = (String::new(), 1);
+        for _ in 0..3000 {
+            let file = format!("d{}/f{}.hlo", next(3), next(900));
+            let start = text.len();
+            text.push_str(&format!(
+                "{file}: ENTRY main/x: f32[{}]{{0}}\n",
+                next(9) + 1
+            ));
+            if !runs.contains_key(&file) {
+                order.push(file.clone());
+            }
+            let list = runs.entry(file.clone()).or_default();
+            match list.last_mut() {
+                Some((range, _)) if last == file => range.end = text.len(),
+                _ => list.push((start..text.len(), number)),
+            }
+            (last, number) = (file, number + 1);
+        }
+        let found = FileLines::read("listing", text.as_bytes(), text.len() as u64).unwrap();
+        assert_eq!(found.len(), order.len());
+        for (i, file) in order.iter().enumerate() {
+            assert_eq!(found.file(i), *file);
+            assert_eq!(found.runs(i).collect::<Vec<Run>>(), runs[file], "{file}");
+        }
+        assert!(found.lost().is_none());
+        let held = Table::<FileAt>::HELD;
+        assert!(found.files.held() <= held && found.runs.held() <= held);
+        // At most what is held before the file and what waits to be written to it.
+        assert!(found.names.held() < 10 + 16, "{}", found.names.held());
     }
 
     /// A tuple's validity and size a shape at a time are the whole tuple's, and so are

@@ -581,7 +581,10 @@ impl Heap {
 
     /// Appends `bytes`; where they start.
     pub(crate) fn push(&mut self, bytes: &[u8]) -> u64 {
-        if self.file.is_none() && !self.in_memory && self.held.len() + bytes.len() <= Self::KEEP {
+        // Held only while none has gone past the held part: a string's place is its
+        // place in the held bytes, else past them all.
+        let past = self.written > 0 || !self.pending.is_empty();
+        if !past && self.held.len() + bytes.len() <= Self::KEEP {
             self.held.extend_from_slice(bytes);
             return (self.held.len() - bytes.len()) as u64;
         }
@@ -1025,6 +1028,12 @@ mod tests {
         }
         let end = list.last().map_or(0, |(at, b)| at + b.len() as u64);
         assert!(heap.get(end, 1).is_err());
+        // A string too long for the held part, then a short one that would fit in it:
+        // each where it was put.
+        let mut heap = Heap::default();
+        let (long, short) = (heap.push(b"0123456789ab"), heap.push(b"x"));
+        assert_eq!(heap.get(long, 12).unwrap(), b"0123456789ab");
+        assert_eq!(heap.get(short, 1).unwrap(), b"x");
     }
 
     impl Sortable for (String, u64) {

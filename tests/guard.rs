@@ -31,6 +31,12 @@ fn diff(old: &Path, new: &Path, entry_only: bool) -> DiffReport {
     diff::diff_paths(old, new, &ReadOptions::default(), &walk(), &options)
 }
 
+/// Each pair's key and status, in order.
+fn statuses(report: &DiffReport) -> Vec<(&str, &str)> {
+    let files = report.files.iter();
+    files.map(|f| (f.key.as_str(), f.status())).collect()
+}
+
 /// A fresh temporary directory for one test, removed when the test ends.
 fn temp(test: &str) -> tempfile::TempDir {
     tempfile::Builder::new()
@@ -261,13 +267,9 @@ fn a_directory_against_a_directory_and_its_listing() {
     )
     .unwrap();
     let report = diff(&dumps("base"), &copy, false);
-    let statuses: Vec<(&str, &str)> = report
-        .files
-        .iter()
-        .map(|f| (f.key.as_str(), f.status()))
-        .collect();
+    let seen = statuses(&report);
     assert_eq!(
-        statuses,
+        seen,
         [
             ("matmul.hlo.txt", "only_new"),
             ("module_0000.jit_f.before_optimizations.hlo.pb", "same"),
@@ -297,28 +299,17 @@ fn files_with_the_same_path_pair_before_files_paired_by_its_end() {
     std::fs::copy(&base, old.join("b/a").join(MODULE_FILES[0])).unwrap();
     std::fs::copy(&changed, new.join("b/a").join(MODULE_FILES[0])).unwrap();
     let report = diff(old, new, false);
-    let statuses: Vec<(&str, &str)> = report
-        .files
-        .iter()
-        .map(|f| (f.key.as_str(), f.status()))
-        .collect();
+    let seen = statuses(&report);
     let (a, b) = (
         format!("a/{}", MODULE_FILES[0]),
         format!("b/a/{}", MODULE_FILES[0]),
     );
-    assert_eq!(
-        statuses,
-        [(a.as_str(), "only_old"), (b.as_str(), "changed")]
-    );
+    assert_eq!(seen, [(a.as_str(), "only_old"), (b.as_str(), "changed")]);
     // Alone, the file under `a/` pairs with the one under `b/a/` by its end.
     std::fs::remove_dir_all(old.join("b")).unwrap();
     let report = diff(old, new, false);
-    let statuses: Vec<(&str, &str)> = report
-        .files
-        .iter()
-        .map(|f| (f.key.as_str(), f.status()))
-        .collect();
-    assert_eq!(statuses, [(b.as_str(), "changed")]);
+    let seen = statuses(&report);
+    assert_eq!(seen, [(b.as_str(), "changed")]);
 }
 
 /// A directory side whose walk fails below its top cannot be compared, and the report

@@ -751,12 +751,7 @@ impl<T: Sortable> Sorter<T> {
         self.held.sort_unstable();
         let mut bytes = Vec::new();
         for record in &self.held {
-            let start = bytes.len();
-            bytes.extend_from_slice(&[0; 4]);
-            record.put(&mut bytes);
-            let len = u32::try_from(bytes.len() - start - 4)
-                .map_err(|_| io::Error::other("a record of 4 GiB or more"))?;
-            bytes[start..start + 4].copy_from_slice(&len.to_le_bytes());
+            put_framed(record, &mut bytes)?;
         }
         let file = self.file.as_mut().ok_or_else(poisoned)?;
         file.seek(io::SeekFrom::Start(self.written))?;
@@ -775,30 +770,15 @@ impl<T: Sortable> Sorter<T> {
     /// The temporary file could not be read back.
     pub(crate) fn sorted(mut self) -> io::Result<Merged<T>> {
         self.held.sort_unstable();
-        if self.runs.is_empty() {
-            let mut held = std::mem::take(&mut self.held).into_iter();
-            let next_held = held.next();
-            return Ok(Merged {
-                file: None,
-                runs: Vec::new(),
-                heap: std::collections::BinaryHeap::new(),
-                held,
-                next_held,
-            });
-        }
-        let mut file = self.file.take().ok_or_else(poisoned)?;
+        let mut file = self.file.take();
         // Runs past the ways merged into longer ones, the first ones first.
         while self.runs.len() > Self::WAYS {
             let first: Vec<(u64, u64)> = self.runs.drain(..Self::WAYS).collect();
             let start = self.written;
-            let mut merged = Merged::<T>::of(file, first)?;
+            let mut merged = Merged::<T>::of(file.take(), first)?;
             let mut bytes = Vec::new();
             while let Some(record) = merged.next_record()? {
-                let at = bytes.len();
-                bytes.extend_from_slice(&[0; 4]);
-                record.put(&mut bytes);
-                let len = (bytes.len() - at - 4) as u32;
-                bytes[at..at + 4].copy_from_slice(&len.to_le_bytes());
+                put_framed(&record, &mut bytes)?;
                 if bytes.len() >= Self::READ {
                     merged.write_at(self.written, &bytes)?;
                     self.written += bytes.len() as u64;
@@ -808,13 +788,24 @@ impl<T: Sortable> Sorter<T> {
             merged.write_at(self.written, &bytes)?;
             self.written += bytes.len() as u64;
             self.runs.push((start, self.written));
-            file = merged.file.take().ok_or_else(poisoned)?;
+            file = merged.file.take();
         }
         let mut merged = Merged::of(file, std::mem::take(&mut self.runs))?;
         merged.held = std::mem::take(&mut self.held).into_iter();
         merged.next_held = merged.held.next();
         Ok(merged)
     }
+}
+
+/// Appends `record`'s bytes after their length (four bytes, little-endian).
+fn put_framed<T: Sortable>(record: &T, bytes: &mut Vec<u8>) -> io::Result<()> {
+    let start = bytes.len();
+    bytes.extend_from_slice(&[0; 4]);
+    record.put(bytes);
+    let len = u32::try_from(bytes.len() - start - 4)
+        .map_err(|_| io::Error::other("a record of 4 GiB or more"))?;
+    bytes[start..start + 4].copy_from_slice(&len.to_le_bytes());
+    Ok(())
 }
 
 /// The records of a [`Sorter`] in order: its runs merged, with those it held.
@@ -837,10 +828,13 @@ struct RunReader {
 }
 
 impl<T: Sortable> Merged<T> {
-    /// The merge of `runs` of `file`.
-    fn of(file: std::fs::File, runs: Vec<(u64, u64)>) -> io::Result<Self> {
+    /// The merge of `runs` of `file` (none without a file).
+    fn of(file: Option<std::fs::File>, runs: Vec<(u64, u64)>) -> io::Result<Self> {
+        if file.is_none() && !runs.is_empty() {
+            return Err(broken_run());
+        }
         let mut merged = Merged {
-            file: Some(file),
+            file,
             runs: runs
                 .into_iter()
                 .map(|(at, end)| RunReader {

@@ -2552,7 +2552,7 @@ impl Found {
         while let Some(PlacedRun(_, start, end, line)) = placed.next_record().map_err(lost)? {
             found.runs.push(RunAt { start, end, line });
         }
-        if let Some(e) = found.files.lost().or(found.runs.lost()) {
+        if let Some(e) = found.lost() {
             return Err(lost(std::io::Error::other(e.to_string())));
         }
         Ok(found)

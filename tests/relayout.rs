@@ -390,6 +390,31 @@ fn npy_fortran_order_and_big_endian() {
     );
 }
 
+/// A header that does not parse is refused with its position and reason, in a few
+/// short lines: the parser's message quoted the header's line whole (220 KB for a
+/// header of 200,000 brackets).
+#[test]
+fn a_long_header_that_does_not_parse_is_refused_in_a_short_message() {
+    let shape = format!("{}{}", "(".repeat(100_000), ")".repeat(100_000));
+    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+    while (12 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut file = b"\x93NUMPY\x02\x00".to_vec();
+    file.extend((header.len() as u32).to_le_bytes());
+    file.extend(header.as_bytes());
+    let e = from_npy(&array("f32[2]"), &file).unwrap_err();
+    assert!(matches!(e, NpyError::Format(_)), "{e:?}");
+    let message = e.to_string();
+    assert!(message.len() < 2000, "{} bytes", message.len());
+    assert!(message.contains("-->"), "{message}");
+    assert!(
+        message.lines().all(|line| line.chars().count() <= 220),
+        "{message}"
+    );
+}
+
 // ------------------------------------------------------------------ properties
 
 const TYPES: &[(&str, u32)] = &[

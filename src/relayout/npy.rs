@@ -238,8 +238,8 @@ pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
     let t = shape.element_type();
     let descr = dtype_descr(t).ok_or_else(|| unsupported(shape))?;
     let mut cursor = Cursor::new(npy);
-    let header =
-        NpyHeader::from_reader(&mut cursor).map_err(|e| NpyError::Format(e.to_string()))?;
+    let header = NpyHeader::from_reader(&mut cursor)
+        .map_err(|e| NpyError::Format(concise(&e.to_string())))?;
     let data = npy.get(cursor.position() as usize..).unwrap_or(&[]);
 
     // The dtype: the one written, another byte order, or an accepted alternative.
@@ -310,6 +310,22 @@ pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
     };
     check_values(t, data, &dims, header.order())?;
     Ok(relayout.to_vec(data)?)
+}
+
+/// How many characters of a line of a header's error are kept.
+const ERROR_LINE: usize = 160;
+
+/// An error about a header, each line cut to [`ERROR_LINE`] characters: the parser's
+/// message quotes the header's line whole (a header of 200,000 brackets made an error
+/// of 220 KB), where its position and reason say what is wrong.
+fn concise(message: &str) -> String {
+    let lines = message
+        .lines()
+        .map(|line| match line.char_indices().nth(ERROR_LINE) {
+            Some((at, _)) => format!("{}…", &line[..at]),
+            None => line.to_string(),
+        });
+    lines.collect::<Vec<_>>().join("\n")
 }
 
 /// Refuses narrow-type values that do not fit (and `pred` other than 0 or 1).

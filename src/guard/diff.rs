@@ -946,7 +946,7 @@ fn read_side((path, name): (&FsPath, &str), read: &ReadOptions, walk: &crate::ch
             // the whole walk, and then every file's key and read, were held at once.
             let mut side = Side::new(false);
             let mut found = walk.stream(path);
-            let at_a_time = PAIRS_A_THREAD * rayon::current_num_threads().max(1);
+            let at_a_time = at_a_time();
             loop {
                 let mut files = Vec::with_capacity(at_a_time);
                 for file in found.by_ref().take(at_a_time) {
@@ -1059,6 +1059,12 @@ pub fn diff_paths(
 /// this many a thread, hands them on in order, then compares the next.
 const PAIRS_A_THREAD: usize = 16;
 
+/// How many files or pairs are handled at a time on the threads: [`PAIRS_A_THREAD`]
+/// each.
+fn at_a_time() -> usize {
+    PAIRS_A_THREAD * rayon::current_num_threads().max(1)
+}
+
 /// [`diff_paths`], each pair's report (sorted by key) handed to `each` as soon as it
 /// and those before it are compared, so that a comparison of any number of pairs holds
 /// the reports of a few (those of 200,000 pairs that each changed, held until all were
@@ -1134,7 +1140,7 @@ pub fn diff_named_each(
         j => new_side.keys.get(j),
     };
     pairs.sort_by(|a, b| key(a).cmp(key(b)));
-    let at_a_time = PAIRS_A_THREAD * rayon::current_num_threads().max(1);
+    let at_a_time = at_a_time();
     for window in pairs.chunks(at_a_time) {
         let mut files = Vec::with_capacity(window.len());
         let mut sides = Vec::with_capacity(window.len());

@@ -797,6 +797,14 @@ impl<T: Sortable> Sorter<T> {
     }
 }
 
+impl<T: Sortable> Extend<T> for Sorter<T> {
+    fn extend<I: IntoIterator<Item = T>>(&mut self, records: I) {
+        for record in records {
+            self.push(record);
+        }
+    }
+}
+
 /// Appends `record`'s bytes after their length (four bytes, little-endian).
 fn put_framed<T: Sortable>(record: &T, bytes: &mut Vec<u8>) -> io::Result<()> {
     let start = bytes.len();

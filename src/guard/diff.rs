@@ -43,8 +43,9 @@ use std::path::Path as FsPath;
 
 use serde::{Deserialize, Serialize};
 
-use super::held::{self, Held, Slot, Strings, NONE};
+use super::held::{self, Held, Slot, NONE};
 use super::listing::{self, clean_name, Back, Entry, Kind, Listing, ReadError, ReadOptions};
+use super::pairing;
 use super::spooled::Spooled;
 use crate::proto::{same_layout, same_list, LayoutProto, ShapeProto};
 use crate::report::{end_array, next_item, pretty_at, Document, FileReport, Finding, Form};
@@ -791,26 +792,36 @@ impl<'a> DiffWriter<'a> {
 
 // ----- reading both sides -----
 
-/// One side of a diff: its files by key.
+/// One side of a diff: its files by key, each as the side's record of it (the keys
+/// and records sorted through temporary files, [`pairing::Keys`]: held, with a `File`
+/// each, they took some 40 bytes a file).
 struct Side {
     single: bool,
-    /// Each file's key, by the file's index (end to end: a `String` a key took some 50
-    /// bytes a file).
-    keys: Strings,
-    /// Each file, taken into its pair.
-    files: Vec<Option<File>>,
-    /// Whether some file was left out: its key did not fit in `keys`.
-    full: bool,
+    keys: pairing::Keys,
+    /// The listing files read back whose files the side names, by the records'
+    /// numbers.
+    backs: Vec<std::sync::Arc<Back>>,
+    /// The files read (or that cannot be), held until they are compared, by the
+    /// records' numbers.
+    kept: Vec<Option<File>>,
 }
+
+/// What a side's record of a file starts with: file `.1` of listing file read back
+/// `.0` ([`File::Listed`]).
+const RECORD_LISTED: u8 = 0;
+/// A path to read later ([`File::Later`]).
+const RECORD_LATER: u8 = 1;
+/// A file held ([`Side::kept`]).
+const RECORD_KEPT: u8 = 2;
 
 impl Side {
     /// No file yet.
     fn new(single: bool) -> Self {
         Side {
             single,
-            keys: Strings::default(),
-            files: Vec::new(),
-            full: false,
+            keys: pairing::Keys::default(),
+            backs: Vec::new(),
+            kept: Vec::new(),
         }
     }
 
@@ -821,26 +832,103 @@ impl Side {
         side
     }
 
-    /// Adds `file` under `key` (past 4 GiB of keys, it is [`full`](Side::full)).
+    /// Adds `file` under `key` (past `u32::MAX - 1` files, it is left out and the keys
+    /// are [`full`](pairing::Keys::full)).
     fn add(&mut self, key: &str, file: File) {
-        match self.keys.push(key) {
-            Some(_) => self.files.push(Some(file)),
-            None => self.full = true,
-        }
+        let number = |len: usize| u32::try_from(len).unwrap_or(NONE).to_le_bytes();
+        let record = match file {
+            File::Listed(back, index) => {
+                let same = self
+                    .backs
+                    .last()
+                    .is_some_and(|last| std::sync::Arc::ptr_eq(last, &back));
+                if !same {
+                    self.backs.push(back);
+                }
+                let mut record = vec![RECORD_LISTED];
+                record.extend_from_slice(&number(self.backs.len() - 1));
+                record.extend_from_slice(&index.to_le_bytes());
+                record
+            }
+            File::Later(path) => {
+                let mut record = vec![RECORD_LATER];
+                record.extend_from_slice(&path_bytes(&path));
+                record
+            }
+            file @ (File::Held(_) | File::Unreadable(_)) => {
+                self.kept.push(Some(file));
+                let mut record = vec![RECORD_KEPT];
+                record.extend_from_slice(&number(self.kept.len() - 1));
+                record
+            }
+        };
+        self.keys.push(key, record);
     }
 
-    /// Itself; a file that cannot be read in its stead (named `name`) when its keys
-    /// took more than 4 GiB.
+    /// The file the side's `record` stands for (a file held is taken: each is
+    /// compared once); a file that cannot be read when the record does not read back.
+    fn file(&mut self, key: &str, record: &[u8]) -> File {
+        let number = |bytes: &[u8]| Some(u32::from_le_bytes(bytes.try_into().ok()?) as usize);
+        let file = match record.split_first() {
+            Some((&RECORD_LISTED, rest)) if rest.len() == 8 => {
+                let back = number(&rest[..4]).and_then(|at| self.backs.get(at));
+                let index = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]);
+                back.map(|back| File::Listed(back.clone(), index))
+            }
+            Some((&RECORD_LATER, rest)) => Some(File::Later(Box::new(path_of(rest)))),
+            Some((&RECORD_KEPT, rest)) => number(rest).and_then(|at| self.kept.get_mut(at)?.take()),
+            _ => None,
+        };
+        file.unwrap_or_else(|| {
+            File::Unreadable(Box::new(ReadError {
+                file: key.to_string(),
+                code: "io_error",
+                message: "a temporary file does not read back as written".to_string(),
+            }))
+        })
+    }
+
+    /// Itself; a file that cannot be read in its stead (named `name`) when some of
+    /// its files could not be added.
     fn checked(self, name: &str) -> Self {
-        if !self.full {
+        if !self.keys.full() {
             return self;
         }
         let error = ReadError {
             file: name.to_string(),
             code: "too_large",
-            message: "its files' names take more than 4 GiB".to_string(),
+            message: format!(
+                "it has more than {} files, or a file's name of 4 GiB or more",
+                NONE - 1
+            ),
         };
         Side::one(name, File::Unreadable(Box::new(error)))
+    }
+}
+
+/// A path's bytes, as [`path_of`] reads them back.
+fn path_bytes(path: &FsPath) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        path.as_os_str().as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        path.to_string_lossy().into_owned().into_bytes()
+    }
+}
+
+/// The path [`path_bytes`] gave `bytes` of.
+fn path_of(bytes: &[u8]) -> std::path::PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        std::ffi::OsStr::from_bytes(bytes).into()
+    }
+    #[cfg(not(unix))]
+    {
+        String::from_utf8_lossy(bytes).into_owned().into()
     }
 }
 
@@ -1003,7 +1091,7 @@ fn read_side((path, name): (&FsPath, &str), read: &ReadOptions, walk: &crate::ch
             let mut side = Side::new(false);
             let key_of = ListedKey::Past(prefix);
             files_of(read, &key, key_of, &mut |key, file| side.add(key, file));
-            side.single = side.files.len() == 1;
+            side.single = side.keys.len() == 1;
             side.checked(&name)
         }
         Err(e) => failed(name, e),
@@ -1128,40 +1216,83 @@ pub fn diff_named_each(
         }
     };
     if old_side.single && new_side.single {
-        let first = |side: &mut Side| side.files.first_mut().and_then(Option::take);
-        let (o, n) = (first(&mut old_side), first(&mut new_side));
-        let mut file = named(new_side.keys.get(0).to_string(), &o, &n);
+        // A side of one file: its key and record.
+        let first = |side: &mut Side| {
+            let keys = std::mem::take(&mut side.keys);
+            let (key, record) = keys.first()?.ok_or_else(|| io::Error::other("no file"))?;
+            io::Result::Ok((side.file(&key, &record), key))
+        };
+        let ((o, _), (n, key)) = match (first(&mut old_side), first(&mut new_side)) {
+            (Ok(o), Ok(n)) => (o, n),
+            (Err(e), _) | (_, Err(e)) => return each(unpaired(sides, &e)),
+        };
+        let (o, n) = (Some(o), Some(n));
+        let mut file = named(key, &o, &n);
         compare(&mut file, o, n);
         return each(file);
     }
-    let mut pairs = pair_keys(&old_side.keys, &new_side.keys);
-    let key = |&(i, j): &(u32, u32)| match j {
-        NONE => old_side.keys.get(i),
-        j => new_side.keys.get(j),
+    let mut paired = match pairing::pair(
+        std::mem::take(&mut old_side.keys),
+        std::mem::take(&mut new_side.keys),
+    ) {
+        Ok(paired) => paired,
+        Err(e) => return each(unpaired(sides, &e)),
     };
-    pairs.sort_by(|a, b| key(a).cmp(key(b)));
     let at_a_time = at_a_time();
-    for window in pairs.chunks(at_a_time) {
-        let mut files = Vec::with_capacity(window.len());
-        let mut sides = Vec::with_capacity(window.len());
-        for pair @ &(i, j) in window {
-            let take = |files: &mut Vec<Option<File>>, at: u32| files.get_mut(at as usize)?.take();
-            let (o, n) = (take(&mut old_side.files, i), take(&mut new_side.files, j));
-            files.push(named(key(pair).to_string(), &o, &n));
-            sides.push((o, n));
+    loop {
+        let mut files = Vec::with_capacity(at_a_time);
+        let mut sides_of = Vec::with_capacity(at_a_time);
+        let mut failed = None;
+        while files.len() < at_a_time {
+            let pair = match paired.next_pair() {
+                Ok(Some(pair)) => pair,
+                Ok(None) => break,
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            };
+            let file = |side: &mut Side, of: Option<(u32, Vec<u8>)>| {
+                of.map(|(_, record)| side.file(&pair.key, &record))
+            };
+            let (o, n) = (file(&mut old_side, pair.old), file(&mut new_side, pair.new));
+            files.push(named(pair.key, &o, &n));
+            sides_of.push((o, n));
+        }
+        if files.is_empty() && failed.is_none() {
+            return Ok(());
         }
         {
             use rayon::prelude::*;
             // A pair at a time on each thread: each pair's files read, compared,
             // dropped, its report filled in its place.
-            let compared = files.par_iter_mut().zip(sides);
+            let compared = files.par_iter_mut().zip(sides_of);
             compared.for_each(|(file, (o, n))| compare(file, o, n));
         }
         for file in files {
             each(file)?;
         }
+        if let Some(e) = failed {
+            return each(unpaired(sides, &e));
+        }
     }
-    Ok(())
+}
+
+/// The report of two sides whose files could not be paired (a temporary file of the
+/// pairing did not read back): unreadable, so that what was not compared does not
+/// pass.
+fn unpaired([(_, old), (_, new)]: [(&FsPath, &str); 2], e: &io::Error) -> FileDiff {
+    FileDiff {
+        key: new.to_string(),
+        old: Some(old.to_string()),
+        new: Some(new.to_string()),
+        error: Some(Box::new(ReadError {
+            file: new.to_string(),
+            code: "io_error",
+            message: format!("its files could not be paired with {old}'s: {e}"),
+        })),
+        ..FileDiff::default()
+    }
 }
 
 /// Why a directory's file, told to list as one listing of its own when the directory
@@ -1484,154 +1615,6 @@ impl InStep {
         let (o, n) = (listed(&self.held[0]), listed(&self.held[1]));
         out.pair(&at, o, n);
     }
-}
-
-/// Finds the new file an old file's key pairs with ([`pair_keys`]): the first not yet
-/// taken whose key is the same; or the first whose key ends with `/KEY` or is the end
-/// of `KEY` after a `/` (an end of fewer than [`KEY_ENDS`] `/`). Each key is looked up by its own text
-/// and its ends (not compared with every key: two listings naming 40,000 files each
-/// took 14 s so).
-struct Finder<'a> {
-    keys: &'a Strings,
-    /// The keys' indices, by key (then index).
-    exact: Runs<u32>,
-    /// Each end of each key after one of its last [`KEY_ENDS`] `/`, as (key index,
-    /// where the end starts in it), by the end (then the key index).
-    ends: Runs<(u32, u32)>,
-    /// Whether each key is taken.
-    taken: Vec<bool>,
-}
-
-/// Items sorted by a text, each standing for a key, with where to go on looking in
-/// each run of the same text: at the run's first place, the first place not known to
-/// stand for a key taken (each taken one is walked past once over all look-ups, not
-/// once each).
-struct Runs<T> {
-    sorted: Vec<T>,
-    next: Vec<u32>,
-}
-
-impl<T: Copy> Runs<T> {
-    fn new(sorted: Vec<T>) -> Self {
-        // Places in a list of keys' indices or their ends: fewer than `u32::MAX` each.
-        let next = (0..sorted.len() as u32).collect();
-        Runs { sorted, next }
-    }
-
-    /// The key (as `key_of` gives an item's) of the first item whose text (`text_of`)
-    /// is `text` and whose key is not taken.
-    fn first_untaken<'t>(
-        &mut self,
-        text: &str,
-        text_of: impl Fn(T) -> &'t str,
-        key_of: impl Fn(T) -> u32,
-        taken: &[bool],
-    ) -> Option<u32> {
-        let sorted = &self.sorted;
-        let start = sorted.partition_point(|&item| text_of(item) < text);
-        let end = start + sorted[start..].partition_point(|&item| text_of(item) == text);
-        let mut at = self
-            .next
-            .get(start)
-            .map_or(start, |&at| at as usize)
-            .max(start);
-        while at < end && taken[key_of(sorted[at]) as usize] {
-            at += 1;
-        }
-        if let Some(slot) = self.next.get_mut(start) {
-            *slot = at as u32;
-        }
-        (at < end).then(|| key_of(sorted[at]))
-    }
-}
-
-/// How many of a key's last `/` it is matched by the ends after: paths of real dumps
-/// are a few directories deep; a name with a million `/` would cost its length for
-/// each of them.
-const KEY_ENDS: usize = 64;
-
-/// Where each of the ends of `key` after each of its last [`KEY_ENDS`] `/` starts.
-fn key_ends(key: &str) -> impl Iterator<Item = usize> + '_ {
-    key.rmatch_indices('/').take(KEY_ENDS).map(|(i, _)| i + 1)
-}
-
-impl<'a> Finder<'a> {
-    fn new(keys: &'a Strings) -> Self {
-        // Fewer than `u32::MAX` keys; a key's length is a `u32` (`Strings`).
-        let mut sorted: Vec<u32> = (0..keys.len() as u32).collect();
-        sorted.sort_by(|&a, &b| keys.get(a).cmp(keys.get(b)).then(a.cmp(&b)));
-        let mut ends: Vec<(u32, u32)> = sorted
-            .iter()
-            .flat_map(|&i| key_ends(keys.get(i)).map(move |at| (i, at as u32)))
-            .collect();
-        let end = |(i, at): (u32, u32)| &keys.get(i)[at as usize..];
-        ends.sort_by(|&a, &b| end(a).cmp(end(b)).then(a.0.cmp(&b.0)));
-        Finder {
-            keys,
-            exact: Runs::new(sorted),
-            ends: Runs::new(ends),
-            taken: vec![false; keys.len()],
-        }
-    }
-
-    /// The first key equal to `key` not taken.
-    fn exact(&mut self, key: &str) -> Option<u32> {
-        let keys = self.keys;
-        let text_of = |i: u32| keys.get(i);
-        self.exact.first_untaken(key, text_of, |i| i, &self.taken)
-    }
-
-    /// The first key equal to `key` not taken, now taken.
-    fn take_exact(&mut self, key: &str) -> Option<u32> {
-        let found = self.exact(key);
-        self.take(found)
-    }
-
-    /// The first key not taken that ends with `/KEY` or that `KEY` ends with after a
-    /// `/`, now taken.
-    fn take_by_ends(&mut self, key: &str) -> Option<u32> {
-        // Keys that end with `/KEY`, and keys that `KEY` ends with after a `/`.
-        let keys = self.keys;
-        let end = |(i, at): (u32, u32)| &keys.get(i)[at as usize..];
-        let longer = self.ends.first_untaken(key, end, |e| e.0, &self.taken);
-        let shorter: Vec<u32> = key_ends(key)
-            .filter_map(|at| self.exact(&key[at..]))
-            .collect();
-        let found = longer.into_iter().chain(shorter).min();
-        self.take(found)
-    }
-
-    fn take(&mut self, found: Option<u32>) -> Option<u32> {
-        if let Some(i) = found {
-            self.taken[i as usize] = true;
-        }
-        found
-    }
-}
-
-/// The pairs of files of two sides, as the indices of each pair's old and new files
-/// ([`NONE`] for none), by the sides' keys: first every old key with the new key the
-/// same, then each old key left (in order) with the first new key left that ends with
-/// `/KEY` or is the end of `KEY` after a `/` ([`Finder`]); the old files in order,
-/// then the new files left. Same keys pair first, so that a file matched by an end
-/// does not take the file another has the same key as (`a/x.hlo` took `b/a/x.hlo`
-/// from `b/a/x.hlo`, which was then reported on one side only).
-fn pair_keys(old: &Strings, new: &Strings) -> Vec<(u32, u32)> {
-    let mut finder = Finder::new(new);
-    // A side's files are indexed by `u32`s: their keys are strings of `Strings`.
-    let old_files = 0..old.len() as u32;
-    let mut pairs: Vec<(u32, u32)> = old_files
-        .map(|i| (i, finder.take_exact(old.get(i)).unwrap_or(NONE)))
-        .collect();
-    for (i, j) in &mut pairs {
-        if *j == NONE {
-            *j = finder.take_by_ends(old.get(*i)).unwrap_or(NONE);
-        }
-    }
-    let taken = finder.taken;
-    let only_new = (0..new.len() as u32).filter(|&j| !taken[j as usize]);
-    pairs.extend(only_new.map(|j| (NONE, j)));
-    pairs
 }
 
 // ----- comparing two listings -----
@@ -3365,7 +3348,6 @@ fn compare_layouts(old: &LayoutProto, new: &LayoutProto, push: &mut dyn FnMut(Ch
 
 #[cfg(test)]
 mod tests {
-    use super::{pair_keys, NONE};
 
     /// Parameters given in any order, some numbers twice, are found by number in order,
     /// the last given of a number kept (as a map's insert).
@@ -3672,88 +3654,5 @@ mod tests {
                 assert_eq!(words(&each), words(&whole), "{old} -> {new} ({o:?})");
             }
         }
-    }
-
-    /// The pairing a linear search gives: each old key with the first new key not
-    /// taken that is the same; then each old key left with the first new key not taken
-    /// that ends with `/KEY` or that `KEY` ends with after a `/`, an end of fewer than
-    /// `KEY_ENDS` `/`; then the new keys left.
-    fn linear(old: &[String], new: &[String]) -> Vec<(u32, u32)> {
-        let mut taken = vec![false; new.len()];
-        let take = |taken: &mut Vec<bool>, found: Option<usize>| {
-            found.map_or(NONE, |j| {
-                taken[j] = true;
-                j as u32
-            })
-        };
-        let mut pairs: Vec<(u32, u32)> = Vec::new();
-        for (i, key) in old.iter().enumerate() {
-            let found = (0..new.len()).find(|&j| !taken[j] && new[j] == *key);
-            pairs.push((i as u32, take(&mut taken, found)));
-        }
-        let end = |long: &str, short: &str| {
-            long.ends_with(&format!("/{short}")) && short.matches('/').count() < super::KEY_ENDS
-        };
-        for (i, j) in &mut pairs {
-            if *j == NONE {
-                let key = &old[*i as usize];
-                let found =
-                    (0..new.len()).find(|&k| !taken[k] && (end(&new[k], key) || end(key, &new[k])));
-                *j = take(&mut taken, found);
-            }
-        }
-        let left = (0..new.len() as u32).filter(|&j| !taken[j as usize]);
-        pairs.extend(left.map(|j| (NONE, j)).collect::<Vec<_>>());
-        pairs
-    }
-
-    /// A side's keys, as [`pair_keys`] takes them.
-    fn strings(keys: &[String]) -> super::Strings {
-        let mut strings = super::Strings::default();
-        for key in keys {
-            strings.push(key).unwrap();
-        }
-        strings
-    }
-
-    #[test]
-    fn files_pair_as_a_linear_search_pairs_them() {
-        let parts = ["a", "b", "x.txt", "", "a.b"];
-        // Every key of up to three parts (some empty, so `//` and ends in `/`).
-        let mut keys = Vec::new();
-        for n in 1..=3u32 {
-            for code in 0..parts.len().pow(n) {
-                let mut rest = code;
-                let key: Vec<&str> = (0..n)
-                    .map(|_| {
-                        let part = parts[rest % parts.len()];
-                        rest /= parts.len();
-                        part
-                    })
-                    .collect();
-                keys.push(key.join("/"));
-            }
-        }
-        // Keys deeper than the ends looked at: `d/d/…/x.txt` of 60 to 70 parts, under
-        // `a/` and not.
-        for n in 60..=70 {
-            let deep = format!("{}x.txt", "d/".repeat(n - 1));
-            keys.push(format!("a/{deep}"));
-            keys.push(deep);
-        }
-        // New sides of several sizes and orders, old keys looked up in turn.
-        for step in [1, 3, 7, 11] {
-            // Each key twice, in two orders.
-            let once = keys.iter().step_by(step);
-            let new: Vec<String> = once.clone().rev().chain(once).cloned().collect();
-            let old: Vec<String> = keys.iter().chain(&keys).cloned().collect();
-            let pairs = pair_keys(&strings(&old), &strings(&new));
-            assert_eq!(pairs, linear(&old, &new), "step {step}");
-        }
-        // A key matched by an end does not take the file another has the same key as.
-        let (old, new) = (["a/x.hlo", "b/a/x.hlo"], ["b/a/x.hlo"]);
-        let (old, new) = (old.map(String::from), new.map(String::from));
-        let pairs = pair_keys(&strings(&old), &strings(&new));
-        assert_eq!(pairs, [(0, NONE), (1, 0)]);
     }
 }

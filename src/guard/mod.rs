@@ -7,6 +7,7 @@
 pub mod diff;
 mod held;
 pub mod listing;
+mod pairing;
 pub mod policy;
 pub mod spooled;
 

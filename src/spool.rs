@@ -716,7 +716,7 @@ impl<T: Sortable> Sorter<T> {
     const WAYS: usize = 64;
     /// Bytes read ahead from each run while they are merged.
     #[cfg(not(any(test, feature = "fuzz-small-tables")))]
-    const READ: usize = 64 << 10;
+    const READ: usize = 16 << 10;
     // Tiny in the crate's own tests and under fuzzing, so that runs are written and
     // merged in several passes after a few records.
     #[cfg(any(test, feature = "fuzz-small-tables"))]

@@ -2450,6 +2450,10 @@ impl Sortable for PlacedFile {
     }
 }
 
+/// How many of a listing's files, and of their runs, its tables hold in memory
+/// ([`FileLines`]): the rest are in a temporary file.
+const FILES_HELD: usize = 4096;
+
 /// The runs of a listing file's lines as they are found ([`FileLines`]).
 #[derive(Default)]
 struct Found {
@@ -2529,8 +2533,8 @@ impl Found {
         // The files in the order they first appear, and their runs in the same order.
         let mut found = FileLines {
             names: Heap::default(),
-            files: Table::new(Table::<FileAt>::HELD),
-            runs: Table::new(Table::<RunAt>::HELD),
+            files: Table::new(FILES_HELD.min(Table::<FileAt>::HELD)),
+            runs: Table::new(FILES_HELD.min(Table::<RunAt>::HELD)),
         };
         let mut files = files.sorted().map_err(lost)?;
         let mut at = 0;
@@ -3469,7 +3473,7 @@ mod tests {
             assert_eq!(found.runs(i).collect::<Vec<Run>>(), runs[file], "{file}");
         }
         assert!(found.lost().is_none());
-        let held = Table::<FileAt>::HELD;
+        let held = super::FILES_HELD.min(Table::<FileAt>::HELD);
         assert!(found.files.held() <= held && found.runs.held() <= held);
         // At most what is held before the file and what waits to be written to it.
         assert!(found.names.held() < 10 + 16, "{}", found.names.held());

@@ -666,6 +666,33 @@ impl Heap {
     }
 }
 
+/// A name of the system's (a path, a file name) as bytes, for a temporary file:
+/// [`os_string`] reads it back.
+pub(crate) fn os_bytes(name: &std::ffi::OsStr) -> Vec<u8> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        name.as_bytes().to_vec()
+    }
+    #[cfg(not(unix))]
+    {
+        name.to_string_lossy().into_owned().into_bytes()
+    }
+}
+
+/// The name [`os_bytes`] gave `bytes` of.
+pub(crate) fn os_string(bytes: Vec<u8>) -> std::ffi::OsString {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        std::ffi::OsString::from_vec(bytes)
+    }
+    #[cfg(not(unix))]
+    {
+        String::from_utf8_lossy(&bytes).into_owned().into()
+    }
+}
+
 /// A record of a [`Sorter`]: ordered, and written as bytes.
 pub(crate) trait Sortable: Ord + Sized {
     /// Appends its bytes.

@@ -852,7 +852,7 @@ impl Side {
             }
             File::Later(path) => {
                 let mut record = vec![RECORD_LATER];
-                record.extend_from_slice(&path_bytes(&path));
+                record.extend_from_slice(&crate::spool::os_bytes(path.as_os_str()));
                 record
             }
             file @ (File::Held(_) | File::Unreadable(_)) => {
@@ -875,7 +875,10 @@ impl Side {
                 let index = u32::from_le_bytes([rest[4], rest[5], rest[6], rest[7]]);
                 back.map(|back| File::Listed(back.clone(), index))
             }
-            Some((&RECORD_LATER, rest)) => Some(File::Later(Box::new(path_of(rest)))),
+            Some((&RECORD_LATER, rest)) => {
+                let path = crate::spool::os_string(rest.to_vec());
+                Some(File::Later(Box::new(path.into())))
+            }
             Some((&RECORD_KEPT, rest)) => number(rest).and_then(|at| self.kept.get_mut(at)?.take()),
             _ => None,
         };
@@ -903,32 +906,6 @@ impl Side {
             ),
         };
         Side::one(name, File::Unreadable(Box::new(error)))
-    }
-}
-
-/// A path's bytes, as [`path_of`] reads them back.
-fn path_bytes(path: &FsPath) -> Vec<u8> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        path.as_os_str().as_bytes().to_vec()
-    }
-    #[cfg(not(unix))]
-    {
-        path.to_string_lossy().into_owned().into_bytes()
-    }
-}
-
-/// The path [`path_bytes`] gave `bytes` of.
-fn path_of(bytes: &[u8]) -> std::path::PathBuf {
-    #[cfg(unix)]
-    {
-        use std::os::unix::ffi::OsStrExt;
-        std::ffi::OsStr::from_bytes(bytes).into()
-    }
-    #[cfg(not(unix))]
-    {
-        String::from_utf8_lossy(bytes).into_owned().into()
     }
 }
 

@@ -447,7 +447,7 @@ pub fn check_path(path: &Path, name: &str, options: &Options) -> FileReport {
     };
     // An input read whole is read into a buffer of its size, not one grown by doubling.
     let size = file.metadata().map_or(0, |m| m.len());
-    let reader = BufReader::with_capacity(1 << 20, file);
+    let reader = BufReader::with_capacity(crate::guard::listing::buffer_for(size), file);
     check_reader(name, (reader, size), options, &|source, sink| {
         crate::guard::listing::stream_path(path, name, source, sink)
     })

@@ -1089,8 +1089,21 @@ fn stream_path_keeping(
     let again = opened
         .filter(large)
         .and_then(|opened| Some((file.try_clone().ok()?, opened)));
-    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let reader = std::io::BufReader::with_capacity(buffer_for(size), file);
     stream_reader_with((reader, size), name, options, how, again, sink)
+}
+
+/// The size of the buffer a file of `size` bytes (0: not known) is read through: 1 MiB,
+/// or for a smaller file its size (and a byte, to see its end in one read) from 8 KiB
+/// up. A buffer of 1 MiB is mapped and unmapped on its own (the command line's mmap
+/// threshold is 128 KiB): two for each of 400,000 small files took a third of `diff`'s
+/// time of two directories of 200,000, in page faults.
+pub(crate) fn buffer_for(size: u64) -> usize {
+    const LARGE: usize = 1 << 20;
+    match usize::try_from(size) {
+        Ok(size) if size > 0 && size < LARGE => (size + 1).max(8 << 10),
+        _ => LARGE,
+    }
 }
 
 /// Whether [`read_path`] lists `path` as one listing of its own (a module, or
@@ -1115,7 +1128,8 @@ pub(crate) fn head_of(path: &FsPath, options: &ReadOptions) -> (bool, bool) {
     let Ok(file) = std::fs::File::open(path) else {
         return (matches!(options.source, Source::Form(_)), false);
     };
-    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let size = file.metadata().map_or(0, |m| m.len());
+    let reader = std::io::BufReader::with_capacity(buffer_for(size), file);
     let Ok(head) = check::Head::read(reader) else {
         return (matches!(options.source, Source::Form(_)), false);
     };
@@ -3441,6 +3455,20 @@ mod tests {
     /// map of each file's runs in the order the files first appear finds it, and its
     /// tables hold only their first few files in memory (three in the crate's tests;
     /// the rest go to temporary files).
+    /// A small file is read through a buffer of its size and a byte (8 KiB at least),
+    /// not one of 1 MiB, which the allocator maps on its own; a file of 1 MiB or more,
+    /// or of a size not known, through 1 MiB.
+    #[test]
+    fn small_files_are_read_through_buffers_of_their_size() {
+        use super::buffer_for;
+        assert_eq!(buffer_for(10), 8 << 10);
+        assert_eq!(buffer_for(9000), 9001);
+        assert_eq!(buffer_for((1 << 20) - 1), 1 << 20);
+        for large in [0, 1 << 20, 5 << 20, u64::MAX] {
+            assert_eq!(buffer_for(large), 1 << 20, "{large}");
+        }
+    }
+
     #[test]
     fn files_of_a_long_listing_are_found_in_order_and_kept_in_files() {
         let mut next = crate::guard::draws(0xbb67_ae85_84ca_a73b);

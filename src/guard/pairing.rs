@@ -222,6 +222,9 @@ pub(crate) fn pair(old: Keys, new: Keys) -> io::Result<Paired> {
     let mut placed = Sorter::default();
     // The files left, by their places (each side's in its own order).
     let (mut old_left, mut new_left) = (Sorter::default(), Sorter::default());
+    // The keys of the files left and their ends, to tell the new files an old one's
+    // key could find by the ends from those none could.
+    let mut probes = Sorter::default();
     loop {
         let order = match (o.peek(), n.peek()) {
             (None, None) => break,
@@ -236,20 +239,41 @@ pub(crate) fn pair(old: Keys, new: Keys) -> io::Result<Paired> {
                 };
                 placed.push(Placed(b.0, false, a.1, b.1, Some(a.2), Some(b.2)));
             }
-            std::cmp::Ordering::Less => old_left.extend(o.take()?.map(ByPlace)),
-            std::cmp::Ordering::Greater => new_left.extend(n.take()?.map(ByPlace)),
+            std::cmp::Ordering::Less => {
+                let keyed = o.take()?;
+                if let Some(keyed) = &keyed {
+                    probes.extend(Probe::all(&keyed.0, OLD_KEY, 0));
+                }
+                old_left.extend(keyed.map(ByPlace));
+            }
+            std::cmp::Ordering::Greater => {
+                let keyed = n.take()?;
+                if let Some(keyed) = &keyed {
+                    probes.extend(Probe::all(&keyed.0, NEW_KEY, keyed.1));
+                }
+                new_left.extend(keyed.map(ByPlace));
+            }
         }
     }
     // Their runs' buffers given back before the files left are held.
     drop((o, n));
-    // The new files left, in order: their keys held for the look-ups by ends, their
-    // records in a heap (in memory up to its size, then in a temporary file).
+    // The new files left that some old file's key could find by the ends: held, in
+    // order, for the look-ups (their keys end to end, their records in a heap, in
+    // memory up to its size, then in a temporary file); the others are alone.
+    let mut wanted = wanted(probes)?;
+    let mut next_wanted = wanted.next_record()?;
     let mut left = Left::default();
     let mut new_left = new_left.sorted()?;
     while let Some(ByPlace(Keyed(key, at, record))) = new_left.next_record()? {
-        left.push(&key, at, &record)?;
+        while next_wanted.as_ref().is_some_and(|w| w.0 < at) {
+            next_wanted = wanted.next_record()?;
+        }
+        match next_wanted.as_ref().is_some_and(|w| w.0 == at) {
+            true => left.push(&key, at, &record)?,
+            false => placed.push(Placed(key, true, at, NONE, None, Some(record))),
+        }
     }
-    drop(new_left);
+    drop((new_left, wanted));
     let mut finder = Finder::new(&left.keys);
     // Each old file left, in order, with the first new one left its key's ends find.
     let mut old_left = old_left.sorted()?;
@@ -270,6 +294,92 @@ pub(crate) fn pair(old: Keys, new: Keys) -> io::Result<Paired> {
         }
     }
     Ok(Paired(placed.sorted()?))
+}
+
+/// A text the pairing by ends looks for or finds: a key of a file left or one of its
+/// ends ([`key_ends`]), which of the four it is, and (for a new file's) the file's
+/// place; sorted by text, then kind.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Probe(String, u8, u32);
+
+/// An old file's key ([`Probe`]): it finds new keys that end with it after a `/`.
+const OLD_KEY: u8 = 0;
+/// An end of an old file's key: it finds new keys that are the same.
+const OLD_END: u8 = 1;
+/// A new file's key.
+const NEW_KEY: u8 = 2;
+/// An end of a new file's key.
+const NEW_END: u8 = 3;
+
+impl Probe {
+    /// `key` as `kind` (an old or new key), and each of its ends as the end of that
+    /// kind, with `place`.
+    fn all(key: &str, kind: u8, place: u32) -> impl Iterator<Item = Probe> + '_ {
+        let whole = std::iter::once(Probe(key.to_string(), kind, place));
+        let ends = key_ends(key).map(move |at| Probe(key[at..].to_string(), kind + 1, place));
+        whole.chain(ends)
+    }
+}
+
+impl Sortable for Probe {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.push(self.1);
+        out.extend_from_slice(&self.2.to_le_bytes());
+        out.extend_from_slice(self.0.as_bytes());
+    }
+
+    fn take(bytes: &[u8]) -> Option<Self> {
+        let (&kind, mut rest) = bytes.split_first()?;
+        let place = take_u32(&mut rest)?;
+        Some(Probe(String::from_utf8(rest.to_vec()).ok()?, kind, place))
+    }
+
+    fn held_size(&self) -> usize {
+        self.0.capacity()
+    }
+}
+
+/// A new file's place, wanted for the pairing by ends.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Wanted(u32);
+
+impl Sortable for Wanted {
+    fn put(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.0.to_le_bytes());
+    }
+
+    fn take(mut bytes: &[u8]) -> Option<Self> {
+        take_u32(&mut bytes).map(Wanted)
+    }
+
+    fn held_size(&self) -> usize {
+        0
+    }
+}
+
+/// The places of the new files some old file's key could find by the ends
+/// ([`Finder::take_by_ends`]), in order (some more than once): a new key that ends with
+/// an old key after a `/` (an end of the new key is the old key), or that is an end of
+/// an old key.
+fn wanted(probes: Sorter<Probe>) -> io::Result<Merged<Wanted>> {
+    let mut probes = probes.sorted()?;
+    let mut wanted = Sorter::default();
+    // The text of the run of probes gone through, and whether it is an old key and
+    // an end of one (which come first in a run).
+    let (mut text, mut old_key, mut old_end) = (String::new(), false, false);
+    while let Some(Probe(found, kind, place)) = probes.next_record()? {
+        if found != text {
+            (text, old_key, old_end) = (found, false, false);
+        }
+        match kind {
+            OLD_KEY => old_key = true,
+            OLD_END => old_end = true,
+            NEW_KEY if old_end => wanted.push(Wanted(place)),
+            NEW_END if old_key => wanted.push(Wanted(place)),
+            _ => {}
+        }
+    }
+    wanted.sorted()
 }
 
 /// A file sorted by its place in its side (then key).
@@ -579,6 +689,28 @@ mod tests {
                 "step {step}, reversed"
             );
         }
+        // Sides that share few keys, so that most files are left to pair by their
+        // ends: every third key against every other one, from other starts.
+        for (skip, step) in [(0, 2), (1, 3), (2, 5)] {
+            let old: Vec<String> = keys.iter().step_by(3).cloned().collect();
+            let new: Vec<String> = keys
+                .iter()
+                .skip(skip)
+                .step_by(step)
+                .rev()
+                .cloned()
+                .collect();
+            assert_eq!(paired(&old, &new), linear(&old, &new), "skip {skip}");
+            assert_eq!(
+                paired(&new, &old),
+                linear(&new, &old),
+                "skip {skip}, reversed"
+            );
+        }
+        // A key alone on its side finds a longer key, and a shorter one.
+        let (short, long) = (["k.hlo".to_string()], ["p/k.hlo".to_string()]);
+        assert_eq!(paired(&short, &long), [(0, 0)]);
+        assert_eq!(paired(&long, &short), [(0, 0)]);
         // A key matched by an end does not take the file another has the same key as.
         let (old, new) = (["a/x.hlo", "b/a/x.hlo"], ["b/a/x.hlo"]);
         let (old, new) = (old.map(String::from), new.map(String::from));

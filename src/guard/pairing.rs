@@ -4,8 +4,9 @@
 //! of its file (bytes this module does not read) and its place in the side. The two
 //! sorted runs are merged: files whose keys are the same pair there, the k-th old one
 //! of a key with the k-th new one. The files left pair by the ends of their keys
-//! ([`Finder`]): only the new ones of these are held (new files whose key no old file
-//! has), the old ones looked up in order as they come from a sort. Every pair then goes through one more sorter, and comes out in the
+//! ([`Finder`]): only the new ones that an old key's ends could find are held (one
+//! more sort, of the keys left and their ends, tells them), the old ones looked up in
+//! order as they come from a sort. Every pair then goes through one more sorter, and comes out in the
 //! order of the report: by key, the pairs with an old file (in the old side's order)
 //! before the new files alone (in the new side's order).
 //!

@@ -1927,7 +1927,7 @@ impl Walk {
         let entries = listing_of(dir)?;
         let parts: Vec<std::io::Result<Vec<PathBuf>>> = entries
             .par_iter()
-            .map(|(name, is_dir)| {
+            .map(|Entry(name, is_dir)| {
                 let below = relative.join(name);
                 let mut files = Vec::new();
                 if *is_dir {
@@ -1977,15 +1977,19 @@ impl Walk {
 /// A directory's entries: each name and own type (not a link's target), from the
 /// directory listing where the file system gives it, without a `stat` per file; sorted
 /// by name, which within one directory is the order of the whole paths.
-fn listing_of(dir: &Path) -> std::io::Result<Vec<(std::ffi::OsString, bool)>> {
-    let mut entries = std::fs::read_dir(dir)?
-        .map(|entry| {
-            let entry = entry?;
-            Ok((entry.file_name(), entry.file_type()?.is_dir()))
-        })
-        .collect::<std::io::Result<Vec<_>>>()?;
+fn listing_of(dir: &Path) -> std::io::Result<Vec<Entry>> {
+    let mut entries = entries_of(dir)?.collect::<std::io::Result<Vec<_>>>()?;
     entries.sort();
     Ok(entries)
+}
+
+/// A directory's entries as the directory listing gives them, unsorted.
+fn entries_of(dir: &Path) -> std::io::Result<impl Iterator<Item = std::io::Result<Entry>>> {
+    let entry = |entry: std::io::Result<std::fs::DirEntry>| {
+        let entry = entry?;
+        Ok(Entry(entry.file_name(), entry.file_type()?.is_dir()))
+    };
+    Ok(std::fs::read_dir(dir)?.map(entry))
 }
 
 /// The files of a walk as they are found ([`Walk::stream`]).
@@ -2041,9 +2045,8 @@ impl crate::spool::Sortable for Entry {
 /// files, not held (some 60 bytes a name).
 fn sorted_listing_of(dir: &Path) -> std::io::Result<crate::spool::Merged<Entry>> {
     let mut sorter = crate::spool::Sorter::default();
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        sorter.push(Entry(entry.file_name(), entry.file_type()?.is_dir()));
+    for entry in entries_of(dir)? {
+        sorter.push(entry?);
     }
     sorter.sorted()
 }

@@ -615,19 +615,18 @@ impl Heap {
     /// # Errors
     /// They are past the end, or the file could not be read back.
     pub(crate) fn get(&self, at: u64, len: usize) -> io::Result<Vec<u8>> {
-        let past = || io::Error::other("a temporary file does not read back as written");
         let held = self.held.len() as u64;
-        let end = at.checked_add(len as u64).ok_or_else(past)?;
+        let end = at.checked_add(len as u64).ok_or_else(broken_run)?;
         if end <= held {
             return Ok(self.held[at as usize..end as usize].to_vec());
         }
-        let in_file = at.checked_sub(held).ok_or_else(past)?;
+        let in_file = at.checked_sub(held).ok_or_else(broken_run)?;
         if let Some(from) = in_file.checked_sub(self.written) {
             let from = from as usize;
-            let bytes = self.pending.get(from..from + len).ok_or_else(past)?;
+            let bytes = self.pending.get(from..from + len).ok_or_else(broken_run)?;
             return Ok(bytes.to_vec());
         }
-        let file = self.file.as_ref().ok_or_else(past)?;
+        let file = self.file.as_ref().ok_or_else(broken_run)?;
         let read = |at: u64, bytes: &mut Vec<u8>, len: usize| {
             let mut file = file.lock().map_err(|_| poisoned())?;
             bytes.clear();
@@ -662,7 +661,7 @@ impl Heap {
         bytes
             .get(from..from + len)
             .map(<[u8]>::to_vec)
-            .ok_or_else(past)
+            .ok_or_else(broken_run)
     }
 }
 
@@ -960,8 +959,9 @@ impl<T: Sortable> Merged<T> {
     }
 }
 
-/// A run of a sorter's file that does not read back as written.
-fn broken_run() -> io::Error {
+/// A temporary file (a sorter's runs, a heap's strings, or what is kept in them) that
+/// does not read back as written.
+pub(crate) fn broken_run() -> io::Error {
     io::Error::other("a temporary file does not read back as written")
 }
 

@@ -886,7 +886,7 @@ impl Side {
             File::Unreadable(Box::new(ReadError {
                 file: key.to_string(),
                 code: "io_error",
-                message: "a temporary file does not read back as written".to_string(),
+                message: crate::spool::broken_run().to_string(),
             }))
         })
     }
@@ -931,7 +931,7 @@ impl File {
         match self {
             File::Held(held) => held.file.clone(),
             File::Unreadable(e) => e.file.clone(),
-            File::Listed(back, index) => back.files.file(*index as usize).to_string(),
+            File::Listed(back, index) => back.files.file(*index as usize),
             File::Later(path) => path.display().to_string(),
         }
     }
@@ -1062,7 +1062,7 @@ fn read_side((path, name): (&FsPath, &str), read: &ReadOptions, walk: &crate::ch
             };
             let key = match &read {
                 Ok(held::Read::One(held)) => held.file.clone(),
-                Ok(held::Read::Back(back)) => back.files.file(0).to_string(),
+                Ok(held::Read::Back(back)) => back.files.file(0),
                 Err(_) => name.clone(),
             };
             let mut side = Side::new(false);

@@ -447,8 +447,7 @@ impl Left {
             None => 0,
         };
         let mut record = self.records.get(start, (self.ends[j] - start) as usize)?;
-        let place = take_u32(&mut record.as_slice())
-            .ok_or_else(|| io::Error::other("a temporary file does not read back as written"))?;
+        let place = take_u32(&mut record.as_slice()).ok_or_else(crate::spool::broken_run)?;
         record.drain(..4);
         Ok((self.keys.get(j as u32).to_string(), place, record))
     }

@@ -2735,8 +2735,9 @@ fn run_entries(
 /// its text, or the file to read them again from, so that each file's entries can be
 /// read when they are needed: `diff` of listings naming many files held a compact
 /// listing a file (some 1 KB each, with its tables), where this holds a bounded part
-/// of its files' table (the rest in temporary files); and two listings of a module of a million instructions (35 MB each) held
-/// both texts while their modules were compared.
+/// of its files' table (the rest in temporary files); and two listings of a module of
+/// a million instructions (35 MB each) held both texts while their modules were
+/// compared.
 pub(crate) struct Back {
     /// The listing file's name as given.
     name: String,
@@ -3451,10 +3452,6 @@ mod tests {
         }
     }
 
-    /// A listing naming many files, their lines in runs here and there, is found as a
-    /// map of each file's runs in the order the files first appear finds it, and its
-    /// tables hold only their first few files in memory (three in the crate's tests;
-    /// the rest go to temporary files).
     /// A small file is read through a buffer of its size and a byte (8 KiB at least),
     /// not one of 1 MiB, which the allocator maps on its own; a file of 1 MiB or more,
     /// or of a size not known, through 1 MiB.
@@ -3469,6 +3466,10 @@ mod tests {
         }
     }
 
+    /// A listing naming many files, their lines in runs here and there, is found as a
+    /// map of each file's runs in the order the files first appear finds it, and its
+    /// tables hold only their first few files in memory (three in the crate's tests;
+    /// the rest go to temporary files).
     #[test]
     fn files_of_a_long_listing_are_found_in_order_and_kept_in_files() {
         let mut next = crate::guard::draws(0xbb67_ae85_84ca_a73b);

@@ -666,14 +666,7 @@ impl Step {
             Step::Prepend => c.insert(0, Prog::one(0)),
             Step::Merge { at, minor } => {
                 let (x, y) = (c[at], c.remove(at + 1));
-                c[at] = Prog::merge(x, minor, y).unwrap_or_else(|| {
-                    // Every value is x.lo · minor + y.lo plus multiples of both steps.
-                    Prog::new(
-                        x.lo * minor + y.lo,
-                        x.hi * minor + y.hi,
-                        gcd(x.step * minor, y.step),
-                    )
-                });
+                c[at] = Prog::merge_bound(x, minor, y);
             }
             Step::Split { at, tile } => {
                 let v = c[at];
@@ -816,6 +809,18 @@ impl Prog {
         Some(Prog::new(x.lo * minor + y.lo, x.hi * minor + y.hi, step))
     }
 
+    /// [`Prog::merge`], or where that is no progression, one that holds every value.
+    fn merge_bound(x: Prog, minor: u64, y: Prog) -> Prog {
+        Prog::merge(x, minor, y).unwrap_or_else(|| {
+            // Every value is x.lo · minor + y.lo plus multiples of both steps.
+            Prog::new(
+                x.lo * minor + y.lo,
+                x.hi * minor + y.hi,
+                gcd(x.step * minor, y.step),
+            )
+        })
+    }
+
     /// `(v / tile, v mod tile)` over the values, when that is a product of two
     /// progressions of its own: one quotient, or one remainder.
     fn split(self, tile: u64) -> Option<(Prog, Prog)> {
@@ -875,6 +880,65 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 
 /// Coordinates of a box through the steps (inline for the usual depths).
 type ProgBox = SmallVec<[Prog; 24]>;
+
+/// Applies the steps at the head of `steps` that form one run, all prepends or all
+/// merges, in one pass over the box `c`, and returns how many it applied (0 when the
+/// first step is a split, or a merge `merge` refuses). `merge` gives the value of a
+/// merge, or `None` to stop there, leaving the box as the steps before left it.
+///
+/// Taken one at a time, each prepend or merge shifted every coordinate after it, so a
+/// tile of hundreds of thousands of `*` (or longer than the shape by as many) took
+/// minutes.
+fn apply_run(
+    steps: &[Step],
+    c: &mut ProgBox,
+    mut merge: impl FnMut(Prog, u64, Prog) -> Option<Prog>,
+) -> usize {
+    match steps.first() {
+        Some(Step::Prepend) => {
+            let n = steps
+                .iter()
+                .take_while(|s| matches!(s, Step::Prepend))
+                .count();
+            c.insert_many(0, std::iter::repeat_n(Prog::one(0), n));
+            n
+        }
+        Some(Step::Merge { .. }) => {
+            // The box is `c[..done]` (coordinates up to the one merges fold into)
+            // followed by `c[read..]` (those not yet reached).
+            let (mut done, mut read, mut applied) = (0, 0, 0);
+            for step in steps {
+                let Step::Merge { at, minor } = *step else {
+                    break;
+                };
+                // A merge at a coordinate already passed ends the run.
+                if at + 1 < done {
+                    break;
+                }
+                while done <= at && read < c.len() {
+                    c[done] = c[read];
+                    done += 1;
+                    read += 1;
+                }
+                let (Some(&x), Some(&y)) = (c.get(at), c.get(read)) else {
+                    break;
+                };
+                if done != at + 1 {
+                    break;
+                }
+                let Some(m) = merge(x, minor, y) else {
+                    break;
+                };
+                c[at] = m;
+                read += 1;
+                applied += 1;
+            }
+            c.drain(done..read);
+            applied
+        }
+        _ => 0,
+    }
+}
 
 impl Staged {
     /// The stages as a list of steps on the coordinates, most major first.
@@ -936,8 +1000,17 @@ impl Staged {
         };
         let bound = |from: usize, c: &ProgBox| -> u64 {
             let mut c = c.clone();
-            for step in &steps[from..] {
-                step.bound(&mut c);
+            let mut i = from;
+            while let Some(step) = steps.get(i) {
+                match apply_run(&steps[i..], &mut c, |x, minor, y| {
+                    Some(Prog::merge_bound(x, minor, y))
+                }) {
+                    0 => {
+                        step.bound(&mut c);
+                        i += 1;
+                    }
+                    n => i += n,
+                }
             }
             top(&c)
         };
@@ -960,7 +1033,10 @@ impl Staged {
                     best = Some(best.map_or(slot, |b| b.max(slot)));
                     break;
                 };
-                if step.exact(&mut c, &mut pieces) {
+                let applied = apply_run(&steps[i..], &mut c, Prog::merge);
+                if applied > 0 {
+                    i += applied;
+                } else if step.exact(&mut c, &mut pieces) {
                     i += 1;
                 } else {
                     let mut bounded: SmallVec<[(u64, ProgBox); 3]> = SmallVec::new();

@@ -191,7 +191,9 @@ pub(crate) fn compile_digits(staged: &Staged) -> Option<Digits> {
 }
 
 /// Merges a major dimension into the next more minor one, if both still hold whole
-/// sources (or a constant).
+/// sources (or a constant). The merged sources' parts move to the new source, which
+/// replaces them: copying them kept every partial merge of a long `*` run, a number of
+/// parts that grows with the square of the run.
 fn combine(
     sources: &mut Vec<Source>,
     live: &mut Vec<bool>,
@@ -211,7 +213,7 @@ fn combine(
         (Term::Const, minor) => minor,
         (major, Term::Const) => {
             let a = whole(major)?;
-            let mut parts = sources.get(a)?.parts.clone();
+            let mut parts = std::mem::take(&mut sources.get_mut(a)?.parts);
             parts.push(Part {
                 dim: None,
                 radix: Some(minor_size),
@@ -220,8 +222,8 @@ fn combine(
         }
         (major, minor) => {
             let (a, b) = (whole(major)?, whole(minor)?);
-            let mut parts = sources.get(a)?.parts.clone();
-            let mut lower = sources.get(b)?.parts.clone();
+            let mut parts = std::mem::take(&mut sources.get_mut(a)?.parts);
+            let mut lower = std::mem::take(&mut sources.get_mut(b)?.parts);
             let below_top: u64 = lower.iter().skip(1).filter_map(|p| p.radix).product();
             if below_top == 0 || minor_size % below_top != 0 {
                 return None;
@@ -353,19 +355,19 @@ fn finish(
     }
     // The most significant remaining digit of a source needs no modulus: every digit
     // above it holds 0 for every element (invariant 1 keeps holding).
-    for s in 0..new_sources.len() {
-        let top = axes
-            .iter()
-            .enumerate()
-            .filter_map(|(i, a)| match a.kind {
-                AxisKind::Digit { source, div, .. } if source == s => Some((div, i)),
-                _ => None,
-            })
-            .max();
-        if let Some((_, i)) = top {
-            if let AxisKind::Digit { modulus, .. } = &mut axes[i].kind {
-                *modulus = None;
+    // One pass over the axes: a layout of the largest rank has hundreds of thousands
+    // of sources and axes (each source looking through every axis took minutes).
+    let mut top: Vec<Option<(u64, usize)>> = vec![None; new_sources.len()];
+    for (i, axis) in axes.iter().enumerate() {
+        if let AxisKind::Digit { source, div, .. } = axis.kind {
+            if let Some(t) = top.get_mut(source) {
+                *t = (*t).max(Some((div, i)));
             }
+        }
+    }
+    for (_, i) in top.into_iter().flatten() {
+        if let Some(AxisKind::Digit { modulus, .. }) = axes.get_mut(i).map(|a| &mut a.kind) {
+            *modulus = None;
         }
     }
     // Coalesce neighbouring axes that continue one another.

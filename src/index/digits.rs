@@ -357,15 +357,30 @@ fn finish(
     // above it holds 0 for every element (invariant 1 keeps holding).
     // One pass over the axes: a layout of the largest rank has hundreds of thousands
     // of sources and axes (each source looking through every axis took minutes).
-    let mut top: Vec<Option<(u64, usize)>> = vec![None; new_sources.len()];
+    // Each source's top digit so far, by its axis (`usize::MAX`: none yet); the
+    // largest `div` is the top, the later axis on a tie.
+    let div_of = |axes: &[Axis], i: usize| match axes.get(i).map(|a| a.kind) {
+        Some(AxisKind::Digit { div, .. }) => Some(div),
+        _ => None,
+    };
+    let mut top = vec![
+        usize::MAX;
+        if axes.is_empty() {
+            0
+        } else {
+            new_sources.len()
+        }
+    ];
     for (i, axis) in axes.iter().enumerate() {
         if let AxisKind::Digit { source, div, .. } = axis.kind {
             if let Some(t) = top.get_mut(source) {
-                *t = (*t).max(Some((div, i)));
+                if div_of(&axes, *t).is_none_or(|d| div >= d) {
+                    *t = i;
+                }
             }
         }
     }
-    for (_, i) in top.into_iter().flatten() {
+    for i in top {
         if let Some(AxisKind::Digit { modulus, .. }) = axes.get_mut(i).map(|a| &mut a.kind) {
             *modulus = None;
         }

@@ -921,6 +921,9 @@ impl Checker {
         }
         let mut seen = Seen::new(rank);
         let mut minor_to_major = DimList::new();
+        // Where each dimension is first listed, built at the first duplicate: looking
+        // back through the list for each made a list of many duplicates quadratic.
+        let mut first_at: Vec<usize> = Vec::new();
         for (i, &d) in given_minor_to_major.iter().enumerate() {
             match usize::try_from(d).ok().filter(|&u| u < rank) {
                 None => self.issue_at_index(
@@ -929,11 +932,17 @@ impl Checker {
                     IssueKind::DimensionOutOfRange { dim: d, rank },
                 ),
                 Some(u) if seen.insert(u) => minor_to_major.push(u),
-                Some(_) => {
-                    let first = given_minor_to_major
-                        .iter()
-                        .position(|&e| e == d)
-                        .unwrap_or(i);
+                Some(u) => {
+                    if first_at.is_empty() {
+                        first_at = vec![usize::MAX; rank];
+                        for (j, &e) in given_minor_to_major.iter().enumerate() {
+                            let slot = usize::try_from(e).ok().and_then(|e| first_at.get_mut(e));
+                            if let Some(slot) = slot.filter(|slot| **slot == usize::MAX) {
+                                *slot = j;
+                            }
+                        }
+                    }
+                    let first = first_at.get(u).copied().filter(|&f| f < i).unwrap_or(i);
                     self.issue_at_index(
                         "minor_to_major",
                         i,
@@ -1156,7 +1165,9 @@ impl Checker {
             ),
             _ => None,
         };
-        let mut split_first: Vec<(i64, usize)> = Vec::new();
+        // Each physical dimension's first split config, by dimension (built at the
+        // first config): a list searched for each config made many configs quadratic.
+        let mut split_first: Vec<usize> = Vec::new();
         let mut split_configs = Vec::with_capacity(l.split_configs.len());
         for (i, split) in l.split_configs.iter().enumerate() {
             self.at(Segment::Field("split_configs"), |c| {
@@ -1200,7 +1211,7 @@ impl Checker {
         index: usize,
         rank: usize,
         physical_sizes: Option<&[Option<DimSize>]>,
-        first: &mut Vec<(i64, usize)>,
+        first: &mut Vec<usize>,
     ) {
         let dim = split.dimension;
         let position = usize::try_from(dim).ok().filter(|&d| d < rank);
@@ -1209,16 +1220,21 @@ impl Checker {
                 "dimension",
                 IssueKind::SplitDimensionOutOfRange { dim, rank },
             );
-        } else if let Some(&(_, earlier)) = first.iter().find(|(d, _)| *d == dim) {
-            self.issue_at(
-                "dimension",
-                IssueKind::DuplicateSplitDimension {
-                    dim,
-                    first: earlier,
-                },
-            );
         } else {
-            first.push((dim, index));
+            if first.is_empty() {
+                *first = vec![usize::MAX; rank];
+            }
+            match position.and_then(|p| first.get_mut(p)) {
+                Some(earlier) if *earlier != usize::MAX => self.issue_at(
+                    "dimension",
+                    IssueKind::DuplicateSplitDimension {
+                        dim,
+                        first: *earlier,
+                    },
+                ),
+                Some(slot) => *slot = index,
+                None => {}
+            }
         }
         if split.split_indices.is_empty() {
             self.issue_at("split_indices", IssueKind::EmptySplit);

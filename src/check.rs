@@ -835,12 +835,12 @@ impl<'o> TupleFindings<'o> {
             .hlo_style
             .print_message(&crate::AnyMessage::Shape(element))
             .ok();
-        let finding = |issue: &crate::Issue| {
+        let finding = |(nth, issue): (usize, &crate::Issue)| {
             let mut finding = Finding::from_issue(issue);
-            finding.shape.clone_from(&text);
+            finding.shape = shape_text(text.as_deref(), nth);
             finding
         };
-        self.findings.extend(issues.iter().map(finding));
+        self.findings.extend(issues.iter().enumerate().map(finding));
         self.unknown.push_listed(unknown, &text);
     }
 
@@ -966,8 +966,10 @@ impl UnknownInOrder {
 
     /// Adds `issues` (from [`UnknownInOrder::listed_of`]) with their shape's `text`.
     fn push_listed(&mut self, issues: Vec<crate::Issue>, text: &Option<String>) {
-        self.listed
-            .extend(issues.into_iter().map(|issue| (issue, text.clone())));
+        self.listed.extend(
+            (issues.into_iter().enumerate())
+                .map(|(nth, issue)| (issue, shape_text(text.as_deref(), nth))),
+        );
     }
 
     /// Adds the listed fields to `findings`, then the counts of the rest.
@@ -1293,6 +1295,7 @@ fn program_report(
         .map(|rest| validate_message(rest, GateOptions::proto()));
     // The result's text, printed once (it may be as large as the input).
     let mut text = None;
+    let mut in_result_count = 0;
     for issue in checked.iter().flat_map(|report| report.issues()) {
         let in_result = issue.path().segments().first() == Some(&Segment::Field("result"));
         let result = match &rest {
@@ -1301,9 +1304,9 @@ fn program_report(
         };
         let mut finding = Finding::from_issue(issue);
         if let (true, Some(result)) = (in_result, result) {
-            finding.shape = text
-                .get_or_insert_with(|| options.hlo_style.print_shape(result).ok())
-                .clone();
+            let text = text.get_or_insert_with(|| options.hlo_style.print_shape(result).ok());
+            finding.shape = shape_text(text.as_deref(), in_result_count);
+            in_result_count += 1;
         }
         findings.push(finding);
     }
@@ -1342,11 +1345,10 @@ fn message_findings(
         [] => None,
         _ => options.hlo_style.print_message(message).ok(),
     };
-    issues
-        .iter()
-        .map(|issue| {
+    (issues.iter().enumerate())
+        .map(|(nth, issue)| {
             let mut finding = Finding::from_issue(issue);
-            finding.shape.clone_from(&text);
+            finding.shape = shape_text(text.as_deref(), nth);
             finding
         })
         .collect()
@@ -1561,9 +1563,10 @@ fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> 
         match text::parse_message(kind, line) {
             Ok(message) => {
                 report.shapes += count_shapes(&message);
-                for issue in validate_message(&message, GateOptions::hlo_text()).issues() {
+                let validated = validate_message(&message, GateOptions::hlo_text());
+                for (nth, issue) in validated.issues().iter().enumerate() {
                     let mut finding = Finding::from_issue(issue).at(index + 1, column_of(start));
-                    finding.shape = Some(trimmed.to_string());
+                    finding.shape = shape_text(Some(trimmed), nth);
                     report.findings.push(finding);
                 }
             }
@@ -1608,9 +1611,8 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
         &mut |path, span, element| {
             let issues = tuple.leaf(path, &element, GateOptions::hlo_text());
             let element_text = line.get(span).unwrap_or_default();
-            issues
-                .iter()
-                .for_each(|issue| found(line_finding(issue, line, element_text)));
+            (issues.iter().enumerate())
+                .for_each(|(nth, issue)| found(line_finding(issue, line, element_text, nth)));
         },
     );
     match result {
@@ -1619,21 +1621,35 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
             let report = crate::validate::validate_shape_with(&shape, GateOptions::hlo_text())
                 .into_parts()
                 .1;
-            for issue in report.issues() {
-                found(line_finding(issue, line, trimmed));
+            for (nth, issue) in report.issues().iter().enumerate() {
+                found(line_finding(issue, line, trimmed, nth));
             }
         }
         Err(e) => found(line_syntax_error(&e, line)),
     }
 }
 
-/// The finding of `issue` in a shape of a long line, with that shape's text; `column`
-/// carries the byte offset of the line's text.
-fn line_finding(issue: &crate::Issue, line: &str, shape_text: &str) -> Finding {
+/// The `nth` finding (from 0) of `issue` in a shape of a long line, with that shape's
+/// text as [`shape_text`] gives it; `column` carries the byte offset of the line's text.
+fn line_finding(issue: &crate::Issue, line: &str, text: &str, nth: usize) -> Finding {
     let mut finding = Finding::from_issue(issue);
     finding.column = Some(line.len() - line.trim_start().len());
-    finding.shape = Some(shape_text.to_string());
+    finding.shape = shape_text(Some(text), nth);
     finding
+}
+
+/// The longest shape text that each finding of the shape repeats (1 KiB, a tuple of
+/// some thirty arrays); a longer text is given with the shape's first finding only.
+pub const REPEATED_SHAPE_TEXT: usize = 1024;
+
+/// The text the `nth` finding (from 0) of a shape gives as [`Finding::shape`]: the
+/// shape's `text` for the first, and for every other while the text is at most
+/// [`REPEATED_SHAPE_TEXT`] bytes. Every finding carrying a long shape's text made the
+/// findings of one shape grow with the square of its length: one JSON shape of 20,000
+/// negative dimensions (200 KB) took 1.2 GB, and its report as much.
+fn shape_text(text: Option<&str>, nth: usize) -> Option<String> {
+    text.filter(|t| nth == 0 || t.len() <= REPEATED_SHAPE_TEXT)
+        .map(str::to_string)
 }
 
 /// The finding of a long line that does not parse; `column` carries the byte offset
@@ -1714,9 +1730,8 @@ fn check_long_program_line(line: &str, found: &mut dyn FnMut(Finding)) -> usize 
         &mut |part, path, span, shape| {
             let issues = program.leaf(part, path, &shape, GateOptions::hlo_text());
             let shape_text = line.get(span).unwrap_or_default();
-            issues
-                .iter()
-                .for_each(|issue| found(line_finding(issue, line, shape_text)));
+            (issues.iter().enumerate())
+                .for_each(|(nth, issue)| found(line_finding(issue, line, shape_text, nth)));
         },
     );
     match result {

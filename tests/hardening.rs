@@ -4413,6 +4413,37 @@ fn findings_of_a_long_shape_give_its_text_once() {
             assert!(shapes[1..].iter().all(Option::is_none), "{args}");
         }
     }
+    // Module text and module protos: the shape of an instruction.
+    let module = dir.path().join("m.hlo");
+    let ones = wide_array(n + 1, "");
+    let ones = ones.split_once('{').unwrap().0;
+    std::fs::write(
+        &module,
+        format!(
+            "HloModule m\n\nENTRY main {{\n  ROOT p = {ones}{{{duplicates}}} parameter(0)\n}}\n"
+        ),
+    )
+    .unwrap();
+    let module_proto = dir.path().join("m.hlo.pb");
+    let negative = xla_shape::proto::ShapeProto {
+        element_type: xla_shape::proto::PrimitiveType::F32 as i32,
+        dimensions: vec![-1; n],
+        ..Default::default()
+    };
+    std::fs::write(&module_proto, module_proto_with_shape(&negative)).unwrap();
+    for (args, path) in [("--from hlo-module", &module), ("", &module_proto)] {
+        let args = format!("validate {args} --format json {}", path.display());
+        let report: serde_json::Value =
+            serde_json::from_slice(&limited_exit(100_000, &args, 1)).unwrap();
+        let findings = report["files"][0]["findings"].as_array().unwrap();
+        assert!(findings.len() >= n, "{args}: {}", findings.len());
+        let with_text: Vec<&str> = findings
+            .iter()
+            .filter_map(|f| f["shape"].as_str())
+            .collect();
+        assert_eq!(with_text.len(), 1, "{args}");
+        assert!(with_text[0].len() > 2 * n, "{args}");
+    }
     let short = dir.path().join("short.txt");
     std::fs::write(&short, "f32[2,2,2]{0,0,0}\n").unwrap();
     let args = format!("validate --from hlo --format json {}", short.display());

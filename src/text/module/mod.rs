@@ -305,7 +305,7 @@ fn scan_checked<R: BufRead>(
                 &fresh
             }
         };
-        for issue in found.issues() {
+        for (nth, issue) in found.issues().iter().enumerate() {
             let mut finding = Finding::from_issue(issue);
             if finding.code == "sparse_only_field"
                 && (finding.path.ends_with("index_primitive_type")
@@ -326,7 +326,7 @@ fn scan_checked<R: BufRead>(
             finding.column = Some(site.column);
             finding.computation = site.computation.map(str::to_string);
             finding.instruction = site.instruction.map(str::to_string);
-            finding.shape = Some(site.text.to_string());
+            finding.shape = crate::report::shape_text(Some(site.text), nth);
             (report.borrow_mut())(finding);
         }
     };
@@ -1183,11 +1183,10 @@ impl ProtoScan<'_, '_> {
         context: Option<Context<'_>>,
     ) {
         let mut text: Option<Option<String>> = None;
-        for issue in found.into_iter().flatten() {
+        for (nth, issue) in found.into_iter().flatten().enumerate() {
             let style = self.style;
-            let shown = text
-                .get_or_insert_with(|| shape.and_then(|s| style.print_shape(s).ok()))
-                .clone();
+            let shown = text.get_or_insert_with(|| shape.and_then(|s| style.print_shape(s).ok()));
+            let shown = crate::report::shape_text(shown.as_deref(), nth);
             self.issue(issue, path, context, shown);
         }
     }

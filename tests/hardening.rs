@@ -4349,10 +4349,11 @@ fn plans_of_the_largest_rank_compile_in_linear_time() {
     }
 }
 
-/// The findings of one shape give its text with the first only when it is longer than
-/// 1 KiB (`REPEATED_SHAPE_TEXT`), in every form and report: each finding carried the
-/// whole text, so 20,000 findings of one 200 KB JSON shape took 1.2 GB and made a
-/// report of as much. A short shape's text is still with each of its findings.
+/// The findings of one shape give its text, and the names of its instruction and
+/// computation, with the first only when longer than 1 KiB (`REPEATED_TEXT`), in every
+/// form and report: each finding carried the whole text, so 20,000 findings of one
+/// 200 KB JSON shape took 1.2 GB and made a report of as much. A short shape's text is
+/// still with each of its findings.
 #[test]
 fn findings_of_a_long_shape_give_its_text_once() {
     let n = 20_000;
@@ -4443,6 +4444,45 @@ fn findings_of_a_long_shape_give_its_text_once() {
             .collect();
         assert_eq!(with_text.len(), 1, "{args}");
         assert!(with_text[0].len() > 2 * n, "{args}");
+    }
+    // Names of 200 KB: an instruction's shape with 4,000 findings, and a long tuple
+    // of 20,000 elements each warned of (made 1.6 and 6.8 GB of report text).
+    let name = "n".repeat(200_000);
+    let named = dir.path().join("named.hlo");
+    let four = wide_array(4_000, "");
+    let four = four.split_once('{').unwrap().0;
+    let zeros = vec!["0"; 4_000].join(",");
+    let elements = vec!["f32[2]{0:E(4)}"; 20_000].join(",");
+    std::fs::write(
+        &named,
+        format!(
+            "HloModule m\n\nENTRY {name} {{\n  {name} = {four}{{{zeros}}} parameter(0)\n  \
+             ROOT t = ({elements}) parameter(1)\n}}\n"
+        ),
+    )
+    .unwrap();
+    for format in ["text", "json"] {
+        let args = format!(
+            "validate --from hlo-module --format {format} {}",
+            named.display()
+        );
+        let out = limited_exit(100_000, &args, 1);
+        assert!(out.len() < 20_000_000, "{args}: {}", out.len());
+        if format == "json" {
+            let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+            let findings = report["files"][0]["findings"].as_array().unwrap();
+            assert_eq!(findings.len(), 3_999 + 20_000);
+            let named = findings
+                .iter()
+                .filter(|f| f["instruction"] == name.as_str())
+                .count();
+            let in_computation = findings
+                .iter()
+                .filter(|f| f["computation"] == name.as_str())
+                .count();
+            // The instruction's first finding, and the tuple's first.
+            assert_eq!((named, in_computation), (1, 2));
+        }
     }
     let short = dir.path().join("short.txt");
     std::fs::write(&short, "f32[2,2,2]{0,0,0}\n").unwrap();

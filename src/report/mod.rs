@@ -542,18 +542,20 @@ pub(crate) fn pretty_at(
     buffered.flush()
 }
 
-/// The longest shape text that each finding of one shape repeats in
-/// [`Finding::shape`] (1 KiB, a tuple of some thirty arrays); a longer text is given
-/// with the shape's first finding only.
-pub const REPEATED_SHAPE_TEXT: usize = 1024;
+/// The longest text (a shape's, or the name of its instruction or computation) that
+/// each finding of one shape repeats in [`Finding::shape`], [`Finding::instruction`]
+/// and [`Finding::computation`] (1 KiB, a tuple of some thirty arrays); a longer one is
+/// given with the shape's first finding only.
+pub const REPEATED_TEXT: usize = 1024;
 
-/// The [`Finding::shape`] of the `nth` finding (from 0) of one shape whose text is
-/// `text`: the text for the first, and for every other while the text is at most
-/// [`REPEATED_SHAPE_TEXT`] bytes. Every finding carrying a long shape's text made the
-/// findings of one shape grow with the square of its length: one JSON shape of 20,000
-/// negative dimensions (200 KB) took 1.2 GB, and its report as much.
-pub fn shape_text(text: Option<&str>, nth: usize) -> Option<String> {
-    text.filter(|t| nth == 0 || t.len() <= REPEATED_SHAPE_TEXT)
+/// What the `nth` finding (from 0) of one shape gives of `text` (the shape's text, or
+/// the name of its instruction or computation): the text for the first, and for
+/// every other while it is at most [`REPEATED_TEXT`] bytes. Every finding carrying a
+/// long text made the findings of one shape grow with the square of its length: one
+/// JSON shape of 20,000 negative dimensions (200 KB) took 1.2 GB and made a report of
+/// as much, and 4,000 findings in an instruction named by 200 KB made 1.6 GB.
+pub fn repeated_text(text: Option<&str>, nth: usize) -> Option<String> {
+    text.filter(|t| nth == 0 || t.len() <= REPEATED_TEXT)
         .map(str::to_string)
 }
 

@@ -292,6 +292,9 @@ fn scan_checked<R: BufRead>(
     let mut warnings = 0;
     let mut extra_errors = 0;
     let report = std::cell::RefCell::new(report);
+    // The findings given so far at one place (line and column): a long tuple's
+    // elements each come as a shape of their own, and its names come with the first.
+    let mut at_site = (0, 0, 0);
     let mut on_shape = |site: &Site<'_>, shape: &ShapeProto, known: Option<&Report>| {
         let fresh;
         let found = match (known, check.as_mut()) {
@@ -324,9 +327,13 @@ fn scan_checked<R: BufRead>(
             }
             finding.line = Some(site.line);
             finding.column = Some(site.column);
-            finding.computation = site.computation.map(str::to_string);
-            finding.instruction = site.instruction.map(str::to_string);
-            finding.shape = crate::report::shape_text(Some(site.text), nth);
+            if (at_site.0, at_site.1) != (site.line, site.column) {
+                at_site = (site.line, site.column, 0);
+            }
+            finding.computation = crate::report::repeated_text(site.computation, at_site.2);
+            finding.instruction = crate::report::repeated_text(site.instruction, at_site.2);
+            at_site.2 += 1;
+            finding.shape = crate::report::repeated_text(Some(site.text), nth);
             (report.borrow_mut())(finding);
         }
     };
@@ -1143,6 +1150,8 @@ fn program_parts(bytes: &[u8]) -> impl Iterator<Item = (ProgramPart, &[u8], &str
 }
 
 impl ProtoScan<'_, '_> {
+    /// The finding, the `nth` (from 0) of its shape: names as
+    /// [`crate::report::repeated_text`] gives them.
     fn finding(
         &mut self,
         path: &Path,
@@ -1150,13 +1159,14 @@ impl ProtoScan<'_, '_> {
         code: &'static str,
         severity: Severity,
         message: String,
+        nth: usize,
     ) -> Finding {
         count(self.summary, severity);
         let mut finding = Finding::new(code, severity, message);
         finding.path = path.to_string();
         if let Some(context) = context {
-            finding.computation = context.computation.map(str::to_string);
-            finding.instruction = context.instruction.map(str::to_string);
+            finding.computation = crate::report::repeated_text(context.computation, nth);
+            finding.instruction = crate::report::repeated_text(context.instruction, nth);
         }
         finding
     }
@@ -1169,7 +1179,7 @@ impl ProtoScan<'_, '_> {
         severity: Severity,
         message: String,
     ) {
-        let finding = self.finding(path, context, code, severity, message);
+        let finding = self.finding(path, context, code, severity, message, 0);
         (self.report)(finding);
     }
 
@@ -1186,23 +1196,25 @@ impl ProtoScan<'_, '_> {
         for (nth, issue) in found.into_iter().flatten().enumerate() {
             let style = self.style;
             let shown = text.get_or_insert_with(|| shape.and_then(|s| style.print_shape(s).ok()));
-            let shown = crate::report::shape_text(shown.as_deref(), nth);
-            self.issue(issue, path, context, shown);
+            let shown = crate::report::repeated_text(shown.as_deref(), nth);
+            self.issue(issue, path, context, shown, nth);
         }
     }
 
-    /// Reports `issue` of the shape at `path`, with `text` for the shape's text.
+    /// Reports `issue` of the shape at `path`, the shape's `nth` (from 0), with `text`
+    /// for the shape's text.
     fn issue(
         &mut self,
         issue: crate::Issue,
         path: &Path,
         context: Option<Context<'_>>,
         text: Option<String>,
+        nth: usize,
     ) {
         let issue = issue.prefixed(path);
         let message = issue.kind().to_string();
         let (code, severity) = (issue.kind().code(), issue.severity());
-        let mut finding = self.finding(issue.path(), context, code, severity, message);
+        let mut finding = self.finding(issue.path(), context, code, severity, message, nth);
         finding.shape = text;
         (self.report)(finding);
     }
@@ -1282,9 +1294,13 @@ impl ProtoScan<'_, '_> {
             return false;
         }
         self.summary.shapes += 1;
+        // Each element's text with its first finding; the names with the tuple's.
+        let mut nth_of_tuple = 0;
         for (report, text) in found {
-            for issue in report {
-                self.issue(issue, path, context, text.clone());
+            for (nth, issue) in report.into_iter().enumerate() {
+                let shown = crate::report::repeated_text(text.as_deref(), nth);
+                self.issue(issue, path, context, shown, nth_of_tuple);
+                nth_of_tuple += 1;
             }
         }
         true

@@ -4372,7 +4372,7 @@ fn findings_of_a_long_shape_give_its_text_once() {
         ..Default::default()
     };
     let bytes = xla_shape::codec::Decoded {
-        message: proto,
+        message: proto.clone(),
         unknown: Default::default(),
     }
     .encode_to_vec();
@@ -4426,12 +4426,7 @@ fn findings_of_a_long_shape_give_its_text_once() {
     )
     .unwrap();
     let module_proto = dir.path().join("m.hlo.pb");
-    let negative = xla_shape::proto::ShapeProto {
-        element_type: xla_shape::proto::PrimitiveType::F32 as i32,
-        dimensions: vec![-1; n],
-        ..Default::default()
-    };
-    std::fs::write(&module_proto, module_proto_with_shape(&negative)).unwrap();
+    std::fs::write(&module_proto, module_proto_with_shape(&proto)).unwrap();
     for (args, path) in [("--from hlo-module", &module), ("", &module_proto)] {
         let args = format!("validate {args} --format json {}", path.display());
         let report: serde_json::Value =
@@ -4484,6 +4479,31 @@ fn findings_of_a_long_shape_give_its_text_once() {
             assert_eq!((named, in_computation), (1, 2));
         }
     }
+    // A policy's findings of a long tuple's arrays, in an instruction of that name.
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(&policy, "[all]\ndeny_element_types = [\"f32\"]\n").unwrap();
+    let tuple = dir.path().join("tuple.hlo");
+    let elements = vec!["f32[2]{0}"; 20_000].join(",");
+    std::fs::write(
+        &tuple,
+        format!("HloModule m\n\nENTRY {name} {{\n  ROOT {name} = ({elements}) parameter(0)\n}}\n"),
+    )
+    .unwrap();
+    let args = format!(
+        "validate --from hlo-module --format json --policy {} {}",
+        policy.display(),
+        tuple.display()
+    );
+    let out = limited_exit(100_000, &args, 1);
+    assert!(out.len() < 20_000_000, "{args}: {}", out.len());
+    let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let findings = report["files"][0]["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 20_000);
+    let named = findings
+        .iter()
+        .filter(|f| f["instruction"] == name.as_str())
+        .count();
+    assert_eq!(named, 1);
     let short = dir.path().join("short.txt");
     std::fs::write(&short, "f32[2,2,2]{0,0,0}\n").unwrap();
     let args = format!("validate --from hlo --format json {}", short.display());

@@ -343,6 +343,8 @@ impl PolicyCheck<'_> {
             }
         }
         let findings = &mut self.findings;
+        // The entry's findings so far: its names come with the first (see `finding`).
+        let first = findings.len();
         let mut check = |index: &[usize], array: &crate::ArrayShape, text: Option<String>| {
             // The codes already reported for this array (each array of the entry is
             // checked once: a set of every array's, kept for the whole entry, took
@@ -351,7 +353,9 @@ impl PolicyCheck<'_> {
             let mut report = |code: &'static str, message: String| {
                 if !seen.contains(&code) {
                     seen.push(code);
-                    findings.push(finding(entry, index, text.as_deref(), code, message));
+                    let nth = findings.len() - first;
+                    let found = finding(entry, index, text.as_deref(), code, message, nth);
+                    findings.push(found);
                 }
             };
             if is_entry && policy.entry_layout == Some(EntryLayout::Default) {
@@ -429,13 +433,16 @@ fn join(values: &[usize]) -> String {
 }
 
 /// A finding about the array at `index` of `entry`, with `shape` for its text (the
-/// entry's own when `None`).
+/// entry's own when `None`), the entry's `nth` (from 0): the entry's text and names as
+/// [`crate::report::repeated_text`] gives them (each finding of a long tuple's arrays
+/// carried the tuple's text and a long name whole).
 fn finding(
     entry: &Entry,
     index: &[usize],
     shape: Option<&str>,
     code: &'static str,
     message: String,
+    nth: usize,
 ) -> Finding {
     let message = match entry.role {
         Role::EntryParameter { index } => format!("entry parameter {index}: {message}"),
@@ -453,9 +460,12 @@ fn finding(
         Some(path) => format!("{path}{tuple}"),
         None => tuple.trim_start_matches('.').to_string(),
     };
-    f.computation = entry.computation.clone();
-    f.instruction = entry.instruction.clone();
-    f.shape = Some(shape.unwrap_or(&entry.text).to_string());
+    f.computation = crate::report::repeated_text(entry.computation.as_deref(), nth);
+    f.instruction = crate::report::repeated_text(entry.instruction.as_deref(), nth);
+    f.shape = match shape {
+        Some(shape) => Some(shape.to_string()),
+        None => crate::report::repeated_text(Some(&entry.text), nth),
+    };
     f
 }
 

@@ -432,7 +432,9 @@ fn py_convert(
 /// (`"error"` or `"warning"`), `path` (the proto path inside the message, `""` for the
 /// message itself), `message`, `line` and `column` (1-based, text inputs, else
 /// `None`), `instruction` and `computation` (module inputs, else `None`), `shape` (the
-/// shape's text, when known). `str()` is the line `xla-shape validate` prints.
+/// shape's text, when known). A text or name longer than 1 KiB is given with the first
+/// finding of its shape only (`None` in the others), as in the JSON report. `str()` is
+/// the line `xla-shape validate` prints.
 #[pyclass(module = "xla_shape", name = "Finding", frozen, eq)]
 #[derive(Clone, PartialEq)]
 struct Finding {

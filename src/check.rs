@@ -35,7 +35,7 @@ use crate::codec;
 use crate::error::Severity;
 use crate::message::MessageKind;
 use crate::path::Segment;
-use crate::report::{Document, FileReport, Finding, Findings, Form};
+use crate::report::{repeated_text, Document, FileReport, Finding, Findings, Form};
 use crate::text::{self, module, HloStyle};
 use crate::validate::{validate_decoded, validate_message, Options as GateOptions, TupleIssues};
 
@@ -837,7 +837,7 @@ impl<'o> TupleFindings<'o> {
             .ok();
         let finding = |(nth, issue): (usize, &crate::Issue)| {
             let mut finding = Finding::from_issue(issue);
-            finding.shape = crate::report::repeated_text(text.as_deref(), nth);
+            finding.shape = repeated_text(text.as_deref(), nth);
             finding
         };
         self.findings.extend(issues.iter().enumerate().map(finding));
@@ -968,7 +968,7 @@ impl UnknownInOrder {
     fn push_listed(&mut self, issues: Vec<crate::Issue>, text: &Option<String>) {
         self.listed.extend(
             (issues.into_iter().enumerate())
-                .map(|(nth, issue)| (issue, crate::report::repeated_text(text.as_deref(), nth))),
+                .map(|(nth, issue)| (issue, repeated_text(text.as_deref(), nth))),
         );
     }
 
@@ -1305,7 +1305,7 @@ fn program_report(
         let mut finding = Finding::from_issue(issue);
         if let (true, Some(result)) = (in_result, result) {
             let text = text.get_or_insert_with(|| options.hlo_style.print_shape(result).ok());
-            finding.shape = crate::report::repeated_text(text.as_deref(), in_result_count);
+            finding.shape = repeated_text(text.as_deref(), in_result_count);
             in_result_count += 1;
         }
         findings.push(finding);
@@ -1348,7 +1348,7 @@ fn message_findings(
     (issues.iter().enumerate())
         .map(|(nth, issue)| {
             let mut finding = Finding::from_issue(issue);
-            finding.shape = crate::report::repeated_text(text.as_deref(), nth);
+            finding.shape = repeated_text(text.as_deref(), nth);
             finding
         })
         .collect()
@@ -1566,7 +1566,7 @@ fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> 
                 let validated = validate_message(&message, GateOptions::hlo_text());
                 for (nth, issue) in validated.issues().iter().enumerate() {
                     let mut finding = Finding::from_issue(issue).at(index + 1, column_of(start));
-                    finding.shape = crate::report::repeated_text(Some(trimmed), nth);
+                    finding.shape = repeated_text(Some(trimmed), nth);
                     report.findings.push(finding);
                 }
             }
@@ -1630,11 +1630,12 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
 }
 
 /// The `nth` finding (from 0) of `issue` in a shape of a long line, with that shape's
-/// text as [`crate::report::repeated_text`] gives it; `column` carries the byte offset of the line's text.
+/// text as [`repeated_text`] gives it; `column` carries the byte offset of the line's
+/// text.
 fn line_finding(issue: &crate::Issue, line: &str, text: &str, nth: usize) -> Finding {
     let mut finding = Finding::from_issue(issue);
     finding.column = Some(line.len() - line.trim_start().len());
-    finding.shape = crate::report::repeated_text(Some(text), nth);
+    finding.shape = repeated_text(Some(text), nth);
     finding
 }
 

@@ -34,7 +34,7 @@ use serde::Deserialize;
 use super::listing::{allocated_bytes, Entry, Listing};
 use crate::error::Severity;
 use crate::primitive::PrimitiveType;
-use crate::report::{Finding, Findings};
+use crate::report::{repeated_text, Finding, Findings};
 use crate::shape::Shape;
 use crate::text::module::Role;
 
@@ -434,8 +434,8 @@ fn join(values: &[usize]) -> String {
 
 /// A finding about the array at `index` of `entry`, with `shape` for its text (the
 /// entry's own when `None`), the entry's `nth` (from 0): the entry's text and names as
-/// [`crate::report::repeated_text`] gives them (each finding of a long tuple's arrays
-/// carried the tuple's text and a long name whole).
+/// [`repeated_text`] gives them (each finding of a long tuple's arrays carried the
+/// tuple's text and a long name whole).
 fn finding(
     entry: &Entry,
     index: &[usize],
@@ -460,11 +460,11 @@ fn finding(
         Some(path) => format!("{path}{tuple}"),
         None => tuple.trim_start_matches('.').to_string(),
     };
-    f.computation = crate::report::repeated_text(entry.computation.as_deref(), nth);
-    f.instruction = crate::report::repeated_text(entry.instruction.as_deref(), nth);
+    f.computation = repeated_text(entry.computation.as_deref(), nth);
+    f.instruction = repeated_text(entry.instruction.as_deref(), nth);
     f.shape = match shape {
         Some(shape) => Some(shape.to_string()),
-        None => crate::report::repeated_text(Some(&entry.text), nth),
+        None => repeated_text(Some(&entry.text), nth),
     };
     f
 }

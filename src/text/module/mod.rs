@@ -21,7 +21,7 @@ use std::io::BufRead;
 use crate::error::{Report, Severity};
 use crate::path::Path;
 use crate::proto::ShapeProto;
-use crate::report::Finding;
+use crate::report::{repeated_text, Finding};
 use crate::text::HloStyle;
 
 mod lexer;
@@ -330,10 +330,10 @@ fn scan_checked<R: BufRead>(
             if (at_site.0, at_site.1) != (site.line, site.column) {
                 at_site = (site.line, site.column, 0);
             }
-            finding.computation = crate::report::repeated_text(site.computation, at_site.2);
-            finding.instruction = crate::report::repeated_text(site.instruction, at_site.2);
+            finding.computation = repeated_text(site.computation, at_site.2);
+            finding.instruction = repeated_text(site.instruction, at_site.2);
             at_site.2 += 1;
-            finding.shape = crate::report::repeated_text(Some(site.text), nth);
+            finding.shape = repeated_text(Some(site.text), nth);
             (report.borrow_mut())(finding);
         }
     };
@@ -1150,8 +1150,8 @@ fn program_parts(bytes: &[u8]) -> impl Iterator<Item = (ProgramPart, &[u8], &str
 }
 
 impl ProtoScan<'_, '_> {
-    /// The finding, the `nth` (from 0) of its shape: names as
-    /// [`crate::report::repeated_text`] gives them.
+    /// The finding, the `nth` (from 0) of its shape: names as [`repeated_text`] gives
+    /// them.
     fn finding(
         &mut self,
         path: &Path,
@@ -1165,8 +1165,8 @@ impl ProtoScan<'_, '_> {
         let mut finding = Finding::new(code, severity, message);
         finding.path = path.to_string();
         if let Some(context) = context {
-            finding.computation = crate::report::repeated_text(context.computation, nth);
-            finding.instruction = crate::report::repeated_text(context.instruction, nth);
+            finding.computation = repeated_text(context.computation, nth);
+            finding.instruction = repeated_text(context.instruction, nth);
         }
         finding
     }
@@ -1196,7 +1196,7 @@ impl ProtoScan<'_, '_> {
         for (nth, issue) in found.into_iter().flatten().enumerate() {
             let style = self.style;
             let shown = text.get_or_insert_with(|| shape.and_then(|s| style.print_shape(s).ok()));
-            let shown = crate::report::repeated_text(shown.as_deref(), nth);
+            let shown = repeated_text(shown.as_deref(), nth);
             self.issue(issue, path, context, shown, nth);
         }
     }
@@ -1298,7 +1298,7 @@ impl ProtoScan<'_, '_> {
         let mut nth_of_tuple = 0;
         for (report, text) in found {
             for (nth, issue) in report.into_iter().enumerate() {
-                let shown = crate::report::repeated_text(text.as_deref(), nth);
+                let shown = repeated_text(text.as_deref(), nth);
                 self.issue(issue, path, context, shown, nth_of_tuple);
                 nth_of_tuple += 1;
             }

@@ -6,9 +6,9 @@
 //! of a key with the k-th new one. The files left pair by the ends of their keys
 //! ([`Finder`]): only the new ones that an old key's ends could find are held (one
 //! more sort, of the keys left and their ends, tells them), the old ones looked up in
-//! order as they come from a sort. Every pair then goes through one more sorter, and comes out in the
-//! order of the report: by key, the pairs with an old file (in the old side's order)
-//! before the new files alone (in the new side's order).
+//! order as they come from a sort. Every pair then goes through one more sorter, and
+//! comes out in the order of the report: by key, the pairs with an old file (in the
+//! old side's order) before the new files alone (in the new side's order).
 //!
 //! Held whole (each side's keys, the sorted lists of the keys and their ends, and the
 //! pairs), two listings naming 200,000 files each took some 25 MB for the pairing.

@@ -1165,9 +1165,10 @@ impl Checker {
             ),
             _ => None,
         };
-        // Each physical dimension's first split config, by dimension (built at the
-        // first config): a list searched for each config made many configs quadratic.
-        let mut split_first: Vec<usize> = Vec::new();
+        // Each physical dimension's first split config (`usize::MAX`: none yet): a list
+        // searched for each config made many configs quadratic.
+        let table = if l.split_configs.is_empty() { 0 } else { rank };
+        let mut split_first = vec![usize::MAX; table];
         let mut split_configs = Vec::with_capacity(l.split_configs.len());
         for (i, split) in l.split_configs.iter().enumerate() {
             self.at(Segment::Field("split_configs"), |c| {
@@ -1211,30 +1212,23 @@ impl Checker {
         index: usize,
         rank: usize,
         physical_sizes: Option<&[Option<DimSize>]>,
-        first: &mut Vec<usize>,
+        first: &mut [usize],
     ) {
         let dim = split.dimension;
         let position = usize::try_from(dim).ok().filter(|&d| d < rank);
-        if position.is_none() {
-            self.issue_at(
+        match position.and_then(|p| first.get_mut(p)) {
+            None => self.issue_at(
                 "dimension",
                 IssueKind::SplitDimensionOutOfRange { dim, rank },
-            );
-        } else {
-            if first.is_empty() {
-                *first = vec![usize::MAX; rank];
-            }
-            match position.and_then(|p| first.get_mut(p)) {
-                Some(earlier) if *earlier != usize::MAX => self.issue_at(
-                    "dimension",
-                    IssueKind::DuplicateSplitDimension {
-                        dim,
-                        first: *earlier,
-                    },
-                ),
-                Some(slot) => *slot = index,
-                None => {}
-            }
+            ),
+            Some(&mut earlier) if earlier != usize::MAX => self.issue_at(
+                "dimension",
+                IssueKind::DuplicateSplitDimension {
+                    dim,
+                    first: earlier,
+                },
+            ),
+            Some(slot) => *slot = index,
         }
         if split.split_indices.is_empty() {
             self.issue_at("split_indices", IssueKind::EmptySplit);

@@ -37,7 +37,7 @@ use crate::message::MessageKind;
 use crate::path::Segment;
 use crate::report::{repeated_text, Document, FileReport, Finding, Findings, Form};
 use crate::text::{self, module, HloStyle};
-use crate::validate::{validate_decoded, validate_message, Options as GateOptions, TupleIssues};
+use crate::validate::{each_decoded_issue, each_issue, Options as GateOptions, TupleIssues};
 
 /// How to check inputs.
 #[derive(Clone, Debug, Default)]
@@ -611,8 +611,10 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
         Ok(decoded) => {
             report.message = Some(kind.proto_name());
             report.shapes = count_shapes(&decoded.message);
-            let issues = validate_decoded(&decoded, GateOptions::proto());
-            report.findings = message_findings(&decoded.message, issues.issues(), options).into();
+            let mut texted = Texted::new(|| options.hlo_style.print_message(&decoded.message).ok());
+            each_decoded_issue(&decoded, GateOptions::proto(), &mut |issue| {
+                report.findings.push(texted.finding(&issue));
+            });
             if options.message.is_some() && decoded.has_unknown_fields() {
                 if let Some(other) = [
                     MessageKind::Shape,
@@ -714,7 +716,7 @@ fn check_binary_tuple(name: &str, bytes: &[u8], options: &Options) -> Streamed {
 }
 
 /// The findings of a top-level tuple read from bytes or JSON and checked an element at
-/// a time ([`TupleIssues::leaf`]), each with its element's text (the whole tuple's
+/// a time ([`TupleIssues::each`]), each with its element's text (the whole tuple's
 /// text would be as large as the input).
 struct TupleFindings<'o> {
     options: &'o Options,
@@ -826,22 +828,16 @@ impl<'o> TupleFindings<'o> {
         element: crate::proto::ShapeProto,
         unknown: Vec<crate::Issue>,
     ) {
-        let issues = self.issues.leaf(path, &element, GateOptions::proto());
-        if issues.is_empty() && unknown.is_empty() {
-            return;
+        let style = self.options.hlo_style;
+        let mut texted = Texted::new(|| style.print_shape(&element).ok());
+        let findings = &mut self.findings;
+        self.issues
+            .each(path, &element, GateOptions::proto(), &mut |issue| {
+                findings.push(texted.finding(&issue));
+            });
+        if !unknown.is_empty() {
+            self.unknown.push_listed(unknown, texted.text());
         }
-        let text = self
-            .options
-            .hlo_style
-            .print_message(&crate::AnyMessage::Shape(element))
-            .ok();
-        let finding = |(nth, issue): (usize, &crate::Issue)| {
-            let mut finding = Finding::from_issue(issue);
-            finding.shape = repeated_text(text.as_deref(), nth);
-            finding
-        };
-        self.findings.extend(issues.iter().enumerate().map(finding));
-        self.unknown.push_listed(unknown, &text);
     }
 
     /// Puts the issues of the top-level tuple's own fields (read without its elements)
@@ -1160,12 +1156,10 @@ fn check_module_program(
         // A result read whole: checked whole, with its text.
         let result = crate::AnyMessage::Shape(result);
         let at = crate::path::Path::root().field("result");
-        let issues: Vec<crate::Issue> = (validate_message(&result, GateOptions::proto()))
-            .issues()
-            .iter()
-            .map(|issue| issue.clone().prefixed(&at))
-            .collect();
-        findings.extend(message_findings(&result, &issues, options));
+        let mut texted = Texted::new(|| options.hlo_style.print_message(&result).ok());
+        each_issue(&result, GateOptions::proto(), &mut |issue| {
+            findings.push(texted.finding(&issue.prefixed(&at)));
+        });
     }
     if let Some(unknown) = read.unknown {
         unknown.into_findings(&mut findings);
@@ -1290,25 +1284,20 @@ fn program_report(
     };
     // A streamed result's findings are among `findings`: nothing is left to check.
     let rest = (!streamed).then_some(crate::AnyMessage::ProgramShape(rest));
-    let checked = rest
-        .as_ref()
-        .map(|rest| validate_message(rest, GateOptions::proto()));
-    // The result's text, printed once (it may be as large as the input).
-    let mut text = None;
-    let mut in_result_count = 0;
-    for issue in checked.iter().flat_map(|report| report.issues()) {
-        let in_result = issue.path().segments().first() == Some(&Segment::Field("result"));
-        let result = match &rest {
-            Some(crate::AnyMessage::ProgramShape(p)) => p.result.as_ref(),
+    if let Some(rest) = &rest {
+        let result = match rest {
+            crate::AnyMessage::ProgramShape(p) => p.result.as_ref(),
             _ => None,
         };
-        let mut finding = Finding::from_issue(issue);
-        if let (true, Some(result)) = (in_result, result) {
-            let text = text.get_or_insert_with(|| options.hlo_style.print_shape(result).ok());
-            finding.shape = repeated_text(text.as_deref(), in_result_count);
-            in_result_count += 1;
-        }
-        findings.push(finding);
+        // The result's text, printed once (it may be as large as the input).
+        let mut texted = Texted::new(|| options.hlo_style.print_shape(result?).ok());
+        each_issue(rest, GateOptions::proto(), &mut |issue| {
+            let in_result = issue.path().segments().first() == Some(&Segment::Field("result"));
+            findings.push(match in_result {
+                true => texted.finding(&issue),
+                false => Finding::from_issue(&issue),
+            });
+        });
     }
     if names != parameters {
         let issue = crate::Issue::new(
@@ -1334,24 +1323,42 @@ enum Streamed {
     Whole,
 }
 
-/// The findings of one message read from bytes or JSON, each with the message's text
-/// in the chosen style (printed once, and only when there is a finding).
-fn message_findings(
-    message: &crate::AnyMessage,
-    issues: &[crate::Issue],
-    options: &Options,
-) -> Vec<Finding> {
-    let text = match issues {
-        [] => None,
-        _ => options.hlo_style.print_message(message).ok(),
-    };
-    (issues.iter().enumerate())
-        .map(|(nth, issue)| {
-            let mut finding = Finding::from_issue(issue);
-            finding.shape = repeated_text(text.as_deref(), nth);
-            finding
-        })
-        .collect()
+/// The findings of one shape's (or message's) issues as they come, each with its text
+/// from `print`, printed at the first finding (only when there is one) and given as
+/// [`repeated_text`] gives it. With the validator handing each issue on as it is found
+/// ([`each_issue`]), a shape of many problems is checked in the memory of the shape,
+/// not of its problems.
+struct Texted<P> {
+    print: Option<P>,
+    text: Option<String>,
+    nth: usize,
+}
+
+impl<P: FnOnce() -> Option<String>> Texted<P> {
+    fn new(print: P) -> Self {
+        Texted {
+            print: Some(print),
+            text: None,
+            nth: 0,
+        }
+    }
+
+    /// The text, printed now if it was not yet.
+    fn text(&mut self) -> &Option<String> {
+        if let Some(print) = self.print.take() {
+            self.text = print();
+        }
+        &self.text
+    }
+
+    /// The finding of the next issue.
+    fn finding(&mut self, issue: &crate::Issue) -> Finding {
+        let nth = self.nth;
+        self.nth += 1;
+        let mut finding = Finding::from_issue(issue);
+        finding.shape = repeated_text(self.text().as_deref(), nth);
+        finding
+    }
 }
 
 fn count_shapes(message: &crate::AnyMessage) -> usize {
@@ -1470,8 +1477,10 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             let mut report = FileReport::new(name, Some(Form::Json));
             report.message = Some(kind.proto_name());
             report.shapes = count_shapes(&message);
-            let issues = validate_message(&message, GateOptions::proto());
-            report.findings = message_findings(&message, issues.issues(), options).into();
+            let mut texted = Texted::new(|| options.hlo_style.print_message(&message).ok());
+            each_issue(&message, GateOptions::proto(), &mut |issue| {
+                report.findings.push(texted.finding(&issue));
+            });
             report
         }
         Err(e) => FileReport::unreadable(
@@ -1563,12 +1572,11 @@ fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> 
         match text::parse_message(kind, line) {
             Ok(message) => {
                 report.shapes += count_shapes(&message);
-                let validated = validate_message(&message, GateOptions::hlo_text());
-                for (nth, issue) in validated.issues().iter().enumerate() {
-                    let mut finding = Finding::from_issue(issue).at(index + 1, column_of(start));
-                    finding.shape = repeated_text(Some(trimmed), nth);
+                let mut texted = Texted::new(|| Some(trimmed.to_string()));
+                each_issue(&message, GateOptions::hlo_text(), &mut |issue| {
+                    let finding = texted.finding(&issue).at(index + 1, column_of(start));
                     report.findings.push(finding);
-                }
+                });
             }
             Err(e) => {
                 let finding = Finding::new("hlo_syntax", Severity::Error, e.message())
@@ -1598,7 +1606,7 @@ const STREAMED_LINE: usize = 1 << 20;
 /// Checks one long line of shape text in the memory of one shape of a tuple, however
 /// the tuples nest (building a 200 MB one-line tuple whole took 25 times its size):
 /// each shape that is no non-empty tuple is validated inside as many one-element tuples
-/// as it is deep ([`TupleIssues::leaf`]), so that its findings are those of the whole
+/// as it is deep ([`TupleIssues::each`]), so that its findings are those of the whole
 /// tuple, at `tuple_shapes[i]...`. A finding's shape text is that shape's (the line's
 /// for a shape that is no tuple); `column` carries the byte offset of the finding in
 /// the line, for the caller to turn into a column.
@@ -1609,21 +1617,23 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
         line,
         text::ParseOptions::default(),
         &mut |path, span, element| {
-            let issues = tuple.leaf(path, &element, GateOptions::hlo_text());
             let element_text = line.get(span).unwrap_or_default();
-            (issues.iter().enumerate())
-                .for_each(|(nth, issue)| found(line_finding(issue, line, element_text, nth)));
+            let mut nth = 0;
+            tuple.each(path, &element, GateOptions::hlo_text(), &mut |issue| {
+                found(line_finding(&issue, line, element_text, nth));
+                nth += 1;
+            });
         },
     );
     match result {
         Ok(text::Streamed::Tuple { .. }) => {}
         Ok(text::Streamed::Shape(shape)) => {
-            let report = crate::validate::validate_shape_with(&shape, GateOptions::hlo_text())
-                .into_parts()
-                .1;
-            for (nth, issue) in report.issues().iter().enumerate() {
-                found(line_finding(issue, line, trimmed, nth));
-            }
+            let mut nth = 0;
+            let shape = crate::AnyMessage::Shape(shape);
+            each_issue(&shape, GateOptions::hlo_text(), &mut |issue| {
+                found(line_finding(&issue, line, trimmed, nth));
+                nth += 1;
+            });
         }
         Err(e) => found(line_syntax_error(&e, line)),
     }
@@ -1649,7 +1659,7 @@ fn line_syntax_error(e: &text::ParseError, line: &str) -> Finding {
 
 /// The issues of a program shape's shapes checked one at a time, a part (parameter or
 /// result) after another: each part is a tuple of its own, at `parameters[i]` or
-/// `result`, checked as [`TupleIssues::leaf_in`] checks it.
+/// `result`, checked as [`TupleIssues::each_in`] checks it.
 #[derive(Default)]
 struct ProgramIssues {
     part: Option<text::ProgramPart>,
@@ -1657,14 +1667,16 @@ struct ProgramIssues {
 }
 
 impl ProgramIssues {
-    /// The issues of the shape at `path` in `part`, as the whole program shape's.
+    /// Hands `each` the issues of the shape at `path` in `part`, as the whole program
+    /// shape's, as they are found.
     fn leaf(
         &mut self,
         part: text::ProgramPart,
         path: &[usize],
         shape: &crate::proto::ShapeProto,
         gate: GateOptions,
-    ) -> Vec<crate::Issue> {
+        each: &mut dyn FnMut(crate::Issue),
+    ) {
         if self.part != Some(part) {
             *self = Self {
                 part: Some(part),
@@ -1677,7 +1689,7 @@ impl ProgramIssues {
             }
             text::ProgramPart::Result => crate::path::Path::root().field("result"),
         };
-        self.tuple.leaf_in(&base, path, shape, gate)
+        self.tuple.each_in(&base, path, shape, gate, each);
     }
 
     /// The findings of the shape at `path` in `part`, read from bytes or JSON (proto
@@ -1692,15 +1704,14 @@ impl ProgramIssues {
         options: &Options,
         (findings, result): (&mut Findings, &mut Findings),
     ) {
-        let issues = self.leaf(part, path, &shape, GateOptions::proto());
-        if !issues.is_empty() {
-            let shape = crate::AnyMessage::Shape(shape);
-            let found = message_findings(&shape, &issues, options);
-            match part {
-                text::ProgramPart::Result => result.extend(found),
-                text::ProgramPart::Parameter(_) => findings.extend(found),
-            }
-        }
+        let to = match part {
+            text::ProgramPart::Result => result,
+            text::ProgramPart::Parameter(_) => findings,
+        };
+        let mut texted = Texted::new(|| options.hlo_style.print_shape(&shape).ok());
+        self.leaf(part, path, &shape, GateOptions::proto(), &mut |issue| {
+            to.push(texted.finding(&issue));
+        });
     }
 }
 
@@ -1715,10 +1726,12 @@ fn check_long_program_line(line: &str, found: &mut dyn FnMut(Finding)) -> usize 
         line,
         text::ParseOptions::default(),
         &mut |part, path, span, shape| {
-            let issues = program.leaf(part, path, &shape, GateOptions::hlo_text());
             let shape_text = line.get(span).unwrap_or_default();
-            (issues.iter().enumerate())
-                .for_each(|(nth, issue)| found(line_finding(issue, line, shape_text, nth)));
+            let mut nth = 0;
+            program.leaf(part, path, &shape, GateOptions::hlo_text(), &mut |issue| {
+                found(line_finding(&issue, line, shape_text, nth));
+                nth += 1;
+            });
         },
     );
     match result {

@@ -4563,3 +4563,80 @@ fn repeated_dimensions_and_split_configs_validate_in_linear_time() {
         );
     }
 }
+
+/// A shape of many problems is checked in the memory of the shape, not of its
+/// problems: each is handed on as the validator finds it, never held with the rest
+/// (some 150 bytes each, and as much again where they became findings together). A
+/// `minor_to_major` that lists dimension 0 of `f32[1 x 150,000]` 150,000 times (a
+/// 600 KB line, 149,999 errors) is checked in a 40 MB address space in every form and
+/// by every command that validates it; so is a one-line tuple of 100,000 warned
+/// elements in a module. Before, each of these failed to allocate there.
+#[test]
+fn the_problems_of_a_shape_are_handed_on_as_they_are_found() {
+    let n = 150_000;
+    let limit = 40_000;
+    let dir = tempfile::tempdir().unwrap();
+    let line = format!(
+        "f32[{}]{{{}}}",
+        vec!["1"; n].join(","),
+        vec!["0"; n].join(",")
+    );
+    let proto = text::parse_shape(&line).unwrap();
+    let message = xla_shape::AnyMessage::Shape(proto.clone());
+    let path = |name: &str| dir.path().join(name).display().to_string();
+    let files = [
+        ("line.txt", line.clone().into_bytes()),
+        (
+            "shape.json",
+            xla_shape::json::to_json(&message, &xla_shape::json::PrintOptions::new()).into_bytes(),
+        ),
+        ("shape.binpb", xla_shape::codec::encode(&proto)),
+        (
+            "m.hlo",
+            format!("HloModule m\n\nENTRY main {{\n  ROOT p = {line} parameter(0)\n}}\n")
+                .into_bytes(),
+        ),
+        ("m.hlo.pb", module_proto_with_shape(&proto)),
+    ];
+    for (name, bytes) in &files {
+        std::fs::write(path(name), bytes).unwrap();
+    }
+    let policy = path("policy.toml");
+    std::fs::write(&policy, "[all]\ndeny_element_types = [\"f64\"]\n").unwrap();
+    let mut runs: Vec<String> = (files.iter())
+        .map(|(name, _)| format!("validate {}", path(name)))
+        .collect();
+    runs.push(format!("validate --format sarif {}", path("shape.json")));
+    runs.push(format!("validate --policy {policy} {}", path("m.hlo")));
+    for args in runs {
+        let out = String::from_utf8(limited_exit(limit, &args, 1)).unwrap();
+        let count = out.matches("dimension 0 is listed twice").count();
+        assert_eq!(count, n - 1, "{args}");
+    }
+    for args in [
+        format!("explain {}", path("line.txt")),
+        format!("index {} 0", path("line.txt")),
+    ] {
+        let run = limited_to(limit, &args);
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{args}");
+        assert_eq!(said.matches("is listed twice").count(), n - 1, "{args}");
+    }
+    // A long tuple in a module, each element warned of (`E(4)` on an f32), as text
+    // and as a module proto.
+    let elements = 100_000;
+    let tuple = format!("({})", vec!["f32[2]{0:E(4)}"; elements].join(","));
+    std::fs::write(
+        path("tuple.hlo"),
+        format!("HloModule m\n\nENTRY main {{\n  ROOT p = {tuple} parameter(0)\n}}\n"),
+    )
+    .unwrap();
+    let tuple = text::parse_shape(&tuple).unwrap();
+    std::fs::write(path("tuple.hlo.pb"), module_proto_with_shape(&tuple)).unwrap();
+    for name in ["tuple.hlo", "tuple.hlo.pb"] {
+        let args = format!("validate {}", path(name));
+        let out = String::from_utf8(limited_exit(limit, &args, 0)).unwrap();
+        let count = out.matches("element_size_below_width").count();
+        assert_eq!(count, elements, "{args}");
+    }
+}

@@ -1850,7 +1850,7 @@ fn valid_shape(
     proto: &ShapeProto,
     options: GateOptions,
 ) -> PyResult<Option<Py<Shape>>> {
-    let (value, _) = validate::validate_shape_with(proto, options).into_parts();
+    let value = validate::validate_shape_each(proto, options, &mut drop);
     value.map(|inner| Py::new(py, Shape { inner })).transpose()
 }
 
@@ -2000,7 +2000,7 @@ impl Scanned {
     /// The shape `proto` at `site`, validated (with the rules of HLO text).
     fn of(site: &module::Site<'_>, proto: &ShapeProto) -> Self {
         let (role, index, name) = role_fields(&site.role);
-        let (shape, _) = validate::validate_shape_with(proto, GateOptions::hlo_text()).into_parts();
+        let shape = validate::validate_shape_each(proto, GateOptions::hlo_text(), &mut drop);
         Scanned {
             shape,
             text: site.text.to_string(),

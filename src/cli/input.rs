@@ -7,10 +7,10 @@
 //!   that text (HLO: it has a `[`, `{` or `(`; JSON: it starts with `{`) is the text.
 //! - Anything else is "no such file: X" (exit 2).
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use xla_shape::validate::{validate_shape_with, Options};
+use xla_shape::validate::{validate_shape_each, Options};
 use xla_shape::Shape;
 
 use super::Failure;
@@ -93,19 +93,18 @@ impl Input {
         }
     }
 
-    /// `proto` validated with the HLO text rules; every error on standard error.
+    /// `proto` validated with the HLO text rules; every error on standard error, as it
+    /// is found.
     fn validated(&self, proto: &xla_shape::proto::ShapeProto) -> Result<Shape, Failure> {
         let name = &self.name;
-        validate_shape_with(proto, Options::hlo_text())
-            .into_result()
-            .map_err(|e| {
-                let mut stderr = String::new();
-                for issue in e.errors() {
-                    let _ = writeln!(stderr, "xla-shape: {name}: {issue}");
-                }
-                eprint!("{stderr}");
-                Failure::Invalid
-            })
+        let mut stderr = std::io::BufWriter::new(std::io::stderr().lock());
+        let shape = validate_shape_each(proto, Options::hlo_text(), &mut |issue| {
+            if issue.severity() == xla_shape::Severity::Error {
+                let _ = writeln!(stderr, "xla-shape: {name}: {issue}");
+            }
+        });
+        drop(stderr);
+        shape.ok_or(Failure::Invalid)
     }
 }
 

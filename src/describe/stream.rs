@@ -15,7 +15,7 @@ use crate::error::Severity;
 use crate::proto::ShapeProto;
 use crate::spool::Spool;
 use crate::text::{self, HloStyle, OutlineElement, ParseError, ParseOptions, TupleText};
-use crate::validate::{validate_shape_with, Options, TupleIssues};
+use crate::validate::{validate_shape_each, validate_shape_with, Options, TupleIssues};
 use crate::{Issue, Shape};
 
 /// Texts of at least this many bytes that are a tuple are described a shape at a time.
@@ -127,12 +127,12 @@ pub fn explain_with(
     let mut tuple = TupleIssues::default();
     let mut errors = 0;
     let _ = text::parse_shape_leaves(text, ParseOptions::default(), &mut |path, _, leaf| {
-        for issue in tuple.leaf(path, &leaf, Options::hlo_text()) {
+        tuple.each(path, &leaf, Options::hlo_text(), &mut |issue| {
             if issue.severity() == Severity::Error {
                 errors += 1;
                 error(&issue);
             }
-        }
+        });
     });
     if errors > 0 {
         return Err(ExplainError::Invalid { errors });
@@ -154,18 +154,18 @@ pub fn explain_with(
     Ok(writer.out)
 }
 
-/// The shape of a validated text, or its errors handed to `error`.
+/// The shape of a validated text, or its errors handed to `error`. The errors are
+/// handed on as they are found, never held together (a shape of
+/// hundreds of thousands of errors is no larger than its text).
 fn valid(proto: &ShapeProto, error: &mut dyn FnMut(&Issue)) -> Result<Shape, ExplainError> {
-    validate_shape_with(proto, Options::hlo_text())
-        .into_result()
-        .map_err(|e| {
-            let mut errors = 0;
-            for issue in e.errors() {
-                errors += 1;
-                error(issue);
-            }
-            ExplainError::Invalid { errors }
-        })
+    let mut errors = 0;
+    let shape = validate_shape_each(proto, Options::hlo_text(), &mut |issue| {
+        if issue.severity() == Severity::Error {
+            errors += 1;
+            error(&issue);
+        }
+    });
+    shape.ok_or(ExplainError::Invalid { errors })
 }
 
 fn json_error(e: serde_json::Error) -> ExplainError {

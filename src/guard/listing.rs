@@ -41,7 +41,7 @@ use crate::report::{Finding, Form};
 use crate::shape::Shape;
 use crate::text::module::{self, InstructionSite, ProtoSite, Role, Site};
 use crate::text::{HloStyle, TupleText};
-use crate::validate::{validate_shape_with, Options as GateOptions};
+use crate::validate::{validate_shape_each, validate_shape_with, Options as GateOptions};
 
 /// A shape kept beside its text, which does not read back as it.
 #[derive(Clone, Debug, PartialEq)]
@@ -341,9 +341,7 @@ impl Entry {
 
     /// The validated shape (with the rules of the form it was read from), if valid.
     pub fn validated(&self) -> Option<Shape> {
-        validate_shape_with(&self.shape(), GateOptions::hlo_text())
-            .into_parts()
-            .0
+        validate_shape_each(&self.shape(), GateOptions::hlo_text(), &mut drop)
     }
 
     /// Allocated bytes ([`allocated_bytes`]); a long tuple kept as its text is sized a
@@ -677,11 +675,11 @@ impl TupleSize {
             return;
         }
         let gate = GateOptions::hlo_text();
-        let issues = self.tuple.leaf(path, leaf, gate);
-        if issues
-            .iter()
-            .any(|i| i.severity() == crate::Severity::Error)
-        {
+        let mut error = false;
+        self.tuple.each(path, leaf, gate, &mut |issue| {
+            error |= issue.severity() == crate::Severity::Error;
+        });
+        if error {
             self.valid = false;
             return;
         }

@@ -189,10 +189,49 @@ pub fn validate_shape_with(proto: &ShapeProto, options: Options) -> Validated<Sh
 /// tuples that hold nothing but their elements (which have no issues of their own):
 /// the depth limit counts those levels, and the paths are relative to the shape.
 pub(crate) fn validate_nested_shape(proto: &ShapeProto, options: Options, depth: usize) -> Report {
-    let mut checker = Checker::new(options);
-    checker.depth = depth;
+    let mut report = Report::new();
+    each_nested_issue(proto, options, depth, &mut |issue| report.push(issue));
+    report
+}
+
+/// [`validate_shape_with`] handing each problem to `each` as it is found, in the same
+/// order, rather than holding them in a report: the shape when it is valid.
+///
+/// For a caller that prints, counts or drops the problems as they come, a shape of
+/// many problems (a `minor_to_major` that repeats one dimension 300,000 times) is
+/// checked in the memory of the shape, not of its problems.
+///
+/// ```
+/// use xla_shape::{text, validate};
+/// let proto = text::parse_shape("f32[2,2,2]{0,0,0}").unwrap();
+/// let mut errors = Vec::new();
+/// let shape = validate::validate_shape_each(&proto, validate::Options::hlo_text(), &mut |issue| {
+///     errors.push(issue.to_string());
+/// });
+/// assert!(shape.is_none());
+/// assert_eq!(
+///     errors[1],
+///     "layout.minor_to_major[2]: dimension 0 is listed twice (first at minor_to_major[0])"
+/// );
+/// ```
+pub fn validate_shape_each(
+    proto: &ShapeProto,
+    options: Options,
+    each: &mut dyn FnMut(Issue),
+) -> Option<Shape> {
+    let mut checker = Checker::handing_on(options, 0, each);
     let value = checker.shape(proto);
-    checker.finish(value).into_parts().1
+    value.filter(|_| checker.errors == 0)
+}
+
+/// [`validate_nested_shape`] handing each problem to `each` as it is found.
+pub(crate) fn each_nested_issue(
+    proto: &ShapeProto,
+    options: Options,
+    depth: usize,
+    each: &mut dyn FnMut(Issue),
+) {
+    drop(Checker::handing_on(options, depth, each).shape(proto));
 }
 
 /// Validates a lone layout (everything that needs no shape) and builds it, with the
@@ -223,7 +262,7 @@ pub fn validate_program_shape_with(
     checker.finish(value)
 }
 
-/// The issues of the shapes of a tuple checked one at a time ([`TupleIssues::leaf`]).
+/// The issues of the shapes of a tuple checked one at a time ([`TupleIssues::each`]).
 #[derive(Debug, Default)]
 pub(crate) struct TupleIssues {
     /// The path of the tuple last said to nest too deep.
@@ -231,51 +270,49 @@ pub(crate) struct TupleIssues {
 }
 
 impl TupleIssues {
-    /// The issues of the shape at `path` (tuple indices from the top-level tuple's)
-    /// inside tuples that hold nothing but their elements (which have no issues of
-    /// their own), so that they are those of the whole tuple, at `tuple_shapes[i]...`.
-    /// Below the validator's depth limit only the enclosing tuple at the limit is
-    /// looked at, and said to nest too deep once.
-    pub(crate) fn leaf(
+    /// Hands `each` the issues of the shape at `path` (tuple indices from the top-level
+    /// tuple's) inside tuples that hold nothing but their elements (which have no
+    /// issues of their own), as they are found, so that they are those of the whole
+    /// tuple, at `tuple_shapes[i]...`. Below the validator's depth limit only the
+    /// enclosing tuple at the limit is looked at, and said to nest too deep once.
+    pub(crate) fn each(
         &mut self,
         path: &[usize],
         shape: &crate::proto::ShapeProto,
         gate: Options,
-    ) -> Vec<crate::Issue> {
-        self.leaf_in(&crate::path::Path::root(), path, shape, gate)
+        each: &mut dyn FnMut(Issue),
+    ) {
+        self.each_in(&crate::path::Path::root(), path, shape, gate, each);
     }
 
-    /// [`TupleIssues::leaf`] for a tuple at `base` in a larger message, at nesting depth
+    /// [`TupleIssues::each`] for a tuple at `base` in a larger message, at nesting depth
     /// 0 there (a program shape's parameter or result): the issues are at
     /// `base.tuple_shapes[i]...`.
-    pub(crate) fn leaf_in(
+    pub(crate) fn each_in(
         &mut self,
         base: &crate::path::Path,
         path: &[usize],
         shape: &crate::proto::ShapeProto,
         gate: Options,
-    ) -> Vec<crate::Issue> {
+        each: &mut dyn FnMut(Issue),
+    ) {
         let limit = MAX_DEPTH;
-        let report = if path.len() > limit {
+        let prefix = crate::codec::tuple_path(&path[..path.len().min(limit)]).prefixed(base);
+        let each = &mut |issue: Issue| each(issue.prefixed(&prefix));
+        if path.len() > limit {
             let at = &path[..limit];
             if self.too_deep.as_deref() == Some(at) {
-                return Vec::new();
+                return;
             }
             self.too_deep = Some(at.to_vec());
             let tuple = crate::proto::ShapeProto {
                 element_type: crate::proto::PrimitiveType::Tuple as i32,
                 ..Default::default()
             };
-            validate_nested_shape(&tuple, gate, limit)
+            each_nested_issue(&tuple, gate, limit, each);
         } else {
-            validate_nested_shape(shape, gate, path.len())
-        };
-        let prefix = crate::codec::tuple_path(&path[..path.len().min(limit)]).prefixed(base);
-        report
-            .issues()
-            .iter()
-            .map(|issue| issue.clone().prefixed(&prefix))
-            .collect()
+            each_nested_issue(shape, gate, path.len(), each);
+        }
     }
 }
 
@@ -433,6 +470,36 @@ pub fn validate_message(message: &AnyMessage, options: Options) -> Report {
     }
 }
 
+/// [`validate_message`] handing each problem to `each` as it is found, in the same
+/// order, rather than holding them in a report: a message of many problems (a
+/// `minor_to_major` that repeats one dimension 300,000 times) is checked in the memory
+/// of the message, not of its problems.
+pub(crate) fn each_issue(message: &AnyMessage, options: Options, each: &mut dyn FnMut(Issue)) {
+    let mut checker = Checker::handing_on(options, 0, each);
+    match message {
+        AnyMessage::Shape(p) => drop(checker.shape(p)),
+        AnyMessage::Layout(p) => drop(checker.layout(p, None)),
+        AnyMessage::ProgramShape(p) => drop(checker.program_shape(p)),
+    }
+}
+
+/// [`validate_decoded`] handing each problem to `each` as it is found
+/// ([`each_issue`]), then those of the unknown fields.
+pub(crate) fn each_decoded_issue(
+    decoded: &Decoded<AnyMessage>,
+    options: Options,
+    each: &mut dyn FnMut(Issue),
+) {
+    each_issue(&decoded.message, options, each);
+    let mut listing = UnknownListing::default();
+    decoded.for_each_unknown_field(&mut |info| {
+        if let Some(issue) = listing.field(&info) {
+            each(issue);
+        }
+    });
+    listing.finish().for_each(each);
+}
+
 impl TryFrom<&ShapeProto> for Shape {
     type Error = ValidationError;
     fn try_from(proto: &ShapeProto) -> Result<Self, Self::Error> {
@@ -557,18 +624,30 @@ impl ShapeContext<'_> {
 type Trail = smallvec::SmallVec<[Segment; 6]>;
 
 #[derive(Default)]
-struct Checker {
+struct Checker<'s> {
     options: Options,
     path: Trail,
     report: Report,
+    /// Where each problem goes as it is found, in place of `report`, when set.
+    sink: Option<&'s mut dyn FnMut(Issue)>,
     errors: usize,
     depth: usize,
 }
 
-impl Checker {
+impl<'s> Checker<'s> {
     fn new(options: Options) -> Self {
         Self {
             options,
+            ..Self::default()
+        }
+    }
+
+    /// A checker that hands each problem to `sink` as it is found and keeps none.
+    fn handing_on(options: Options, depth: usize, sink: &'s mut dyn FnMut(Issue)) -> Self {
+        Self {
+            options,
+            depth,
+            sink: Some(sink),
             ..Self::default()
         }
     }
@@ -586,8 +665,11 @@ impl Checker {
         if kind.severity() == Severity::Error {
             self.errors += 1;
         }
-        self.report
-            .push(Issue::new(Path::from(self.path.to_vec()), kind));
+        let issue = Issue::new(Path::from(self.path.to_vec()), kind);
+        match &mut self.sink {
+            Some(sink) => sink(issue),
+            None => self.report.push(issue),
+        }
     }
 
     /// Records a problem at the current path plus `field`.

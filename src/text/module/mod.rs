@@ -18,7 +18,7 @@
 use crate::message::ProgramPart;
 use std::io::BufRead;
 
-use crate::error::{Report, Severity};
+use crate::error::{Issue, Report, Severity};
 use crate::path::Path;
 use crate::proto::ShapeProto;
 use crate::report::{repeated_text, Finding};
@@ -195,8 +195,9 @@ pub fn scan_text_with<R: BufRead>(
     on_shape: &mut dyn FnMut(&Site<'_>, &ShapeProto),
     on_problem: &mut dyn FnMut(Finding),
 ) -> Result<Summary, ScanError> {
-    let mut on_shape =
-        |site: &Site<'_>, shape: &ShapeProto, _: Option<&Report>| on_shape(site, shape);
+    let mut on_shape = |site: &Site<'_>, shape: &ShapeProto, _: Option<&mut text::Issues<'_>>| {
+        on_shape(site, shape)
+    };
     text::Scanner::new(reader, &mut on_shape, on_problem).run()
 }
 
@@ -243,8 +244,9 @@ fn scan_instructions<R: BufRead>(
     on_problem: &mut dyn FnMut(Finding),
     elide: bool,
 ) -> Result<Summary, ScanError> {
-    let mut on_shape =
-        |site: &Site<'_>, shape: &ShapeProto, _: Option<&Report>| on_shape(site, shape);
+    let mut on_shape = |site: &Site<'_>, shape: &ShapeProto, _: Option<&mut text::Issues<'_>>| {
+        on_shape(site, shape)
+    };
     let mut scanner = text::Scanner::new(reader, &mut on_shape, on_problem);
     if let Some(on_instruction) = on_instruction {
         scanner = scanner.with_instructions(on_instruction);
@@ -295,54 +297,56 @@ fn scan_checked<R: BufRead>(
     // The findings given so far at one place (line and column): a long tuple's
     // elements each come as a shape of their own, and its names come with the first.
     let mut at_site = (0, 0, 0);
-    let mut on_shape = |site: &Site<'_>, shape: &ShapeProto, known: Option<&Report>| {
-        let fresh;
-        let found = match (known, check.as_mut()) {
-            (Some(known), _) => known,
-            (None, Some(check)) => {
-                fresh = check(shape);
-                &fresh
-            }
-            (None, None) => {
-                fresh = validate_text(shape);
-                &fresh
-            }
-        };
-        for (nth, issue) in found.issues().iter().enumerate() {
-            let mut finding = Finding::from_issue(issue);
-            if finding.code == "sparse_only_field"
-                && (finding.path.ends_with("index_primitive_type")
-                    || finding.path.ends_with("pointer_primitive_type"))
-            {
-                finding.code = "text_only_layout";
-                finding.severity = Severity::Warning;
-                finding.message = format!(
+    let mut on_shape =
+        |site: &Site<'_>, shape: &ShapeProto, issues: Option<&mut text::Issues<'_>>| {
+            let fresh;
+            let mut of_report;
+            let issues: &mut text::Issues<'_> = match (issues, check.as_mut()) {
+                (Some(issues), _) => issues,
+                (None, check) => {
+                    fresh = match check {
+                        Some(check) => check(shape),
+                        None => validate_text(shape),
+                    };
+                    of_report = |each: &mut dyn FnMut(&Issue)| fresh.issues().iter().for_each(each);
+                    &mut of_report
+                }
+            };
+            let mut nth = 0;
+            issues(&mut |issue| {
+                let mut finding = Finding::from_issue(issue);
+                if finding.code == "sparse_only_field"
+                    && (finding.path.ends_with("index_primitive_type")
+                        || finding.path.ends_with("pointer_primitive_type"))
+                {
+                    finding.code = "text_only_layout";
+                    finding.severity = Severity::Warning;
+                    finding.message = format!(
                     "XLA's text parser accepts this layout, but its proto loader rejects it ({})",
                     finding.message
                 );
-            }
-            match finding.severity {
-                Severity::Error => extra_errors += 1,
-                Severity::Warning => warnings += 1,
-            }
-            finding.line = Some(site.line);
-            finding.column = Some(site.column);
-            if (at_site.0, at_site.1) != (site.line, site.column) {
-                at_site = (site.line, site.column, 0);
-            }
-            finding.computation = repeated_text(site.computation, at_site.2);
-            finding.instruction = repeated_text(site.instruction, at_site.2);
-            at_site.2 += 1;
-            finding.shape = repeated_text(Some(site.text), nth);
-            (report.borrow_mut())(finding);
-        }
-    };
+                }
+                match finding.severity {
+                    Severity::Error => extra_errors += 1,
+                    Severity::Warning => warnings += 1,
+                }
+                finding.line = Some(site.line);
+                finding.column = Some(site.column);
+                if (at_site.0, at_site.1) != (site.line, site.column) {
+                    at_site = (site.line, site.column, 0);
+                }
+                finding.computation = repeated_text(site.computation, at_site.2);
+                finding.instruction = repeated_text(site.instruction, at_site.2);
+                at_site.2 += 1;
+                finding.shape = repeated_text(Some(site.text), nth);
+                nth += 1;
+                (report.borrow_mut())(finding);
+            });
+        };
     let mut on_problem = |finding: Finding| (report.borrow_mut())(finding);
     let mut scanner = text::Scanner::new(reader, &mut on_shape, &mut on_problem);
     if validated {
-        scanner = scanner
-            .checking(validate_text)
-            .validating_long_tuples_by_leaf();
+        scanner = scanner.validating().validating_long_tuples_by_leaf();
     }
     let mut summary = scanner.run()?;
     summary.errors += extra_errors;
@@ -1188,17 +1192,19 @@ impl ProtoScan<'_, '_> {
     fn issues(
         &mut self,
         shape: Option<&ShapeProto>,
-        found: [Report; 2],
+        found: impl FnOnce(&mut dyn FnMut(crate::Issue)),
         path: &Path,
         context: Option<Context<'_>>,
     ) {
         let mut text: Option<Option<String>> = None;
-        for (nth, issue) in found.into_iter().flatten().enumerate() {
-            let style = self.style;
+        let mut nth = 0;
+        let style = self.style;
+        found(&mut |issue| {
             let shown = text.get_or_insert_with(|| shape.and_then(|s| style.print_shape(s).ok()));
             let shown = repeated_text(shown.as_deref(), nth);
             self.issue(issue, path, context, shown, nth);
-        }
+            nth += 1;
+        });
     }
 
     /// Reports `issue` of the shape at `path`, the shape's `nth` (from 0), with `text`
@@ -1229,8 +1235,19 @@ impl ProtoScan<'_, '_> {
         context: Option<Context<'_>>,
     ) {
         self.summary.shapes += 1;
-        let report = (self.check)(shape);
-        self.issues(Some(shape), [report, unknown], path, context);
+        // The gate's issues are handed on as they are found, never held together.
+        let (gate, check) = (self.by_leaf, &mut self.check);
+        let report = gate.is_none().then(|| check(shape));
+        let found = |each: &mut dyn FnMut(crate::Issue)| {
+            match (gate, report) {
+                (Some(gate), _) => {
+                    let _ = crate::validate::validate_shape_each(shape, gate, each);
+                }
+                (None, report) => report.into_iter().flatten().for_each(&mut *each),
+            }
+            unknown.into_iter().for_each(each);
+        };
+        self.issues(Some(shape), found, path, context);
     }
 
     fn shape(&mut self, bytes: &[u8], path: &Path, context: Option<Context<'_>>) {
@@ -1272,37 +1289,32 @@ impl ProtoScan<'_, '_> {
         context: Option<Context<'_>>,
     ) -> bool {
         let mut clean = true;
-        let mut tuple = crate::validate::TupleIssues::default();
-        // The shapes with issues: their issues, and their text (printed now, so that
-        // the shape itself is not kept).
-        let mut found: Vec<(Report, Option<String>)> = Vec::new();
-        let style = self.style;
-        let decoded = crate::codec::decode_shape_leaves(bytes, &mut |at, _, leaf| {
-            if !clean || !leaf.holds_no_unknown() {
-                clean = false;
-                return;
-            }
-            let issues = tuple.leaf(at, &leaf.message, gate);
-            if !issues.is_empty() {
-                let mut report = Report::new();
-                issues.into_iter().for_each(|issue| report.push(issue));
-                found.push((report, style.print_shape(&leaf.message).ok()));
-            }
+        let decoded = crate::codec::decode_shape_leaves(bytes, &mut |_, _, leaf| {
+            clean &= leaf.holds_no_unknown();
         });
         let plain = decoded.is_ok_and(|s| s.is_tuple() && s.shell.holds_no_unknown());
         if !(clean && plain) {
             return false;
         }
         self.summary.shapes += 1;
+        // Decoded again, now that it is known to be plain, each shape's issues handed on
+        // as they are found (rather than held until the end: some 150 bytes an issue).
         // Each element's text with its first finding; the names with the tuple's.
+        let mut tuple = crate::validate::TupleIssues::default();
         let mut nth_of_tuple = 0;
-        for (report, text) in found {
-            for (nth, issue) in report.into_iter().enumerate() {
+        let style = self.style;
+        // The same bytes decode the same again.
+        let _ = crate::codec::decode_shape_leaves(bytes, &mut |at, _, leaf| {
+            let mut text: Option<Option<String>> = None;
+            let mut nth = 0;
+            tuple.each(at, &leaf.message, gate, &mut |issue| {
+                let text = text.get_or_insert_with(|| style.print_shape(&leaf.message).ok());
                 let shown = repeated_text(text.as_deref(), nth);
                 self.issue(issue, path, context, shown, nth_of_tuple);
+                nth += 1;
                 nth_of_tuple += 1;
-            }
-        }
+            });
+        });
         true
     }
 
@@ -1385,7 +1397,12 @@ impl ProtoScan<'_, '_> {
                 }
                 let unknown =
                     crate::validate::unknown_report(|each| decoded.for_each_unknown_field(each));
-                self.issues(None, [unknown, Report::default()], path, context);
+                self.issues(
+                    None,
+                    |each| unknown.into_iter().for_each(each),
+                    path,
+                    context,
+                );
             }
             Err(e) => self.undecodable_program(path, context, &e),
         }

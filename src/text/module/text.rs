@@ -27,7 +27,7 @@ use std::io::BufRead;
 use super::lexer::{Kind, Lexer, Token};
 use super::line::{plan_computation, plan_instruction, Plan, Planned};
 use super::{InstructionSite, Role, ScanError, Site, Summary};
-use crate::error::{Report, Severity};
+use crate::error::{Issue, Report, Severity};
 use crate::proto::ShapeProto;
 use crate::report::Finding;
 use crate::text::parser::ParseOptions;
@@ -39,21 +39,72 @@ struct Reported;
 type Step = Result<(), Reported>;
 
 /// What the scanner hands on for each shape: where it stands, the shape, and its
-/// report when the scanner validates ([`Scanner::checking`]).
-pub(super) type OnShape<'v> = dyn FnMut(&Site<'_>, &ShapeProto, Option<&Report>) + 'v;
+/// issues when the scanner validates ([`Scanner::validating`]).
+pub(super) type OnShape<'v> = dyn FnMut(&Site<'_>, &ShapeProto, Option<&mut Issues<'_>>) + 'v;
 
-/// A shape the memo keeps, with its report when the scanner validates.
+/// A shape's issues, handed one at a time to the function it is given, in the order
+/// found: from a report the memo keeps, or from the validation as it runs (so that a
+/// shape of hundreds of thousands of issues is never held with them).
+pub(super) type Issues<'i> = dyn FnMut(&mut dyn FnMut(&Issue)) + 'i;
+
+/// A shape the memo keeps, with its report when the scanner validates and the shape
+/// has at most [`KEPT_ISSUES`] issues (`None` for more: they are found again, handed
+/// on as they are found, each time the shape is).
 #[derive(Clone)]
 pub(super) struct Known {
     pub shape: ShapeProto,
     pub report: Option<Report>,
 }
 
+/// The most issues of one shape the scanner keeps in a report.
+const KEPT_ISSUES: usize = 64;
+
+/// The validation a validating scanner applies: the HLO text rules
+/// ([`crate::validate::Options::hlo_text`], as [`super::validate_text`]).
+fn validate(shape: &ShapeProto, each: &mut dyn FnMut(Issue)) {
+    let _ = crate::validate::validate_shape_each(shape, crate::validate::Options::hlo_text(), each);
+}
+
+/// The report of `shape` when it has at most [`KEPT_ISSUES`] issues.
+fn kept_report(shape: &ShapeProto) -> Option<Report> {
+    let mut report = Some(Report::new());
+    validate(shape, &mut |issue| {
+        if let Some(kept) = &mut report {
+            match kept.issues().len() < KEPT_ISSUES {
+                true => kept.push(issue),
+                false => report = None,
+            }
+        }
+    });
+    report
+}
+
+/// Hands the shape `known` on with its issues: those of its report, or (validating
+/// without one) those the validation finds again as it runs.
+fn hand_on(on_shape: &mut OnShape<'_>, site: &Site<'_>, known: &Known, validating: bool) {
+    let shape = &known.shape;
+    match (&known.report, validating) {
+        (Some(report), _) => {
+            on_shape(
+                site,
+                shape,
+                Some(&mut |each| report.issues().iter().for_each(each)),
+            );
+        }
+        (None, true) => on_shape(
+            site,
+            shape,
+            Some(&mut |each| validate(shape, &mut |i| each(&i))),
+        ),
+        (None, false) => on_shape(site, shape, None),
+    }
+}
+
 pub(super) struct Scanner<'v, R> {
     lexer: Lexer<R>,
     on_shape: &'v mut OnShape<'v>,
-    /// Validates each distinct shape text once, its report kept in the memo.
-    check: Option<fn(&ShapeProto) -> Report>,
+    /// Whether each shape is validated ([`Self::validating`]).
+    validating: bool,
     on_problem: &'v mut dyn FnMut(Finding),
     on_instruction: Option<&'v mut dyn FnMut(&InstructionSite<'_>)>,
     summary: Summary,
@@ -78,7 +129,7 @@ pub(super) struct Scanner<'v, R> {
     /// Whether whole lines may be read at byte level ([`Self::plain_instruction`],
     /// plain stack frame lines); off only in tests, to hold the token path beside them.
     whole_lines: bool,
-    /// Whether a long tuple is validated a shape at a time, its reports handed on
+    /// Whether a long tuple is validated a shape at a time, its issues handed on
     /// without the shape ([`Self::validating_long_tuples_by_leaf`]).
     long_tuples_by_leaf: bool,
     /// Whether a long tuple on one line is checked a shape at a time and handed on as
@@ -222,7 +273,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         Scanner {
             lexer: Lexer::new(reader),
             on_shape,
-            check: None,
+            validating: false,
             on_problem,
             on_instruction: None,
             summary: Summary::default(),
@@ -246,11 +297,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
     /// Validates a tuple of [`LONG_TUPLE`] bytes or more on one line a shape at a time
     /// with the HLO text rules (the checker [`super::validate_text`] applies), as the
-    /// whole tuple's check would, and hands on only the shapes of it that have issues,
-    /// each with its own text and its issues (at their paths in the tuple) in place of
-    /// the tuple's report, and an empty tuple in place of the shape: for callers that
-    /// only look at the reports. A 26 MB instruction shape built whole took 35 times
-    /// its size.
+    /// whole tuple's check would, and hands on each shape of it with its own text and
+    /// its issues (at their paths in the tuple) in place of the tuple's, and an empty
+    /// tuple in place of the shape: for callers that only look at the issues. A 26 MB
+    /// instruction shape built whole took 35 times its size.
     pub fn validating_long_tuples_by_leaf(mut self) -> Self {
         self.long_tuples_by_leaf = true;
         self
@@ -265,10 +315,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         self
     }
 
-    /// Validates every shape with `check`, once per distinct shape text (as long as the
-    /// memo keeps it), and hands the report on with the shape.
-    pub fn checking(mut self, check: fn(&ShapeProto) -> Report) -> Self {
-        self.check = Some(check);
+    /// Validates every shape with the HLO text rules (as [`super::validate_text`]), once
+    /// per distinct shape text as long as the memo keeps it and its report
+    /// ([`Known`]), and hands its issues on with the shape.
+    pub fn validating(mut self) -> Self {
+        self.validating = true;
         self
     }
 
@@ -814,7 +865,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 role,
                 text: &line[shape.start..shape.end],
             };
-            (self.on_shape)(&site, &shape.value.shape, shape.value.report.as_ref());
+            let (validating, known) = (self.validating, shape.value);
+            hand_on(self.on_shape, &site, known, validating);
         }
         let end = plan.end;
         self.lexer.seek(end);
@@ -890,7 +942,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 role,
                 text: &line[shape.start..shape.end],
             };
-            (self.on_shape)(&site, &shape.value.shape, shape.value.report.as_ref());
+            let (validating, known) = (self.validating, shape.value);
+            hand_on(self.on_shape, &site, known, validating);
         }
         if !called {
             call_instruction();
@@ -1258,7 +1311,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     role,
                     text,
                 };
-                (self.on_shape)(&site, &known.shape, known.report.as_ref());
+                let validating = self.validating;
+                hand_on(self.on_shape, &site, known, validating);
                 self.lexer.seek(end);
                 return Ok(());
             }
@@ -1285,7 +1339,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         match parsed {
             Ok((shape, after)) => {
                 self.summary.shapes += 1;
-                let report = self.check.map(|check| check(&shape));
+                let report = self.validating.then(|| kept_report(&shape)).flatten();
                 let known = Known { shape, report };
                 let text = self.lexer.line()[token.start..after].trim_end();
                 if extent == Some(token.start + text.len()) {
@@ -1301,7 +1355,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     role,
                     text,
                 };
-                (self.on_shape)(&site, &known.shape, known.report.as_ref());
+                let validating = self.validating;
+                hand_on(self.on_shape, &site, &known, validating);
                 self.lexer.seek(after);
                 Ok(())
             }
@@ -1312,31 +1367,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 
 impl<R: BufRead> Scanner<'_, R> {
     /// [`Self::read_shape`] of a long tuple on one line, a shape at a time: when
-    /// validating ([`Self::validating_long_tuples_by_leaf`]), the shapes with issues
-    /// are handed on once the whole tuple has parsed; when eliding
-    /// ([`Self::eliding_long_tuples`]), the tuple is handed on as its text. A syntax
-    /// error is all that is said of a tuple that does not parse.
+    /// validating ([`Self::validating_long_tuples_by_leaf`]), once the whole tuple has
+    /// parsed it is read again and each of its shapes handed on with its issues as they
+    /// are found; when eliding ([`Self::eliding_long_tuples`]), the tuple is handed on
+    /// as its text. A syntax error is all that is said of a tuple that does not parse.
     fn read_long_tuple(&mut self, token: Token, role: Role) -> Step {
         let line = self.lexer.line();
         let validating = self.long_tuples_by_leaf;
-        let mut tuple = crate::validate::TupleIssues::default();
-        let mut found: Vec<(std::ops::Range<usize>, Report)> = Vec::new();
-        let parsed = crate::text::parse_shape_leaves_at(
-            line,
-            token.start,
-            self.options,
-            &mut |path, span, leaf| {
-                if !validating {
-                    return;
-                }
-                let issues = tuple.leaf(path, &leaf, crate::validate::Options::hlo_text());
-                if !issues.is_empty() {
-                    let mut report = Report::new();
-                    issues.into_iter().for_each(|issue| report.push(issue));
-                    found.push((span, report));
-                }
-            },
-        );
+        let parsed =
+            crate::text::parse_shape_leaves_at(line, token.start, self.options, &mut |_, _, _| {});
         let after = match parsed {
             Ok(after) => after,
             Err(e) => return self.syntax_error(&e),
@@ -1346,21 +1385,36 @@ impl<R: BufRead> Scanner<'_, R> {
             element_type: crate::proto::PrimitiveType::Tuple as i32,
             ..ShapeProto::default()
         };
+        let column = self.lexer.column(token.start);
         let site = |text, elided| Site {
             elided,
             entry: self.in_entry,
             line: token.line,
-            column: self.lexer.column(token.start),
+            column,
             computation: self.computation.as_deref(),
             instruction: self.instruction.as_deref(),
             role: role.clone(),
             text,
         };
         if validating {
-            for (span, report) in found {
-                let text = line.get(span).unwrap_or_default().trim_end();
-                (self.on_shape)(&site(text, false), &shell, Some(&report));
-            }
+            // Read again rather than hold the issues until the tuple is known to parse
+            // (a tuple of many warned elements held some 150 bytes an issue).
+            let mut tuple = crate::validate::TupleIssues::default();
+            let on_shape = &mut *self.on_shape;
+            let gate = crate::validate::Options::hlo_text();
+            // The same text parses the same again.
+            let _ = crate::text::parse_shape_leaves_at(
+                line,
+                token.start,
+                self.options,
+                &mut |path, span, leaf| {
+                    let text = line.get(span).unwrap_or_default().trim_end();
+                    let issues = &mut |each: &mut dyn FnMut(&Issue)| {
+                        tuple.each(path, &leaf, gate, &mut |issue| each(&issue));
+                    };
+                    on_shape(&site(text, false), &shell, Some(issues));
+                },
+            );
         } else {
             let text = line[token.start..after].trim_end();
             (self.on_shape)(&site(text, true), &shell, None);
@@ -1596,7 +1650,7 @@ mod tests {
         let log = std::cell::RefCell::new(Vec::new());
         let mut on_shape = |site: &module::Site<'_>,
                             shape: &crate::proto::ShapeProto,
-                            _: Option<&crate::error::Report>| {
+                            _: Option<&mut super::Issues<'_>>| {
             log.borrow_mut().push(format!("shape {site:?} {shape:?}"));
         };
         let mut on_problem = |finding: crate::report::Finding| {

@@ -61,7 +61,7 @@ const HEAD: usize = 64 * 1024;
 
 /// Whether `bytes` read as text: UTF-8 (a sequence cut at the end is fine) without
 /// NUL or other control bytes than tab, CR, LF and form feed.
-fn is_text(bytes: &[u8]) -> bool {
+pub(crate) fn is_text(bytes: &[u8]) -> bool {
     let head = &bytes[..bytes.len().min(HEAD)];
     let valid = match std::str::from_utf8(head) {
         Ok(_) => true,
@@ -327,6 +327,7 @@ fn describe(bytes: &[u8]) -> &'static str {
                 "a ProgramShapeProto (give --from binary --message program-shape)"
             }
             Some(MessageKind::Layout) => "a LayoutProto (give --from binary --message layout)",
+            None if crate::input::breaks_wire(bytes) => "bytes that are neither text nor protobuf",
             None => "protobuf bytes of some other message",
         },
         Ok(Form::HloModule) => "HLO module text (give --from hlo-module)",
@@ -457,13 +458,12 @@ pub fn check_path(path: &Path, name: &str, options: &Options) -> FileReport {
 /// lines are checked as they are read, as in [`check_path`], unless a policy needs
 /// the input listed as well; then it is read whole first.
 pub fn check_stream<R: Read>(name: &str, reader: R, options: &Options) -> FileReport {
-    let mut reader = BufReader::with_capacity(1 << 20, reader);
+    let reader = BufReader::with_capacity(1 << 20, reader);
     if options.policy.is_some() {
-        let mut bytes = Vec::new();
-        if let Err(e) = reader.read_to_end(&mut bytes) {
-            return FileReport::unreadable(name, options.from, "io_error", e.to_string());
-        }
-        return check_bytes(name, &bytes, options);
+        return match crate::input::read_whole(reader, 0) {
+            Ok(bytes) => check_bytes(name, &bytes, options),
+            Err(e) => FileReport::unreadable(name, options.from, "io_error", e.to_string()),
+        };
     }
     check_reader(name, (reader, 0), options, &|_, _| Ok(()))
 }
@@ -490,7 +490,19 @@ fn check_reader<R: BufRead>(
     };
     let form = options.from.or_else(|| head.form().ok());
     let (empty, text) = (head.bytes().is_empty(), is_text(head.bytes()));
-    let mut reader = head.into_reader();
+    // Bytes whose first MiB already breaks the protobuf wire format (`/dev/zero`,
+    // random bytes), or is no text when JSON is asked for, are checked by that MiB: no
+    // bytes after it can make them a message, and reading stops where it would in the
+    // whole.
+    let broken = match form {
+        Some(Form::Binary | Form::HloModuleProto) | None => crate::input::breaks_wire(head.bytes()),
+        Some(Form::Json) => true,
+        Some(Form::Hlo | Form::HloModule) => false,
+    };
+    if broken && !text && !head.is_whole() {
+        return check_bytes(name, head.bytes(), options);
+    }
+    let reader = head.into_reader();
     if form == Some(Form::HloModule) && !empty && text {
         let report = scan_text_report(name, reader);
         let report = with_policy(report, Form::HloModule, options, relist);
@@ -501,15 +513,10 @@ fn check_reader<R: BufRead>(
         let report = with_policy(report, Form::Hlo, options, relist);
         return finish(report, options);
     }
-    let mut bytes = Vec::new();
-    let reserved = bytes.try_reserve_exact(usize::try_from(size).unwrap_or(0).saturating_add(1));
-    if let Err(e) = reserved {
-        return FileReport::unreadable(name, options.from, "io_error", e.to_string());
+    match crate::input::read_whole(reader, size) {
+        Ok(bytes) => check_bytes(name, &bytes, options),
+        Err(e) => FileReport::unreadable(name, options.from, "io_error", e.to_string()),
     }
-    if let Err(e) = reader.read_to_end(&mut bytes) {
-        return FileReport::unreadable(name, options.from, "io_error", e.to_string());
-    }
-    check_bytes(name, &bytes, options)
 }
 
 fn finish(mut report: FileReport, options: &Options) -> FileReport {
@@ -591,6 +598,15 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
             // Read as a shape up to the limit on its lists: that error is the one to give.
             Err(e) if matches!(e.kind(), codec::DecodeErrorKind::TooManyEntries { .. }) => {
                 MessageKind::Shape
+            }
+            // Bytes that break the wire format where it starts are no protobuf at all.
+            Err(e) if options.from.is_none() && crate::input::breaks_wire(bytes) => {
+                return FileReport::unreadable(
+                    name,
+                    Some(Form::Binary),
+                    "unknown_form",
+                    format!("bytes that are neither text nor protobuf (read as protobuf: {e})"),
+                )
             }
             _ if options.from.is_none() => {
                 return FileReport::unreadable(
@@ -1531,7 +1547,7 @@ fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> 
     let mut buffer = Vec::new();
     for index in 0.. {
         buffer.clear();
-        match reader.read_until(b'\n', &mut buffer) {
+        match crate::input::read_line(&mut reader, &mut buffer) {
             Ok(0) => break,
             Ok(_) => {}
             Err(e) => return FileReport::unreadable(name, form, "io_error", e.to_string()),

@@ -11,6 +11,7 @@ mod digits;
 pub mod error;
 pub mod guard;
 pub mod index;
+pub mod input;
 pub mod json;
 pub mod layout;
 pub mod message;

@@ -4640,3 +4640,67 @@ fn the_problems_of_a_shape_are_handed_on_as_they_are_found() {
         assert_eq!(count, elements, "{args}");
     }
 }
+
+/// Endless input is refused, never read without bound: bytes whose first MiB breaks
+/// the protobuf wire format (`/dev/zero`) are judged by that MiB, at once, in every
+/// command that reads them as a message; a line that never ends (an endless stream
+/// of `a`) is read until the memory it may have runs out, then refused as an error
+/// (exit 2, never an abort); an array's bytes are read to what the array can take.
+/// Before, each read on until the memory ran out, and aborted.
+#[test]
+fn endless_input_is_refused_not_read_without_bound() {
+    let limit = 200_000;
+    for args in [
+        "validate /dev/zero",
+        "validate --from binary /dev/zero",
+        "validate --from hlo-module-proto /dev/zero",
+        "validate --from json /dev/zero",
+        "shapes /dev/zero",
+        "diff /dev/zero /dev/zero",
+        "convert --from binary --to json /dev/zero",
+        "convert --from json --to binary /dev/zero",
+    ] {
+        let run = limited_to(limit, args);
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args}: {said}");
+        assert!(
+            said.contains("field number 0 at byte 0")
+                || said.contains("expected a value at line 1 column 1")
+                || said.contains("1 unreadable"),
+            "{args}: {said}"
+        );
+        assert!(!said.contains("memory"), "{args}: {said}");
+    }
+    let said =
+        String::from_utf8_lossy(&limited_to(limit, "validate /dev/zero").stderr).into_owned();
+    assert!(
+        said.contains("bytes that are neither text nor protobuf (read as protobuf: invalid field number 0 at byte 0)"),
+        "{said}"
+    );
+    for args in [
+        "validate --from hlo-module -",
+        "validate --from hlo -",
+        "validate -",
+        "shapes -",
+        "convert --from hlo --to json -",
+        "explain -",
+        "index - 0",
+    ] {
+        let script = format!("tr '\\0' a < /dev/zero | (ulimit -v {limit} && exec \"$0\" {args})");
+        let run = limited_command(&script).output().unwrap();
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{args}: {said}");
+        assert!(
+            said.contains("cannot hold the input in memory"),
+            "{args}: {said}"
+        );
+    }
+    let args = "relayout --shape f32[2]{0} --to {0} -o /dev/null /dev/zero";
+    let run = limited_to(limit, args);
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{args}: {said}");
+    assert!(
+        said.contains("holds more than 1048608 bytes"),
+        "{args}: {said}"
+    );
+}

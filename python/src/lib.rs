@@ -266,9 +266,18 @@ impl Input {
         match self {
             Input::Bytes(bytes) => Ok(bytes),
             Input::Text(text) => Ok(text.into_bytes()),
-            Input::Path(path) => Ok(std::fs::read(&path)?),
+            Input::Path(path) => Ok(read_path(&path)?),
         }
     }
+}
+
+/// The bytes of the file at `path`, read as one message is
+/// ([`xla_shape::input::read_message`]: at most 2 GiB, and `/dev/zero` refused at
+/// once rather than read without end).
+fn read_path(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)?;
+    let size = file.metadata().map_or(0, |m| m.len());
+    xla_shape::input::read_message(file, size)
 }
 
 /// `data` as Python `bytes`; a `MemoryError` when Python has no room for them (pyo3's
@@ -1968,11 +1977,10 @@ fn iter_shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<ShapeIterato
             });
         }
         // No thread to be had (a limited address space): read whole.
-        let bytes = std::fs::read(&path)?;
+        let bytes = read_path(&path)?;
         return Ok(ShapeIterator::whole(sites_of(py, &name, &bytes)?));
     }
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut head.into_reader(), &mut bytes)?;
+    let bytes = xla_shape::input::read_message(head.into_reader(), 0)?;
     Ok(ShapeIterator::whole(sites_of(py, &name, &bytes)?))
 }
 

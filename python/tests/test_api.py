@@ -295,6 +295,33 @@ def test_a_shape_over_the_list_limit_is_refused_in_every_form():
         xla_shape.convert(data, "binary", "json")
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_an_endless_file_is_refused_at_once():
+    """`/dev/zero` by path breaks the protobuf wire format in its first MiB: refused
+    at once as the bytes it is (no module, for `shapes` and `iter_shapes`), never read
+    without end (in a child process under a 200 MB address space, so that a read
+    without bound fails the test)."""
+    code = r"""
+import pathlib, resource, xla_shape
+resource.setrlimit(resource.RLIMIT_AS, (200 << 20, 200 << 20))
+zero = pathlib.Path("/dev/zero")
+for call in (lambda: xla_shape.validate(zero),
+             lambda: xla_shape.shapes(zero),
+             lambda: list(xla_shape.iter_shapes(zero))):
+    try:
+        call()
+    except xla_shape.Error as e:
+        print(type(e).__name__, str(e)[:120])
+"""
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 3, done.stdout
+    assert all(line.startswith("DecodeError /dev/zero: ") for line in lines), done.stdout
+    assert "invalid field number 0 at byte 0" in lines[0], done.stdout
+    assert all(line.endswith("it reads as binary") for line in lines[1:]), done.stdout
+
+
 def test_garbage_never_crashes():
     """Random and truncated bytes through every entry point: exceptions, never a crash
     of the interpreter (run in a child process so a crash fails the test)."""

@@ -167,7 +167,6 @@ fn each_request(
     arguments: &[String],
     answer: &mut dyn FnMut(Request<'_>) -> Result<(), Failure>,
 ) -> Result<(), Failure> {
-    use std::io::BufRead;
     for argument in arguments {
         if argument != "-" {
             answer(Request {
@@ -180,8 +179,7 @@ fn each_request(
         let (mut line, mut offset) = (Vec::new(), 0usize);
         for number in 1.. {
             line.clear();
-            let read = stdin
-                .read_until(b'\n', &mut line)
+            let read = xla_shape::input::read_line(&mut stdin, &mut line)
                 .map_err(|e| Failure::unreadable(format!("<stdin>: cannot read: {e}")))?;
             if read == 0 {
                 break;

@@ -166,13 +166,22 @@ impl Source {
         *self == Source::Stdin
     }
 
-    /// Reads the whole input.
+    /// Reads the whole input, one message ([`xla_shape::input::read_message`]).
     pub fn read(self) -> Result<Input, Failure> {
+        self.read_with(None)
+    }
+
+    /// Reads the whole input, raw bytes of at most `limit`.
+    pub fn read_within(self, limit: usize) -> Result<Input, Failure> {
+        self.read_with(Some(limit))
+    }
+
+    fn read_with(self, limit: Option<usize>) -> Result<Input, Failure> {
         let name = self.name();
         let bytes = match self {
             Source::Text(text) => text.into_bytes(),
-            Source::Stdin => super::read_input(None)?,
-            Source::File(path) => super::read_input(Some(&path))?,
+            Source::Stdin => super::read_input(None, limit)?,
+            Source::File(path) => super::read_input(Some(&path), limit)?,
         };
         Ok(Input { name, bytes })
     }

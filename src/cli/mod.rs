@@ -1,7 +1,7 @@
 //! Argument definitions and dispatch. Exit codes: 0 success, 1 some input is invalid,
 //! 2 some input cannot be read or decoded, or the command line is wrong.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -318,19 +318,24 @@ pub fn run() -> ExitCode {
     }
 }
 
-/// Reads a whole input: a file path, or standard input for `-` or no path.
-pub fn read_input(path: Option<&PathBuf>) -> Result<Vec<u8>, Failure> {
+/// Reads a whole input: a file path, or standard input for `-` or no path. One
+/// message is read as [`xla_shape::input::read_message`] reads it (at most 2 GiB,
+/// `/dev/zero` refused at once); with `limit`, raw bytes of at most that many.
+pub fn read_input(path: Option<&PathBuf>, limit: Option<usize>) -> Result<Vec<u8>, Failure> {
+    let read = |reader: &mut dyn std::io::Read, size| match limit {
+        Some(limit) => xla_shape::input::read_whole_within(reader, size, limit),
+        None => xla_shape::input::read_message(reader, size),
+    };
     match path {
         Some(path) if path.as_os_str() != "-" => {
-            std::fs::read(path).map_err(|e| Failure::unreadable(format!("{}: {e}", path.display())))
+            let failed =
+                |e: std::io::Error| Failure::unreadable(format!("{}: {e}", path.display()));
+            let mut file = std::fs::File::open(path).map_err(failed)?;
+            let size = file.metadata().map_or(0, |m| m.len());
+            read(&mut file, size).map_err(failed)
         }
-        _ => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut bytes)
-                .map_err(|e| Failure::unreadable(format!("<stdin>: {e}")))?;
-            Ok(bytes)
-        }
+        _ => read(&mut std::io::stdin().lock(), 0)
+            .map_err(|e| Failure::unreadable(format!("<stdin>: {e}"))),
     }
 }
 

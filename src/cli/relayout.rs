@@ -61,7 +61,7 @@ pub fn run(args: RelayoutArgs) -> Result<(), Failure> {
     }
     let shape = array_shape(&args.shape)?;
     let source = Source::resolve(args.input.as_deref(), None, TextForm::None)?;
-    let input = source.read()?;
+    let input = source.read_within(input_limit(&shape))?;
     let name = input.name.clone();
     let fail = |e: &dyn std::fmt::Display| Failure::unreadable(format!("{name}: {e}"));
     let relayout = || {
@@ -96,6 +96,17 @@ pub fn run(args: RelayoutArgs) -> Result<(), Failure> {
         None => relayout(),
     }?;
     args.output.write(&out)
+}
+
+/// The most bytes an input for `shape` is read to: its allocated bytes or its
+/// elements at 16 bytes each (the widest `.npy` item), whichever is more, and a MiB for
+/// an `.npy` header. Past it, an input cannot be the array (an endless one,
+/// `/dev/zero`, is refused once that much is read).
+fn input_limit(shape: &ArrayShape) -> usize {
+    let allocated = xla_shape::index::LayoutPlan::allocated_bytes_of(shape).unwrap_or(0);
+    let logical = shape.element_count().unwrap_or(0).saturating_mul(16);
+    let limit = allocated.max(logical).saturating_add(1 << 20);
+    usize::try_from(limit).unwrap_or(usize::MAX)
 }
 
 /// `--shape`: one array shape, parsed and validated as `explain` does.

@@ -1216,6 +1216,12 @@ fn stream_reader_with(
         None if large => listing_told_by(&head, options.source),
         _ => None,
     };
+    // Bytes whose first MiB already breaks the protobuf wire format (`/dev/zero`) are
+    // read no further: no bytes after it can make them a message (see `check`).
+    let broken = form.is_none()
+        && !head.is_whole()
+        && !check::is_text(head.bytes())
+        && crate::input::breaks_wire(head.bytes());
     let mut reader = head.into_reader();
     let again = match (listed.is_some(), again) {
         (true, Some(again)) if !json => Some(Again::File(again)),
@@ -1272,12 +1278,11 @@ fn stream_reader_with(
         Some(_) => return hlo_lines(name, reader, options, sink).map(Some),
         None => {}
     }
-    let mut bytes = Vec::new();
-    bytes
-        .try_reserve_exact(usize::try_from(size).unwrap_or(0).saturating_add(1))
-        .map_err(|e| error(name, "io_error", e.to_string()))?;
-    std::io::Read::read_to_end(&mut reader, &mut bytes)
-        .map_err(|e| error(name, "io_error", e.to_string()))?;
+    let mut bytes = match broken {
+        true => reader.get_ref().0.get_ref().clone(),
+        false => crate::input::read_whole(&mut reader, size)
+            .map_err(|e| error(name, "io_error", e.to_string()))?,
+    };
     if let Some(back) = back {
         match Back::of(name, bytes, options)? {
             Ok(held) => {
@@ -1332,17 +1337,17 @@ fn hlo_lines(
 ) -> Result<Listing, ReadError> {
     let listing = Listing::new(name, Kind::Messages, Some(Form::Hlo));
     let style = options.style;
-    let mut line = String::new();
+    let mut bytes = Vec::new();
     let (mut number, mut listed) = (0, 0usize);
     loop {
-        line.clear();
-        let read = reader.read_line(&mut line).map_err(|e| match e.kind() {
-            std::io::ErrorKind::InvalidData => error(name, "wrong_form", "not UTF-8 text"),
-            _ => error(name, "io_error", e.to_string()),
-        })?;
+        bytes.clear();
+        let read = crate::input::read_line(&mut reader, &mut bytes)
+            .map_err(|e| error(name, "io_error", e.to_string()))?;
         if read == 0 {
             break;
         }
+        let line =
+            std::str::from_utf8(&bytes).map_err(|_| error(name, "wrong_form", "not UTF-8 text"))?;
         number += 1;
         let trimmed = line.trim();
         if trimmed.is_empty() || trimmed.starts_with("//") {
@@ -1517,7 +1522,7 @@ fn copy_of_listing(
         let (mut line, mut text, mut number) = (Vec::new(), String::new(), 0);
         loop {
             line.clear();
-            if reader.read_until(b'\n', &mut line).map_err(read)? == 0 {
+            if crate::input::read_line(reader, &mut line).map_err(read)? == 0 {
                 break;
             }
             number += 1;
@@ -3003,7 +3008,7 @@ fn each_line(
     let mut line = Vec::new();
     loop {
         line.clear();
-        let read = reader.read_until(b'\n', &mut line).map_err(&io_error)?;
+        let read = crate::input::read_line(&mut reader, &mut line).map_err(&io_error)?;
         if read == 0 {
             return Ok(at);
         }

@@ -833,7 +833,8 @@ pub(super) const CHUNK: usize = 64 * 1024;
 
 /// Appends whole lines from `reader` to `out`: as many as fit in `chunk` bytes, or the
 /// first line whole when it alone is longer (the last line of the input may lack its
-/// line break). True when the reader has nothing more.
+/// line break), up to [`crate::input::MAX_INPUT_BYTES`] (a longer line is an error).
+/// True when the reader has nothing more.
 fn read_lines_into<R: BufRead>(
     reader: &mut R,
     out: &mut Vec<u8>,
@@ -858,7 +859,15 @@ fn read_lines_into<R: BufRead>(
             }
             None => return Ok(false),
         };
-        out.extend_from_slice(&available[..used]);
+        let limit = crate::input::MAX_INPUT_BYTES;
+        if out.len() + used > limit {
+            let start = memchr::memrchr(b'\n', out).map_or(0, |i| i + 1);
+            let ended = available[..used].ends_with(b"\n");
+            if out.len() - start + used - usize::from(ended) > limit {
+                return Err(crate::input::too_long("a line", limit));
+            }
+        }
+        crate::input::try_extend(out, &available[..used])?;
         reader.consume(used);
     }
 }

@@ -283,6 +283,25 @@ pub fn scan_text_validated<R: BufRead>(
     scan_checked(reader, None, report)
 }
 
+/// The finding of `issue` of a shape read from module text: an index or pointer type
+/// on a dense array, which XLA's text parser accepts and its proto loader rejects, is
+/// a warning (`text_only_layout`).
+fn text_finding(issue: &Issue) -> Finding {
+    let mut finding = Finding::from_issue(issue);
+    if finding.code == "sparse_only_field"
+        && (finding.path.ends_with("index_primitive_type")
+            || finding.path.ends_with("pointer_primitive_type"))
+    {
+        finding.code = "text_only_layout";
+        finding.severity = Severity::Warning;
+        finding.message = format!(
+            "XLA's text parser accepts this layout, but its proto loader rejects it ({})",
+            finding.message
+        );
+    }
+    finding
+}
+
 /// [`scan_text`] with `check`, or with [`validate_text`] run by the scanner once per
 /// distinct shape text when `check` is `None`.
 fn scan_checked<R: BufRead>(
@@ -314,18 +333,7 @@ fn scan_checked<R: BufRead>(
             };
             let mut nth = 0;
             issues(&mut |issue| {
-                let mut finding = Finding::from_issue(issue);
-                if finding.code == "sparse_only_field"
-                    && (finding.path.ends_with("index_primitive_type")
-                        || finding.path.ends_with("pointer_primitive_type"))
-                {
-                    finding.code = "text_only_layout";
-                    finding.severity = Severity::Warning;
-                    finding.message = format!(
-                    "XLA's text parser accepts this layout, but its proto loader rejects it ({})",
-                    finding.message
-                );
-                }
+                let mut finding = text_finding(issue);
                 match finding.severity {
                     Severity::Error => extra_errors += 1,
                     Severity::Warning => warnings += 1,

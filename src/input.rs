@@ -256,6 +256,25 @@ mod tests {
     }
 
     #[test]
+    fn a_message_that_breaks_in_its_first_mib_is_read_no_further() {
+        // Zeros: field number 0 at byte 0, whatever follows.
+        assert_eq!(read_message(io::repeat(0), 0).unwrap().len(), HEAD);
+        // Text (an endless line of it) and bytes that keep to the wire format are read
+        // on, to the end or the limit.
+        let text = vec![b'a'; HEAD + 5];
+        assert_eq!(read_message(&text[..], 0).unwrap(), text);
+        let mut wire = Vec::new();
+        while wire.len() <= HEAD {
+            wire.extend_from_slice(&[0x08, 0x01]);
+        }
+        assert_eq!(read_message(&wire[..], wire.len() as u64).unwrap(), wire);
+        // A break past the first MiB: read whole, for the decoder to find.
+        let mut late = wire.clone();
+        late.extend_from_slice(&[0; 10]);
+        assert_eq!(read_message(&late[..], 0).unwrap(), late);
+    }
+
+    #[test]
     fn the_wire_is_broken_only_where_no_message_can_go_on() {
         // Breaks: field 0 (a run of zeros), wire types 6 and 7, an end of group never
         // started, an eleven-byte varint, a tag past u32.

@@ -894,6 +894,19 @@ pub fn validate_any(data: &[u8]) {
                 .map(|decoded| validate::validate_decoded_shape(&decoded, options));
             assert_eq!(direct, by_message, "{bytes:02x?}");
         }
+        // Handed on one at a time, the same issues in the same order, and the same
+        // value.
+        if let xla_shape::AnyMessage::Shape(shape) = &decoded.message {
+            for options in [Options::proto(), Options::hlo_text()] {
+                let (value, report) = validate::validate_shape_with(shape, options).into_parts();
+                let mut each = Vec::new();
+                let handed = validate::validate_shape_each(shape, options, &mut |issue| {
+                    each.push(issue);
+                });
+                assert_eq!(each, report.issues(), "{bytes:02x?}");
+                assert_eq!(handed, value, "{bytes:02x?}");
+            }
+        }
     }
 }
 

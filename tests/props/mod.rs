@@ -646,8 +646,17 @@ fn explained_a_shape_at_a_time(input: &str) {
 /// reports validates without panicking.
 pub fn module_text(data: &[u8]) {
     let mut check = module::validate_text;
-    let mut findings = 0usize;
-    let _ = module::scan_text(Cursor::new(data), &mut check, &mut |_| findings += 1);
+    let mut findings = Vec::new();
+    let checked = module::scan_text(Cursor::new(data), &mut check, &mut |f| findings.push(f));
+    // Validated by the scanner (each distinct text once, its issues handed on from the
+    // memo or as they are found again): the same findings and summary.
+    let mut validated = Vec::new();
+    let by_scanner = module::scan_text_validated(Cursor::new(data), &mut |f| validated.push(f));
+    assert_eq!(
+        format!("{checked:?} {findings:?}"),
+        format!("{by_scanner:?} {validated:?}"),
+        "{data:02x?}"
+    );
 }
 
 /// The layout guard's reading and comparing of any input (split at its first NUL into

@@ -35,7 +35,7 @@ use crate::codec;
 use crate::error::Severity;
 use crate::message::MessageKind;
 use crate::path::Segment;
-use crate::report::{repeated_text, Document, FileReport, Finding, Findings, Form};
+use crate::report::{repeated_text, Document, FileReport, Finding, Findings, Form, Texted};
 use crate::text::{self, module, HloStyle};
 use crate::validate::{each_decoded_issue, each_issue, Options as GateOptions, TupleIssues};
 
@@ -1337,44 +1337,6 @@ enum Streamed {
     NoShape(codec::DecodeError),
     /// Something to check whole.
     Whole,
-}
-
-/// The findings of one shape's (or message's) issues as they come, each with its text
-/// from `print`, printed at the first finding (only when there is one) and given as
-/// [`repeated_text`] gives it. With the validator handing each issue on as it is found
-/// ([`each_issue`]), a shape of many problems is checked in the memory of the shape,
-/// not of its problems.
-struct Texted<P> {
-    print: Option<P>,
-    text: Option<String>,
-    nth: usize,
-}
-
-impl<P: FnOnce() -> Option<String>> Texted<P> {
-    fn new(print: P) -> Self {
-        Texted {
-            print: Some(print),
-            text: None,
-            nth: 0,
-        }
-    }
-
-    /// The text, printed now if it was not yet.
-    fn text(&mut self) -> &Option<String> {
-        if let Some(print) = self.print.take() {
-            self.text = print();
-        }
-        &self.text
-    }
-
-    /// The finding of the next issue.
-    fn finding(&mut self, issue: &crate::Issue) -> Finding {
-        let nth = self.nth;
-        self.nth += 1;
-        let mut finding = Finding::from_issue(issue);
-        finding.shape = repeated_text(self.text().as_deref(), nth);
-        finding
-    }
 }
 
 fn count_shapes(message: &crate::AnyMessage) -> usize {

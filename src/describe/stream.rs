@@ -154,9 +154,9 @@ pub fn explain_with(
     Ok(writer.out)
 }
 
-/// The shape of a validated text, or its errors handed to `error`. The errors are
-/// handed on as they are found, never held together (a shape of
-/// hundreds of thousands of errors is no larger than its text).
+/// The shape of a validated text, or its errors handed to `error` as they are found,
+/// never held together (a shape of hundreds of thousands of errors is no larger than
+/// its text).
 fn valid(proto: &ShapeProto, error: &mut dyn FnMut(&Issue)) -> Result<Shape, ExplainError> {
     let mut errors = 0;
     let shape = validate_shape_each(proto, Options::hlo_text(), &mut |issue| {

@@ -559,6 +559,49 @@ pub fn repeated_text(text: Option<&str>, nth: usize) -> Option<String> {
         .map(str::to_string)
 }
 
+/// The findings of one shape's (or message's) issues as they come, each with its
+/// text from `print`, printed at the first finding (only when there is one) and given
+/// as [`repeated_text`] gives it. With the validator handing each issue on as it is
+/// found (`validate::validate_shape_each`), a shape of many problems is checked in the
+/// memory of the shape, not of its problems.
+pub(crate) struct Texted<P> {
+    print: Option<P>,
+    text: Option<String>,
+    nth: usize,
+}
+
+impl<P: FnOnce() -> Option<String>> Texted<P> {
+    pub(crate) fn new(print: P) -> Self {
+        Texted {
+            print: Some(print),
+            text: None,
+            nth: 0,
+        }
+    }
+
+    /// The text, printed now if it was not yet.
+    pub(crate) fn text(&mut self) -> &Option<String> {
+        if let Some(print) = self.print.take() {
+            self.text = print();
+        }
+        &self.text
+    }
+
+    /// The next finding's place among its shape's (from 0), and the text it gives.
+    pub(crate) fn next(&mut self) -> (usize, Option<String>) {
+        let nth = self.nth;
+        self.nth += 1;
+        (nth, repeated_text(self.text().as_deref(), nth))
+    }
+
+    /// The finding of the next issue, with the text it gives.
+    pub(crate) fn finding(&mut self, issue: &crate::Issue) -> Finding {
+        let mut finding = Finding::from_issue(issue);
+        finding.shape = self.next().1;
+        finding
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

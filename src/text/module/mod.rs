@@ -21,7 +21,7 @@ use std::io::BufRead;
 use crate::error::{Issue, Report, Severity};
 use crate::path::Path;
 use crate::proto::ShapeProto;
-use crate::report::{repeated_text, Finding};
+use crate::report::{repeated_text, Finding, Texted};
 use crate::text::HloStyle;
 
 mod lexer;
@@ -1204,14 +1204,11 @@ impl ProtoScan<'_, '_> {
         path: &Path,
         context: Option<Context<'_>>,
     ) {
-        let mut text: Option<Option<String>> = None;
-        let mut nth = 0;
         let style = self.style;
+        let mut texted = Texted::new(|| style.print_shape(shape?).ok());
         found(&mut |issue| {
-            let shown = text.get_or_insert_with(|| shape.and_then(|s| style.print_shape(s).ok()));
-            let shown = repeated_text(shown.as_deref(), nth);
+            let (nth, shown) = texted.next();
             self.issue(issue, path, context, shown, nth);
-            nth += 1;
         });
     }
 
@@ -1313,13 +1310,9 @@ impl ProtoScan<'_, '_> {
         let style = self.style;
         // The same bytes decode the same again.
         let _ = crate::codec::decode_shape_leaves(bytes, &mut |at, _, leaf| {
-            let mut text: Option<Option<String>> = None;
-            let mut nth = 0;
+            let mut texted = Texted::new(|| style.print_shape(&leaf.message).ok());
             tuple.each(at, &leaf.message, gate, &mut |issue| {
-                let text = text.get_or_insert_with(|| style.print_shape(&leaf.message).ok());
-                let shown = repeated_text(text.as_deref(), nth);
-                self.issue(issue, path, context, shown, nth_of_tuple);
-                nth += 1;
+                self.issue(issue, path, context, texted.next().1, nth_of_tuple);
                 nth_of_tuple += 1;
             });
         });

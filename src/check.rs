@@ -490,16 +490,10 @@ fn check_reader<R: BufRead>(
     };
     let form = options.from.or_else(|| head.form().ok());
     let (empty, text) = (head.bytes().is_empty(), is_text(head.bytes()));
-    // Bytes whose first MiB already breaks the protobuf wire format (`/dev/zero`,
-    // random bytes), or is no text when JSON is asked for, are checked by that MiB: no
-    // bytes after it can make them a message, and reading stops where it would in the
-    // whole.
-    let broken = match form {
-        Some(Form::Binary | Form::HloModuleProto) | None => crate::input::breaks_wire(head.bytes()),
-        Some(Form::Json) => true,
-        Some(Form::Hlo | Form::HloModule) => false,
-    };
-    if broken && !text && !head.is_whole() {
+    // A first MiB that is no text, when JSON is asked for, is checked alone: no bytes
+    // after it can make it JSON, and parsing stops where it would in the whole (bytes
+    // that break the protobuf wire format are read so by `read_message`, below).
+    if form == Some(Form::Json) && !text && !head.is_whole() {
         return check_bytes(name, head.bytes(), options);
     }
     let reader = head.into_reader();
@@ -513,7 +507,7 @@ fn check_reader<R: BufRead>(
         let report = with_policy(report, Form::Hlo, options, relist);
         return finish(report, options);
     }
-    match crate::input::read_whole(reader, size) {
+    match crate::input::read_message(reader, size) {
         Ok(bytes) => check_bytes(name, &bytes, options),
         Err(e) => FileReport::unreadable(name, options.from, "io_error", e.to_string()),
     }

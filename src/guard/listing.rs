@@ -1216,12 +1216,6 @@ fn stream_reader_with(
         None if large => listing_told_by(&head, options.source),
         _ => None,
     };
-    // Bytes whose first MiB already breaks the protobuf wire format (`/dev/zero`) are
-    // read no further: no bytes after it can make them a message (see `check`).
-    let broken = form.is_none()
-        && !head.is_whole()
-        && !check::is_text(head.bytes())
-        && crate::input::breaks_wire(head.bytes());
     let mut reader = head.into_reader();
     let again = match (listed.is_some(), again) {
         (true, Some(again)) if !json => Some(Again::File(again)),
@@ -1278,11 +1272,10 @@ fn stream_reader_with(
         Some(_) => return hlo_lines(name, reader, options, sink).map(Some),
         None => {}
     }
-    let mut bytes = match broken {
-        true => reader.get_ref().0.get_ref().clone(),
-        false => crate::input::read_whole(&mut reader, size)
-            .map_err(|e| error(name, "io_error", e.to_string()))?,
-    };
+    // Bytes whose first MiB already breaks the protobuf wire format (`/dev/zero`) are
+    // read no further (`read_message`).
+    let mut bytes = crate::input::read_message(&mut reader, size)
+        .map_err(|e| error(name, "io_error", e.to_string()))?;
     if let Some(back) = back {
         match Back::of(name, bytes, options)? {
             Ok(held) => {

@@ -256,3 +256,97 @@ fn an_input_is_told_the_same_from_a_file_or_stdin_with_or_without_a_final_newlin
         assert!(seen[0].1.contains("element type"), "{args:?}: {seen:#?}");
     }
 }
+
+/// `-o` names what it writes to: a device, a named pipe or `/dev/stdout` is written as
+/// it is (renamed onto, it was replaced by a file: as root, `-o /dev/null` replaced the
+/// device itself), and a symbolic link is followed to the file it names, which is
+/// replaced whole while the link stays.
+#[cfg(unix)]
+#[test]
+fn output_to_devices_pipes_and_links_is_written_through_them() {
+    use std::os::unix::fs::{symlink, FileTypeExt};
+    let dir = tmp();
+    let at = |name: &str| dir.path().join(name);
+    let is_link = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    };
+    let explain = |out: &Path| run(&["explain", "f32[2]", "-o", path_str(out)], b"");
+    let expected = ok(&["explain", "f32[2]"], b"");
+
+    // A device, through a link (so that the old rename replaced only the link).
+    symlink("/dev/null", at("null")).unwrap();
+    let out = explain(&at("null"));
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(is_link(&at("null")), "the link to /dev/null was replaced");
+    if Path::new("/dev/full").exists() {
+        symlink("/dev/full", at("full")).unwrap();
+        let out = explain(&at("full"));
+        assert_eq!(out.status.code(), Some(2));
+        let message = stderr(&out);
+        assert!(
+            message.starts_with(&format!(
+                "xla-shape: {}: cannot write: ",
+                at("full").display()
+            )),
+            "{message}"
+        );
+        assert!(is_link(&at("full")));
+    }
+
+    // A named pipe: what is read from it is the output.
+    if std::process::Command::new("mkfifo")
+        .arg(at("pipe"))
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        let pipe = at("pipe");
+        let reader = std::thread::spawn(move || std::fs::read_to_string(pipe).unwrap());
+        let out = explain(&at("pipe"));
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        assert_eq!(reader.join().unwrap(), expected);
+        let kind = std::fs::symlink_metadata(at("pipe")).unwrap().file_type();
+        assert!(kind.is_fifo(), "the named pipe was replaced");
+    }
+
+    // A link to a file: the file is replaced, the link stays.
+    std::fs::write(at("real.txt"), "old").unwrap();
+    symlink("real.txt", at("link.txt")).unwrap();
+    ok(&["explain", "f32[2]", "-o", path_str(&at("link.txt"))], b"");
+    assert!(is_link(&at("link.txt")));
+    assert_eq!(std::fs::read_to_string(at("real.txt")).unwrap(), expected);
+    // A link to a file yet to be: the file is made where the link points.
+    std::fs::create_dir(at("sub")).unwrap();
+    symlink("sub/new.txt", at("dangling")).unwrap();
+    ok(&["explain", "f32[2]", "-o", path_str(&at("dangling"))], b"");
+    assert!(is_link(&at("dangling")));
+    assert_eq!(
+        std::fs::read_to_string(at("sub/new.txt")).unwrap(),
+        expected
+    );
+
+    // A directory, and links that lead nowhere, are errors that name the path.
+    symlink("loop.b", at("loop.a")).unwrap();
+    symlink("loop.a", at("loop.b")).unwrap();
+    for name in ["sub", "loop.a"] {
+        let out = explain(&at(name));
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let message = stderr(&out);
+        assert!(
+            message.starts_with(&format!(
+                "xla-shape: {}: cannot write: ",
+                at(name).display()
+            )),
+            "{message}"
+        );
+    }
+    assert!(at("sub").is_dir());
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|name| name.starts_with(".xla-shape-"))
+        .collect();
+    assert!(names.is_empty(), "temporary files left: {names:?}");
+}

@@ -112,7 +112,8 @@ pub enum FormatArg {
 #[derive(Debug, Args)]
 pub struct OutputArg {
     /// Write to FILE instead of standard output, atomically: a temporary file in the same
-    /// directory is renamed into place, so a failed run leaves FILE as it was.
+    /// directory is renamed into place, so a failed run leaves FILE as it was (through a
+    /// symbolic link, its file is replaced; a device or named pipe is written as it is).
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
 }
@@ -126,7 +127,7 @@ impl OutputArg {
     /// Writes the whole output: to the file atomically, or to standard output.
     pub fn write(&self, bytes: &[u8]) -> Result<(), Failure> {
         match self.file() {
-            Some(path) => write_atomically(path, bytes)
+            Some(path) => write_file(path, bytes)
                 .map_err(|e| Failure::unreadable(format!("{}: cannot write: {e}", path.display()))),
             None => write_output(bytes),
         }
@@ -157,13 +158,25 @@ impl OutputArg {
     pub fn stream(&self) -> Result<OutputStream, Failure> {
         let sink = match self.file() {
             Some(path) => {
-                let file = temporary_beside(path).map_err(|e| {
-                    Failure::unreadable(format!("{}: cannot write: {e}", path.display()))
-                })?;
-                Sink::File(
-                    std::io::BufWriter::with_capacity(1 << 16, file),
-                    path.to_path_buf(),
-                )
+                let cannot =
+                    |e| Failure::unreadable(format!("{}: cannot write: {e}", path.display()));
+                match destination(path).map_err(cannot)? {
+                    Destination::Replace(target) => Sink::File(
+                        std::io::BufWriter::with_capacity(
+                            1 << 16,
+                            temporary_beside(&target).map_err(cannot)?,
+                        ),
+                        target,
+                        path.to_path_buf(),
+                    ),
+                    Destination::Direct => Sink::Direct(
+                        std::io::BufWriter::with_capacity(
+                            1 << 16,
+                            open_direct(path).map_err(cannot)?,
+                        ),
+                        path.to_path_buf(),
+                    ),
+                }
             }
             None => Sink::Stdout(std::io::BufWriter::with_capacity(
                 1 << 16,
@@ -182,7 +195,14 @@ pub struct OutputStream {
 }
 
 enum Sink {
-    File(std::io::BufWriter<tempfile::NamedTempFile>, PathBuf),
+    /// A temporary file, the file it replaces (links followed) and the path as given.
+    File(
+        std::io::BufWriter<tempfile::NamedTempFile>,
+        PathBuf,
+        PathBuf,
+    ),
+    /// A device, pipe or socket, written as it is, and the path as given.
+    Direct(std::io::BufWriter<std::fs::File>, PathBuf),
     Stdout(std::io::BufWriter<std::io::Stdout>),
 }
 
@@ -193,7 +213,8 @@ impl OutputStream {
             return;
         }
         let written = match &mut self.sink {
-            Sink::File(file, _) => file.write_all(bytes),
+            Sink::File(file, ..) => file.write_all(bytes),
+            Sink::Direct(file, _) => file.write_all(bytes),
             Sink::Stdout(out) => out.write_all(bytes),
         };
         if let Err(e) = written {
@@ -204,7 +225,7 @@ impl OutputStream {
     /// Flushes, and renames the file into place.
     pub fn finish(self) -> Result<(), Failure> {
         match self.sink {
-            Sink::File(file, path) => {
+            Sink::File(file, target, path) => {
                 let cannot = |e: std::io::Error| {
                     Failure::unreadable(format!("{}: cannot write: {e}", path.display()))
                 };
@@ -213,9 +234,16 @@ impl OutputStream {
                 }
                 let file = file.into_inner().map_err(|e| cannot(e.into_error()))?;
                 file.as_file().sync_all().map_err(cannot)?;
-                file.persist(&path).map_err(|e| cannot(e.error))?;
+                file.persist(&target).map_err(|e| cannot(e.error))?;
                 Ok(())
             }
+            Sink::Direct(mut file, path) => match self.error.map_or_else(|| file.flush(), Err) {
+                Ok(()) => Ok(()),
+                Err(e) => Err(Failure::unreadable(format!(
+                    "{}: cannot write: {e}",
+                    path.display()
+                ))),
+            },
             Sink::Stdout(mut out) => match self.error.map_or_else(|| out.flush(), Err) {
                 Ok(()) => Ok(()),
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
@@ -237,16 +265,83 @@ impl Write for OutputStream {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same directory, renamed into
-/// place only once everything is written: on any failure `path` is left as it was and
-/// the temporary file is removed. A new file gets the usual permissions (0666 less the
-/// umask), a replaced file keeps its own.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = temporary_beside(path)?;
-    file.write_all(bytes)?;
-    file.as_file().sync_all()?;
-    file.persist(path).map_err(|e| e.error)?;
+/// Writes `bytes` to `path`: a file through a temporary file in the same directory,
+/// renamed into place only once everything is written (on any failure `path` is left as
+/// it was and the temporary file is removed; a new file gets the usual permissions, 0666
+/// less the umask, a replaced file keeps its own); a device, pipe or socket as it is.
+fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    match destination(path)? {
+        Destination::Replace(target) => {
+            let mut file = temporary_beside(&target)?;
+            file.write_all(bytes)?;
+            file.as_file().sync_all()?;
+            file.persist(&target).map_err(|e| e.error)?;
+        }
+        Destination::Direct => {
+            let mut file = open_direct(path)?;
+            file.write_all(bytes)?;
+            file.flush()?;
+        }
+    }
     Ok(())
+}
+
+/// Where `-o PATH` is written.
+#[derive(Debug, PartialEq, Eq)]
+enum Destination {
+    /// A regular file, or none yet: replaced by renaming a temporary file onto this
+    /// path, the file's own once symbolic links are followed (renamed onto the link, the
+    /// temporary file would replace the link, not the file it names).
+    Replace(PathBuf),
+    /// A device (`/dev/null`, a terminal), a named pipe or a socket (`/dev/stdout`,
+    /// `/dev/fd/N`): written as it is. Renamed onto, it would be replaced by a file.
+    Direct,
+}
+
+/// How `path` is written: see [`Destination`]. A directory is an error.
+fn destination(path: &Path) -> std::io::Result<Destination> {
+    // Dangling links are followed by hand (to the file the link would create), at most
+    // as many as the kernel follows in one look-up.
+    let mut target = path.to_path_buf();
+    for _ in 0..=40 {
+        match std::fs::metadata(&target) {
+            Ok(meta) if meta.is_dir() => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::IsADirectory,
+                    "is a directory",
+                ))
+            }
+            Ok(meta) if meta.is_file() => {
+                let linked = std::fs::symlink_metadata(&target)?.file_type().is_symlink();
+                return Ok(Destination::Replace(if linked {
+                    std::fs::canonicalize(&target)?
+                } else {
+                    target
+                }));
+            }
+            Ok(_) => return Ok(Destination::Direct),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let Ok(meta) = std::fs::symlink_metadata(&target) else {
+                    return Ok(Destination::Replace(target));
+                };
+                if !meta.file_type().is_symlink() {
+                    return Err(e);
+                }
+                let link = std::fs::read_link(&target)?;
+                target = match target.parent() {
+                    Some(dir) => dir.join(link),
+                    None => link,
+                };
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// Opens a device, pipe or socket to write to.
+fn open_direct(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().write(true).open(path)
 }
 
 /// A temporary file in the directory of `path`, with the permissions `path` has (or

@@ -415,6 +415,20 @@ fn a_long_header_that_does_not_parse_is_refused_in_a_short_message() {
     );
 }
 
+/// A file cut short inside its header's length or its header says so.
+#[test]
+fn a_file_that_ends_inside_its_header_says_so() {
+    let whole = to_npy(&array("f32[2]"), &[0; 8]).unwrap();
+    for len in [8, 9, 20, 127] {
+        let e = from_npy(&array("f32[2]"), &whole[..len]).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("not an .npy file this tool can read: the file ends inside its header ({len} bytes)"),
+            "{len}"
+        );
+    }
+}
+
 // ------------------------------------------------------------------ properties
 
 const TYPES: &[(&str, u32)] = &[

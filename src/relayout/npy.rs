@@ -238,8 +238,14 @@ pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
     let t = shape.element_type();
     let descr = dtype_descr(t).ok_or_else(|| unsupported(shape))?;
     let mut cursor = Cursor::new(npy);
-    let header = NpyHeader::from_reader(&mut cursor)
-        .map_err(|e| NpyError::Format(concise(&e.to_string())))?;
+    let header = NpyHeader::from_reader(&mut cursor).map_err(|e| {
+        NpyError::Format(if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            // The reader's own words: "failed to fill whole buffer".
+            format!("the file ends inside its header ({} bytes)", npy.len())
+        } else {
+            concise(&e.to_string())
+        })
+    })?;
     let data = npy.get(cursor.position() as usize..).unwrap_or(&[]);
 
     // The dtype: the one written, another byte order, or an accepted alternative.

@@ -98,6 +98,18 @@ impl Shape {
             Shape::Buffer(_) => "buffer",
         }
     }
+
+    /// The kind with its article, for messages: `"an array"`, `"a tuple"`, `"a token"`,
+    /// `"an opaque"` or `"a buffer"`.
+    pub fn kind_phrase(&self) -> &'static str {
+        match self {
+            Shape::Array(_) => "an array",
+            Shape::Tuple(_) => "a tuple",
+            Shape::Token => "a token",
+            Shape::Opaque => "an opaque",
+            Shape::Buffer(_) => "a buffer",
+        }
+    }
 }
 
 impl From<ArrayShape> for Shape {

@@ -111,6 +111,11 @@ fn errors() {
         2,
         "xla-shape: <text>: a tuple has no elements to index; give an array shape\n",
     );
+    fails(
+        &["opaque[]", "0"],
+        2,
+        "xla-shape: <text>: an opaque has no elements to index; give an array shape\n",
+    );
 }
 
 fn explain(shape: &str) -> String {

@@ -133,6 +133,10 @@ fn errors_say_what_is_needed_and_write_nothing() {
             "xla-shape: --shape: relayout moves one array, not a tuple shape\n",
         ),
         (
+            vec!["relayout", "--shape", "opaque[]", "--to", "npy"],
+            "xla-shape: --shape: relayout moves one array, not an opaque shape\n",
+        ),
+        (
             vec!["relayout", "--shape", "f32[2,3]", "--to", "{0,1,2}"],
             "xla-shape: --to: the layout does not fit the shape:\n",
         ),

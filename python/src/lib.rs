@@ -1287,9 +1287,9 @@ impl Shape {
     fn array_or_err(&self, what: &str) -> PyResult<&xla_shape::ArrayShape> {
         self.array().ok_or_else(|| {
             PyTypeError::new_err(format!(
-                "{what}: {} is a {}, not an array",
+                "{what}: {} is {}, not an array",
                 self.text(),
-                self.inner.kind_name()
+                self.inner.kind_phrase()
             ))
         })
     }

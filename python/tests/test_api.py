@@ -488,3 +488,13 @@ def test_stubs_and_py_typed_are_installed():
                  "class Report", "class ShapeIterator",
                  "class Finding", "class Layout", "class ShapeSite", "class ParseError"):
         assert name in stub
+
+
+def test_a_shape_that_is_no_array_says_what_it_is():
+    for text, phrase in [
+        ("opaque[]", "is an opaque, not an array"),
+        ("(f32[2])", "is a tuple, not an array"),
+        ("token[]", "is a token, not an array"),
+    ]:
+        with pytest.raises(TypeError, match=phrase):
+            xla_shape.Shape(text).linear_index([0])

@@ -91,7 +91,7 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
     let Some(shape) = input.shape_for_array()? else {
         return Err(Failure::unreadable(format!(
             "{name}: {}",
-            no_elements("tuple")
+            no_elements("a tuple")
         )));
     };
     let array = array_of(&shape).map_err(|e| Failure::unreadable(format!("{name}: {e}")))?;
@@ -135,12 +135,12 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
 fn array_of(shape: &Shape) -> Result<&ArrayShape, String> {
     match shape {
         Shape::Array(array) | Shape::Buffer(array) => Ok(array),
-        other => Err(no_elements(other.kind_name())),
+        other => Err(no_elements(other.kind_phrase())),
     }
 }
 
 fn no_elements(kind: &str) -> String {
-    format!("a {kind} has no elements to index; give an array shape")
+    format!("{kind} has no elements to index; give an array shape")
 }
 
 /// Refuses arguments that give no index, or read standard input twice.

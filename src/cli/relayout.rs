@@ -117,13 +117,13 @@ fn array_shape(text: &str) -> Result<ArrayShape, Failure> {
     };
     let not_an_array = |kind: &str| {
         Failure::unreadable(format!(
-            "--shape: relayout moves one array, not a {kind} shape"
+            "--shape: relayout moves one array, not {kind} shape"
         ))
     };
     match input.shape_for_array()? {
         Some(Shape::Array(array)) => Ok(array),
-        Some(other) => Err(not_an_array(other.kind_name())),
-        None => Err(not_an_array("tuple")),
+        Some(other) => Err(not_an_array(other.kind_phrase())),
+        None => Err(not_an_array("a tuple")),
     }
 }
 

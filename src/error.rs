@@ -12,18 +12,29 @@ use crate::path::Path;
 
 /// Past this many bytes, a key, value or word of the input quoted in a message is cut
 /// ([`Shown`]).
-pub(crate) const SHOWN_LONG: usize = 200;
+pub const SHOWN_LONG: usize = 200;
 /// The characters kept of a cut one.
-pub(crate) const SHOWN_KEPT: usize = 64;
+pub const SHOWN_KEPT: usize = 64;
 
 /// A key, value or word of the input in a message: whole when short, else its first
 /// [`SHOWN_KEPT`] characters and its length (a 40 MB value made a 40 MB message).
-pub(crate) struct Shown<'a> {
+///
+/// ```
+/// # use xla_shape::error::Shown;
+/// assert_eq!(Shown::single("f33").to_string(), "'f33'");
+/// let long = "x".repeat(1000);
+/// assert_eq!(
+///     Shown::plain(&long).to_string(),
+///     format!("{}... (1000 bytes in all)", "x".repeat(64))
+/// );
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Shown<'a> {
     text: &'a str,
     quote: Quote,
 }
 
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 enum Quote {
     None,
     Single,
@@ -32,7 +43,7 @@ enum Quote {
 
 impl<'a> Shown<'a> {
     /// In double quotes, escaped (`{:?}`), as JSON keys and strings are shown.
-    pub(crate) fn quoted(text: &'a str) -> Self {
+    pub fn quoted(text: &'a str) -> Self {
         Shown {
             text,
             quote: Quote::Escaped,
@@ -40,7 +51,7 @@ impl<'a> Shown<'a> {
     }
 
     /// In single quotes, as module text's tokens are shown.
-    pub(crate) fn single(text: &'a str) -> Self {
+    pub fn single(text: &'a str) -> Self {
         Shown {
             text,
             quote: Quote::Single,
@@ -48,7 +59,7 @@ impl<'a> Shown<'a> {
     }
 
     /// As it is (a number, a word, or a string already quoted).
-    pub(crate) fn plain(text: &'a str) -> Self {
+    pub fn plain(text: &'a str) -> Self {
         Shown {
             text,
             quote: Quote::None,

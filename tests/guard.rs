@@ -641,6 +641,41 @@ fn a_bad_policy_is_an_error_naming_the_key() {
         let error = Policy::from_toml(text).unwrap_err().to_string();
         assert!(error.contains(expected), "{text}: {error}");
     }
+    // A long key, line, type name or glob is cut in the message (a line of 200 KB made a
+    // message of 200 KB, twice over for a key).
+    let long = "x".repeat(200_000);
+    let cut = format!("{}... (200000 bytes in all)", "x".repeat(64));
+    for (text, expected) in [
+        (
+            format!("[all]\n{long} = 1\n"),
+            "line 2: unknown field `xxx".to_string(),
+        ),
+        (
+            format!("[all]\ndeny_element_types = [\"{long}\"]\n"),
+            format!(
+                "'{}'... (200000 bytes in all) is not an array element type",
+                "x".repeat(64)
+            ),
+        ),
+        (
+            format!("[computations.\"{long}\"]\nlayout = \"default\"\n"),
+            format!("[computations.\"{cut}\"] layout: "),
+        ),
+        (
+            format!("[all]\nmemory_spaces = [{}1]\n", "[".repeat(200_000)),
+            "(in `memory_spaces = [[[".to_string(),
+        ),
+    ] {
+        let error = Policy::from_toml(&text).unwrap_err().to_string();
+        assert!(
+            error.len() < 1000,
+            "{} bytes: {}",
+            error.len(),
+            &error[..300]
+        );
+        assert!(error.contains(&expected), "{error}");
+        assert!(error.contains(" bytes in all)"), "{error}");
+    }
 }
 
 /// A policy is held to a size and a number of computation globs (each glob is compiled

@@ -3421,6 +3421,26 @@ fn an_index_line_of_millions_of_coordinates_is_refused_in_bounded_memory() {
         String::from_utf8_lossy(&refused.stderr).trim(),
         "xla-shape: <stdin>:1: 'x' is not a non-negative integer"
     );
+    // A part that is no number is cut in the message when long (the whole line of 20 MB
+    // was the message), under --linear too.
+    let refused = run(&"x".repeat(20_000_000));
+    assert_eq!(refused.status.code(), Some(2));
+    let cut = format!("'{}'... (20000000 bytes in all)", "x".repeat(64));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr).trim(),
+        format!("xla-shape: <stdin>:1: {cut} is not a non-negative integer")
+    );
+    let linear = limited_command(&format!(
+        "ulimit -v 60000 && exec \"$0\" index 'f32[2,3]' --linear - < {}",
+        input.display()
+    ))
+    .output()
+    .unwrap();
+    assert_eq!(linear.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&linear.stderr).trim(),
+        format!("xla-shape: <stdin>:1: {cut} is not a non-negative integer")
+    );
 }
 
 /// A directory tree is walked as its files are asked for (`Walk::stream`, which

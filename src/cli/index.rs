@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use xla_shape::describe::{locate, locate_linear, IndexJson, Location};
+use xla_shape::error::Shown;
 use xla_shape::index::{IndexError, LayoutPlan};
 use xla_shape::spool::Spool;
 use xla_shape::{ArrayShape, Shape};
@@ -109,8 +110,8 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
         let location = if args.linear {
             let slot = parse_number(request.text.trim()).ok_or_else(|| {
                 named(format!(
-                    "'{}' is not a non-negative integer",
-                    request.text.trim()
+                    "{} is not a non-negative integer",
+                    Shown::single(request.text.trim())
                 ))
             })?;
             locate_linear(&plan, slot)
@@ -170,7 +171,7 @@ fn each_request(
     for argument in arguments {
         if argument != "-" {
             answer(Request {
-                name: format!("[{}]", argument.trim()),
+                name: format!("[{}]", Shown::plain(argument.trim())),
                 text: argument,
             })?;
             continue;
@@ -246,8 +247,8 @@ fn parse_index(text: &str, rank: usize) -> Result<Vec<u64>, String> {
     let (mut index, mut got) = (Vec::new(), 0usize);
     for part in text.split(',') {
         let part = part.trim();
-        let n =
-            parse_number(part).ok_or_else(|| format!("'{part}' is not a non-negative integer"))?;
+        let n = parse_number(part)
+            .ok_or_else(|| format!("{} is not a non-negative integer", Shown::single(part)))?;
         got += 1;
         if got <= rank {
             index.push(n);

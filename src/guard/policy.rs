@@ -32,7 +32,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 use super::listing::{allocated_bytes, Entry, Listing};
-use crate::error::Severity;
+use crate::error::{Severity, Shown};
 use crate::primitive::PrimitiveType;
 use crate::report::{repeated_text, Finding, Findings};
 use crate::shape::Shape;
@@ -138,7 +138,8 @@ fn types(
                         .filter(|t| t.is_array())
                         .ok_or_else(|| {
                             PolicyError(format!(
-                                "{table} {key}: '{name}' is not an array element type (f32, bf16, s8, pred, ...)"
+                                "{table} {key}: {} is not an array element type (f32, bf16, s8, pred, ...)",
+                                Shown::single(name)
                             ))
                         })
                 })
@@ -189,12 +190,18 @@ impl Policy {
             return Err(too_large());
         }
         let file: PolicyFile = toml::from_str(text).map_err(|e| {
-            let message = e.message().to_string();
+            // A key or line of the file is cut in the message when long (the file
+            // may hold one line of 256 KiB); the parser's own words, which name the
+            // keys a table takes, are cut only past 1 KiB.
+            let message = match e.message() {
+                long if long.len() > 1024 => Shown::plain(long).to_string(),
+                message => message.to_string(),
+            };
             match e.span() {
                 Some(span) => {
                     let start = span.start.min(text.len());
                     let line = text[..start].matches('\n').count() + 1;
-                    let whole = text.lines().nth(line - 1).unwrap_or("").trim();
+                    let whole = Shown::plain(text.lines().nth(line - 1).unwrap_or("").trim());
                     PolicyError(format!("line {line}: {message} (in `{whole}`)"))
                 }
                 None => PolicyError(message),
@@ -216,7 +223,7 @@ impl Policy {
             )));
         }
         for (pattern, table) in file.computations {
-            let name = format!("[computations.\"{pattern}\"]");
+            let name = format!("[computations.\"{}\"]", Shown::plain(&pattern));
             let glob = globset::Glob::new(&pattern)
                 .map_err(|e| PolicyError(format!("{name}: bad glob: {e}")))?
                 .compile_matcher();

@@ -385,13 +385,16 @@ fn finish(
             *modulus = None;
         }
     }
-    // Coalesce neighbouring axes that continue one another.
-    let mut merged: Vec<Axis> = Vec::with_capacity(axes.len());
-    for axis in axes {
-        merged.push(axis);
-        while merged.len() >= 2 {
-            let minor = merged[merged.len() - 1];
-            let major = merged[merged.len() - 2];
+    // Coalesce neighbouring axes that continue one another, in place: the first
+    // `merged` axes are done (a second list of axes was the peak of a plan's memory at
+    // the largest rank).
+    let mut merged = 0;
+    for i in 0..axes.len() {
+        axes[merged] = axes[i];
+        merged += 1;
+        while merged >= 2 {
+            let minor = axes[merged - 1];
+            let major = axes[merged - 2];
             let kind = match (major.kind, minor.kind) {
                 (AxisKind::Const, AxisKind::Const) => AxisKind::Const,
                 (
@@ -417,17 +420,18 @@ fn finish(
                 }
                 _ => break,
             };
-            merged.truncate(merged.len() - 2);
-            merged.push(Axis {
+            merged -= 1;
+            axes[merged - 1] = Axis {
                 stride: minor.stride,
                 radix: major.radix.checked_mul(minor.radix)?,
                 kind,
-            });
+            };
         }
     }
+    axes.truncate(merged);
     Some(Digits {
         sources: new_sources,
-        axes: merged,
+        axes,
         trivial,
     })
 }

@@ -230,11 +230,11 @@ pub struct LayoutPlan {
     spec: Spec,
     staged: Staged,
     digits: Option<Digits>,
+    /// The digit axes ready to evaluate; empty when `strided` indexes.
     fast: Vec<FastDigit>,
     all_pow2: bool,
     /// Per logical dimension, its stride, when every dimension is one plain digit.
     strided: Option<Vec<u64>>,
-    dims: Vec<u64>,
     element_count: u64,
     element_bits: u64,
     allocated: u64,
@@ -245,6 +245,31 @@ fn element_count(dims: &[u64]) -> Result<u64, PlanError> {
     dims.iter()
         .try_fold(1u64, |n, &d| n.checked_mul(d))
         .ok_or(PlanError::Overflow)
+}
+
+/// Each logical dimension's stride when every digit axis of a plan of plain logical
+/// indices is one whole dimension (`None` when a dimension is cut into digits or has
+/// two); a dimension without an axis (of size 1 or 0) gets 0.
+fn plain_strides(digits: &Digits, rank: usize) -> Option<Vec<u64>> {
+    let mut strides = vec![0u64; rank];
+    let mut seen = vec![false; rank];
+    for axis in &digits.axes {
+        if let AxisKind::Digit {
+            source,
+            div,
+            modulus,
+        } = axis.kind
+        {
+            match (strides.get_mut(source), seen.get_mut(source)) {
+                (Some(s), Some(seen)) if !*seen && div == 1 && modulus.is_none() => {
+                    *s = axis.stride;
+                    *seen = true;
+                }
+                _ => return None,
+            }
+        }
+    }
+    Some(strides)
 }
 
 impl LayoutPlan {
@@ -348,12 +373,19 @@ impl LayoutPlan {
     /// Compiles a plan from the engine's input facts.
     pub(crate) fn from_spec(spec: Spec) -> Result<Self, PlanError> {
         let staged = compile_staged(&spec)?;
-        let dims = staged.dims.clone();
-        let element_count = element_count(&dims)?;
+        let element_count = element_count(&staged.dims)?;
         let (allocated, element_bits) = Self::allocated(&spec, &staged)?;
         let digits = compile_digits(&staged);
+        // Per logical dimension, its stride, when every axis is one whole logical
+        // dimension (every untiled layout): indexing needs nothing else then.
+        let strided = digits
+            .as_ref()
+            .filter(|d| d.trivial)
+            .and_then(|d| plain_strides(d, staged.dims.len()));
+        // Otherwise, each digit axis ready to evaluate.
         let mut fast = Vec::new();
-        if let Some(d) = &digits {
+        if let (Some(d), None) = (&digits, &strided) {
+            fast.reserve_exact(d.axes.len());
             for axis in &d.axes {
                 if let AxisKind::Digit {
                     source,
@@ -381,24 +413,6 @@ impl LayoutPlan {
             }
         }
         let all_pow2 = fast.iter().all(|d| d.pow2);
-        let mut strided = None;
-        if digits.as_ref().is_some_and(|d| d.trivial) {
-            let mut strides = vec![0u64; dims.len()];
-            let mut plain = true;
-            let mut seen = vec![false; dims.len()];
-            for digit in &fast {
-                match (strides.get_mut(digit.source), seen.get_mut(digit.source)) {
-                    (Some(s), Some(seen)) if !*seen && digit.div == 1 && digit.mask == u64::MAX => {
-                        *s = digit.stride;
-                        *seen = true;
-                    }
-                    _ => plain = false,
-                }
-            }
-            if plain {
-                strided = Some(strides);
-            }
-        }
         Ok(LayoutPlan {
             spec,
             staged,
@@ -406,7 +420,6 @@ impl LayoutPlan {
             fast,
             all_pow2,
             strided,
-            dims,
             element_count,
             element_bits,
             allocated,
@@ -415,12 +428,12 @@ impl LayoutPlan {
 
     /// The logical dimension sizes (bounds for dynamic dimensions).
     pub fn dimensions(&self) -> &[u64] {
-        &self.dims
+        &self.staged.dims
     }
 
     /// Number of dimensions.
     pub fn rank(&self) -> usize {
-        self.dims.len()
+        self.staged.dims.len()
     }
 
     /// Whether the plan runs on flat digits (the fast path). Layouts that are not sums
@@ -436,13 +449,13 @@ impl LayoutPlan {
     /// # Errors
     /// [`IndexError::WrongRank`] or [`IndexError::OutOfBounds`].
     pub fn check_index(&self, index: &[u64]) -> Result<(), IndexError> {
-        if index.len() != self.dims.len() {
+        if index.len() != self.staged.dims.len() {
             return Err(IndexError::WrongRank {
                 got: index.len(),
-                rank: self.dims.len(),
+                rank: self.staged.dims.len(),
             });
         }
-        for (dim, (&i, &size)) in index.iter().zip(&self.dims).enumerate() {
+        for (dim, (&i, &size)) in index.iter().zip(&self.staged.dims).enumerate() {
             if i >= size {
                 return Err(IndexError::OutOfBounds {
                     dim,
@@ -480,11 +493,11 @@ impl LayoutPlan {
         // Untiled layouts (one stride per dimension) inline at the caller: one pass of
         // bounds checks and multiply-adds. Everything else is out of line.
         if let Some(strides) = &self.strided {
-            if index.len() == self.dims.len() {
+            if index.len() == self.staged.dims.len() {
                 // Wrapping only matters when out of bounds, and then the sum is discarded.
                 let mut outside = false;
                 let mut slot: u64 = 0;
-                for ((&i, &d), &s) in index.iter().zip(&self.dims).zip(strides) {
+                for ((&i, &d), &s) in index.iter().zip(&self.staged.dims).zip(strides) {
                     outside |= i >= d;
                     slot = slot.wrapping_add(i.wrapping_mul(s));
                 }
@@ -499,16 +512,16 @@ impl LayoutPlan {
     /// [`LayoutPlan::linear_index`] past its untiled in-bounds case.
     #[inline(never)]
     fn linear_index_general(&self, index: &[u64]) -> Result<u64, IndexError> {
-        if index.len() != self.dims.len() {
+        if index.len() != self.staged.dims.len() {
             return Err(self
                 .check_index(index)
                 .err()
                 .unwrap_or(IndexError::WrongRank {
                     got: index.len(),
-                    rank: self.dims.len(),
+                    rank: self.staged.dims.len(),
                 }));
         }
-        let outside = index.iter().zip(&self.dims).any(|(&i, &d)| i >= d);
+        let outside = index.iter().zip(&self.staged.dims).any(|(&i, &d)| i >= d);
         if outside {
             return Err(self.out_of_bounds(index));
         }
@@ -522,7 +535,7 @@ impl LayoutPlan {
             .err()
             .unwrap_or(IndexError::WrongRank {
                 got: index.len(),
-                rank: self.dims.len(),
+                rank: self.staged.dims.len(),
             })
     }
 
@@ -551,6 +564,9 @@ impl LayoutPlan {
     /// Linear index of an index already checked to be in bounds.
     #[inline]
     pub(crate) fn linear_checked(&self, index: &[u64]) -> u64 {
+        if let Some(strides) = &self.strided {
+            return index.iter().zip(strides).map(|(&i, &s)| i * s).sum();
+        }
         match &self.digits {
             Some(d) if d.trivial => {
                 let mut slot = 0;
@@ -594,7 +610,7 @@ impl LayoutPlan {
     /// [`IndexError::LinearOutOfRange`] when `linear` is not below
     /// [`allocated_elements`](Self::allocated_elements).
     pub fn multi_index(&self, linear: u64) -> Result<Option<Vec<u64>>, IndexError> {
-        let mut out = vec![0; self.dims.len()];
+        let mut out = vec![0; self.staged.dims.len()];
         Ok(self.multi_index_into(linear, &mut out)?.then_some(out))
     }
 
@@ -604,10 +620,10 @@ impl LayoutPlan {
     /// # Errors
     /// [`IndexError::LinearOutOfRange`], or [`IndexError::WrongRank`] for a wrong `out`.
     pub fn multi_index_into(&self, linear: u64, out: &mut [u64]) -> Result<bool, IndexError> {
-        if out.len() != self.dims.len() {
+        if out.len() != self.staged.dims.len() {
             return Err(IndexError::WrongRank {
                 got: out.len(),
-                rank: self.dims.len(),
+                rank: self.staged.dims.len(),
             });
         }
         if linear >= self.allocated {
@@ -620,7 +636,7 @@ impl LayoutPlan {
             return Ok(false);
         }
         Ok(match &self.digits {
-            Some(d) => delinearize_digits(d, &self.dims, linear, out),
+            Some(d) => delinearize_digits(d, &self.staged.dims, linear, out),
             None => self.staged.delinear(linear, out).is_some(),
         })
     }
@@ -639,7 +655,7 @@ impl LayoutPlan {
             return false;
         }
         for k in (0..index.len()).rev() {
-            if index[k] + 1 < self.dims[k] {
+            if index[k] + 1 < self.staged.dims[k] {
                 index[k] += 1;
                 for later in &mut index[k + 1..] {
                     *later = 0;
@@ -714,12 +730,12 @@ impl LayoutPlan {
             return 0;
         }
         let largest = match &self.digits {
-            Some(d) if d.trivial => largest_slot_digits(d, &self.dims),
+            Some(d) if d.trivial => largest_slot_digits(d, &self.staged.dims),
             _ => self
                 .staged
                 .largest_slot(&mut { LARGEST_SLOT_BUDGET })
                 .ok()
-                .or_else(|| largest_slot_searched(&self.staged, &self.dims).map(Some))
+                .or_else(|| largest_slot_searched(&self.staged, &self.staged.dims).map(Some))
                 .unwrap_or_else(|| {
                     // Every element's slot, in logical order: one pass, where the
                     // physical order would sort window after window.
@@ -753,6 +769,10 @@ impl LayoutPlan {
     /// layout has tiles. A `*` entry merges dimensions as in the nested tiling (XLA's
     /// own arithmetic does not handle `*`).
     pub fn xla_array_size(&self) -> u64 {
+        if self.spec.tiles.len() <= 1 && self.spec.split_configs.is_empty() {
+            // The first tile is every tile, and no split: this plan's own slots.
+            return bits_to_bytes(self.allocated, self.element_bits);
+        }
         let mut spec = self.spec.clone();
         let rank = spec.dims.len();
         for (physical, splits) in &self.spec.split_configs {
@@ -763,7 +783,7 @@ impl LayoutPlan {
             else {
                 continue;
             };
-            let size = self.dims.get(k).copied().unwrap_or(0);
+            let size = self.staged.dims.get(k).copied().unwrap_or(0);
             let mut largest = 0;
             let mut last = 0;
             for &s in splits {
@@ -798,10 +818,12 @@ impl LayoutPlan {
         if self.element_count == 0 {
             return 0;
         }
-        let last: Vec<u64> = self.dims.iter().map(|d| d - 1).collect();
-        let slot = match self.dims.len() {
+        let last: Vec<u64> = self.staged.dims.iter().map(|d| d - 1).collect();
+        let slot = match self.staged.dims.len() {
             0 => 0,
             1 => last[0],
+            // The first tile is every tile: this plan's own.
+            _ if self.spec.tiles.len() <= 1 => self.linear_checked(&last),
             _ => {
                 let mut spec = self.spec.clone();
                 spec.tiles.truncate(1);
@@ -845,7 +867,7 @@ impl LayoutPlan {
     /// [`xla_dimension_stride`](Self::xla_dimension_stride) of every dimension, in one
     /// pass over the layout (linear in the rank).
     fn xla_dimension_strides(&self) -> Vec<Option<u64>> {
-        let mut strides = vec![None; self.dims.len()];
+        let mut strides = vec![None; self.staged.dims.len()];
         for (k, stride) in self.minor_first_strides() {
             if let Some(slot @ None) = strides.get_mut(k) {
                 *slot = Some(stride);
@@ -862,7 +884,7 @@ impl LayoutPlan {
     /// Dimensions of size 1 get the stride they would have without tiles (numpy and
     /// DLPack accept any stride there).
     pub fn element_strides(&self) -> Option<Vec<u64>> {
-        let rank = self.dims.len();
+        let rank = self.staged.dims.len();
         if self.spec.tiles.is_empty() {
             return self.xla_dimension_strides().into_iter().collect();
         }
@@ -889,7 +911,7 @@ impl LayoutPlan {
         let mut next: u64 = 1;
         let mut out = vec![0; rank];
         for &k in self.spec.minor_to_major.iter() {
-            let size = self.dims.get(k).copied().unwrap_or(0);
+            let size = self.staged.dims.get(k).copied().unwrap_or(0);
             let stride = strides.get(k).copied().flatten().unwrap_or(next);
             out[k] = stride;
             next = stride.saturating_mul(size.max(1));
@@ -906,7 +928,7 @@ impl LayoutPlan {
         };
         let mut plain: u64 = 1;
         for &k in &self.spec.minor_to_major {
-            let size = self.dims.get(k).copied().unwrap_or(0);
+            let size = self.staged.dims.get(k).copied().unwrap_or(0);
             if size > 1 && strides.get(k) != Some(&plain) {
                 return false;
             }
@@ -952,7 +974,7 @@ impl LayoutPlan {
     /// other plans. Used by the relayout fast path.
     pub(crate) fn dimension_digits(&self) -> Option<Vec<Vec<DimDigit>>> {
         let d = self.digits.as_ref().filter(|d| d.trivial)?;
-        let mut per_dim: Vec<Vec<DimDigit>> = vec![Vec::new(); self.dims.len()];
+        let mut per_dim: Vec<Vec<DimDigit>> = vec![Vec::new(); self.staged.dims.len()];
         for axis in &d.axes {
             if let AxisKind::Digit {
                 source,

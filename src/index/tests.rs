@@ -53,6 +53,20 @@ fn check_layout(l: &RefLayout) {
         assert_eq!(found, largest, "{l:?}");
     }
     assert_eq!(plan.data_elements(), largest.map_or(0, |s| s + 1), "{l:?}");
+    // XLA's sizes from the first tile only, by a plan of that tile alone (a plan of at
+    // most one tile answers from itself).
+    let mut first = spec_of(l);
+    first.tiles.truncate(1);
+    let first = LayoutPlan::from_spec(first).unwrap();
+    assert_eq!(plan.xla_array_size(), first.allocated_bytes(), "{l:?}");
+    let last: Vec<u64> = l.dims.iter().map(|&d| d.saturating_sub(1)).collect();
+    let data = match rank {
+        _ if l.dims.contains(&0) => 0,
+        0 => 4,
+        1 => 4 * (last[0] + 1),
+        _ => 4 * (first.staged().linear(&last) + 1),
+    };
+    assert_eq!(plan.xla_array_data_size(), data, "{l:?}");
     for slot in 0..staged.grid {
         let mut a = vec![0; rank];
         let found = staged.delinear(slot, &mut a).is_some();

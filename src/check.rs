@@ -1898,7 +1898,8 @@ impl Walk {
     }
 
     /// Every file below `dir` the walk picks, in sorted order (by path, directories
-    /// walked depth first). Symbolic links to directories are not followed.
+    /// walked depth first). Symbolic links to directories are not followed; named
+    /// pipes, sockets and devices, and links to them, are left out.
     /// Subdirectories are listed side by side on the current rayon pool ([`expand_on`]
     /// chooses its size); the order and the first error (in that order) are the same
     /// on any number of threads.
@@ -1970,13 +1971,33 @@ fn listing_of(dir: &Path) -> std::io::Result<Vec<Entry>> {
     Ok(entries)
 }
 
-/// A directory's entries as the directory listing gives them, unsorted.
+/// A directory's entries as the directory listing gives them, unsorted: its
+/// directories and the files a walk may read. Named pipes, sockets and devices are left
+/// out (opened, a pipe waits for a writer that never comes, so a walk of a directory
+/// that held one never ended), and so are links to them and to directories; a link to
+/// a file is that file, and a link to nothing stays in, to be reported where it is
+/// read.
 fn entries_of(dir: &Path) -> std::io::Result<impl Iterator<Item = std::io::Result<Entry>>> {
     let entry = |entry: std::io::Result<std::fs::DirEntry>| {
         let entry = entry?;
-        Ok(Entry(entry.file_name(), entry.file_type()?.is_dir()))
+        let kind = entry.file_type()?;
+        let walked = if kind.is_dir() {
+            Some(true)
+        } else if kind.is_file() {
+            Some(false)
+        } else if kind.is_symlink() {
+            match std::fs::metadata(entry.path()) {
+                Ok(target) => target.is_file().then_some(false),
+                Err(_) => Some(false),
+            }
+        } else {
+            None
+        };
+        Ok(walked.map(|is_dir| Entry(entry.file_name(), is_dir)))
     };
-    Ok(std::fs::read_dir(dir)?.map(entry))
+    Ok(std::fs::read_dir(dir)?
+        .map(entry)
+        .filter_map(Result::transpose))
 }
 
 /// The files of a walk as they are found ([`Walk::stream`]).
@@ -2278,5 +2299,39 @@ mod tests {
         let streamed: Vec<_> = walk.stream(dir.path()).map(Result::unwrap).collect();
         assert!(whole.len() > 250, "{}", whole.len());
         assert_eq!(streamed, whole);
+    }
+
+    /// A walk reads files and links to files: a named pipe (which, opened, waits for a
+    /// writer: `validate DIR` never ended), a socket, and links to them or to a
+    /// directory are left out; a link to nothing stays, to be reported where it is read.
+    #[cfg(unix)]
+    #[test]
+    fn a_walk_leaves_out_pipes_sockets_and_links_to_them() {
+        use std::os::unix::fs::symlink;
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        std::fs::write(at("a.txt"), "f32[8]{0}\n").unwrap();
+        let _socket = std::os::unix::net::UnixListener::bind(at("socket.txt")).unwrap();
+        let piped = std::process::Command::new("mkfifo")
+            .arg(at("pipe.txt"))
+            .status()
+            .is_ok_and(|s| s.success());
+        symlink("a.txt", at("link.txt")).unwrap();
+        symlink("pipe.txt", at("link-to-pipe.txt")).unwrap();
+        symlink("socket.txt", at("link-to-socket.txt")).unwrap();
+        symlink(".", at("link-to-dir.txt")).unwrap();
+        symlink("nowhere", at("dangling.txt")).unwrap();
+        let walk = Walk::new(&[], &[]).unwrap();
+        let names = |files: Vec<std::path::PathBuf>| -> Vec<String> {
+            files
+                .iter()
+                .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect()
+        };
+        let expected = ["a.txt", "dangling.txt", "link.txt"];
+        assert_eq!(names(walk.files(dir.path()).unwrap()), expected);
+        let streamed = walk.stream(dir.path()).map(Result::unwrap).collect();
+        assert_eq!(names(streamed), expected);
+        assert!(piped || !at("pipe.txt").exists());
     }
 }

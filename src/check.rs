@@ -1898,38 +1898,15 @@ impl Walk {
     }
 
     /// Every file below `dir` the walk picks, in sorted order (by path, directories
-    /// walked depth first). Symbolic links to directories are not followed; named
-    /// pipes, sockets and devices, and links to them, are left out.
-    /// Subdirectories are listed side by side on the current rayon pool ([`expand_on`]
-    /// chooses its size); the order and the first error (in that order) are the same
-    /// on any number of threads.
+    /// walked depth first): [`Walk::stream`] collected, up to its first error.
+    /// Symbolic links to directories are not followed; named pipes, sockets and
+    /// devices, and links to them, are left out. Directories are listed one after the
+    /// other, whatever their depth (listed side by side, one stack frame a level, a
+    /// tree 1,900 directories deep overflowed a worker thread's stack).
     pub fn files(&self, dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-        let mut out = Vec::new();
-        self.walk(dir, Path::new(""), &mut out)?;
-        Ok(out)
-    }
-
-    /// Walks `dir`, which is `relative` below the walked directory.
-    fn walk(&self, dir: &Path, relative: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-        use rayon::prelude::*;
-        let entries = listing_of(dir)?;
-        let parts: Vec<std::io::Result<Vec<PathBuf>>> = entries
-            .par_iter()
-            .map(|Entry(name, is_dir)| {
-                let below = relative.join(name);
-                let mut files = Vec::new();
-                if *is_dir {
-                    self.walk(&dir.join(name), &below, &mut files)?;
-                } else if self.picks(&below) {
-                    files.push(dir.join(name));
-                }
-                Ok(files)
-            })
-            .collect();
-        for part in parts {
-            out.extend(part?);
-        }
-        Ok(())
+        self.stream(dir)
+            .map(|found| found.map_err(|(_, e)| e))
+            .collect()
     }
 
     /// The files of [`Walk::files`], in the same order, found as they are asked for:
@@ -1962,16 +1939,8 @@ impl Walk {
     }
 }
 
-/// A directory's entries: each name and own type (not a link's target), from the
-/// directory listing where the file system gives it, without a `stat` per file; sorted
-/// by name, which within one directory is the order of the whole paths.
-fn listing_of(dir: &Path) -> std::io::Result<Vec<Entry>> {
-    let mut entries = entries_of(dir)?.collect::<std::io::Result<Vec<_>>>()?;
-    entries.sort();
-    Ok(entries)
-}
-
-/// A directory's entries as the directory listing gives them, unsorted: its
+/// A directory's entries as the directory listing gives them, unsorted (each type from
+/// the listing where the file system gives it, without a `stat` a file): its
 /// directories and the files a walk may read. Named pipes, sockets and devices are left
 /// out (opened, a pipe waits for a writer that never comes, so a walk of a directory
 /// that held one never ended), and so are links to them and to directories; a link to
@@ -2048,7 +2017,8 @@ impl crate::spool::Sortable for Entry {
     }
 }
 
-/// A directory's entries as [`listing_of`] gives them, sorted through a
+/// A directory's entries as [`entries_of`] gives them, sorted by name (within one
+/// directory, the order of the whole paths) through a
 /// [`Sorter`](crate::spool::Sorter): a directory of many files is sorted in temporary
 /// files, not held (some 60 bytes a name).
 fn sorted_listing_of(dir: &Path) -> std::io::Result<crate::spool::Merged<Entry>> {
@@ -2122,7 +2092,8 @@ pub enum Input {
     Missing(String, String),
 }
 
-/// [`expand`] on `jobs` threads (0: every core), as [`check_all`] checks.
+/// [`expand`], on a pool of `jobs` threads (0: the current one), as [`check_all`]
+/// checks; the walk itself lists directories one after the other.
 pub fn expand_on(paths: &[PathBuf], walk: &Walk, jobs: usize) -> Vec<Input> {
     match pool_of(jobs) {
         Some(pool) => pool.install(|| expand(paths, walk)),
@@ -2143,8 +2114,7 @@ fn pool_of(jobs: usize) -> Option<rayon::ThreadPool> {
         .ok()
 }
 
-/// Expands paths (directories walked with `walk`, on the current rayon pool) into
-/// inputs, in order.
+/// Expands paths (directories walked with `walk`) into inputs, in order.
 pub fn expand(paths: &[PathBuf], walk: &Walk) -> Vec<Input> {
     let mut inputs = Vec::new();
     for path in paths {
@@ -2304,6 +2274,29 @@ mod tests {
     /// A walk reads files and links to files: a named pipe (which, opened, waits for a
     /// writer: `validate DIR` never ended), a socket, and links to them or to a
     /// directory are left out; a link to nothing stays, to be reported where it is read.
+    /// A tree as deep as paths allow is walked without a stack frame a level.
+    #[test]
+    fn a_deep_tree_is_walked() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut path = dir.path().to_path_buf();
+        for _ in 0..1900 {
+            path.push("d");
+        }
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(path.join("x.txt"), "f32[2]{0}\n").unwrap();
+        let walk = Walk::new(&[], &[]).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        assert_eq!(
+            pool.install(|| walk.files(dir.path())).unwrap(),
+            [path.join("x.txt")]
+        );
+        let inputs = super::expand_on(&[dir.path().to_path_buf()], &walk, 2);
+        assert!(matches!(inputs.as_slice(), [super::Input::File(f)] if *f == path.join("x.txt")));
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_walk_leaves_out_pipes_sockets_and_links_to_them() {

@@ -254,6 +254,24 @@ impl Input {
         )))
     }
 
+    /// For a `str` of one line that names a file or a directory, which is read as the
+    /// text it is: the words that say how a path is given, for the error it makes.
+    fn path_hint(&self) -> String {
+        match self {
+            Input::Text(text)
+                if !text.contains('\n')
+                    && text.len() <= 4096
+                    && std::fs::symlink_metadata(text).is_ok() =>
+            {
+                format!(
+                    " (a str is the text itself; to read the file {text:?}, give \
+                     pathlib.Path({text:?}))"
+                )
+            }
+            _ => String::new(),
+        }
+    }
+
     fn name(&self) -> String {
         match self {
             Input::Bytes(_) => "<bytes>".to_string(),
@@ -738,6 +756,7 @@ fn py_validate(
     };
     let input = Input::extract(data)?;
     let name = input.name();
+    let hint = input.path_hint();
     let file = match input {
         Input::Path(path) => {
             if path.is_dir() {
@@ -756,7 +775,7 @@ fn py_validate(
     if let Some(unreadable) = &file.unreadable {
         return Err(decode_error(
             py,
-            format!("{name}: {}", unreadable.message),
+            format!("{name}: {}{hint}", unreadable.message),
             Some(unreadable.code),
         ));
     }
@@ -1880,12 +1899,13 @@ fn valid_shape(
 #[pyfunction]
 fn shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Vec<ShapeSite>> {
     let input = Input::extract(data)?;
-    let name = input.name();
-    sites_of(py, &name, &input.into_bytes()?)
+    let (name, hint) = (input.name(), input.path_hint());
+    sites_of(py, &name, &input.into_bytes()?, &hint)
 }
 
-/// The shapes of a module held whole, for [`shapes`].
-fn sites_of(py: Python<'_>, name: &str, bytes: &[u8]) -> PyResult<Vec<ShapeSite>> {
+/// The shapes of a module held whole, for [`shapes`]; `hint` ends the message of an
+/// input that is no module ([`Input::path_hint`]).
+fn sites_of(py: Python<'_>, name: &str, bytes: &[u8], hint: &str) -> PyResult<Vec<ShapeSite>> {
     match check::detect(bytes) {
         Ok(Form::HloModule) => {
             let mut sites = Vec::new();
@@ -1923,12 +1943,15 @@ fn sites_of(py: Python<'_>, name: &str, bytes: &[u8]) -> PyResult<Vec<ShapeSite>
         }
         Ok(other) => Err(decode_error(
             py,
-            format!("{name}: not an HLO module: it reads as {}", other.name()),
+            format!(
+                "{name}: not an HLO module: it reads as {}{hint}",
+                other.name()
+            ),
             Some("wrong_form"),
         )),
         Err(reason) => Err(decode_error(
             py,
-            format!("{name}: not an HLO module: {reason}"),
+            format!("{name}: not an HLO module: {reason}{hint}"),
             Some("unknown_form"),
         )),
     }
@@ -1952,9 +1975,9 @@ fn sites_of(py: Python<'_>, name: &str, bytes: &[u8]) -> PyResult<Vec<ShapeSite>
 #[pyfunction]
 fn iter_shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<ShapeIterator> {
     let input = Input::extract(data)?;
-    let name = input.name();
+    let (name, hint) = (input.name(), input.path_hint());
     let Input::Path(path) = input else {
-        let sites = sites_of(py, &name, &input.into_bytes()?)?;
+        let sites = sites_of(py, &name, &input.into_bytes()?, &hint)?;
         return Ok(ShapeIterator::whole(sites));
     };
     let file = std::fs::File::open(&path)?;
@@ -1978,10 +2001,10 @@ fn iter_shapes(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<ShapeIterato
         }
         // No thread to be had (a limited address space): read whole.
         let bytes = read_path(&path)?;
-        return Ok(ShapeIterator::whole(sites_of(py, &name, &bytes)?));
+        return Ok(ShapeIterator::whole(sites_of(py, &name, &bytes, "")?));
     }
     let bytes = xla_shape::input::read_message(head.into_reader(), 0)?;
-    Ok(ShapeIterator::whole(sites_of(py, &name, &bytes)?))
+    Ok(ShapeIterator::whole(sites_of(py, &name, &bytes, "")?))
 }
 
 /// Batches of shapes a scan on its own thread may be ahead of the iterator.

@@ -498,3 +498,19 @@ def test_a_shape_that_is_no_array_says_what_it_is():
     ]:
         with pytest.raises(TypeError, match=phrase):
             xla_shape.Shape(text).linear_index([0])
+
+
+def test_a_str_that_names_a_file_is_text_and_the_error_says_how_to_read_the_file(tmp_path):
+    path = tmp_path / "module.hlo.txt"
+    path.write_text("HloModule m\n\nENTRY e {\n  ROOT p = f32[2]{0} parameter(0)\n}\n")
+    for call in (xla_shape.validate, xla_shape.shapes, xla_shape.iter_shapes):
+        with pytest.raises(xla_shape.DecodeError) as caught:
+            call(str(path))
+        assert "a str is the text itself" in str(caught.value), call
+        assert f"pathlib.Path({json.dumps(str(path))})" in str(caught.value), call
+    assert xla_shape.validate(path).ok
+    assert [s.text for s in xla_shape.shapes(path)] == [s.text for s in xla_shape.iter_shapes(path)]
+    # A str that names no file has no such words.
+    with pytest.raises(xla_shape.DecodeError) as caught:
+        xla_shape.validate(str(tmp_path / "missing.hlo.txt"))
+    assert "pathlib" not in str(caught.value)

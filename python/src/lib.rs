@@ -87,7 +87,17 @@ fn decode_error(py: Python<'_>, message: String, code: Option<&str>) -> PyErr {
     let code = code
         .map(|c| PyString::new(py, c).into_any().unbind())
         .unwrap_or_else(|| py.None());
-    exception::<DecodeError>(py, message, &[("code", code)])
+    exception::<DecodeError>(py, in_python_words(&message), &[("code", code)])
+}
+
+/// A message of the library's in the words of this package: the command line's
+/// `--from FORM` and `--message KIND`, which the library's messages name, are this
+/// package's `src=` and `message=` arguments.
+fn in_python_words(message: &str) -> String {
+    message
+        .replace(" (or no --from)", " (or src=\"auto\")")
+        .replace("--from ", "src=")
+        .replace("--message ", "message=")
 }
 
 fn parse_error(

@@ -514,3 +514,11 @@ def test_a_str_that_names_a_file_is_text_and_the_error_says_how_to_read_the_file
     with pytest.raises(xla_shape.DecodeError) as caught:
         xla_shape.validate(str(tmp_path / "missing.hlo.txt"))
     assert "pathlib" not in str(caught.value)
+
+
+def test_errors_name_this_package_s_arguments_not_the_command_line_s():
+    with pytest.raises(xla_shape.DecodeError) as caught:
+        xla_shape.validate("not a shape at all")
+    message = str(caught.value)
+    assert "give src=binary|json|hlo|hlo-module|hlo-module-proto" in message, message
+    assert "--from" not in message, message

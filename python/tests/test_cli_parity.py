@@ -148,7 +148,14 @@ def test_every_fixture_validates_as_through_the_cli(cli, tmp_path, fmt):
                 unreadable += 1
                 assert entry["status"] == "unreadable", entry["path"]
                 assert ours.code == entry["error"]["code"]
-                assert str(ours) == f"{entry['path']}: {entry['error']['message']}"
+                # The same words, with the package's arguments for the command line's.
+                message = (
+                    entry["error"]["message"]
+                    .replace(" (or no --from)", ' (or src="auto")')
+                    .replace("--from ", "src=")
+                    .replace("--message ", "message=")
+                )
+                assert str(ours) == f"{entry['path']}: {message}"
             else:
                 assert json.loads(ours.render("json"))["files"] == [entry], entry["path"]
                 assert ours.ok == (entry["status"] == "valid")

@@ -222,10 +222,16 @@ impl<'a> Cursor<'a> {
         let text = &self.input[start..end];
         match text.parse::<i64>() {
             Ok(value) => Ok((value, start)),
-            Err(_) => Err(ParseError::new(
-                start..end,
-                format!("integer {text} does not fit in 64 bits"),
-            )),
+            // XLA's lexer reads an integer from 2^63 to 2^64 - 1 as the int64 of the
+            // same bits (`T(9223372036854775808)` is `T(*)`, `{18446744073709551615}`
+            // is `{-1}`); a negative one past int64 is an error there too.
+            Err(_) => match text.parse::<u64>() {
+                Ok(bits) if !negative => Ok((bits as i64, start)),
+                _ => Err(ParseError::new(
+                    start..end,
+                    format!("integer {text} does not fit in 64 bits"),
+                )),
+            },
         }
     }
 

@@ -465,7 +465,9 @@ impl<'a> Parser<'a> {
         }
         let bounded = self.cursor.eat_str("<=")?;
         let (size, at) = self.cursor.int("a dimension size")?;
-        if size < 0 {
+        // `<=` of int64's least value is XLA's unbounded size: `?` (it checks the size
+        // only after the bound is read, and that one is allowed).
+        if size < 0 && !(bounded && size == i64::MIN) {
             return Err(ParseError::new(
                 at..self.cursor.pos(),
                 format!("invalid dimension size {size}"),

@@ -959,6 +959,14 @@ const DELIBERATE_DIFFERENCES: &[(&str, &str)] = &[
         "Python truncates 11.5 to 11; never a silent truncation",
     ),
     (
+        "enum-bool",
+        "Python reads true as 1 (a bool is an int there); never a silent change of type",
+    ),
+    (
+        "enum-int64-min-string",
+        "Python drops an enum number below int32's range without a word; refused as out of range",
+    ),
+    (
         "duplicate-camel-snake",
         "one field under both names; C++, Go and Java refuse it too",
     ),

@@ -2095,23 +2095,10 @@ pub enum Input {
 /// [`expand`], on a pool of `jobs` threads (0: the current one), as [`check_all`]
 /// checks; the walk itself lists directories one after the other.
 pub fn expand_on(paths: &[PathBuf], walk: &Walk, jobs: usize) -> Vec<Input> {
-    match pool_of(jobs) {
+    match crate::threads::pool(jobs) {
         Some(pool) => pool.install(|| expand(paths, walk)),
         None => expand(paths, walk),
     }
-}
-
-/// A pool of `jobs` threads; `None` for 0 (every core: the global pool, started by
-/// the command line with as many as can be) or when they cannot be started (the work
-/// then runs on the pool it is called from).
-fn pool_of(jobs: usize) -> Option<rayon::ThreadPool> {
-    if jobs == 0 {
-        return None;
-    }
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(jobs)
-        .build()
-        .ok()
 }
 
 /// Expands paths (directories walked with `walk`) into inputs, in order.
@@ -2195,7 +2182,7 @@ where
     I: std::borrow::Borrow<Input> + Send + Sync,
 {
     use rayon::prelude::*;
-    let pool = pool_of(jobs);
+    let pool = crate::threads::pool(jobs);
     let threads = pool
         .as_ref()
         .map_or_else(rayon::current_num_threads, |p| p.current_num_threads());

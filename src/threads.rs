@@ -15,9 +15,37 @@
 /// Address space allowed per thread when the process's is limited.
 pub const SPACE_PER_THREAD: u64 = 64 << 20;
 
-/// Starts the global pool: `RAYON_NUM_THREADS` threads, or one per core, at most one
-/// per [`SPACE_PER_THREAD`] of a limited address space not yet taken; when they cannot
-/// be started, this thread alone.
+/// The most threads a pool gets, however many are asked for (`-j N`,
+/// `RAYON_NUM_THREADS`): the work is files and parts of arrays, which more threads
+/// only contend for, and `-j 100000` spent minutes starting threads.
+pub const MAX_THREADS: usize = 256;
+
+/// How many of `wanted` threads a pool gets: at most [`MAX_THREADS`], and at most one
+/// per [`SPACE_PER_THREAD`] of a limited address space not yet taken.
+fn threads_for(wanted: usize) -> usize {
+    let room = address_space_limit().map_or(usize::MAX, |limit| {
+        let free = limit.saturating_sub(address_space_used().unwrap_or(0));
+        usize::try_from(free / SPACE_PER_THREAD).unwrap_or(usize::MAX)
+    });
+    wanted.min(MAX_THREADS).min(room)
+}
+
+/// A pool of `jobs` threads ([`threads_for`]: at most [`MAX_THREADS`]); `None` for 0
+/// (every core: the global pool) or when none can be started (the work then runs on
+/// the pool it is called from).
+pub fn pool(jobs: usize) -> Option<rayon::ThreadPool> {
+    if jobs == 0 {
+        return None;
+    }
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads_for(jobs).max(1))
+        .build()
+        .ok()
+}
+
+/// Starts the global pool: `RAYON_NUM_THREADS` threads, or one per core, at most
+/// [`MAX_THREADS`] and one per [`SPACE_PER_THREAD`] of a limited address space not yet
+/// taken; when they cannot be started, this thread alone.
 pub fn start() {
     let wanted = std::env::var("RAYON_NUM_THREADS")
         .ok()
@@ -25,11 +53,7 @@ pub fn start() {
         .filter(|&n| n > 0)
         .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
         .unwrap_or(1);
-    let room = address_space_limit().map_or(usize::MAX, |limit| {
-        let free = limit.saturating_sub(address_space_used().unwrap_or(0));
-        usize::try_from(free / SPACE_PER_THREAD).unwrap_or(usize::MAX)
-    });
-    let threads = wanted.min(room);
+    let threads = threads_for(wanted);
     if threads > 1
         && rayon::ThreadPoolBuilder::new()
             .num_threads(threads)

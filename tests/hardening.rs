@@ -4724,3 +4724,36 @@ fn endless_input_is_refused_not_read_without_bound() {
         "{args}: {said}"
     );
 }
+
+/// However many threads `-j` or `RAYON_NUM_THREADS` asks for, a pool of at most
+/// `threads::MAX_THREADS` starts at once: `validate -j 100000` spent minutes starting
+/// threads (killed after 20 s), `-j 18446744073709551615` too.
+#[test]
+fn a_pool_of_any_size_asked_for_starts_at_once() {
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/examples");
+    for (env, jobs) in [
+        ("2", "100000"),
+        ("2", "18446744073709551615"),
+        ("100000", "0"),
+    ] {
+        let out = limited_command(&format!(
+            "RAYON_NUM_THREADS={env} exec timeout 60 \"$0\" validate -j {jobs} {examples}"
+        ))
+        .output()
+        .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "-j {jobs}, RAYON_NUM_THREADS={env}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let f32 = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/f32_2x3.bin");
+        let out = limited_command(&format!(
+            "RAYON_NUM_THREADS={env} exec timeout 60 \"$0\" relayout -j {jobs} --shape 'f32[2,3]{{1,0}}' --to '{{0,1}}' {f32}"
+        ))
+        .output()
+        .unwrap();
+        assert_eq!(out.status.code(), Some(0), "relayout -j {jobs}");
+        assert_eq!(out.stdout.len(), 24);
+    }
+}

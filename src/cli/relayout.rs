@@ -83,14 +83,7 @@ pub fn run(args: RelayoutArgs) -> Result<(), Failure> {
     };
     // `Relayout::run` moves large arrays on the pool it is called in.
     // 0 (every core) is the global pool, started with as many threads as can be.
-    let pool = (args.jobs > 0)
-        .then(|| {
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(args.jobs)
-                .build()
-                .ok()
-        })
-        .flatten();
+    let pool = xla_shape::threads::pool(args.jobs);
     let out = match pool {
         Some(pool) => pool.install(relayout),
         None => relayout(),

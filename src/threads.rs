@@ -30,9 +30,10 @@ fn threads_for(wanted: usize) -> usize {
     wanted.min(MAX_THREADS).min(room)
 }
 
-/// A pool of `jobs` threads ([`threads_for`]: at most [`MAX_THREADS`]); `None` for 0
-/// (every core: the global pool) or when none can be started (the work then runs on
-/// the pool it is called from).
+/// A pool of `jobs` threads, at most [`MAX_THREADS`] and one per [`SPACE_PER_THREAD`]
+/// of a limited address space not yet taken; `None` for 0 (every core: the global
+/// pool) or when none can be started (the work then runs on the pool it is called
+/// from).
 pub fn pool(jobs: usize) -> Option<rayon::ThreadPool> {
     if jobs == 0 {
         return None;

@@ -3124,7 +3124,10 @@ impl<'n> ListingLines<'n> {
             error(
                 self.name,
                 "decode_error",
-                format!("line {number}: not a listing line ({why}): {trimmed}"),
+                format!(
+                    "line {number}: not a listing line ({why}): {}",
+                    crate::error::Shown::plain(trimmed)
+                ),
             )
         };
         let (head, shape_text) = trimmed.rsplit_once(": ").ok_or_else(|| bad("no ': '"))?;
@@ -3445,6 +3448,31 @@ mod tests {
                 (Err(a), Err(b)) => assert_eq!((a.code, a.message), (b.code, b.message)),
                 (a, b) => panic!("{:?} {:?} {text:?}", a.err(), b.err()),
             }
+        }
+    }
+
+    /// A line that is no listing line is quoted in the error cut to its first 64
+    /// characters and its length (a line of 300 KB was the message).
+    #[test]
+    fn a_long_line_that_is_no_listing_line_is_cut_in_the_error() {
+        let options = super::ReadOptions {
+            source: super::Source::Listing,
+            ..super::ReadOptions::default()
+        };
+        for line in [
+            "x".repeat(300_000),
+            format!("a.txt: f32[{}x]", "1,".repeat(100_000)),
+        ] {
+            let text = format!("b.txt: f32[2]{{0}}\n{line}\n");
+            let error = super::read_bytes("l.lock", text.as_bytes(), &options).unwrap_err();
+            assert!(error.message.len() < 400, "{}", error.message.len());
+            assert!(
+                error.message.starts_with("line 2: not a listing line ("),
+                "{}",
+                error.message
+            );
+            let cut = format!("... ({} bytes in all)", line.len());
+            assert!(error.message.ends_with(&cut), "{}", error.message);
         }
     }
 

@@ -350,3 +350,65 @@ fn output_to_devices_pipes_and_links_is_written_through_them() {
         .collect();
     assert!(names.is_empty(), "temporary files left: {names:?}");
 }
+
+/// Interrupted (SIGINT, SIGTERM) while it writes, a run removes its temporary files
+/// and exits 130: `-o`'s beside the output, and `diff`'s copy of standard input. It
+/// was killed on the spot, and they stayed.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_run_leaves_no_temporary_file() {
+    use std::process::{Command, Stdio};
+    let binary = env!("CARGO_BIN_EXE_xla-shape");
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/shapes.txt");
+    let names = |dir: &Path| -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect()
+    };
+    for (signal, diff) in [("INT", false), ("TERM", true)] {
+        let dir = tmp();
+        let out = dir.path().join("out.lock");
+        let mut command = Command::new(binary);
+        if diff {
+            // The copy of standard input goes to TMPDIR.
+            command
+                .env("TMPDIR", dir.path())
+                .args(["diff", examples, "-"]);
+        } else {
+            command.args(["shapes", "-", "-o", path_str(&out)]);
+        }
+        // Standard input stays open: the run waits on it, its temporary file made.
+        let child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while names(dir.path()).is_empty() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(
+            names(dir.path()).len(),
+            1,
+            "{signal}: no temporary file made"
+        );
+        let killed = Command::new("kill")
+            .args([&format!("-{signal}"), &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let done = child.wait_with_output().unwrap();
+        assert_eq!(done.status.code(), Some(130), "{signal}");
+        assert_eq!(
+            String::from_utf8_lossy(&done.stderr),
+            "xla-shape: interrupted\n"
+        );
+        assert!(
+            names(dir.path()).is_empty(),
+            "{signal}: {:?}",
+            names(dir.path())
+        );
+    }
+}

@@ -101,9 +101,12 @@ pub fn run(args: DiffArgs) -> Result<(), Failure> {
             "OLD and NEW cannot both be standard input (-)",
         ));
     }
-    let copy = match stdin(&args.old) || stdin(&args.new) {
-        true => Some(stdin_copy()?),
-        false => None,
+    let (copy, _tidy) = match stdin(&args.old) || stdin(&args.new) {
+        true => {
+            let (copy, tidy) = stdin_copy()?;
+            (Some(copy), Some(tidy))
+        }
+        false => (None, None),
     };
     let side = |path: &PathBuf| match (&copy, stdin(path)) {
         (Some(copy), true) => (copy.path().to_path_buf(), "<stdin>".to_string()),
@@ -142,12 +145,14 @@ pub fn run(args: DiffArgs) -> Result<(), Failure> {
 
 /// Standard input copied to a temporary file (deleted when dropped), for `diff` to read
 /// as a file: it may read a side twice (to tell its form, then to list it).
-fn stdin_copy() -> Result<tempfile::NamedTempFile, Failure> {
+fn stdin_copy() -> Result<(tempfile::NamedTempFile, super::Tidy), Failure> {
     let failed =
         |e: std::io::Error| Failure::unreadable(format!("<stdin>: cannot keep a copy: {e}"));
     let mut copy = tempfile::NamedTempFile::new().map_err(failed)?;
+    // Named for removal should the run be interrupted while it copies or compares.
+    let tidy = super::Tidy::new(copy.path());
     let read = std::io::copy(&mut std::io::stdin().lock(), copy.as_file_mut());
     read.map_err(|e| Failure::unreadable(format!("<stdin>: cannot read: {e}")))?;
     copy.as_file_mut().flush().map_err(failed)?;
-    Ok(copy)
+    Ok((copy, tidy))
 }

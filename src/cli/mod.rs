@@ -161,14 +161,16 @@ impl OutputArg {
                 let cannot =
                     |e| Failure::unreadable(format!("{}: cannot write: {e}", path.display()));
                 match destination(path).map_err(cannot)? {
-                    Destination::Replace(target) => Sink::File(
-                        std::io::BufWriter::with_capacity(
-                            1 << 16,
-                            temporary_beside(&target).map_err(cannot)?,
-                        ),
-                        target,
-                        path.to_path_buf(),
-                    ),
+                    Destination::Replace(target) => {
+                        let file = temporary_beside(&target).map_err(cannot)?;
+                        let tidy = Tidy::new(file.path());
+                        Sink::File(
+                            std::io::BufWriter::with_capacity(1 << 16, file),
+                            target,
+                            path.to_path_buf(),
+                            tidy,
+                        )
+                    }
                     Destination::Direct => Sink::Direct(
                         std::io::BufWriter::with_capacity(
                             1 << 16,
@@ -195,11 +197,13 @@ pub struct OutputStream {
 }
 
 enum Sink {
-    /// A temporary file, the file it replaces (links followed) and the path as given.
+    /// A temporary file, the file it replaces (links followed), the path as given, and
+    /// the temporary file's name for removal on an interrupt.
     File(
         std::io::BufWriter<tempfile::NamedTempFile>,
         PathBuf,
         PathBuf,
+        Tidy,
     ),
     /// A device, pipe or socket, written as it is, and the path as given.
     Direct(std::io::BufWriter<std::fs::File>, PathBuf),
@@ -225,7 +229,7 @@ impl OutputStream {
     /// Flushes, and renames the file into place.
     pub fn finish(self) -> Result<(), Failure> {
         match self.sink {
-            Sink::File(file, target, path) => {
+            Sink::File(file, target, path, _tidy) => {
                 let cannot = |e: std::io::Error| {
                     Failure::unreadable(format!("{}: cannot write: {e}", path.display()))
                 };
@@ -265,6 +269,53 @@ impl Write for OutputStream {
     }
 }
 
+/// The temporary files this run has made and not yet renamed or removed: removed by the
+/// handler [`remove_temporary_files_when_interrupted`] starts, so that an interrupted
+/// run leaves no `.xla-shape-*.tmp` beside its output.
+static TEMPORARY: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// A temporary file named in [`TEMPORARY`] while this lives.
+pub(crate) struct Tidy(PathBuf);
+
+impl Tidy {
+    /// Names `path` for removal should the run be interrupted.
+    pub(crate) fn new(path: &Path) -> Self {
+        let mut files = TEMPORARY
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        files.push(path.to_path_buf());
+        Tidy(path.to_path_buf())
+    }
+}
+
+impl Drop for Tidy {
+    fn drop(&mut self) {
+        let mut files = TEMPORARY
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(at) = files.iter().rposition(|p| *p == self.0) {
+            files.swap_remove(at);
+        }
+    }
+}
+
+/// On Ctrl-C, SIGTERM or SIGHUP: removes the temporary files of [`TEMPORARY`] and exits
+/// with 130 (the process was killed on the spot, and a file being written, possibly of
+/// gigabytes, stayed beside the output). Where no handler can be set, the signal kills
+/// the process as before.
+fn remove_temporary_files_when_interrupted() {
+    let _ = ctrlc::set_handler(|| {
+        let files = TEMPORARY
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        for path in files.iter() {
+            let _ = std::fs::remove_file(path);
+        }
+        eprintln!("xla-shape: interrupted");
+        std::process::exit(130);
+    });
+}
+
 /// Writes `bytes` to `path`: a file through a temporary file in the same directory,
 /// renamed into place only once everything is written (on any failure `path` is left as
 /// it was and the temporary file is removed; a new file gets the usual permissions, 0666
@@ -273,6 +324,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     match destination(path)? {
         Destination::Replace(target) => {
             let mut file = temporary_beside(&target)?;
+            let _tidy = Tidy::new(file.path());
             file.write_all(bytes)?;
             file.as_file().sync_all()?;
             file.persist(&target).map_err(|e| e.error)?;
@@ -383,6 +435,7 @@ impl Failure {
 /// Parses the command line, runs the command and maps the outcome to an exit code.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
+    remove_temporary_files_when_interrupted();
     // The commands that run parallel loops (walking directories, checking or listing
     // files side by side, comparing two inputs, moving large arrays).
     if matches!(

@@ -91,13 +91,14 @@ fn decode_error(py: Python<'_>, message: String, code: Option<&str>) -> PyErr {
 }
 
 /// A message of the library's in the words of this package: the command line's
-/// `--from FORM` and `--message KIND`, which the library's messages name, are this
-/// package's `src=` and `message=` arguments.
+/// `--from FORM`, `--message KIND` and `--hlo-style STYLE`, which the library's
+/// messages name, are this package's `src=`, `message=` and `hlo_style=` arguments.
 fn in_python_words(message: &str) -> String {
     message
         .replace(" (or no --from)", " (or src=\"auto\")")
         .replace("--from ", "src=")
         .replace("--message ", "message=")
+        .replace("--hlo-style ", "hlo_style=")
 }
 
 fn parse_error(
@@ -130,7 +131,7 @@ fn convert_error(py: Python<'_>, error: ConvertError, text: &str) -> PyErr {
         | ConvertError::Json(_)
         | ConvertError::NotUtf8(_)
         | ConvertError::TooDeep { .. }) => decode_error(py, e.to_string(), Some("undecodable")),
-        other => exception::<Error>(py, other.to_string(), &[]),
+        other => exception::<Error>(py, in_python_words(&other.to_string()), &[]),
     }
 }
 

@@ -522,3 +522,7 @@ def test_errors_name_this_package_s_arguments_not_the_command_line_s():
     message = str(caught.value)
     assert "give src=binary|json|hlo|hlo-module|hlo-module-proto" in message, message
     assert "--from" not in message, message
+    # A shape with an unknown field has no lossless text.
+    with pytest.raises(xla_shape.Error) as caught:
+        xla_shape.convert(bytes.fromhex("100b08011a0102"), "binary", "hlo", hlo_style="exact")
+    assert "(hlo_style=xla drops it with a warning)" in str(caught.value), str(caught.value)

@@ -13,6 +13,17 @@ from conftest import jsonl, module_files
 FORMS = ("binary", "json", "hlo")
 
 
+def _in_python_words(message):
+    """The command line's words, with the package's arguments for its options (the
+    package's errors say `src=`, `message=` and `hlo_style=`)."""
+    return (
+        message.replace(" (or no --from)", ' (or src="auto")')
+        .replace("--from ", "src=")
+        .replace("--message ", "message=")
+        .replace("--hlo-style ", "hlo_style=")
+    )
+
+
 def _python(data, src, dst, message, **options):
     """(ok, output) through Python, output as the CLI writes it."""
     with warnings.catch_warnings():
@@ -49,7 +60,7 @@ def _compare(cli, cases):
             assert done.returncode == 2, label
             assert not ok, f"{label}: the CLI fails ({done.stderr!r}), Python converts"
             stderr = done.stderr.decode()
-            assert stderr.endswith(f"xla-shape: <stdin>: {out}\n"), (label, stderr, out)
+            assert _in_python_words(stderr).endswith(f"xla-shape: <stdin>: {out}\n"), (label, stderr, out)
         return 1
 
     with ThreadPoolExecutor(4) as pool:
@@ -148,13 +159,7 @@ def test_every_fixture_validates_as_through_the_cli(cli, tmp_path, fmt):
                 unreadable += 1
                 assert entry["status"] == "unreadable", entry["path"]
                 assert ours.code == entry["error"]["code"]
-                # The same words, with the package's arguments for the command line's.
-                message = (
-                    entry["error"]["message"]
-                    .replace(" (or no --from)", ' (or src="auto")')
-                    .replace("--from ", "src=")
-                    .replace("--message ", "message=")
-                )
+                message = _in_python_words(entry["error"]["message"])
                 assert str(ours) == f"{entry['path']}: {message}"
             else:
                 assert json.loads(ours.render("json"))["files"] == [entry], entry["path"]

@@ -1055,11 +1055,15 @@ pub(crate) fn tuple_element_problem(element: &ShapeProto) -> Option<String> {
     report
         .issues()
         .iter()
-        // The allocation-size rule is the crate's own (for the indexing engine), not
-        // one XLA's parser applies.
+        // The allocation-size rule and the size in bits of `E(n)` are the crate's own
+        // (for the indexing engine), not ones XLA's parser applies.
         .find(|issue| {
             issue.severity() == crate::Severity::Error
-                && !matches!(issue.kind(), crate::IssueKind::AllocatedSizeOverflow { .. })
+                && !matches!(
+                    issue.kind(),
+                    crate::IssueKind::AllocatedSizeOverflow { .. }
+                        | crate::IssueKind::ByteSizeOverflow { unit: "bits" }
+                )
         })
         .map(|issue| format!("invalid tuple element: {issue}"))
 }

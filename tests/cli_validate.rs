@@ -344,6 +344,9 @@ fn many_fixture_files_in_one_run() {
         // Legacy messages are the one place we are stricter than today's XLA.
         let legacy = row.origin == "legacy";
         if row.message == "shape" && row.xla.accepts == Some(true) && !legacy {
+            if refused_by_own_checks_only(&row.hex) {
+                continue;
+            }
             files.push(dir.file(&format!("{i}.binpb"), &row.hex));
         }
     }
@@ -373,4 +376,24 @@ fn json_inputs() {
     assert!(
         stderr(&output).starts_with("xla-shape: <stdin>: cannot read xla.ShapeProto from JSON: ")
     );
+}
+
+/// Whether the crate's own size checks (the size in bits of `E(n)`, the tiled
+/// allocation: docs/report.md), which XLA does not make, are all that refuse a shape.
+fn refused_by_own_checks_only(hex: &str) -> bool {
+    use xla_shape::validate::{validate_decoded, Options};
+    use xla_shape::{codec, IssueKind, MessageKind};
+    let bytes = hex::decode(hex).unwrap();
+    let Ok(decoded) = codec::decode_any(MessageKind::Shape, &bytes) else {
+        return false;
+    };
+    let report = validate_decoded(&decoded, Options::proto());
+    !report.is_valid()
+        && report.errors().all(|e| {
+            matches!(
+                e.kind(),
+                IssueKind::AllocatedSizeOverflow { .. }
+                    | IssueKind::ByteSizeOverflow { unit: "bits" }
+            )
+        })
 }

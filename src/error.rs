@@ -491,6 +491,18 @@ impl IssueKind {
         }
     }
 
+    /// Whether this is one of the crate's own size checks, which XLA does not make:
+    /// the size in bits with `element_size_in_bits` (`E(n)`), and the tiled or padded
+    /// allocation, must fit in int64 (the layout engine's sizes depend on them;
+    /// docs/report.md). XLA's `ValidateShape` and its HLO text parser accept a shape
+    /// that only these refuse.
+    pub fn is_own_check(&self) -> bool {
+        matches!(
+            self,
+            IssueKind::AllocatedSizeOverflow { .. } | IssueKind::ByteSizeOverflow { unit: "bits" }
+        )
+    }
+
     /// A stable snake_case name for the kind, for machine-readable reports
     /// (`dimension_out_of_range`, `unknown_field`, ...).
     pub fn code(&self) -> &'static str {

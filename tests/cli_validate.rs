@@ -382,18 +382,11 @@ fn json_inputs() {
 /// allocation: docs/report.md), which XLA does not make, are all that refuse a shape.
 fn refused_by_own_checks_only(hex: &str) -> bool {
     use xla_shape::validate::{validate_decoded, Options};
-    use xla_shape::{codec, IssueKind, MessageKind};
+    use xla_shape::{codec, MessageKind};
     let bytes = hex::decode(hex).unwrap();
     let Ok(decoded) = codec::decode_any(MessageKind::Shape, &bytes) else {
         return false;
     };
     let report = validate_decoded(&decoded, Options::proto());
-    !report.is_valid()
-        && report.errors().all(|e| {
-            matches!(
-                e.kind(),
-                IssueKind::AllocatedSizeOverflow { .. }
-                    | IssueKind::ByteSizeOverflow { unit: "bits" }
-            )
-        })
+    !report.is_valid() && report.errors().all(|e| e.kind().is_own_check())
 }

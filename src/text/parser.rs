@@ -1055,16 +1055,9 @@ pub(crate) fn tuple_element_problem(element: &ShapeProto) -> Option<String> {
     report
         .issues()
         .iter()
-        // The allocation-size rule and the size in bits of `E(n)` are the crate's own
-        // (for the indexing engine), not ones XLA's parser applies.
-        .find(|issue| {
-            issue.severity() == crate::Severity::Error
-                && !matches!(
-                    issue.kind(),
-                    crate::IssueKind::AllocatedSizeOverflow { .. }
-                        | crate::IssueKind::ByteSizeOverflow { unit: "bits" }
-                )
-        })
+        // The crate's own size checks (for the indexing engine) are not ones XLA's
+        // parser applies.
+        .find(|issue| issue.severity() == crate::Severity::Error && !issue.kind().is_own_check())
         .map(|issue| format!("invalid tuple element: {issue}"))
 }
 

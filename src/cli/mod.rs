@@ -124,13 +124,12 @@ impl OutputArg {
         self.output.as_deref().filter(|p| p.as_os_str() != "-")
     }
 
-    /// Writes the whole output: to the file atomically, or to standard output.
+    /// Writes the whole output, as [`Self::stream`] writes it: to the file atomically,
+    /// to a device, pipe or socket as it is, or to standard output.
     pub fn write(&self, bytes: &[u8]) -> Result<(), Failure> {
-        match self.file() {
-            Some(path) => write_file(path, bytes)
-                .map_err(|e| Failure::unreadable(format!("{}: cannot write: {e}", path.display()))),
-            None => write_output(bytes),
-        }
+        let mut stream = self.stream()?;
+        stream.write(bytes);
+        stream.finish()
     }
 }
 
@@ -152,17 +151,18 @@ impl OutputArg {
         stream.finish()
     }
 
-    /// Output written as it comes: to a temporary file renamed into place by
-    /// [`OutputStream::finish`] (dropped, it leaves the file as it was), or to standard
-    /// output.
+    /// Output written as it comes: to a temporary file in the same directory, renamed
+    /// into place by [`OutputStream::finish`] only once everything is written (on any
+    /// failure, or dropped, it leaves the file as it was and the temporary file is
+    /// removed; a new file gets the usual permissions, 0666 less the umask, a replaced
+    /// file keeps its own); to a device, pipe or socket as it is; or to standard output.
     pub fn stream(&self) -> Result<OutputStream, Failure> {
         let sink = match self.file() {
             Some(path) => {
-                let cannot =
-                    |e| Failure::unreadable(format!("{}: cannot write: {e}", path.display()));
-                match destination(path).map_err(cannot)? {
+                let cannot = cannot_write(path);
+                match destination(path).map_err(&cannot)? {
                     Destination::Replace(target) => {
-                        let file = temporary_beside(&target).map_err(cannot)?;
+                        let file = temporary_beside(&target).map_err(&cannot)?;
                         let tidy = Tidy::new(file.path());
                         Sink::File(
                             std::io::BufWriter::with_capacity(1 << 16, file),
@@ -226,35 +226,37 @@ impl OutputStream {
         }
     }
 
-    /// Flushes, and renames the file into place.
+    /// Flushes, and renames the file into place. A reader of standard output that has
+    /// gone (a broken pipe, as with `| head`) is no failure.
     pub fn finish(self) -> Result<(), Failure> {
         match self.sink {
             Sink::File(file, target, path, _tidy) => {
-                let cannot = |e: std::io::Error| {
-                    Failure::unreadable(format!("{}: cannot write: {e}", path.display()))
-                };
+                let cannot = cannot_write(&path);
                 if let Some(e) = self.error {
                     return Err(cannot(e));
                 }
                 let file = file.into_inner().map_err(|e| cannot(e.into_error()))?;
-                file.as_file().sync_all().map_err(cannot)?;
+                file.as_file().sync_all().map_err(&cannot)?;
                 file.persist(&target).map_err(|e| cannot(e.error))?;
                 Ok(())
             }
-            Sink::Direct(mut file, path) => match self.error.map_or_else(|| file.flush(), Err) {
-                Ok(()) => Ok(()),
-                Err(e) => Err(Failure::unreadable(format!(
-                    "{}: cannot write: {e}",
-                    path.display()
-                ))),
-            },
-            Sink::Stdout(mut out) => match self.error.map_or_else(|| out.flush(), Err) {
-                Ok(()) => Ok(()),
+            Sink::Direct(file, path) => flushed(file, self.error).map_err(cannot_write(&path)),
+            Sink::Stdout(out) => match flushed(out, self.error) {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) => Err(Failure::unreadable(format!("<stdout>: {e}"))),
+                flushed => flushed.map_err(|e| Failure::unreadable(format!("<stdout>: {e}"))),
             },
         }
     }
+}
+
+/// The first write error of a stream written as it is, or else its flush's.
+fn flushed<W: Write>(mut out: W, error: Option<std::io::Error>) -> std::io::Result<()> {
+    error.map_or_else(|| out.flush(), Err)
+}
+
+/// The failure to write `path`, with the system's reason.
+fn cannot_write(path: &Path) -> impl Fn(std::io::Error) -> Failure + '_ {
+    move |e| Failure::unreadable(format!("{}: cannot write: {e}", path.display()))
 }
 
 impl Write for OutputStream {
@@ -314,28 +316,6 @@ fn remove_temporary_files_when_interrupted() {
         eprintln!("xla-shape: interrupted");
         std::process::exit(130);
     });
-}
-
-/// Writes `bytes` to `path`: a file through a temporary file in the same directory,
-/// renamed into place only once everything is written (on any failure `path` is left as
-/// it was and the temporary file is removed; a new file gets the usual permissions, 0666
-/// less the umask, a replaced file keeps its own); a device, pipe or socket as it is.
-fn write_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    match destination(path)? {
-        Destination::Replace(target) => {
-            let mut file = temporary_beside(&target)?;
-            let _tidy = Tidy::new(file.path());
-            file.write_all(bytes)?;
-            file.as_file().sync_all()?;
-            file.persist(&target).map_err(|e| e.error)?;
-        }
-        Destination::Direct => {
-            let mut file = open_direct(path)?;
-            file.write_all(bytes)?;
-            file.flush()?;
-        }
-    }
-    Ok(())
 }
 
 /// Where `-o PATH` is written.
@@ -484,15 +464,5 @@ pub fn read_input(path: Option<&PathBuf>, limit: Option<usize>) -> Result<Vec<u8
         }
         _ => read(&mut std::io::stdin().lock(), 0)
             .map_err(|e| Failure::unreadable(format!("<stdin>: {e}"))),
-    }
-}
-
-/// Writes command output to stdout; a closed pipe is not an error.
-pub fn write_output(bytes: &[u8]) -> Result<(), Failure> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Failure::unreadable(format!("<stdout>: {e}"))),
     }
 }

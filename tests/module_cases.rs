@@ -101,9 +101,12 @@ fn probes_get_xlas_verdict() {
             // reject them, and so does the gate.
             "entry-layout-duplicate-dim"
             | "result-duplicate-dim"
-            | "operand-layout-constraints-duplicate-dim" => true,
+            | "operand-layout-constraints-duplicate-dim"
+            | "layout-on-next-line-out-of-range" => true,
             // Semantic checks (operand types, constraint counts): not shapes.
             "operand-shape-mismatch" | "operand-layout-constraints-count" => false,
+            // A word after a frontend attribute's value: values are skipped, not checked.
+            "frontend-attributes-json-then-junk" => false,
             // No module at all: no structure, no shapes (the CLI says so, exit 2).
             "empty-module" | "whitespace-module" | "header-only" => {
                 assert_eq!(summary.shapes, 0, "{id}");

@@ -232,6 +232,68 @@ impl<R: BufRead> Lexer<R> {
         Ok(true)
     }
 
+    /// The first byte after spaces and tabs of the line after the current one (`\n`
+    /// for a blank line), read into the buffer behind the current line, which stays
+    /// whole; `None` at the end of the input or inside a comment or string the lexer
+    /// has open.
+    pub fn next_line_head(&mut self) -> std::io::Result<Option<u8>> {
+        if self.eof || self.open.is_some() {
+            return Ok(None);
+        }
+        if self.next >= self.buf.len() && !self.fill(Some(self.line_start))? {
+            return Ok(None);
+        }
+        let rest = &self.buf.as_bytes()[self.next..];
+        Ok(rest
+            .iter()
+            .copied()
+            .find(|b| *b != b' ' && *b != b'\t')
+            .or(Some(b'\n')))
+    }
+
+    /// Skips the rest of a JSON dictionary whose `{` was the last token taken, as XLA's
+    /// `HloLexer::LexJsonDict` reads `backend_config` and frontend attribute values:
+    /// byte by byte across lines, counting only `{` and `}`, and skipping strings in
+    /// double quotes (with backslash escapes); other brackets, single quotes and
+    /// comments are plain bytes there. False when the input ends first.
+    pub fn skip_json_dict(&mut self) -> std::io::Result<bool> {
+        self.peeked = None;
+        let mut depth = 1usize;
+        let mut in_string = false;
+        let mut escaped = false;
+        loop {
+            let bytes = self.bytes();
+            for (i, &b) in bytes.iter().enumerate().skip(self.pos) {
+                if in_string {
+                    if escaped {
+                        escaped = false;
+                    } else if b == b'\\' {
+                        escaped = true;
+                    } else if b == b'"' {
+                        in_string = false;
+                    }
+                    continue;
+                }
+                match b {
+                    b'"' => in_string = true,
+                    b'{' => depth += 1,
+                    b'}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            self.pos = i + 1;
+                            self.line_has_token = true;
+                            return Ok(true);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if !self.read_line()? {
+                return Ok(false);
+            }
+        }
+    }
+
     /// The next byte after spaces and tabs on the current line, after byte `pos`.
     pub fn next_byte_after(&self, pos: usize) -> Option<u8> {
         let line = self.bytes();

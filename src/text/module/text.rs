@@ -1055,6 +1055,57 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         }
     }
 
+    /// A value XLA reads as a string or a JSON dictionary (`backend_config`, a frontend
+    /// attribute's value): a `{` starts a dictionary, in which only braces pair up
+    /// ([`Lexer::skip_json_dict`]); anything else is skipped as other values are.
+    fn string_or_json_dict(&mut self) -> Step {
+        let open = self.peek_tok()?;
+        if !Self::is_punct(&open, b'{') {
+            return self.skip_value();
+        }
+        self.next_tok()?;
+        let closed = self.lexer.skip_json_dict();
+        if self.io(closed)? {
+            return Ok(());
+        }
+        let end = self.peek_tok()?;
+        Err(self.error(
+            &end,
+            "module_syntax",
+            format!(
+                "expects '}}' (opened on line {}) before the end of the input",
+                open.line
+            ),
+        ))
+    }
+
+    /// `frontend_attributes={name=value, ...}`, each value a string or a JSON
+    /// dictionary ([`Self::string_or_json_dict`]).
+    fn frontend_attributes(&mut self) -> Step {
+        if !Self::is_punct(&self.peek_tok()?, b'{') {
+            return self.skip_value();
+        }
+        self.next_tok()?;
+        if self.eat_token(b'}')? {
+            return Ok(());
+        }
+        loop {
+            let name = self.next_tok()?;
+            if name.kind != Kind::Attr {
+                let saw = self.quoted(&name);
+                return Err(self.error(
+                    &name,
+                    "module_syntax",
+                    format!("expects a frontend attribute (name=value), saw {saw}"),
+                ));
+            }
+            self.string_or_json_dict()?;
+            if !self.list_separator(b'}', "expects ',' or '}' in frontend_attributes")? {
+                return Ok(());
+            }
+        }
+    }
+
     /// Consumes the next token if it is `Punct(byte)`.
     fn eat_token(&mut self, byte: u8) -> Result<bool, Reported> {
         if Self::is_punct(&self.peek_tok()?, byte) {
@@ -1075,6 +1126,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 "module_syntax",
                 format!("expects an attribute (name=value), saw {saw}"),
             ));
+        }
+        match self.lexer.text(&token) {
+            "backend_config" => return self.string_or_json_dict(),
+            "frontend_attributes" => return self.frontend_attributes(),
+            _ => {}
         }
         if !holds_shape(self.lexer.text(&token)) {
             return if self.lexer.skip_plain_value() {
@@ -1296,7 +1352,12 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// Reads the shape that starts at `token`, which [`Self::can_be_shape`], and hands
     /// it to `on_shape`.
     fn read_shape(&mut self, token: Token, role: Role) -> Step {
-        let extent = shape_extent(self.lexer.line(), token.start);
+        let mut extent = shape_extent(self.lexer.line(), token.start);
+        if let Some(end) = extent {
+            if self.layout_may_follow(end)? {
+                extent = None;
+            }
+        }
         if let Some(end) = extent {
             let text = &self.lexer.line()[token.start..end];
             if let Some(known) = self.memo.get(text) {
@@ -1326,9 +1387,19 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             let line = self.lexer.line();
             let result = crate::text::parse_shape_at(line, token.start, self.options);
             // A shape that runs past the end of its line (a long tuple written over
-            // several lines) is read again with the next line joined.
-            let at_end = matches!(&result, Err(e) if e.span().start >= line.trim_end().len());
-            if !at_end {
+            // several lines, a comment that goes on) is read again with the next line
+            // joined, and so is one whose layout may start on the next line.
+            let go_on = match &result {
+                Err(e) => {
+                    e.span().start >= line.trim_end().len()
+                        || matches!(tail(&line.as_bytes()[e.span().start..]), Tail::Comment)
+                }
+                Ok((_, after)) => {
+                    let after = *after;
+                    self.layout_may_follow(after)?
+                }
+            };
+            if !go_on {
                 break result;
             }
             let extended = self.lexer.extend_line(MAX_SHAPE_BYTES);
@@ -1366,6 +1437,32 @@ impl<'v, R: BufRead> Scanner<'v, R> {
 }
 
 impl<R: BufRead> Scanner<'_, R> {
+    /// Whether a shape that ends at byte `after` of the current line may take a layout
+    /// from the next line: XLA's lexer reads on across line breaks and comments, so
+    /// `f32[2]` with `{0}` on the next line, or `f32[2]{` with `0}` on it, is one shape.
+    /// Only then (or inside a comment that goes on) is the next line worth joining.
+    fn layout_may_follow(&mut self, after: usize) -> Result<bool, Reported> {
+        let rest = &self.lexer.line().as_bytes()[after.min(self.lexer.line().len())..];
+        let starts = |head: u8, brace: bool| {
+            head == b'\n'
+                || head == b'\r'
+                || head == b'/'
+                || if brace {
+                    head.is_ascii_digit() || head == b'-' || head == b':'
+                } else {
+                    head == b'{'
+                }
+        };
+        let brace = match tail(rest) {
+            Tail::Other => return Ok(false),
+            Tail::Comment => return Ok(true),
+            Tail::Blank => false,
+            Tail::Brace => true,
+        };
+        let head = self.lexer.next_line_head();
+        Ok(self.io(head)?.is_some_and(|head| starts(head, brace)))
+    }
+
     /// [`Self::read_shape`] of a long tuple on one line, a shape at a time: when
     /// validating ([`Self::validating_long_tuples_by_leaf`]), once the whole tuple has
     /// parsed it is read again and each of its shapes handed on with its issues as they
@@ -1429,6 +1526,48 @@ impl<R: BufRead> Scanner<'_, R> {
         let (line, column) = (self.lexer.line_of(at), self.lexer.column(at));
         self.problem_at(line, column, "hlo_syntax", e.message().to_string());
         Err(Reported)
+    }
+}
+
+/// What follows a shape to the end of its line, as far as a layout on a later line
+/// goes.
+enum Tail {
+    /// A token that is no layout's start: the shape ends here.
+    Other,
+    /// Nothing but spaces and comments.
+    Blank,
+    /// A `{`, then nothing but spaces and comments: a layout only if an integer or `:`
+    /// follows, which XLA's lexer looks for past the line break.
+    Brace,
+    /// A `/*` comment that goes on past the end of the line.
+    Comment,
+}
+
+fn tail(rest: &[u8]) -> Tail {
+    let mut brace = false;
+    let mut i = 0;
+    loop {
+        match rest.get(i) {
+            None => break,
+            Some(b) if b.is_ascii_whitespace() => i += 1,
+            Some(b'/') if rest.get(i + 1) == Some(&b'/') => break,
+            Some(b'/') if rest.get(i + 1) == Some(&b'*') => {
+                match memchr::memmem::find(&rest[i + 2..], b"*/") {
+                    Some(end) => i += 2 + end + 2,
+                    None => return Tail::Comment,
+                }
+            }
+            Some(b'{') if !brace => {
+                brace = true;
+                i += 1;
+            }
+            Some(_) => return Tail::Other,
+        }
+    }
+    if brace {
+        Tail::Brace
+    } else {
+        Tail::Blank
     }
 }
 

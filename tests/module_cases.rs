@@ -105,8 +105,11 @@ fn probes_get_xlas_verdict() {
             | "layout-on-next-line-out-of-range" => true,
             // Semantic checks (operand types, constraint counts): not shapes.
             "operand-shape-mismatch" | "operand-layout-constraints-count" => false,
-            // A word after a frontend attribute's value: values are skipped, not checked.
-            "frontend-attributes-json-then-junk" => false,
+            // An operand count: not a shape.
+            "operand-empty-only" => false,
+            // XLA's parser drops an operand it cannot read, an invalid shape with it;
+            // the gate reports the shape.
+            "operand-shape-without-name-invalid" => true,
             // No module at all: no structure, no shapes (the CLI says so, exit 2).
             "empty-module" | "whitespace-module" | "header-only" => {
                 assert_eq!(summary.shapes, 0, "{id}");

@@ -258,35 +258,12 @@ impl<R: BufRead> Lexer<R> {
     /// comments are plain bytes there. False when the input ends first.
     pub fn skip_json_dict(&mut self) -> std::io::Result<bool> {
         self.peeked = None;
-        let mut depth = 1usize;
-        let mut in_string = false;
-        let mut escaped = false;
+        let mut dict = JsonDict::default();
         loop {
-            let bytes = self.bytes();
-            for (i, &b) in bytes.iter().enumerate().skip(self.pos) {
-                if in_string {
-                    if escaped {
-                        escaped = false;
-                    } else if b == b'\\' {
-                        escaped = true;
-                    } else if b == b'"' {
-                        in_string = false;
-                    }
-                    continue;
-                }
-                match b {
-                    b'"' => in_string = true,
-                    b'{' => depth += 1,
-                    b'}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            self.pos = i + 1;
-                            self.line_has_token = true;
-                            return Ok(true);
-                        }
-                    }
-                    _ => {}
-                }
+            if let Some(end) = dict.read(self.bytes(), self.pos) {
+                self.pos = end;
+                self.line_has_token = true;
+                return Ok(true);
             }
             if !self.read_line()? {
                 return Ok(false);
@@ -1069,7 +1046,64 @@ const GROUP_BYTE: [bool; 256] = {
 };
 
 /// The index just after the closing `quote` of a string whose body starts at `from`.
-fn string_end(bytes: &[u8], mut from: usize, quote: u8) -> Option<usize> {
+/// Where a JSON dictionary of XLA's `HloLexer::LexJsonDict` is in its reading: the
+/// depth of braces (the opening one counted), and whether inside a string in double
+/// quotes, just after its backslash.
+struct JsonDict {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Default for JsonDict {
+    fn default() -> Self {
+        JsonDict {
+            depth: 1,
+            in_string: false,
+            escaped: false,
+        }
+    }
+}
+
+impl JsonDict {
+    /// Reads `bytes` from `from` on: just after the closing brace once it comes, or
+    /// `None` with the state kept for the next bytes.
+    fn read(&mut self, bytes: &[u8], from: usize) -> Option<usize> {
+        for (i, &b) in bytes.iter().enumerate().skip(from) {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' => self.depth += 1,
+                b'}' => {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+}
+
+/// The end of a JSON dictionary whose `{` is at `open`, when it closes on this line
+/// ([`Lexer::skip_json_dict`] at byte level).
+pub(super) fn json_dict_end(bytes: &[u8], open: usize) -> Option<usize> {
+    JsonDict::default().read(bytes, open + 1)
+}
+
+/// The end of a string in `quote`s whose opening quote is before `from`.
+pub(super) fn string_end(bytes: &[u8], mut from: usize, quote: u8) -> Option<usize> {
     while from < bytes.len() {
         let i = from + memchr::memchr2(quote, b'\\', &bytes[from..])?;
         if bytes[i] == quote {

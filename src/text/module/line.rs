@@ -20,7 +20,9 @@
 
 use smallvec::SmallVec;
 
-use super::lexer::{balanced_group_end, blanks, plain_token, plain_value_end, Kind};
+use super::lexer::{
+    balanced_group_end, blanks, json_dict_end, plain_token, plain_value_end, string_end, Kind,
+};
 use super::text::{ends_shape, holds_shape, is_literal_opcode, shape_extent, Known, Memo};
 use crate::text::types;
 
@@ -258,6 +260,8 @@ fn attributes_end<'m>(
             end
         } else if holds_shape(name) {
             None
+        } else if name == "backend_config" || name == "frontend_attributes" {
+            json_valued_end(bytes, blanks(bytes, end + 1), name == "frontend_attributes")
         } else {
             plain_value_end(bytes, blanks(bytes, end + 1))
         };
@@ -265,6 +269,48 @@ fn attributes_end<'m>(
             Some(value_end) => pos = value_end,
             None => return pos,
         }
+    }
+}
+
+/// Past the value at `pos` of `backend_config` or (with `frontend`) of
+/// `frontend_attributes`, as the token path reads them: a JSON dictionary in braces,
+/// in which only braces pair up, or `{name=value, ...}` of strings and such
+/// dictionaries; any other value as [`plain_value_end`] reads it. `None` for anything
+/// else, and for a dictionary or list that does not close on this line.
+fn json_valued_end(bytes: &[u8], pos: usize, frontend: bool) -> Option<usize> {
+    if bytes.get(pos) != Some(&b'{') {
+        return plain_value_end(bytes, pos);
+    }
+    let end = if frontend {
+        let mut pos = blanks(bytes, pos + 1);
+        if bytes.get(pos) == Some(&b'}') {
+            pos + 1
+        } else {
+            loop {
+                let Some((Kind::Attr, name_end)) = plain_token(bytes, pos) else {
+                    return None;
+                };
+                let value = blanks(bytes, name_end + 1);
+                let value_end = match bytes.get(value) {
+                    Some(b'{') => json_dict_end(bytes, value)?,
+                    Some(&quote @ (b'"' | b'\'')) => string_end(bytes, value + 1, quote)?,
+                    _ => return None,
+                };
+                pos = blanks(bytes, value_end);
+                match bytes.get(pos) {
+                    Some(b',') => pos = blanks(bytes, pos + 1),
+                    Some(b'}') => break pos + 1,
+                    _ => return None,
+                }
+            }
+        }
+    } else {
+        json_dict_end(bytes, pos)?
+    };
+    // What follows must end the value.
+    match bytes.get(blanks(bytes, end)) {
+        None | Some(b',' | b'}' | b')' | b']' | b'\n' | b'\r') => Some(end),
+        _ => None,
     }
 }
 

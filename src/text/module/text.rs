@@ -954,7 +954,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     }
 
     /// The operands after `(`, through the closing `)` (a `constant` or `parameter`
-    /// opcode's `literal` is skipped).
+    /// opcode's `literal` is skipped). Like XLA's parser, which records an operand it
+    /// cannot read and goes on at the next ',' (the module still loads when the rest
+    /// adds up), an empty operand (`f(,%x)`, `f(%x,)`) and a shape without a name
+    /// (`f(f32[2], %x)`) pass; neither is counted as an operand.
     fn operands(&mut self, literal: bool) -> Step {
         if literal {
             let open = Token {
@@ -972,16 +975,19 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         }
         let mut index = 0;
         loop {
-            self.operand(index)?;
-            index += 1;
+            let next = self.peek_tok()?;
+            if !matches!(next.kind, Kind::Punct(b',' | b')')) && self.operand(index)? {
+                index += 1;
+            }
             if !self.list_separator(b')', "expects ')' at the end of operands")? {
                 return Ok(());
             }
         }
     }
 
-    /// `[shape] name` or a nested instruction `[shape] opcode(...)`.
-    fn operand(&mut self, index: usize) -> Step {
+    /// `[shape] name` or a nested instruction `[shape] opcode(...)`; false for a shape
+    /// alone, which XLA's parser passes over (see [`Self::operands`]).
+    fn operand(&mut self, index: usize) -> Result<bool, Reported> {
         let token = self.peek_plain()?;
         let mut had_shape = false;
         if self.can_be_shape(&token) {
@@ -991,6 +997,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             return Err(self.unknown_type_word(&token, Xla::Operand));
         }
         let name = if had_shape { self.peek_plain()? } else { token };
+        if had_shape && matches!(name.kind, Kind::Punct(b',' | b')')) {
+            return Ok(false);
+        }
         if !matches!(name.kind, Kind::Word | Kind::Name) {
             let saw = self.quoted(&name);
             let (code, what) = if had_shape {
@@ -1008,7 +1017,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         }
         // Most operands end here, at a ',' or ')' the caller reads.
         if self.lexer.next_is_punct(b",)") {
-            return Ok(());
+            return Ok(true);
         }
         let after = self.peek_tok()?;
         match after.kind {
@@ -1026,7 +1035,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 self.nesting += 1;
                 let step = self.operands(literal);
                 self.nesting -= 1;
-                step
+                step.map(|()| true)
             }
             Kind::Word | Kind::Name if !had_shape => {
                 // `foo %x`: something stands where the operand's shape goes.
@@ -1037,7 +1046,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     format!("expects a shape before the operand, saw {saw}"),
                 ))
             }
-            _ => Ok(()),
+            _ => Ok(true),
         }
     }
 

@@ -1401,7 +1401,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             let go_on = match &result {
                 Err(e) => {
                     e.span().start >= line.trim_end().len()
-                        || matches!(tail(&line.as_bytes()[e.span().start..]), Tail::Comment)
+                        || matches!(
+                            tail(&line.as_bytes()[e.span().start.min(line.len())..]),
+                            Tail::Comment | Tail::Brace
+                        )
                 }
                 Ok((_, after)) => {
                     let after = *after;

@@ -834,6 +834,14 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         let Some(plan) = plan_computation(line, first, &self.memo) else {
             return false;
         };
+        // `-> f32[2] {` at the end of the line is a layout's start when the next line
+        // goes on with an integer or ':': the token path reads that.
+        if let Some(result) = &plan.result {
+            if !matches!(layout_may_follow(&mut self.lexer, result.end), Ok(false)) {
+                return false;
+            }
+        }
+        let line = self.lexer.line();
         let line_no = self.lexer.line_no();
         self.in_entry = plan.entry;
         set_name(
@@ -1454,25 +1462,8 @@ impl<R: BufRead> Scanner<'_, R> {
     /// `f32[2]` with `{0}` on the next line, or `f32[2]{` with `0}` on it, is one shape.
     /// Only then (or inside a comment that goes on) is the next line worth joining.
     fn layout_may_follow(&mut self, after: usize) -> Result<bool, Reported> {
-        let rest = &self.lexer.line().as_bytes()[after.min(self.lexer.line().len())..];
-        let starts = |head: u8, brace: bool| {
-            head == b'\n'
-                || head == b'\r'
-                || head == b'/'
-                || if brace {
-                    head.is_ascii_digit() || head == b'-' || head == b':'
-                } else {
-                    head == b'{'
-                }
-        };
-        let brace = match tail(rest) {
-            Tail::Other => return Ok(false),
-            Tail::Comment => return Ok(true),
-            Tail::Blank => false,
-            Tail::Brace => true,
-        };
-        let head = self.lexer.next_line_head();
-        Ok(self.io(head)?.is_some_and(|head| starts(head, brace)))
+        let follows = layout_may_follow(&mut self.lexer, after);
+        self.io(follows)
     }
 
     /// [`Self::read_shape`] of a long tuple on one line, a shape at a time: when
@@ -1539,6 +1530,30 @@ impl<R: BufRead> Scanner<'_, R> {
         self.problem_at(line, column, "hlo_syntax", e.message().to_string());
         Err(Reported)
     }
+}
+
+/// [`Scanner::layout_may_follow`], on the lexer alone.
+fn layout_may_follow<R: BufRead>(lexer: &mut Lexer<R>, after: usize) -> std::io::Result<bool> {
+    let line = lexer.line().as_bytes();
+    let starts = |head: u8, brace: bool| {
+        head == b'\n'
+            || head == b'\r'
+            || head == b'/'
+            || if brace {
+                head.is_ascii_digit() || head == b'-' || head == b':'
+            } else {
+                head == b'{'
+            }
+    };
+    let brace = match tail(&line[after.min(line.len())..]) {
+        Tail::Other => return Ok(false),
+        Tail::Comment => return Ok(true),
+        Tail::Blank => false,
+        Tail::Brace => true,
+    };
+    Ok(lexer
+        .next_line_head()?
+        .is_some_and(|head| starts(head, brace)))
 }
 
 /// What follows a shape to the end of its line, as far as a layout on a later line
@@ -1988,6 +2003,33 @@ mod tests {
             }
         }
         assert!(problems > 0);
+    }
+
+    /// A layout that starts on the line after its shape (XLA's lexer reads across line
+    /// breaks) is read alike by the token path and, on a module's second copy, by the
+    /// whole-line paths: after a computation's result shape, whose `{` might open the
+    /// body; in a tuple; after a comment; and a JSON dictionary over lines.
+    #[test]
+    fn a_layout_on_the_next_line_is_read_alike_on_both_paths() {
+        let modules = [
+            "HloModule m\nENTRY %e (x: f32[2]) -> f32[2] {\n0} {\n  ROOT %x = f32[2]{0} parameter(0)\n}\n",
+            "HloModule m\nENTRY %e (x: f32[2]) -> f32[2] {\n  0:S(1)} {\n  ROOT %x = f32[2]{0:S(1)} parameter(0)\n}\n",
+            "HloModule m\nENTRY %e (x: (f32[2], f32[])) -> (f32[2], f32[]) {\n  ROOT %x = (f32[2]{\n0}, f32[]) parameter(0)\n}\n",
+            "HloModule m\nENTRY %e (x: f32[2]) -> f32[2] {\n  ROOT %x = f32[2] // c\n  /* d\n */ {0} parameter(0), backend_config={\n[}\n}\n",
+        ];
+        for module in modules {
+            let twice = format!("{module}\n{module}");
+            let fast = transcript(&twice, true);
+            assert_eq!(fast, transcript(&twice, false), "{module}");
+            assert!(
+                !fast.iter().any(|line| line.starts_with("problem")),
+                "{module}: {fast:?}"
+            );
+            assert_eq!(
+                fast.iter().filter(|l| l.starts_with("shape")).count() % 2,
+                0
+            );
+        }
     }
 
     /// The whole-line paths (instructions, computation headers and stack frames read

@@ -1216,6 +1216,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 if !self.list_separator(b')', "expects , between parameter shapes")? {
                     break;
                 }
+                // XLA's parser takes one ',' after the last parameter shape.
+                if self.eat_token(b')')? {
+                    break;
+                }
             }
         }
         let arrow = self.next_tok()?;

@@ -1045,7 +1045,6 @@ const GROUP_BYTE: [bool; 256] = {
     table
 };
 
-/// The index just after the closing `quote` of a string whose body starts at `from`.
 /// Where a JSON dictionary of XLA's `HloLexer::LexJsonDict` is in its reading: the
 /// depth of braces (the opening one counted), and whether inside a string in double
 /// quotes, just after its backslash.
@@ -1102,7 +1101,7 @@ pub(super) fn json_dict_end(bytes: &[u8], open: usize) -> Option<usize> {
     JsonDict::default().read(bytes, open + 1)
 }
 
-/// The end of a string in `quote`s whose opening quote is before `from`.
+/// The index just after the closing `quote` of a string whose body starts at `from`.
 pub(super) fn string_end(bytes: &[u8], mut from: usize, quote: u8) -> Option<usize> {
     while from < bytes.len() {
         let i = from + memchr::memchr2(quote, b'\\', &bytes[from..])?;

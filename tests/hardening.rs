@@ -4270,20 +4270,30 @@ fn diff_of_an_instruction_of_many_attribute_shapes_holds_their_roles_compactly()
 /// An attribute value skipped whole keeps a byte for each bracket open in it (and the
 /// line of each run opened on one line): 5,000,000 nested `{` and `}` (10 MB) are
 /// validated in a 70 MB address space (16 bytes each, nine times the text, before);
-/// a closer that does not match still names the line its opener is on.
+/// a closer that does not match still names the line its opener is on. A frontend
+/// attribute's JSON dictionary as deep counts its braces.
 #[test]
 fn brackets_nested_millions_deep_in_an_attribute_are_skipped_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
     let n = 5_000_000;
     let module = format!(
-        "HloModule m\n\nENTRY %main {{\n  ROOT %p = f32[8]{{0}} parameter(0), frontend_attributes={}{}\n}}\n",
+        "HloModule m\n\nENTRY %main {{\n  ROOT %p = f32[8]{{0}} parameter(0), sharding={}{}\n}}\n",
         "{".repeat(n),
         "}".repeat(n)
     );
     let path = dir.path().join("m.hlo.txt");
+    // A frontend attribute's value in braces is a JSON dictionary, whose braces are
+    // counted, not held.
+    let json = format!(
+        "HloModule m\n\nENTRY %main {{\n  ROOT %p = f32[8]{{0}} parameter(0), frontend_attributes={{a={}{}}}\n}}\n",
+        "{".repeat(n),
+        "}".repeat(n)
+    );
+    std::fs::write(&path, json).unwrap();
+    limited_exit(70_000, &format!("validate {}", path.to_str().unwrap()), 0);
     std::fs::write(&path, module).unwrap();
     limited_exit(70_000, &format!("validate {}", path.to_str().unwrap()), 0);
-    let broken = "HloModule m\n\nENTRY %main {\n  ROOT %p = f32[8]{0} parameter(0), frontend_attributes={{\n[\n]\n}\n)\n}\n";
+    let broken = "HloModule m\n\nENTRY %main {\n  ROOT %p = f32[8]{0} parameter(0), sharding={{\n[\n]\n}\n)\n}\n";
     std::fs::write(&path, broken).unwrap();
     let out = limited_exit(70_000, &format!("validate {}", path.to_str().unwrap()), 1);
     assert!(String::from_utf8(out)
@@ -4755,5 +4765,42 @@ fn a_pool_of_any_size_asked_for_starts_at_once() {
         .unwrap();
         assert_eq!(out.status.code(), Some(0), "relayout -j {jobs}");
         assert_eq!(out.stdout.len(), 24);
+    }
+}
+
+/// A shape written over many lines is read in time linear in its length: a tuple of
+/// 140,000 elements a line each (1 MB), a layout after 100,000 comment lines, and a
+/// tuple longer than the 1 MiB a shape may span (an error, then every line after it
+/// read as the statements it is not). The first was parsed again for every line joined
+/// (more than 120 s here), the second too once a layout could start on a later line,
+/// and in the third each token of the joined lines counted its line from the first
+/// (11 s). Now each takes well under a second.
+#[test]
+fn a_shape_over_many_lines_is_read_in_linear_time() {
+    use xla_shape::text::module;
+    let tuple = |n: usize| {
+        format!(
+            "HloModule m\nENTRY e {{\n  p = ({}) parameter(0)\n  ROOT r = f32[] get-tuple-element(p), index=0\n}}\n",
+            vec!["f32[]"; n].join(",\n")
+        )
+    };
+    let comments = format!(
+        "HloModule m\nENTRY e {{\n  p = f32[2]\n{}{{0}} parameter(0)\n  ROOT r = f32[2] negate(p)\n}}\n",
+        "// c\n".repeat(100_000)
+    );
+    for (input, errors) in [
+        (tuple(140_000), false),
+        (comments, false),
+        (tuple(200_000), true),
+    ] {
+        let start = Instant::now();
+        let mut findings = Vec::new();
+        let mut check = module::validate_text;
+        let summary =
+            module::scan_text(input.as_bytes(), &mut check, &mut |f| findings.push(f)).unwrap();
+        let elapsed = start.elapsed();
+        assert!(summary.shapes >= 1, "{summary:?}");
+        assert_eq!(!findings.is_empty(), errors, "{:?}", findings.first());
+        assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
     }
 }

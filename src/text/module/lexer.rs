@@ -108,6 +108,10 @@ pub(super) struct Lexer<R> {
     /// read at (a line's bytes at a position do not change while its number stays,
     /// except at the end of the input, where the memo is dropped).
     plain_memo: std::cell::Cell<Option<PlainSeen>>,
+    /// The last [`Self::line_of`] answer, as (the first line's number, byte, line), to
+    /// count on from: each token of lines joined for a long shape looked up its line
+    /// from the first one's start, the square of the joined length.
+    line_memo: std::cell::Cell<(usize, usize, usize)>,
     /// Lines that were not UTF-8 (read as empty), for the caller to report.
     pub bad_lines: Vec<BadLine>,
     /// Where an unterminated comment or string started, if the input ended inside one.
@@ -150,6 +154,7 @@ impl<R: BufRead> Lexer<R> {
             peeked: None,
             line_has_token: false,
             plain_memo: std::cell::Cell::new(None),
+            line_memo: std::cell::Cell::new((0, 0, 0)),
             bad_lines: Vec::new(),
             unterminated: None,
         }
@@ -191,8 +196,17 @@ impl<R: BufRead> Lexer<R> {
             return self.line_no;
         }
         let line = self.bytes();
-        let before = &line[..pos.min(line.len())];
-        self.first_line_no + memchr::memchr_iter(b'\n', before).count()
+        let pos = pos.min(line.len());
+        let (first, from, mut line_no) = self.line_memo.get();
+        let from = if first == self.first_line_no && from <= pos {
+            from
+        } else {
+            line_no = self.first_line_no;
+            0
+        };
+        line_no += memchr::memchr_iter(b'\n', &line[from..pos]).count();
+        self.line_memo.set((self.first_line_no, pos, line_no));
+        line_no
     }
 
     /// 1-based column, in characters, of byte `pos` of the buffer (counted from the

@@ -1426,9 +1426,35 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             if !go_on {
                 break result;
             }
-            let extended = self.lexer.extend_line(MAX_SHAPE_BYTES);
-            if !self.io(extended)? {
-                break result;
+            // Lines are joined, each looked at once, until the shape can have ended:
+            // cut short, through its open brackets and comments (a line that no shape
+            // can go on into stops it); else through lines of nothing but comments.
+            // Parsing again after every line took the square of the lines' length.
+            let (from, closing) = match &result {
+                Err(_) => (token.start, true),
+                Ok((_, after)) => (*after, false),
+            };
+            let mut scan = ShapeLines::default();
+            scan.read(&self.lexer.line().as_bytes()[from..]);
+            let joined = loop {
+                let before = self.lexer.line().len();
+                let extended = self.lexer.extend_line(MAX_SHAPE_BYTES);
+                if !self.io(extended)? {
+                    break false;
+                }
+                let content = scan.read(&self.lexer.line().as_bytes()[before..]);
+                let done = if closing {
+                    (scan.depth == 0 && !scan.in_comment) || scan.foreign
+                } else {
+                    content
+                };
+                if done {
+                    break true;
+                }
+            };
+            if !joined {
+                let line = self.lexer.line();
+                break crate::text::parse_shape_at(line, token.start, self.options);
             }
         };
         match parsed {
@@ -1533,6 +1559,63 @@ impl<R: BufRead> Scanner<'_, R> {
         let (line, column) = (self.lexer.line_of(at), self.lexer.column(at));
         self.problem_at(line, column, "hlo_syntax", e.message().to_string());
         Err(Reported)
+    }
+}
+
+/// The brackets and comments of a shape written over lines, read a line at a time
+/// ([`Scanner::read_shape`]).
+#[derive(Default)]
+struct ShapeLines {
+    /// Brackets open.
+    depth: usize,
+    /// Inside a `/* */` comment.
+    in_comment: bool,
+    /// A byte no shape text holds outside comments (`=` but in `<=`, `%`, a quote) or a
+    /// bracket closing more than were opened: the shape cannot go on through it.
+    foreign: bool,
+}
+
+impl ShapeLines {
+    /// Reads the next bytes; whether any stands outside comments and blanks.
+    fn read(&mut self, bytes: &[u8]) -> bool {
+        let mut content = false;
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.in_comment {
+                match memchr::memmem::find(&bytes[i..], b"*/") {
+                    Some(end) => {
+                        self.in_comment = false;
+                        i += end + 2;
+                    }
+                    None => return content,
+                }
+                continue;
+            }
+            match bytes[i] {
+                b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                    self.in_comment = true;
+                    i += 2;
+                    continue;
+                }
+                b'/' if bytes.get(i + 1) == Some(&b'/') => return content,
+                b if b.is_ascii_whitespace() => {}
+                b => {
+                    content = true;
+                    match b {
+                        b'(' | b'[' | b'{' => self.depth += 1,
+                        b')' | b']' | b'}' => match self.depth.checked_sub(1) {
+                            Some(depth) => self.depth = depth,
+                            None => self.foreign = true,
+                        },
+                        b'=' if i == 0 || bytes[i - 1] != b'<' => self.foreign = true,
+                        b'%' | b'"' | b'\'' => self.foreign = true,
+                        _ => {}
+                    }
+                }
+            }
+            i += 1;
+        }
+        content
     }
 }
 

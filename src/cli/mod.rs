@@ -276,15 +276,20 @@ impl Write for OutputStream {
 /// run leaves no `.xla-shape-*.tmp` beside its output.
 static TEMPORARY: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
+/// [`TEMPORARY`], held (a thread that panicked holding it left the list whole).
+fn temporary_files() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARY
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// A temporary file named in [`TEMPORARY`] while this lives.
 pub(crate) struct Tidy(PathBuf);
 
 impl Tidy {
     /// Names `path` for removal should the run be interrupted.
     pub(crate) fn new(path: &Path) -> Self {
-        let mut files = TEMPORARY
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut files = temporary_files();
         files.push(path.to_path_buf());
         Tidy(path.to_path_buf())
     }
@@ -292,9 +297,7 @@ impl Tidy {
 
 impl Drop for Tidy {
     fn drop(&mut self) {
-        let mut files = TEMPORARY
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut files = temporary_files();
         if let Some(at) = files.iter().rposition(|p| *p == self.0) {
             files.swap_remove(at);
         }
@@ -307,9 +310,7 @@ impl Drop for Tidy {
 /// the process as before.
 fn remove_temporary_files_when_interrupted() {
     let _ = ctrlc::set_handler(|| {
-        let files = TEMPORARY
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let files = temporary_files();
         for path in files.iter() {
             let _ = std::fs::remove_file(path);
         }

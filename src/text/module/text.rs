@@ -1418,10 +1418,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                             Tail::Comment | Tail::Brace
                         )
                 }
-                Ok((_, after)) => {
-                    let after = *after;
-                    self.layout_may_follow(after)?
-                }
+                Ok((_, after)) => self.layout_may_follow(*after)?,
             };
             if !go_on {
                 break result;

@@ -378,13 +378,16 @@ fn an_interrupted_run_leaves_no_temporary_file() {
         } else {
             command.args(["shapes", "-", "-o", path_str(&out)]);
         }
-        // Standard input stays open: the run waits on it, its temporary file made.
-        let child = command
+        // Standard input stays open: the run waits on it, its temporary file made. It
+        // is held open until the run has ended (closed, as `wait_with_output` closes
+        // it, the run could read its end and exit 2 before the handler's thread ran).
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
+        let stdin = child.stdin.take();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
         while names(dir.path()).is_empty() && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(20));
@@ -399,12 +402,12 @@ fn an_interrupted_run_leaves_no_temporary_file() {
             .status()
             .unwrap();
         assert!(killed.success());
-        let done = child.wait_with_output().unwrap();
-        assert_eq!(done.status.code(), Some(130), "{signal}");
-        assert_eq!(
-            String::from_utf8_lossy(&done.stderr),
-            "xla-shape: interrupted\n"
-        );
+        let status = child.wait().unwrap();
+        drop(stdin);
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(130), "{signal}");
+        assert_eq!(stderr, "xla-shape: interrupted\n");
         assert!(
             names(dir.path()).is_empty(),
             "{signal}: {:?}",

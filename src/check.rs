@@ -1526,19 +1526,28 @@ fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> 
         if !kinds.contains(&kind) {
             kinds.push(kind);
         }
-        if kind == MessageKind::Shape && line.len() >= STREAMED_LINE {
-            check_long_shape_line(line, &mut |finding| {
+        let long = match kind {
+            _ if line.len() < STREAMED_LINE => None,
+            MessageKind::Shape => Some(check_long_shape_line as LongLineCheck),
+            MessageKind::ProgramShape => Some(check_long_program_line as LongLineCheck),
+            MessageKind::Layout => None,
+        };
+        if let Some(check) = long {
+            let locate = |finding: Finding| {
                 let column = column_of(finding.column.unwrap_or(start));
-                report.findings.push(finding.at(index + 1, column));
-            });
-            report.shapes += 1;
-            continue;
-        }
-        if kind == MessageKind::ProgramShape && line.len() >= STREAMED_LINE {
-            report.shapes += check_long_program_line(line, &mut |finding| {
-                let column = column_of(finding.column.unwrap_or(start));
-                report.findings.push(finding.at(index + 1, column));
-            });
+                finding.at(index + 1, column)
+            };
+            // A line that does not parse has its syntax error as its one finding, as
+            // when it is parsed whole: the findings of the shapes before the error are
+            // held until the line has parsed.
+            let mut held = Findings::new();
+            match check(line, &mut |finding| held.push(locate(finding))) {
+                Ok(shapes) => {
+                    report.shapes += shapes;
+                    report.findings.append(held);
+                }
+                Err(error) => report.findings.push(locate(*error)),
+            }
             continue;
         }
         match text::parse_message(kind, line) {
@@ -1582,7 +1591,14 @@ const STREAMED_LINE: usize = 1 << 20;
 /// tuple, at `tuple_shapes[i]...`. A finding's shape text is that shape's (the line's
 /// for a shape that is no tuple); `column` carries the byte offset of the finding in
 /// the line, for the caller to turn into a column.
-fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
+///
+/// Gives the number of shapes the line holds (one), or the line's syntax error, in
+/// which case the findings already handed on are not the line's: XLA would not have
+/// read it, and the whole parse gives the error alone.
+fn check_long_shape_line(
+    line: &str,
+    found: &mut dyn FnMut(Finding),
+) -> Result<usize, Box<Finding>> {
     let trimmed = line.trim();
     let mut tuple = TupleIssues::default();
     let result = text::parse_shape_leaves(
@@ -1598,7 +1614,7 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
         },
     );
     match result {
-        Ok(text::Streamed::Tuple { .. }) => {}
+        Ok(text::Streamed::Tuple { .. }) => Ok(1),
         Ok(text::Streamed::Shape(shape)) => {
             let mut nth = 0;
             let shape = crate::AnyMessage::Shape(shape);
@@ -1606,10 +1622,14 @@ fn check_long_shape_line(line: &str, found: &mut dyn FnMut(Finding)) {
                 found(line_finding(&issue, line, trimmed, nth));
                 nth += 1;
             });
+            Ok(1)
         }
-        Err(e) => found(line_syntax_error(&e, line)),
+        Err(e) => Err(Box::new(line_syntax_error(&e, line))),
     }
 }
+
+/// [`check_long_shape_line`] or [`check_long_program_line`].
+type LongLineCheck = fn(&str, &mut dyn FnMut(Finding)) -> Result<usize, Box<Finding>>;
 
 /// The `nth` finding (from 0) of `issue` in a shape of a long line, with that shape's
 /// text as [`repeated_text`] gives it; `column` carries the byte offset of the line's
@@ -1691,8 +1711,11 @@ impl ProgramIssues {
 /// checked on its own, opened into its tuples, with the findings of the whole program
 /// shape at `parameters[i]...` and `result...` (text gives every parameter a name, so
 /// the count of names is never at fault). Returns the number of shapes it counts
-/// (parameters and result) as the whole check does, or 0 when the line does not parse.
-fn check_long_program_line(line: &str, found: &mut dyn FnMut(Finding)) -> usize {
+/// (parameters and result) as the whole check does, or the line's syntax error.
+fn check_long_program_line(
+    line: &str,
+    found: &mut dyn FnMut(Finding),
+) -> Result<usize, Box<Finding>> {
     let mut program = ProgramIssues::default();
     let result = text::parse_program_shape_leaves(
         line,
@@ -1707,11 +1730,8 @@ fn check_long_program_line(line: &str, found: &mut dyn FnMut(Finding)) -> usize 
         },
     );
     match result {
-        Ok(parameters) => parameters + 1,
-        Err(e) => {
-            found(line_syntax_error(&e, line));
-            0
-        }
+        Ok(parameters) => Ok(parameters + 1),
+        Err(e) => Err(Box::new(line_syntax_error(&e, line))),
     }
 }
 

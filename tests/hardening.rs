@@ -239,6 +239,64 @@ fn streamed_tuple_parse_agrees_with_the_whole_parse() {
     }
 }
 
+/// A line of shape or program-shape text is checked alike whether it is short (parsed
+/// whole) or at least 1 MiB long (checked a tuple element at a time): the same
+/// findings (code, message, path, line, column), the same count of shapes. Before
+/// the fix a long line that did not parse still counted a shape, and kept the
+/// findings of the elements read before its syntax error (`(f32[2], f32[3]{1})` gave
+/// a `dimension_out_of_range` beside XLA's "invalid tuple element").
+#[test]
+fn a_long_line_is_checked_as_the_same_line_short() {
+    use xla_shape::check::{check_bytes, Options as CheckOptions};
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/hlo_shapes.jsonl");
+    let content = std::fs::read_to_string(path).expect("fixtures/hlo_shapes.jsonl");
+    let options = CheckOptions {
+        from: Some(xla_shape::report::Form::Hlo),
+        ..CheckOptions::default()
+    };
+    // Spaces after the first `(`: the line's own text, past the streaming length.
+    let pad = " ".repeat(1 << 20);
+    let summary = |bytes: &[u8], padded: bool| {
+        let report = check_bytes("line", bytes, &options);
+        let findings = report.findings.to_vec().unwrap();
+        let findings: Vec<_> = findings
+            .into_iter()
+            .map(|f| {
+                let column = match f.column {
+                    Some(c) if padded && c > pad.len() => Some(c - pad.len()),
+                    c => c,
+                };
+                (f.code, f.message, f.path, f.line, column)
+            })
+            .collect();
+        (report.shapes, findings)
+    };
+    let (mut compared, mut with_findings) = (0, 0);
+    for record in content.lines().filter(|l| !l.trim().is_empty()) {
+        let record: serde_json::Value = serde_json::from_str(record).unwrap();
+        let shape = record["text"].as_str().unwrap();
+        for line in [
+            format!("(f32[2], ({shape}), {shape})"),
+            format!("(f32[2], {shape}) -> ({shape})"),
+        ] {
+            let short = summary(line.as_bytes(), false);
+            // Lines without findings are the common case; a sample of them will do.
+            if short.1.is_empty() && compared % 16 != 0 {
+                compared += 1;
+                continue;
+            }
+            with_findings += usize::from(!short.1.is_empty());
+            let long = format!("({pad}{}", &line[1..]);
+            assert_eq!(short, summary(long.as_bytes(), true), "{line}");
+            compared += 1;
+        }
+    }
+    assert!(
+        compared > 2000 && with_findings >= 250,
+        "{compared} {with_findings}"
+    );
+}
+
 /// Writes `bytes` to `dir/name` and validates the file in the 200 MB address space
 /// ([`limited`]): exit 1, with findings at exactly the `expected` paths. Returns the
 /// file's path.
@@ -426,9 +484,28 @@ fn one_line_tuple_is_converted_and_validated_in_bounded_memory() {
         String::from_utf8_lossy(&validate.stderr)
     );
 
-    // Findings of a long line name the element, as the whole tuple's would.
+    // Findings of a long line name the element, as the whole tuple's would, and give
+    // the element's text.
     let mut line = one_line_tuple("f32[2]{0}", 200_000);
-    line = line.replacen("f32[2]{0}, f32[2]{0}", "f32[2]{0}, f32[2,3]{0,0}", 1);
+    line = line.replacen("f32[2]{0}, f32[2]{0}", "f32[2]{0}, s8[4]{0:E(4)}", 1);
+    std::fs::write(&input, &line).unwrap();
+    let output = cli()
+        .args(["validate", "--from", "hlo", "--format", "json"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let findings = &report["files"][0]["findings"];
+    assert_eq!(findings.as_array().unwrap().len(), 1, "{findings}");
+    assert_eq!(
+        findings[0]["path"],
+        "tuple_shapes[1].layout.element_size_in_bits"
+    );
+    assert_eq!(findings[0]["shape"], "s8[4]{0:E(4)}");
+    // An element XLA's parser refuses makes the line a syntax error, and only that
+    // (the element's own finding came too before session 35).
+    line = line.replacen("s8[4]{0:E(4)}", "f32[2,3]{0,0}", 1);
     std::fs::write(&input, &line).unwrap();
     let output = cli()
         .args(["validate", "--from", "hlo", "--format", "json"])
@@ -436,8 +513,11 @@ fn one_line_tuple_is_converted_and_validated_in_bounded_memory() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(1));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(stdout.contains("tuple_shapes[1]"), "{stdout}");
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let findings = &report["files"][0]["findings"];
+    assert_eq!(findings.as_array().unwrap().len(), 1, "{findings}");
+    assert_eq!(findings[0]["code"], "hlo_syntax");
+    assert_eq!(report["files"][0]["shapes"], 0);
 }
 
 /// Output many times the input is held in bounded memory: a 10 MB one-line tuple is

@@ -1433,9 +1433,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             let mut scan = ShapeLines::default();
             scan.read(&self.lexer.line().as_bytes()[from..]);
+            // What the line held before the shape is not the shape's.
+            let cap = token.start.saturating_add(MAX_SHAPE_BYTES);
             let joined = loop {
                 let before = self.lexer.line().len();
-                let extended = self.lexer.extend_line(MAX_SHAPE_BYTES);
+                let extended = self.lexer.extend_line(cap);
                 if !self.io(extended)? {
                     break false;
                 }
@@ -1451,7 +1453,16 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             if !joined {
                 let line = self.lexer.line();
-                break crate::text::parse_shape_at(line, token.start, self.options);
+                let again = crate::text::parse_shape_at(line, token.start, self.options);
+                if again.is_err() && line.len() > cap {
+                    // Cut short where the join stopped: say why, not what the parse
+                    // saw at the cut.
+                    let message = format!(
+                        "a shape written over several lines may take at most {MAX_SHAPE_BYTES} bytes of text; this one is not closed within them"
+                    );
+                    return Err(self.error(&token, "hlo_syntax", message));
+                }
+                break again;
             }
         };
         match parsed {
@@ -1684,7 +1695,7 @@ fn tail(rest: &[u8]) -> Tail {
 
 /// Tuples on one line at least this long are validated a shape at a time when the
 /// scanner only hands reports on ([`Scanner::validating_long_tuples_by_leaf`]).
-const LONG_TUPLE: usize = 1 << 20;
+const LONG_TUPLE: usize = crate::LONG_INPUT;
 
 /// Sets a name slot (the computation's or the instruction's) to `text`, reusing the
 /// buffer the slot or its `spare` holds.
@@ -2114,6 +2125,35 @@ mod tests {
                 0
             );
         }
+    }
+
+    /// A shape may run over lines for [`super::MAX_SHAPE_BYTES`] of its own text: what its line
+    /// held before it does not count (a parameter after a long one in
+    /// `entry_computation_layout` took its layout from the next line only while the
+    /// line before it was short), and a shape cut short at the cap says so rather than
+    /// what the parse saw where the join stopped ("expects ')' at the end of tuple
+    /// shape").
+    #[test]
+    fn a_shape_over_lines_is_capped_by_its_own_length() {
+        let pad = " ".repeat(super::MAX_SHAPE_BYTES + 10);
+        let after_a_long_line = format!(
+            "HloModule m, entry_computation_layout={{({pad}f32[2]\n{{0}})->f32[2]{{0}}}}\n\n\
+             ENTRY %e (x: f32[2]) -> f32[2] {{\n  ROOT %x = f32[2]{{0}} parameter(0)\n}}\n"
+        );
+        let log = transcript(&after_a_long_line, false);
+        assert!(!log.iter().any(|l| l.starts_with("problem")), "{log:?}");
+        assert_eq!(log.iter().filter(|l| l.starts_with("shape")).count(), 5);
+        let too_long = format!(
+            "HloModule m\nENTRY %e (x: (f32[2], f32[])) -> (f32[2], f32[]) {{\n  \
+             ROOT %x = ({pad}f32[2]{{\n    0}}, f32[]) parameter(0)\n}}\n"
+        );
+        let log = transcript(&too_long, false);
+        let problems: Vec<_> = log.iter().filter(|l| l.starts_with("problem")).collect();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(
+            problems[0].contains("may take at most 1048576 bytes"),
+            "{problems:?}"
+        );
     }
 
     /// The whole-line paths (instructions, computation headers and stack frames read

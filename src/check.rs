@@ -649,7 +649,7 @@ fn check_binary(name: &str, bytes: &[u8], options: &Options) -> FileReport {
 }
 
 /// [`check_bytes`] of a binary message read a shape at a time whatever its size (the
-/// streamed checks start at 1 MiB), for tests that compare the streamed reports with
+/// streamed checks start at 64 KiB), for tests that compare the streamed reports with
 /// the whole ones on small inputs: a shape that is a tuple (`options.message` not
 /// given) or, with `--message program-shape`, a program shape. `None` when the streamed
 /// checks leave the message to the whole check.
@@ -685,7 +685,7 @@ fn has_wrong_wire_type(decoded: &codec::Decoded<crate::proto::ShapeProto>) -> bo
 
 /// Binary messages at least this long are checked a top-level tuple element at a time
 /// when they can be ([`check_binary_tuple`]).
-const STREAMED_MESSAGE: usize = 1 << 20;
+const STREAMED_MESSAGE: usize = crate::LONG_INPUT;
 
 /// Checks a binary `ShapeProto` that is a plain tuple (its element type and its
 /// elements, nothing else, and no unknown field anywhere) in the memory of one
@@ -1582,7 +1582,7 @@ fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> 
 
 /// Lines of shape text at least this long are checked a top-level tuple element at a
 /// time ([`check_long_shape_line`]).
-const STREAMED_LINE: usize = 1 << 20;
+const STREAMED_LINE: usize = crate::LONG_INPUT;
 
 /// Checks one long line of shape text in the memory of one shape of a tuple, however
 /// the tuples nest (building a 200 MB one-line tuple whole took 25 times its size):
@@ -1781,7 +1781,7 @@ fn check_module_proto(name: &str, bytes: &[u8], options: &Options) -> FileReport
 }
 
 /// The check of a module proto whose shapes and program shapes of `long_at` bytes or
-/// more are read a shape at a time where they can be (1 MiB or more in
+/// more are read a shape at a time where they can be (64 KiB or more in
 /// [`check_bytes`]), so that tests can compare those reads with the whole ones on small
 /// modules.
 #[doc(hidden)]

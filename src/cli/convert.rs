@@ -78,7 +78,7 @@ pub enum JsonNames {
 /// Binary and JSON shapes and program shapes of any form at least this long are
 /// converted a shape at a time when they can be ([`convert::binary_shape_to_binary`],
 /// [`convert::json_shape_to`], [`convert::program_shape_to`]).
-const STREAMED_MESSAGE: usize = 1 << 20;
+const STREAMED_MESSAGE: usize = xla_shape::LONG_INPUT;
 
 pub fn run(args: ConvertArgs) -> Result<(), Failure> {
     if args.to == Form::Binary && args.output.file().is_none() && std::io::stdout().is_terminal() {

@@ -45,7 +45,7 @@ impl TextForm {
 
 /// Texts of at least this many bytes that are a tuple are not built where an array is
 /// asked for ([`Input::shape_for_array`]).
-pub const LONG_TUPLE: usize = 1 << 20;
+pub const LONG_TUPLE: usize = xla_shape::LONG_INPUT;
 
 /// One message's input, read whole.
 #[derive(Debug)]

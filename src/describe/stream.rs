@@ -19,7 +19,7 @@ use crate::validate::{validate_shape_each, validate_shape_with, Options, TupleIs
 use crate::{Issue, Shape};
 
 /// Texts of at least this many bytes that are a tuple are described a shape at a time.
-pub const STREAMED: usize = 1 << 20;
+pub const STREAMED: usize = crate::LONG_INPUT;
 
 /// Inside a tuple described a shape at a time, a tuple element of at least this many
 /// bytes of text is described a shape at a time too; a smaller one is built whole.

@@ -529,7 +529,7 @@ const MODULE_TEXT: crate::text::ParseOptions = crate::text::ParseOptions {
 
 /// Shape text of this many bytes or more that is a tuple is read a shape at a time
 /// where it can be: listed, checked when a listing is read back, sized.
-pub(crate) const LONG_TEXT: usize = 1 << 20;
+pub(crate) const LONG_TEXT: usize = crate::LONG_INPUT;
 
 /// A listing's shape text read back: as HLO module text gives shapes.
 pub(crate) fn read_back(text: &str) -> Result<ShapeProto, crate::text::ParseError> {

@@ -127,7 +127,7 @@ pub struct ProtoSite<'a> {
     /// named `operand_layout_constraints`, as in text).
     pub role: Role,
     /// When set, the shape handed on is the tuple these bytes encode without its
-    /// elements (a `ShapeProto` of 1 MiB or more that is a tuple with elements,
+    /// elements (a `ShapeProto` of 64 KiB or more that is a tuple with elements,
     /// whatever else it holds), to be read from them a shape at a time
     /// ([`walk_proto_for_listing`]).
     pub elided: Option<&'a [u8]>,
@@ -213,7 +213,7 @@ pub fn scan_text_instructions<R: BufRead>(
     scan_instructions(reader, on_shape, Some(on_instruction), on_problem, false)
 }
 
-/// [`scan_text_instructions`], except that a tuple of 1 MiB or more on one line is
+/// [`scan_text_instructions`], except that a tuple of 64 KiB or more on one line is
 /// checked a shape at a time and handed on as its text alone ([`Site::elided`]): the
 /// layout guard's listing reads it again from there, a shape at a time.
 pub fn scan_text_for_listing<R: BufRead>(
@@ -470,7 +470,7 @@ pub fn scan_proto_with_style(
 }
 
 /// [`scan_proto_with_style`] with [`validate_proto`] for the check, where a shape of
-/// 1 MiB or more that is a plain tuple (its element type and its elements, no unknown
+/// 64 KiB or more that is a plain tuple (its element type and its elements, no unknown
 /// field anywhere) is validated a shape at a time, as [`crate::codec::decode_shape_leaves`]
 /// reads it: the findings of the whole shape's check, in the same order, each with its
 /// own shape's text, in the memory of one shape.
@@ -482,7 +482,7 @@ pub fn scan_proto_validated(
     scan_proto_validated_with(bytes, report, style, &mut |_, _, _| LongChecked::Declined)
 }
 
-/// What [`scan_proto_validated_with`] asks of a message of 1 MiB or more that the scan
+/// What [`scan_proto_validated_with`] asks of a message of 64 KiB or more that the scan
 /// does not read a shape at a time itself: a shape that is not a plain tuple with no
 /// unknown field, or a program shape that holds an unknown field or gives its result
 /// more than once. It checks the message a shape at a time, handing each finding on
@@ -503,7 +503,7 @@ pub enum LongChecked {
     Declined,
 }
 
-/// [`scan_proto_validated`], a shape of 1 MiB or more that is not a plain tuple with no
+/// [`scan_proto_validated`], a shape of 64 KiB or more that is not a plain tuple with no
 /// unknown field (a tuple with fields of its own, or holding unknown fields) checked by
 /// `long` when it can (the validation of binary messages a shape at a time lives
 /// above this module).
@@ -517,7 +517,7 @@ pub fn scan_proto_validated_with(
 }
 
 /// [`scan_proto_validated_with`] reading messages of `long_at` bytes or more a shape at
-/// a time (rather than 1 MiB or more), so that tests can compare the reads a shape at a
+/// a time (rather than 64 KiB or more), so that tests can compare the reads a shape at a
 /// time with the whole ones on small modules.
 #[doc(hidden)]
 pub fn scan_proto_validated_from(
@@ -705,7 +705,7 @@ pub fn walk_proto(
     )
 }
 
-/// [`walk_proto`], except that a shape of 1 MiB or more that is a tuple with elements
+/// [`walk_proto`], except that a shape of 64 KiB or more that is a tuple with elements
 /// (whatever fields of its own it or the tuples in it have, unknown fields too) is
 /// checked to decode, a shape at a time, and handed on as its bytes alone
 /// ([`ProtoSite::elided`]): the layout guard's listing reads it again from there, a
@@ -738,7 +738,7 @@ pub(crate) fn walk_proto_for_listing_with(
 }
 
 /// [`walk_proto_for_listing`] handing on shapes of `long_at` bytes or more as their
-/// bytes (rather than 1 MiB or more), so that tests can compare the reads a shape at a
+/// bytes (rather than 64 KiB or more), so that tests can compare the reads a shape at a
 /// time with the whole ones on small modules.
 #[doc(hidden)]
 pub fn walk_proto_for_listing_from(
@@ -1112,7 +1112,7 @@ struct ProtoScan<'s, 'c> {
 /// Shape and program shape messages inside a module proto this long or longer are read
 /// a shape at a time where they can be: validated ([`scan_proto_validated`],
 /// [`scan_proto_validated_with`]) and walked for a listing ([`walk_proto_for_listing`]).
-pub(crate) const LONG_SHAPE: usize = 1 << 20;
+pub(crate) const LONG_SHAPE: usize = crate::LONG_INPUT;
 
 /// Whether a serialized `ProgramShapeProto` of [`LONG_SHAPE`] bytes or more can be read
 /// a part at a time, each parameter and the result as a shape of its own (so that a

@@ -365,7 +365,7 @@ pub fn check_bytes(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     let report = match form {
         Form::Binary => check_binary(name, bytes, options),
         Form::Json => check_json(name, bytes, options),
-        Form::Hlo => check_hlo_lines(name, bytes, options),
+        Form::Hlo => check_hlo_lines(name, bytes, options, STREAMED_LINE),
         Form::HloModule => {
             if bytes.is_empty() {
                 FileReport::unreadable(name, Some(form), "empty_input", "the input is empty")
@@ -503,7 +503,7 @@ fn check_reader<R: BufRead>(
         return finish(report, options);
     }
     if form == Some(Form::Hlo) && !empty {
-        let report = check_hlo_lines(name, reader, options);
+        let report = check_hlo_lines(name, reader, options, STREAMED_LINE);
         let report = with_policy(report, Form::Hlo, options, relist);
         return finish(report, options);
     }
@@ -1464,10 +1464,32 @@ fn check_json(name: &str, bytes: &[u8], options: &Options) -> FileReport {
     }
 }
 
+/// [`check_bytes`] of lines of HLO text (`options.from` is taken as `Hlo`) whose
+/// shape and program-shape lines of `long_at` bytes or more are checked a tuple
+/// element (or a part) at a time, where [`check_bytes`] starts at
+/// [`LONG_INPUT`](crate::LONG_INPUT): for tests that compare those checks with the
+/// whole ones on short lines. Its findings are the whole check's but for the shape
+/// text of a tuple element's, which is the element's.
+#[doc(hidden)]
+pub fn check_hlo_lines_from(
+    name: &str,
+    bytes: &[u8],
+    options: &Options,
+    long_at: usize,
+) -> FileReport {
+    finish(check_hlo_lines(name, bytes, options, long_at), options)
+}
+
 /// One message per line: every bad line is a finding at `LINE:COLUMN`; blank lines
 /// and `//` comment lines are skipped. Read a line at a time: memory holds one line
-/// (and the findings), whatever the number of lines.
-fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> FileReport {
+/// (and the findings), whatever the number of lines. Shape and program-shape lines of
+/// `long_at` bytes or more are checked a tuple element (or a part) at a time.
+fn check_hlo_lines<R: BufRead>(
+    name: &str,
+    mut reader: R,
+    options: &Options,
+    long_at: usize,
+) -> FileReport {
     let form = Some(Form::Hlo);
     let not_utf8 = |bytes: &[u8]| {
         FileReport::unreadable(
@@ -1527,7 +1549,7 @@ fn check_hlo_lines<R: BufRead>(name: &str, mut reader: R, options: &Options) -> 
             kinds.push(kind);
         }
         let long = match kind {
-            _ if line.len() < STREAMED_LINE => None,
+            _ if line.len() < long_at => None,
             MessageKind::Shape => Some(check_long_shape_line as LongLineCheck),
             MessageKind::ProgramShape => Some(check_long_program_line as LongLineCheck),
             MessageKind::Layout => None,

@@ -114,6 +114,33 @@ fn nested_json_tuples_read_leaf_by_leaf_agree_with_the_whole_read() {
     }
 }
 
+/// Lines of HLO text checked a tuple element (or a program shape's part) at a time,
+/// as lines of `LONG_INPUT` bytes or more are, report what the whole check reports
+/// (`props::checked_lines_agree`), on every shape of `fixtures/hlo_shapes.jsonl` (XLA's
+/// own and hostile ones) as a tuple element, nested, and in a program shape. Before
+/// session 35, 746 of them did not: a line that did not parse counted a shape and kept
+/// the findings of the elements before its error.
+#[test]
+fn fixture_lines_checked_an_element_at_a_time_agree_with_the_whole_check() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/hlo_shapes.jsonl");
+    let content = std::fs::read_to_string(path).expect("fixtures/hlo_shapes.jsonl");
+    let mut lines = Vec::new();
+    for record in content.lines().filter(|l| !l.trim().is_empty()) {
+        let record: serde_json::Value = serde_json::from_str(record).unwrap();
+        let shape = record["text"].as_str().unwrap();
+        lines.push(format!("(f32[2], ({shape}), {shape})"));
+        lines.push(format!("(pred[], ({shape}, f32[1]{{0}}))"));
+        lines.push(format!("(f32[2], {shape}) -> ({shape})"));
+        lines.push(format!("(a: ({shape}), b: s32[]) -> {shape}"));
+    }
+    assert!(lines.len() > 5000);
+    // Each line alone, then all of them as one input.
+    for line in &lines {
+        props::checked_lines_agree(line);
+    }
+    props::checked_lines_agree(&lines.join("\n"));
+}
+
 /// Nested tuples read leaf by leaf (`text::parse_shape_leaves`): the leaves of the
 /// whole parse at their paths, and its first error, on tuples that nest, hold empty
 /// tuples, fail inside a nested tuple or after it, or nest too deep.

@@ -240,7 +240,7 @@ fn streamed_tuple_parse_agrees_with_the_whole_parse() {
 }
 
 /// A line of shape or program-shape text is checked alike whether it is short (parsed
-/// whole) or at least 1 MiB long (checked a tuple element at a time): the same
+/// whole) or at least `LONG_INPUT` long (checked a tuple element at a time): the same
 /// findings (code, message, path, line, column), the same count of shapes. Before
 /// the fix a long line that did not parse still counted a shape, and kept the
 /// findings of the elements read before its syntax error (`(f32[2], f32[3]{1})` gave
@@ -255,7 +255,7 @@ fn a_long_line_is_checked_as_the_same_line_short() {
         ..CheckOptions::default()
     };
     // Spaces after the first `(`: the line's own text, past the streaming length.
-    let pad = " ".repeat(1 << 20);
+    let pad = " ".repeat(xla_shape::LONG_INPUT);
     let summary = |bytes: &[u8], padded: bool| {
         let report = check_bytes("line", bytes, &options);
         let findings = report.findings.to_vec().unwrap();

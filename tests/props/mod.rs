@@ -575,6 +575,7 @@ pub fn text_roundtrip(data: &[u8]) {
     let Ok(input) = std::str::from_utf8(data) else {
         return;
     };
+    checked_lines_agree(input);
     streamed_conversions_agree(input);
     explained_a_shape_at_a_time(input);
     program_conversions_agree(xla_shape::convert::Form::Hlo, input.as_bytes());
@@ -610,6 +611,29 @@ pub fn text_roundtrip(data: &[u8]) {
             assert_eq!(again, layout, "{input:?} printed {printed:?}");
         }
     }
+}
+
+/// `validate --from hlo` of lines whose shapes and program shapes are checked a tuple
+/// element (or a part) at a time, as lines of 64 KiB or more are, reports what the
+/// whole check of each line reports: the same findings (code, severity, message,
+/// path, line, column) in the same order, the same count of shapes, the same verdict.
+/// (A line that did not parse kept the findings of the elements before its error.)
+pub fn checked_lines_agree(input: &str) {
+    use xla_shape::check;
+    let options = check::Options {
+        from: Some(xla_shape::report::Form::Hlo),
+        ..Default::default()
+    };
+    let said = |long_at| {
+        let report = check::check_hlo_lines_from("in", input.as_bytes(), &options, long_at);
+        let findings = report.findings.to_vec().expect("findings read back");
+        let findings: Vec<_> = findings
+            .into_iter()
+            .map(|f| (f.code, f.severity, f.message, f.path, f.line, f.column))
+            .collect();
+        (report.message, report.shapes, report.unreadable, findings)
+    };
+    assert_eq!(said(0), said(usize::MAX), "{input:?}");
 }
 
 /// `explain` of a tuple described a shape at a time (every tuple element again a shape

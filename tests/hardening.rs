@@ -1625,6 +1625,47 @@ fn long_tuple_in_module_text_is_validated_a_shape_at_a_time() {
     assert_eq!(findings_in_bounded_memory("", &input, Some(0)).len(), 3);
 }
 
+/// A long tuple whose `)` is on a later line is not built to learn where it ends: the
+/// scan reads it a shape at a time once its lines are joined, with the findings it has
+/// on one line; and one whose first line alone is past the 1 MiB a shape may span
+/// over lines is a clear error in bounded memory. Before session 35 the first line was
+/// parsed whole to find that it goes on: a 10 MB such line took 465 MB, and aborted
+/// under 200 MB of address space.
+#[test]
+fn a_long_tuple_closed_on_a_later_line_is_not_built() {
+    use xla_shape::text::module;
+    let over_lines =
+        |n| module_with_long_tuple(n).replacen(") parameter(0)", "\n  ) parameter(0)", 1);
+    let key = |f: &xla_shape::report::Finding| (f.code, f.path.clone(), f.message.clone());
+    let findings = |text: &str| {
+        let mut found = Vec::new();
+        module::scan_text_validated(text.as_bytes(), &mut |f| found.push(f)).unwrap();
+        found.iter().map(key).collect::<Vec<_>>()
+    };
+    // 680 KB over two lines: the three warnings of the same tuple on one line.
+    let small = over_lines(40_000);
+    assert!(small.len() > 10 * xla_shape::LONG_INPUT);
+    let expected = findings(&module_with_long_tuple(40_000));
+    assert_eq!(expected.len(), 3);
+    assert_eq!(findings(&small), expected);
+
+    let big = over_lines(600_000);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("module.hlo");
+    std::fs::write(&input, &big).unwrap();
+    let report = report_in_bounded_memory("", &input, Some(1));
+    let found = report["files"][0]["findings"].as_array().unwrap();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0]["code"], "hlo_syntax");
+    let message = found[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains("may take at most 1048576 bytes"),
+        "{message}"
+    );
+    let shapes = limited(&format!("shapes {}", input.display()));
+    assert_eq!(shapes.status.code(), Some(2));
+}
+
 /// A tuple with fields of its own besides its elements (dimensions, a layout, dynamic
 /// flags: all ignored or refused on a tuple) is still checked an element at a time,
 /// from binary and from JSON: its own issues where the whole check puts them (the

@@ -1406,7 +1406,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         }
         let parsed = loop {
             let line = self.lexer.line();
-            let result = crate::text::parse_shape_at(line, token.start, self.options);
+            let result = match self.parse_here(token.start) {
+                Ok(None) => return self.read_long_tuple(token, role),
+                Ok(Some(parsed)) => Ok(parsed),
+                Err(e) => Err(e),
+            };
             // A shape that runs past the end of its line (a long tuple written over
             // several lines, a comment that goes on) is read again with the next line
             // joined, and so is one whose layout may start on the next line.
@@ -1452,9 +1456,12 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 }
             };
             if !joined {
-                let line = self.lexer.line();
-                let again = crate::text::parse_shape_at(line, token.start, self.options);
-                if again.is_err() && line.len() > cap {
+                let again = match self.parse_here(token.start) {
+                    Ok(None) => return self.read_long_tuple(token, role),
+                    Ok(Some(parsed)) => Ok(parsed),
+                    Err(e) => Err(e),
+                };
+                if again.is_err() && self.lexer.line().len() > cap {
                     // Cut short where the join stopped: say why, not what the parse
                     // saw at the cut.
                     let message = format!(
@@ -1502,6 +1509,25 @@ impl<R: BufRead> Scanner<'_, R> {
     fn layout_may_follow(&mut self, after: usize) -> Result<bool, Reported> {
         let follows = layout_may_follow(&mut self.lexer, after);
         self.io(follows)
+    }
+
+    /// The shape at byte `start` of the current line (lines joined as they are) and the
+    /// byte after it, parsed whole; `None` for a tuple that parses and that the scan
+    /// reads a shape at a time ([`Self::read_long_tuple`]) because the text from its
+    /// start is [`LONG_TUPLE`] bytes or more: such a tuple is not built, whether it
+    /// parses or is cut short at the line's end (a 10 MB one-line tuple closed on the
+    /// next line took 47 times its size).
+    fn parse_here(
+        &self,
+        start: usize,
+    ) -> Result<Option<(ShapeProto, usize)>, crate::text::ParseError> {
+        let line = self.lexer.line();
+        let long = line.len() - start >= LONG_TUPLE && line.as_bytes().get(start) == Some(&b'(');
+        if long && (self.long_tuples_by_leaf || self.eliding_long_tuples) {
+            crate::text::parse_shape_leaves_at(line, start, self.options, &mut |_, _, _| {})?;
+            return Ok(None);
+        }
+        crate::text::parse_shape_at(line, start, self.options).map(Some)
     }
 
     /// [`Self::read_shape`] of a long tuple on one line, a shape at a time: when

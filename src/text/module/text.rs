@@ -1404,9 +1404,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         if tuple && (self.long_tuples_by_leaf || self.eliding_long_tuples) {
             return self.read_long_tuple(token, role);
         }
+        // Where the shape ends on its line, while no line is joined to it.
+        let mut end = extent;
         let parsed = loop {
             let line = self.lexer.line();
-            let result = match self.parse_here(token.start) {
+            let result = match self.parse_here(token.start, end) {
                 Ok(None) => return self.read_long_tuple(token, role),
                 Ok(Some(parsed)) => Ok(parsed),
                 Err(e) => Err(e),
@@ -1437,6 +1439,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             let mut scan = ShapeLines::default();
             scan.read(&self.lexer.line().as_bytes()[from..]);
+            end = None;
             // What the line held before the shape is not the shape's.
             let cap = token.start.saturating_add(MAX_SHAPE_BYTES);
             let joined = loop {
@@ -1456,7 +1459,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 }
             };
             if !joined {
-                let again = match self.parse_here(token.start) {
+                let again = match self.parse_here(token.start, None) {
                     Ok(None) => return self.read_long_tuple(token, role),
                     Ok(Some(parsed)) => Ok(parsed),
                     Err(e) => Err(e),
@@ -1513,16 +1516,19 @@ impl<R: BufRead> Scanner<'_, R> {
 
     /// The shape at byte `start` of the current line (lines joined as they are) and the
     /// byte after it, parsed whole; `None` for a tuple that parses and that the scan
-    /// reads a shape at a time ([`Self::read_long_tuple`]) because the text from its
-    /// start is [`LONG_TUPLE`] bytes or more: such a tuple is not built, whether it
-    /// parses or is cut short at the line's end (a 10 MB one-line tuple closed on the
-    /// next line took 47 times its size).
+    /// reads a shape at a time ([`Self::read_long_tuple`]) because it is [`LONG_TUPLE`]
+    /// bytes or more: such a tuple is not built, whether it parses or is cut short at
+    /// the line's end (a 10 MB one-line tuple closed on the next line took 47 times its
+    /// size). Its length is to `end` when the caller knows where it ends, else to the
+    /// end of the line.
     fn parse_here(
         &self,
         start: usize,
+        end: Option<usize>,
     ) -> Result<Option<(ShapeProto, usize)>, crate::text::ParseError> {
         let line = self.lexer.line();
-        let long = line.len() - start >= LONG_TUPLE && line.as_bytes().get(start) == Some(&b'(');
+        let length = end.unwrap_or(line.len()) - start;
+        let long = length >= LONG_TUPLE && line.as_bytes().get(start) == Some(&b'(');
         if long && (self.long_tuples_by_leaf || self.eliding_long_tuples) {
             crate::text::parse_shape_leaves_at(line, start, self.options, &mut |_, _, _| {})?;
             return Ok(None);

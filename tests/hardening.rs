@@ -484,39 +484,37 @@ fn one_line_tuple_is_converted_and_validated_in_bounded_memory() {
         String::from_utf8_lossy(&validate.stderr)
     );
 
+    // The JSON report of `validate --from hlo` on `line`, which exits with `status`
+    // and has one finding.
+    let validated = |line: &str, status| {
+        std::fs::write(&input, line).unwrap();
+        let output = cli()
+            .args(["validate", "--from", "hlo", "--format", "json"])
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(status));
+        let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+        let findings = report["files"][0]["findings"].as_array().unwrap();
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        report
+    };
     // Findings of a long line name the element, as the whole tuple's would, and give
     // the element's text.
     let mut line = one_line_tuple("f32[2]{0}", 200_000);
     line = line.replacen("f32[2]{0}, f32[2]{0}", "f32[2]{0}, s8[4]{0:E(4)}", 1);
-    std::fs::write(&input, &line).unwrap();
-    let output = cli()
-        .args(["validate", "--from", "hlo", "--format", "json"])
-        .arg(&input)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(0));
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let findings = &report["files"][0]["findings"];
-    assert_eq!(findings.as_array().unwrap().len(), 1, "{findings}");
+    let report = validated(&line, 0);
+    let finding = &report["files"][0]["findings"][0];
     assert_eq!(
-        findings[0]["path"],
+        finding["path"],
         "tuple_shapes[1].layout.element_size_in_bits"
     );
-    assert_eq!(findings[0]["shape"], "s8[4]{0:E(4)}");
+    assert_eq!(finding["shape"], "s8[4]{0:E(4)}");
     // An element XLA's parser refuses makes the line a syntax error, and only that
     // (the element's own finding came too before session 35).
     line = line.replacen("s8[4]{0:E(4)}", "f32[2,3]{0,0}", 1);
-    std::fs::write(&input, &line).unwrap();
-    let output = cli()
-        .args(["validate", "--from", "hlo", "--format", "json"])
-        .arg(&input)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(1));
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
-    let findings = &report["files"][0]["findings"];
-    assert_eq!(findings.as_array().unwrap().len(), 1, "{findings}");
-    assert_eq!(findings[0]["code"], "hlo_syntax");
+    let report = validated(&line, 1);
+    assert_eq!(report["files"][0]["findings"][0]["code"], "hlo_syntax");
     assert_eq!(report["files"][0]["shapes"], 0);
 }
 

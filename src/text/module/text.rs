@@ -1409,8 +1409,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         let parsed = loop {
             let line = self.lexer.line();
             let result = match self.parse_here(token.start, end) {
-                Ok(None) => return self.read_long_tuple(token, role),
-                Ok(Some(parsed)) => Ok(parsed),
+                Ok(Here::LongTuple(after)) => return self.hand_on_long_tuple(token, role, after),
+                Ok(Here::Whole(parsed)) => Ok(parsed),
                 Err(e) => Err(e),
             };
             // A shape that runs past the end of its line (a long tuple written over
@@ -1460,8 +1460,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             if !joined {
                 let again = match self.parse_here(token.start, None) {
-                    Ok(None) => return self.read_long_tuple(token, role),
-                    Ok(Some(parsed)) => Ok(parsed),
+                    Ok(Here::LongTuple(after)) => {
+                        return self.hand_on_long_tuple(token, role, after)
+                    }
+                    Ok(Here::Whole(parsed)) => Ok(parsed),
                     Err(e) => Err(e),
                 };
                 if again.is_err() && self.lexer.line().len() > cap {
@@ -1514,26 +1516,26 @@ impl<R: BufRead> Scanner<'_, R> {
         self.io(follows)
     }
 
-    /// The shape at byte `start` of the current line (lines joined as they are) and the
-    /// byte after it, parsed whole; `None` for a tuple that parses and that the scan
-    /// reads a shape at a time ([`Self::read_long_tuple`]) because it is [`LONG_TUPLE`]
-    /// bytes or more: such a tuple is not built, whether it parses or is cut short at
-    /// the line's end (a 10 MB one-line tuple closed on the next line took 47 times its
-    /// size). Its length is to `end` when the caller knows where it ends, else to the
-    /// end of the line.
+    /// The shape at byte `start` of the current line (lines joined as they are), parsed
+    /// whole, or only checked when it is a tuple of [`LONG_TUPLE`] bytes or more that
+    /// the scan reads a shape at a time ([`Self::hand_on_long_tuple`]): such a tuple is
+    /// not built, whether it parses or is cut short at the line's end (a 10 MB one-line
+    /// tuple closed on the next line took 47 times its size). Its length is to `end`
+    /// when the caller knows where it ends, else to the end of the line.
     fn parse_here(
         &self,
         start: usize,
         end: Option<usize>,
-    ) -> Result<Option<(ShapeProto, usize)>, crate::text::ParseError> {
+    ) -> Result<Here, crate::text::ParseError> {
         let line = self.lexer.line();
         let length = end.unwrap_or(line.len()) - start;
         let long = length >= LONG_TUPLE && line.as_bytes().get(start) == Some(&b'(');
         if long && (self.long_tuples_by_leaf || self.eliding_long_tuples) {
-            crate::text::parse_shape_leaves_at(line, start, self.options, &mut |_, _, _| {})?;
-            return Ok(None);
+            let after =
+                crate::text::parse_shape_leaves_at(line, start, self.options, &mut |_, _, _| {})?;
+            return Ok(Here::LongTuple(after));
         }
-        crate::text::parse_shape_at(line, start, self.options).map(Some)
+        crate::text::parse_shape_at(line, start, self.options).map(Here::Whole)
     }
 
     /// [`Self::read_shape`] of a long tuple on one line, a shape at a time: when
@@ -1543,13 +1545,18 @@ impl<R: BufRead> Scanner<'_, R> {
     /// as its text. A syntax error is all that is said of a tuple that does not parse.
     fn read_long_tuple(&mut self, token: Token, role: Role) -> Step {
         let line = self.lexer.line();
-        let validating = self.long_tuples_by_leaf;
         let parsed =
             crate::text::parse_shape_leaves_at(line, token.start, self.options, &mut |_, _, _| {});
-        let after = match parsed {
-            Ok(after) => after,
-            Err(e) => return self.syntax_error(&e),
-        };
+        match parsed {
+            Ok(after) => self.hand_on_long_tuple(token, role, after),
+            Err(e) => self.syntax_error(&e),
+        }
+    }
+
+    /// [`Self::read_long_tuple`] of a tuple known to parse, to byte `after`.
+    fn hand_on_long_tuple(&mut self, token: Token, role: Role, after: usize) -> Step {
+        let line = self.lexer.line();
+        let validating = self.long_tuples_by_leaf;
         self.summary.shapes += 1;
         let shell = ShapeProto {
             element_type: crate::proto::PrimitiveType::Tuple as i32,
@@ -1723,6 +1730,14 @@ fn tail(rest: &[u8]) -> Tail {
     } else {
         Tail::Blank
     }
+}
+
+/// What [`Scanner::parse_here`] makes of a shape.
+enum Here {
+    /// The shape, parsed whole, and the byte after it.
+    Whole((ShapeProto, usize)),
+    /// A long tuple that parses, to the byte given, not built.
+    LongTuple(usize),
 }
 
 /// Tuples on one line at least this long are validated a shape at a time when the

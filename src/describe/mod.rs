@@ -38,6 +38,7 @@ use serde::{Deserialize, Serialize};
 use crate::index::{IndexError, LayoutPlan};
 use crate::layout::{memory_space_name, PaddingValue};
 use crate::proto::{LayoutProto, ShapeProto};
+use crate::spool::Spool;
 use crate::text::HloStyle;
 use crate::{ArrayShape, DimSize, Layout, PrimitiveType, Shape, TileDim};
 
@@ -593,7 +594,7 @@ impl IndexReport {
 }
 
 /// An [`IndexReport`]'s JSON written a result at a time into a
-/// [`Spool`](crate::spool::Spool): the bytes of `serde_json` on the whole report
+/// [`Spool`]: the bytes of `serde_json` on the whole report
 /// (compact or indented) and a newline, in the memory of one result whatever their
 /// number (`index -` answers any number of lines).
 ///
@@ -732,13 +733,72 @@ fn join<T: fmt::Display>(items: &[T]) -> String {
 impl fmt::Display for Description {
     /// The words of `xla-shape explain`: one fact a line, nested shapes indented.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = String::new();
+        let mut out = Lines::held();
         shape_lines(&self.shape, "", &mut out);
-        f.write_str(&out)
+        f.write_str(&out.finish())
     }
 }
 
-fn shape_lines(shape: &ShapeDescription, indent: &str, out: &mut String) {
+/// The lines of a description as they are written, held, or handed on to a spool in
+/// pieces of [`Lines::PIECE`] bytes: the words for a rank of hundreds of thousands
+/// took 32 MB held whole.
+pub(crate) struct Lines<'a> {
+    text: String,
+    spool: Option<&'a mut Spool>,
+}
+
+impl<'a> Lines<'a> {
+    /// Bytes gathered before they go on to the spool.
+    const PIECE: usize = 64 << 10;
+
+    /// Lines held, for [`Lines::finish`] to give.
+    fn held() -> Self {
+        Lines {
+            text: String::new(),
+            spool: None,
+        }
+    }
+
+    /// Lines that go on to `spool`.
+    pub(crate) fn into_spool(spool: &'a mut Spool) -> Self {
+        Lines {
+            text: String::new(),
+            spool: Some(spool),
+        }
+    }
+
+    fn push_str(&mut self, s: &str) {
+        self.text.push_str(s);
+        if self.text.len() >= Self::PIECE {
+            if let Some(spool) = self.spool.as_deref_mut() {
+                spool.push(self.text.as_bytes());
+                self.text.clear();
+            }
+        }
+    }
+
+    fn push(&mut self, c: char) {
+        self.push_str(c.encode_utf8(&mut [0; 4]));
+    }
+
+    /// Hands the rest on to the spool; the text held when there is none.
+    pub(crate) fn finish(mut self) -> String {
+        if let Some(spool) = self.spool.take() {
+            spool.push(self.text.as_bytes());
+            self.text.clear();
+        }
+        self.text
+    }
+}
+
+impl fmt::Write for Lines<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.push_str(s);
+        Ok(())
+    }
+}
+
+fn shape_lines(shape: &ShapeDescription, indent: &str, out: &mut Lines<'_>) {
     let _ = writeln!(out, "{indent}{}", shape.text);
     let inner = format!("{indent}  ");
     if let Some(lossless) = &shape.lossless_text {
@@ -787,7 +847,7 @@ fn shape_lines(shape: &ShapeDescription, indent: &str, out: &mut String) {
     }
 }
 
-fn array_lines(array: &ArrayDescription, indent: &str, out: &mut String) {
+fn array_lines(array: &ArrayDescription, indent: &str, out: &mut Lines<'_>) {
     element_line(&array.element_type, indent, out);
     dimension_lines(array, indent, out);
     match &array.layout {
@@ -829,7 +889,7 @@ fn array_lines(array: &ArrayDescription, indent: &str, out: &mut String) {
 }
 
 /// `element type: bf16, 16-bit floating point, 2 bytes per element`.
-fn element_line(ty: &ElementType, indent: &str, out: &mut String) {
+fn element_line(ty: &ElementType, indent: &str, out: &mut Lines<'_>) {
     let bits = ty.bit_width;
     let kind = match ty.kind {
         ElementKind::Boolean => "boolean".to_string(),
@@ -867,7 +927,7 @@ fn dimension_name(array: &ArrayDescription, dim: usize) -> String {
 }
 
 /// One line per dimension: its number, letter and size.
-fn dimension_lines(array: &ArrayDescription, indent: &str, out: &mut String) {
+fn dimension_lines(array: &ArrayDescription, indent: &str, out: &mut Lines<'_>) {
     if array.dimensions.is_empty() {
         let _ = writeln!(out, "{indent}a scalar: no dimensions, one element");
         return;
@@ -897,7 +957,7 @@ fn order_line(
     array: &ArrayDescription,
     layout: &LayoutDescription,
     indent: &str,
-    out: &mut String,
+    out: &mut Lines<'_>,
 ) {
     let m2m = &layout.minor_to_major;
     if m2m.is_empty() {
@@ -932,7 +992,7 @@ fn tile_lines(
     array: &ArrayDescription,
     layout: &LayoutDescription,
     indent: &str,
-    out: &mut String,
+    out: &mut Lines<'_>,
 ) {
     for tile in &layout.tiles {
         let rank = tile.dimensions.len();
@@ -972,7 +1032,7 @@ fn tile_lines(
 }
 
 /// L, E, S, SC, M and the retired padding fields.
-fn attribute_lines(layout: &LayoutDescription, indent: &str, out: &mut String) {
+fn attribute_lines(layout: &LayoutDescription, indent: &str, out: &mut Lines<'_>) {
     let tail = layout.tail_padding_alignment_in_elements;
     if tail > 1 {
         let _ = writeln!(
@@ -1023,7 +1083,7 @@ fn attribute_lines(layout: &LayoutDescription, indent: &str, out: &mut String) {
 
 /// Sizes with padding, strides and, for small 2-D shapes, a picture of the memory
 /// order (each element's linear index; dimension 0 down, dimension 1 across).
-fn memory_lines(memory: &Memory, bits: u64, indent: &str, out: &mut String) {
+fn memory_lines(memory: &Memory, bits: u64, indent: &str, out: &mut Lines<'_>) {
     let _ = writeln!(
         out,
         "{indent}allocated: {} of {bits} bits, {}; legacy padding, tiles and tail padding included",

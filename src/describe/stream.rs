@@ -10,7 +10,7 @@
 
 use std::io::Write;
 
-use super::{describe, describe_shape, shape_lines, MAX_DEPTH};
+use super::{describe, describe_shape, shape_lines, Lines, MAX_DEPTH};
 use crate::error::Severity;
 use crate::proto::ShapeProto;
 use crate::spool::Spool;
@@ -102,9 +102,9 @@ pub fn explain_with(
         let mut out = Spool::new();
         match format {
             ExplainFormat::Text => {
-                let mut lines = String::new();
+                let mut lines = Lines::into_spool(&mut out);
                 shape_lines(&description.shape, "", &mut lines);
-                out.push(lines.as_bytes());
+                lines.finish();
             }
             ExplainFormat::Json => {
                 serde_json::to_writer(&mut out, &description).map_err(json_error)?;
@@ -330,9 +330,9 @@ impl Writer {
         let description = describe_shape(shape, self.style, depth);
         match self.format {
             ExplainFormat::Text => {
-                let mut lines = String::new();
+                let mut lines = Lines::into_spool(&mut self.out);
                 shape_lines(&description, indent, &mut lines);
-                self.out.push(lines.as_bytes());
+                lines.finish();
             }
             ExplainFormat::Json => {
                 if let Err(e) = serde_json::to_writer(&mut self.out, &description) {

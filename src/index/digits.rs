@@ -105,11 +105,89 @@ pub(crate) struct Axis {
     pub kind: AxisKind,
 }
 
+/// The sources of a digit form.
+#[derive(Clone, Debug)]
+pub(crate) enum Sources {
+    /// Source `k` is logical dimension `k`, for each `k` below the count. Nothing is
+    /// listed: a layout of the largest rank has hundreds of thousands of sources, and
+    /// a list of them took 40 bytes each.
+    Plain(usize),
+    /// Each source's parts.
+    Listed(Vec<Source>),
+}
+
+impl Sources {
+    /// The number of sources.
+    pub fn len(&self) -> usize {
+        match self {
+            Sources::Plain(n) => *n,
+            Sources::Listed(list) => list.len(),
+        }
+    }
+
+    /// The logical dimension that source `s` is, when it is one whole dimension.
+    pub fn plain_dim(&self, s: usize) -> Option<usize> {
+        match self {
+            Sources::Plain(n) => (s < *n).then_some(s),
+            Sources::Listed(list) => match list.get(s)?.parts.as_slice() {
+                [Part {
+                    dim: Some(k),
+                    radix: None,
+                }] => Some(*k),
+                _ => None,
+            },
+        }
+    }
+
+    /// [`Source::decompose`] of source `s` (`false` for a source there is not).
+    pub fn decompose(&self, s: usize, value: u64, dims: &[u64], out: &mut [u64]) -> bool {
+        match self {
+            Sources::Plain(n) if s < *n => match (dims.get(s), out.get_mut(s)) {
+                (Some(&size), Some(o)) if value < size => {
+                    *o = value;
+                    true
+                }
+                _ => false,
+            },
+            Sources::Plain(_) => false,
+            Sources::Listed(list) => list
+                .get(s)
+                .is_some_and(|source| source.decompose(value, dims, out)),
+        }
+    }
+
+    /// [`Source::range`] of source `s` (0 for a source there is not).
+    pub fn range(&self, s: usize, dims: &[u64]) -> u64 {
+        match self {
+            Sources::Plain(n) if s < *n => dims.get(s).copied().unwrap_or(0),
+            Sources::Plain(_) => 0,
+            Sources::Listed(list) => list.get(s).map_or(0, |source| source.range(dims)),
+        }
+    }
+
+    /// The value of source `s` at the logical index `index` (a missing index entry
+    /// counts as 0).
+    pub fn value(&self, s: usize, index: &[u64]) -> u64 {
+        match self {
+            Sources::Plain(_) => index.get(s).copied().unwrap_or(0),
+            Sources::Listed(list) => list.get(s).map_or(0, |source| {
+                let mut v: u64 = 0;
+                for part in &source.parts {
+                    let e = part.dim.and_then(|k| index.get(k).copied()).unwrap_or(0);
+                    v = v.wrapping_mul(part.radix.unwrap_or(1)).wrapping_add(e);
+                }
+                v
+            }),
+        }
+    }
+}
+
 /// A layout in digit form.
 #[derive(Clone, Debug)]
 pub(crate) struct Digits {
-    /// The sources; when `trivial`, source `k` is logical dimension `k`.
-    pub sources: Vec<Source>,
+    /// The sources; when `trivial`, source `k` is logical dimension `k`
+    /// ([`Sources::Plain`]).
+    pub sources: Sources,
     /// The grid axes, most major first.
     pub axes: Vec<Axis>,
     /// Every source is one logical dimension.
@@ -138,16 +216,11 @@ impl Term {
 
 /// Compiles the digit form, or `None` where the layout is not a sum of digits.
 pub(crate) fn compile_digits(staged: &Staged) -> Option<Digits> {
-    let rank = staged.dims.len();
-    let mut sources: Vec<Source> = (0..rank)
-        .map(|k| Source {
-            parts: smallvec![Part {
-                dim: Some(k),
-                radix: None,
-            }],
-        })
-        .collect();
-    let mut live = vec![true; rank];
+    let mut sources = Building {
+        rank: staged.dims.len(),
+        merged: Vec::new(),
+        live: vec![true; staged.dims.len()],
+    };
     let mut current: Vec<(u64, Term)> = staged
         .major_to_minor
         .iter()
@@ -164,7 +237,7 @@ pub(crate) fn compile_digits(staged: &Staged) -> Option<Digits> {
         let last = stage.entries.len() - 1;
         for (i, (&(size, term), entry)) in suffix.iter().zip(&stage.entries).enumerate() {
             let here = match carry.take() {
-                Some(major) => combine(&mut sources, &mut live, major, (size, term))?,
+                Some(major) => combine(&mut sources, major, (size, term))?,
                 None => (size, term),
             };
             match entry {
@@ -187,7 +260,50 @@ pub(crate) fn compile_digits(staged: &Staged) -> Option<Digits> {
         before.append(&mut inner);
         current = before;
     }
-    finish(staged, sources, &live, &current)
+    finish(staged, sources, &current)
+}
+
+/// The sources while a layout compiles: `0..rank` are the logical dimensions, not
+/// listed (a layout of the largest rank has hundreds of thousands); those a `*` makes
+/// are listed in `merged`, numbered from `rank` on.
+struct Building {
+    rank: usize,
+    merged: Vec<Source>,
+    /// Per source, whether no merge has taken it in yet.
+    live: Vec<bool>,
+}
+
+impl Building {
+    /// Takes the parts of source `s` (none when it was taken already).
+    fn take(&mut self, s: usize) -> Option<Parts> {
+        if s < self.rank {
+            let live = self.live.get(s)?;
+            Some(if *live {
+                smallvec![Part {
+                    dim: Some(s),
+                    radix: None,
+                }]
+            } else {
+                Parts::new()
+            })
+        } else {
+            Some(std::mem::take(
+                &mut self.merged.get_mut(s - self.rank)?.parts,
+            ))
+        }
+    }
+
+    /// Lists a new source of `parts`, made of the sources `consumed`.
+    fn push(&mut self, consumed: &[usize], parts: Parts) -> Term {
+        for &c in consumed {
+            if let Some(l) = self.live.get_mut(c) {
+                *l = false;
+            }
+        }
+        self.merged.push(Source { parts });
+        self.live.push(true);
+        Term::whole(self.rank + self.merged.len() - 1)
+    }
 }
 
 /// Merges a major dimension into the next more minor one, if both still hold whole
@@ -195,8 +311,7 @@ pub(crate) fn compile_digits(staged: &Staged) -> Option<Digits> {
 /// replaces them: copying them kept every partial merge of a long `*` run, a number of
 /// parts that grows with the square of the run.
 fn combine(
-    sources: &mut Vec<Source>,
-    live: &mut Vec<bool>,
+    sources: &mut Building,
     (major_size, major): (u64, Term),
     (minor_size, minor): (u64, Term),
 ) -> Option<(u64, Term)> {
@@ -213,43 +328,27 @@ fn combine(
         (Term::Const, minor) => minor,
         (major, Term::Const) => {
             let a = whole(major)?;
-            let mut parts = std::mem::take(&mut sources.get_mut(a)?.parts);
+            let mut parts = sources.take(a)?;
             parts.push(Part {
                 dim: None,
                 radix: Some(minor_size),
             });
-            new_source(sources, live, &[a], parts)
+            sources.push(&[a], parts)
         }
         (major, minor) => {
             let (a, b) = (whole(major)?, whole(minor)?);
-            let mut parts = std::mem::take(&mut sources.get_mut(a)?.parts);
-            let mut lower = std::mem::take(&mut sources.get_mut(b)?.parts);
+            let mut parts = sources.take(a)?;
+            let mut lower = sources.take(b)?;
             let below_top: u64 = lower.iter().skip(1).filter_map(|p| p.radix).product();
             if below_top == 0 || minor_size % below_top != 0 {
                 return None;
             }
             lower.first_mut()?.radix = Some(minor_size / below_top);
             parts.append(&mut lower);
-            new_source(sources, live, &[a, b], parts)
+            sources.push(&[a, b], parts)
         }
     };
     Some((size, term))
-}
-
-fn new_source(
-    sources: &mut Vec<Source>,
-    live: &mut Vec<bool>,
-    consumed: &[usize],
-    parts: Parts,
-) -> Term {
-    for &c in consumed {
-        if let Some(l) = live.get_mut(c) {
-            *l = false;
-        }
-    }
-    sources.push(Source { parts });
-    live.push(true);
-    Term::whole(sources.len() - 1)
 }
 
 /// Splits a dimension's term by a tile entry into (outer, inner).
@@ -292,34 +391,32 @@ fn split(term: Term, t: u64) -> Option<(Term, Term)> {
     }
 }
 
-fn finish(
-    staged: &Staged,
-    sources: Vec<Source>,
-    live: &[bool],
-    current: &[(u64, Term)],
-) -> Option<Digits> {
-    // Renumber the live sources; a plan of plain logical dimensions keeps k ↦ k.
-    let live_ids: Vec<usize> = (0..sources.len())
-        .filter(|&s| live.get(s) == Some(&true))
-        .collect();
-    let trivial = live_ids.iter().all(
-        |&s| matches!(sources[s].parts.as_slice(), [Part { dim: Some(k), radix: None }] if *k == s),
-    );
-    let mut renumber = vec![usize::MAX; sources.len()];
-    for (new, &old) in live_ids.iter().enumerate() {
-        renumber[old] = new;
-    }
-    let new_sources: Vec<Source> = (sources.into_iter().enumerate())
-        .filter(|&(s, _)| live.get(s) == Some(&true))
-        .map(|(_, source)| source)
-        .collect();
-    // Largest value + 1 of each source over the elements (0 when there are none).
-    let ranges: Vec<u64> = new_sources
-        .iter()
-        .map(|source| source.range(&staged.dims))
-        .collect();
+fn finish(staged: &Staged, mut sources: Building, current: &[(u64, Term)]) -> Option<Digits> {
+    // A plan of plain logical dimensions keeps k ↦ k: no merge is left (a merged
+    // source is live until a later merge takes it in, which is then live).
+    let trivial = !sources.live.get(sources.rank..)?.contains(&true);
+    let (new_sources, renumber) = if trivial {
+        (Sources::Plain(sources.rank), None)
+    } else {
+        // Renumber the live sources.
+        let mut renumber = vec![usize::MAX; sources.live.len()];
+        let mut listed = Vec::new();
+        for (s, new) in renumber.iter_mut().enumerate() {
+            if sources.live.get(s) == Some(&true) {
+                *new = listed.len();
+                listed.push(Source {
+                    parts: sources.take(s)?,
+                });
+            }
+        }
+        (Sources::Listed(listed), Some(renumber))
+    };
 
-    let mut axes: Vec<Axis> = Vec::with_capacity(current.len());
+    // Only dimensions of more than one element make axes: reserving one for each
+    // entry took 48 bytes a dimension of a layout of the largest rank, whose
+    // dimensions are mostly 1.
+    let mut axes: Vec<Axis> =
+        Vec::with_capacity(current.iter().filter(|&&(size, _)| size != 1).count());
     for (&(size, term), &stride) in current.iter().zip(&staged.final_strides) {
         if size == 1 {
             continue;
@@ -331,11 +428,16 @@ fn finish(
                 div,
                 modulus,
             } => {
-                let source = *renumber.get(source)?;
-                if source == usize::MAX {
+                let source = match &renumber {
+                    Some(renumber) => *renumber.get(source)?,
+                    None => source,
+                };
+                if source >= new_sources.len() {
                     return None;
                 }
-                let always_zero = modulus == Some(1) || ranges[source] <= div;
+                // Largest value + 1 of the source over the elements (0 when none).
+                let range = new_sources.range(source, &staged.dims);
+                let always_zero = modulus == Some(1) || range <= div;
                 if always_zero {
                     AxisKind::Const
                 } else {

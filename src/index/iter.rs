@@ -10,7 +10,7 @@ use std::fmt;
 use std::panic::{self, AssertUnwindSafe};
 
 use super::compile::{spend, Exhausted};
-use super::digits::{AxisKind, Digits, Part};
+use super::digits::{AxisKind, Digits};
 use super::LayoutPlan;
 
 /// Every element's linear index in logical order; see [`LayoutPlan::logical_order`].
@@ -295,7 +295,9 @@ impl<'a> Walker<'a> {
             .map(|digits| PhysicalFast {
                 digits,
                 counters: vec![0; digits.axes.len()],
-                ranges: digits.sources.iter().map(|s| s.range(dims)).collect(),
+                ranges: (0..digits.sources.len())
+                    .map(|s| digits.sources.range(s, dims))
+                    .collect(),
                 values: vec![0; digits.sources.len()],
                 checked: None,
             });
@@ -366,8 +368,10 @@ impl<'a> Walker<'a> {
             AxisKind::Const => None,
         };
         // Every other source must hold an element for the whole run.
-        for (s, (source, &v)) in fast.digits.sources.iter().zip(&fast.values).enumerate() {
-            if Some(s) != inner_source && !source.decompose(v, dims, &mut self.index) {
+        for (s, &v) in fast.values.iter().enumerate() {
+            if Some(s) != inner_source
+                && !fast.digits.sources.decompose(s, v, dims, &mut self.index)
+            {
                 return None;
             }
         }
@@ -387,14 +391,7 @@ impl<'a> Walker<'a> {
             n = n.min(m);
         }
         n = n.min(fast.ranges[source].saturating_sub(start).div_ceil(div));
-        let plain = matches!(
-            fast.digits.sources[source].parts.as_slice(),
-            [Part {
-                dim: Some(_),
-                radix: None
-            }]
-        );
-        if !plain {
+        let Some(k) = fast.digits.sources.plain_dim(source) else {
             fast.checked = Some(CheckedRun {
                 next: 0,
                 end: n,
@@ -402,14 +399,15 @@ impl<'a> Walker<'a> {
                 div,
             });
             return None;
-        }
-        if n == 0 || !fast.digits.sources[source].decompose(start, dims, &mut self.index) {
+        };
+        if n == 0
+            || !fast
+                .digits
+                .sources
+                .decompose(source, start, dims, &mut self.index)
+        {
             return None;
         }
-        let k = match fast.digits.sources[source].parts.first() {
-            Some(Part { dim: Some(k), .. }) => *k,
-            _ => return None,
-        };
         let logical = self.logical_of_index();
         self.remaining = n - 1;
         self.inner_dim = k;
@@ -437,7 +435,11 @@ impl<'a> Walker<'a> {
             let c = run.next;
             run.next += 1;
             let value = fast.values[run.source] + c * run.div;
-            if fast.digits.sources[run.source].decompose(value, dims, &mut self.index) {
+            if fast
+                .digits
+                .sources
+                .decompose(run.source, value, dims, &mut self.index)
+            {
                 self.slot = self.run_slot + c;
                 self.logical = self.logical_of_index();
                 return Ok(Some((self.slot, self.logical)));

@@ -583,17 +583,8 @@ impl LayoutPlan {
                 slot
             }
             Some(d) => {
-                let values: Vec<u64> = d
-                    .sources
-                    .iter()
-                    .map(|source| {
-                        let mut v = 0;
-                        for part in &source.parts {
-                            let e = part.dim.and_then(|k| index.get(k).copied()).unwrap_or(0);
-                            v = v * part.radix.unwrap_or(1) + e;
-                        }
-                        v
-                    })
+                let values: Vec<u64> = (0..d.sources.len())
+                    .map(|s| d.sources.value(s, index))
                     .collect();
                 self.fast
                     .iter()
@@ -1046,10 +1037,10 @@ fn delinearize_digits(d: &Digits, dims: &[u64], slot: u64, out: &mut [u64]) -> b
             }
         }
     }
-    d.sources
+    values
         .iter()
-        .zip(&values)
-        .all(|(source, &value)| source.decompose(value, dims, out))
+        .enumerate()
+        .all(|(s, &value)| d.sources.decompose(s, value, dims, out))
 }
 
 /// Steps (boxes bounded) [`Staged::largest_slot`] and [`largest_slot_searched`] may each

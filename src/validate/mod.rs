@@ -833,8 +833,9 @@ impl<'s> Checker<'s> {
         let flags_ok = flags.is_empty() || flags.len() == rank;
         // Field 3: dimensions.
         // Built as the shape's own list (one list of millions of dimensions, not two),
-        // with the invalid dimensions noted beside it.
-        let mut dims = Dims::new();
+        // with the invalid dimensions noted beside it; its room taken at once (grown a
+        // dimension at a time it ended up to twice the room it needed).
+        let mut dims = Dims::with_capacity(rank);
         let mut invalid: smallvec::SmallVec<[usize; 2]> = smallvec::SmallVec::new();
         for (i, &d) in p.dimensions().iter().enumerate() {
             let dynamic = flags_ok && flags.get(i).copied().unwrap_or(false);
@@ -1002,7 +1003,7 @@ impl<'s> Checker<'s> {
             );
         }
         let mut seen = Seen::new(rank);
-        let mut minor_to_major = DimList::new();
+        let mut minor_to_major = DimList::with_capacity(given_minor_to_major.len().min(rank));
         // Where each dimension is first listed, built at the first duplicate: looking
         // back through the list for each made a list of many duplicates quadratic.
         let mut first_at: Vec<usize> = Vec::new();

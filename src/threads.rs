@@ -7,12 +7,16 @@
 //! The command line starts it before the commands that run parallel loops; the Python
 //! binding before its first one.
 //!
-//! Each thread's stack takes address space (2 MB) whether it is used or not, so under
-//! an address-space limit the pool has at most one thread per [`SPACE_PER_THREAD`] of
-//! what the process has not taken yet: threads that start but leave the work no room
-//! would only move the failure.
+//! Each thread takes address space whether it uses it or not: its stack (2 MB) and,
+//! from its first allocation, a malloc arena of its own (glibc reserves 64 MB for
+//! each). So under an address-space limit the threads take at most half of what the
+//! process has not taken yet, [`SPACE_PER_THREAD`] each, and the other half is the
+//! work's: threads that start but leave the work no room would only move the failure
+//! (with one per [`SPACE_PER_THREAD`], `shapes` of a 2.9 MB line aborted in 170 MB and
+//! ran in 130 MB, and `diff`, whose reading threads were not counted, aborted from
+//! 170 MB to 250 MB).
 
-/// Address space allowed per thread when the process's is limited.
+/// Address space counted per thread when the process's is limited.
 pub const SPACE_PER_THREAD: u64 = 64 << 20;
 
 /// The most threads a pool gets, however many are asked for (`-j N`,
@@ -20,20 +24,42 @@ pub const SPACE_PER_THREAD: u64 = 64 << 20;
 /// only contend for, and `-j 100000` spent minutes starting threads.
 pub const MAX_THREADS: usize = 256;
 
-/// How many of `wanted` threads a pool gets: at most [`MAX_THREADS`], and at most one
-/// per [`SPACE_PER_THREAD`] of a limited address space not yet taken.
-fn threads_for(wanted: usize) -> usize {
-    let room = address_space_limit().map_or(usize::MAX, |limit| {
-        let free = limit.saturating_sub(address_space_used().unwrap_or(0));
-        usize::try_from(free / SPACE_PER_THREAD).unwrap_or(usize::MAX)
-    });
-    wanted.min(MAX_THREADS).min(room)
+/// How many threads the address space has room for: no bound without a limit; under
+/// one, one per two [`SPACE_PER_THREAD`] of what the process has not taken yet (the
+/// threads take at most half of it).
+fn room() -> usize {
+    address_space_limit().map_or(usize::MAX, |limit| {
+        // Unknown use counts as all of it taken: no thread.
+        let free = limit.saturating_sub(address_space_used().unwrap_or(limit));
+        usize::try_from(free / SPACE_PER_THREAD / 2).unwrap_or(usize::MAX)
+    })
 }
 
-/// A pool of `jobs` threads, at most [`MAX_THREADS`] and one per [`SPACE_PER_THREAD`]
-/// of a limited address space not yet taken; `None` for 0 (every core: the global
-/// pool) or when none can be started (the work then runs on the pool it is called
-/// from).
+/// How many of `wanted` threads a pool gets: at most [`MAX_THREADS`], and at most
+/// [`room`] of a limited address space.
+fn threads_for(wanted: usize) -> usize {
+    wanted.min(MAX_THREADS).min(room())
+}
+
+/// Whether `more` threads may be started beside the pool's (the threads that read the
+/// two sides of a `diff`): always without an address-space limit; under one, when the
+/// pool's threads and these together take at most half of what the process has not
+/// taken yet, [`SPACE_PER_THREAD`] each. The pool's threads are counted whole, though
+/// part of their space may be taken already: an arena is taken only at a thread's
+/// first allocation.
+pub fn room_for(more: usize) -> bool {
+    let pool = STARTED.load(std::sync::atomic::Ordering::Relaxed);
+    pool.saturating_add(more) <= room()
+}
+
+/// The threads of the global pool [`start`] started (0 before, or when it runs on the
+/// calling thread alone).
+static STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A pool of `jobs` threads, at most [`MAX_THREADS`] and at most half of a limited
+/// address space not yet taken, [`SPACE_PER_THREAD`] each; `None` for 0 (every core:
+/// the global pool) or when none can be started (the work then runs on the pool it is
+/// called from).
 pub fn pool(jobs: usize) -> Option<rayon::ThreadPool> {
     if jobs == 0 {
         return None;
@@ -45,8 +71,8 @@ pub fn pool(jobs: usize) -> Option<rayon::ThreadPool> {
 }
 
 /// Starts the global pool: `RAYON_NUM_THREADS` threads, or one per core, at most
-/// [`MAX_THREADS`] and one per [`SPACE_PER_THREAD`] of a limited address space not yet
-/// taken; when they cannot be started, this thread alone.
+/// [`MAX_THREADS`] and at most half of a limited address space not yet taken,
+/// [`SPACE_PER_THREAD`] each; when they cannot be started, this thread alone.
 pub fn start() {
     let wanted = std::env::var("RAYON_NUM_THREADS")
         .ok()
@@ -61,6 +87,7 @@ pub fn start() {
             .build_global()
             .is_ok()
     {
+        STARTED.store(threads, std::sync::atomic::Ordering::Relaxed);
         return;
     }
     // This thread alone: the only worker of a pool of its own, so that every parallel

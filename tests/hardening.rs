@@ -3676,6 +3676,53 @@ fn listings_of_json_lines_and_from_pipes_are_listed_in_bounded_memory() {
     }
 }
 
+/// A run that fits in an address-space limit fits in a larger one: each thread takes a
+/// malloc arena of 64 MB of address space from its first allocation, and the threads
+/// used to be given room the work then lacked. `explain` of a rank of 340,000 ran in
+/// 100 MB and aborted in 150 MB (the Ctrl-C handler's thread, started for every run,
+/// took its arena), `shapes` of it aborted in 170 MB (the pool's threads) and `diff`
+/// from 170 MB to 250 MB (its reading threads). Run with glibc's default arenas, as
+/// users run it.
+#[test]
+fn more_address_space_never_fails_a_run_that_fits_in_less() {
+    let dir = tempfile::tempdir().unwrap();
+    let rank = 340_000;
+    let dims = vec!["1"; rank].join(",");
+    let order = |m2m: Vec<String>| format!("f32[{dims}]{{{}}}\n", m2m.join(","));
+    let major = dir.path().join("major.txt");
+    std::fs::write(
+        &major,
+        order((0..rank).rev().map(|d| d.to_string()).collect()),
+    )
+    .unwrap();
+    let minor = dir.path().join("minor.txt");
+    std::fs::write(&minor, order((0..rank).map(|d| d.to_string()).collect())).unwrap();
+    let (a, b) = (major.display(), minor.display());
+    for (args, status) in [
+        (format!("explain {a}"), 0),
+        (format!("shapes {a}"), 0),
+        (format!("diff {a} {b}"), 1),
+    ] {
+        for limit in [150_000, 170_000, 200_000, 250_000] {
+            let run = std::process::Command::new("sh")
+                .env("RAYON_NUM_THREADS", "2")
+                .arg("-c")
+                .arg(format!(
+                    "ulimit -v {limit} && exec \"$0\" {args} > /dev/null"
+                ))
+                .arg(env!("CARGO_BIN_EXE_xla-shape"))
+                .output()
+                .unwrap();
+            assert_eq!(
+                run.status.code(),
+                Some(status),
+                "{args} in {limit} KB: {}",
+                String::from_utf8_lossy(&run.stderr)
+            );
+        }
+    }
+}
+
 /// Rayon's threads fit an address-space limit whatever the number of cores: asked for
 /// 512 threads in a 100 MB address space (each reserves a 2 MB stack), `validate`,
 /// `shapes`, `diff` and `relayout` run on fewer (rayon alone panicked, exit 101, or

@@ -287,8 +287,11 @@ fn temporary_files() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 pub(crate) struct Tidy(PathBuf);
 
 impl Tidy {
-    /// Names `path` for removal should the run be interrupted.
+    /// Names `path` for removal should the run be interrupted (the handler that
+    /// removes it started with the first).
     pub(crate) fn new(path: &Path) -> Self {
+        static HANDLER: std::sync::Once = std::sync::Once::new();
+        HANDLER.call_once(remove_temporary_files_when_interrupted);
         let mut files = temporary_files();
         files.push(path.to_path_buf());
         Tidy(path.to_path_buf())
@@ -308,6 +311,12 @@ impl Drop for Tidy {
 /// with 130 (the process was killed on the spot, and a file being written, possibly of
 /// gigabytes, stayed beside the output). Where no handler can be set, the signal kills
 /// the process as before.
+///
+/// Started with the first temporary file ([`Tidy::new`]), not for every run: the
+/// handler's thread takes a malloc arena of 64 MB of address space, and under an
+/// address-space limit (`ulimit -v`) that room was missing from the work (`explain` of
+/// a 2.9 MB shape aborted in 150 MB, and ran in 100 MB, where the arena could not be
+/// made). A run without one is ended by the signal, as any command is.
 fn remove_temporary_files_when_interrupted() {
     let _ = ctrlc::set_handler(|| {
         let files = temporary_files();
@@ -416,7 +425,6 @@ impl Failure {
 /// Parses the command line, runs the command and maps the outcome to an exit code.
 pub fn run() -> ExitCode {
     let cli = Cli::parse();
-    remove_temporary_files_when_interrupted();
     // The commands that run parallel loops (walking directories, checking or listing
     // files side by side, comparing two inputs, moving large arrays).
     if matches!(

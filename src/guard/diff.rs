@@ -1289,8 +1289,9 @@ fn changed(name: String) -> ReadError {
 /// of two million shape lines, 54 MB each, took 132 MB). A side whose read ends before
 /// its first shape (an error, no shape) is compared as [`read_side`] holds it. The
 /// report is [`diff_paths_each`]'s. `None` when either is no such file (a directory, a
-/// listing file read back, neither is shape lines) or no thread can be started: the
-/// caller reads them as before.
+/// listing file read back, neither is shape lines) or no thread can be started (or
+/// fit in a limited address space, [`crate::threads::room_for`]): the caller reads
+/// them as before.
 fn diff_files_streamed(
     [(old, old_name), (new, new_name)]: [(&FsPath, &str); 2],
     read: &ReadOptions,
@@ -1304,7 +1305,8 @@ fn diff_files_streamed(
         false => (false, false),
     };
     let ((old_one, old_lines), (new_one, new_lines)) = (head(old), head(new));
-    if !(old_one && new_one && (old_lines || new_lines)) {
+    // Two reading threads, and one that holds a side read whole.
+    if !(old_one && new_one && (old_lines || new_lines)) || !crate::threads::room_for(3) {
         return None;
     }
     std::thread::scope(|scope| {

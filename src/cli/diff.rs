@@ -148,9 +148,8 @@ pub fn run(args: DiffArgs) -> Result<(), Failure> {
 fn stdin_copy() -> Result<(tempfile::NamedTempFile, super::Tidy), Failure> {
     let failed =
         |e: std::io::Error| Failure::unreadable(format!("<stdin>: cannot keep a copy: {e}"));
-    let mut copy = tempfile::NamedTempFile::new().map_err(failed)?;
     // Named for removal should the run be interrupted while it copies or compares.
-    let tidy = super::Tidy::new(copy.path());
+    let (mut copy, tidy) = super::temporary_in(&std::env::temp_dir(), None).map_err(failed)?;
     let read = std::io::copy(&mut std::io::stdin().lock(), copy.as_file_mut());
     read.map_err(|e| Failure::unreadable(format!("<stdin>: cannot read: {e}")))?;
     copy.as_file_mut().flush().map_err(failed)?;

@@ -162,8 +162,7 @@ impl OutputArg {
                 let cannot = cannot_write(path);
                 match destination(path).map_err(&cannot)? {
                     Destination::Replace(target) => {
-                        let file = temporary_beside(&target).map_err(&cannot)?;
-                        let tidy = Tidy::new(file.path());
+                        let (file, tidy) = temporary_beside(&target).map_err(&cannot)?;
                         Sink::File(
                             std::io::BufWriter::with_capacity(1 << 16, file),
                             target,
@@ -387,21 +386,55 @@ fn open_direct(path: &Path) -> std::io::Result<std::fs::File> {
 }
 
 /// A temporary file in the directory of `path`, with the permissions `path` has (or
-/// would get), to be renamed into place.
-fn temporary_beside(path: &Path) -> std::io::Result<tempfile::NamedTempFile> {
+/// would get), to be renamed into place; named for removal on an interrupt
+/// ([`temporary_in`]).
+fn temporary_beside(path: &Path) -> std::io::Result<(tempfile::NamedTempFile, Tidy)> {
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".xla-shape-").suffix(".tmp");
     #[cfg(unix)]
-    {
+    let permissions = {
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(path).map_or(0o666, |m| m.permissions().mode() & 0o7777);
-        builder.permissions(std::fs::Permissions::from_mode(mode));
+        Some(std::fs::Permissions::from_mode(mode))
+    };
+    #[cfg(not(unix))]
+    let permissions = None;
+    temporary_in(dir, permissions)
+}
+
+/// A temporary file `.xla-shape-*.tmp` in `dir` (with `permissions`, else tempfile's
+/// 0600), its path named in
+/// [`TEMPORARY`] before the file is made: an interrupt at any point leaves none behind
+/// (named once made, a file made just before the signal stayed). The name is the
+/// process's, a count and the time's nanoseconds; one taken already is passed over.
+pub(crate) fn temporary_in(
+    dir: &Path,
+    permissions: Option<std::fs::Permissions>,
+) -> std::io::Result<(tempfile::NamedTempFile, Tidy)> {
+    static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut taken = None;
+    for _ in 0..64 {
+        let count = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!(".xla-shape-{}-{count}-{nanos:08x}.tmp", std::process::id());
+        let tidy = Tidy::new(&dir.join(&name));
+        // Exactly this name, made only if no file has it (`O_EXCL`).
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&name).suffix("").rand_bytes(0);
+        if let Some(permissions) = &permissions {
+            builder.permissions(permissions.clone());
+        }
+        match builder.tempfile_in(dir) {
+            Ok(file) => return Ok((file, tidy)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => taken = Some(e),
+            Err(e) => return Err(e),
+        }
     }
-    builder.tempfile_in(dir)
+    Err(taken.unwrap_or_else(|| std::io::Error::other("no temporary file name was free")))
 }
 
 /// A failure that ends a command, with the exit code it maps to.

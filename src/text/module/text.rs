@@ -560,7 +560,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 return Ok(());
             }
             if token.line > line && token.first_on_line {
-                let starts = matches!(token.kind, Kind::Punct(b'}') | Kind::Name | Kind::Word);
+                let starts = matches!(
+                    token.kind,
+                    Kind::Punct(b'}') | Kind::Name | Kind::Word | Kind::Label
+                );
                 if starts {
                     return Ok(());
                 }
@@ -662,7 +665,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             self.in_entry = true;
             token = self.next_tok()?;
         }
-        if !matches!(token.kind, Kind::Word | Kind::Name) {
+        // XLA's lexer reads `name:` as a name too (as `%name`).
+        if !matches!(token.kind, Kind::Word | Kind::Name | Kind::Label) {
             let saw = self.quoted(&token);
             return Err(self.error(
                 &token,
@@ -739,7 +743,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             token = self.peek_plain()?;
             self.lexer.take(&token);
         }
-        if !matches!(token.kind, Kind::Word | Kind::Name) {
+        // `name:` is a name to XLA's lexer too (`c: = f32[] ...`).
+        if !matches!(token.kind, Kind::Word | Kind::Name | Kind::Label) {
             let saw = self.quoted(&token);
             let message = if token.kind == Kind::Attr {
                 format!("expects a space before '=' in an instruction, saw {saw}")
@@ -1008,7 +1013,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         if had_shape && matches!(name.kind, Kind::Punct(b',' | b')')) {
             return Ok(false);
         }
-        if !matches!(name.kind, Kind::Word | Kind::Name) {
+        // `name:` is an operand name too: XLA's lexer reads it as `%name`.
+        if !matches!(name.kind, Kind::Word | Kind::Name | Kind::Label) {
             let saw = self.quoted(&name);
             let (code, what) = if had_shape {
                 ("module_syntax", "an operand name")
@@ -1029,6 +1035,18 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         }
         let after = self.peek_tok()?;
         match after.kind {
+            Kind::Punct(b'(') if name.kind == Kind::Label => {
+                // `name:` is no opcode (XLA: "cannot parse as an instruction name or
+                // as a nested instruction").
+                let saw = self.quoted(&name);
+                Err(self.error(
+                    &name,
+                    "module_syntax",
+                    format!(
+                        "expects an operand name or a nested instruction, saw {saw} before '('"
+                    ),
+                ))
+            }
             Kind::Punct(b'(') => {
                 // A nested instruction: the word was its opcode.
                 if self.nesting >= MAX_NESTING {

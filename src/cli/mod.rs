@@ -405,10 +405,10 @@ fn temporary_beside(path: &Path) -> std::io::Result<(tempfile::NamedTempFile, Ti
 }
 
 /// A temporary file `.xla-shape-*.tmp` in `dir` (with `permissions`, else tempfile's
-/// 0600), its path named in
-/// [`TEMPORARY`] before the file is made: an interrupt at any point leaves none behind
-/// (named once made, a file made just before the signal stayed). The name is the
-/// process's, a count and the time's nanoseconds; one taken already is passed over.
+/// 0600), its path named in [`TEMPORARY`] before the file is made: an interrupt at any
+/// point leaves none behind (named once made, a file made just before the signal
+/// stayed). The name is the process's, a count and the time's nanoseconds; one taken
+/// already is passed over.
 pub(crate) fn temporary_in(
     dir: &Path,
     permissions: Option<std::fs::Permissions>,

@@ -64,6 +64,53 @@ fn shapes_lists_every_shape_and_reads_back_as_a_baseline() {
     );
 }
 
+/// An input that cannot be read is said, the others are still listed in order, and the
+/// run ends with exit 2; `-o`'s file is then not written.
+#[test]
+fn shapes_lists_past_an_input_it_cannot_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = dir.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    for (name, text) in [
+        ("a.txt", "f32[2]{0}\n"),
+        (
+            "b.hlo",
+            "HloModule m\n\nENTRY e {\n  p = f32[2 parameter(0)\n}\n",
+        ),
+        ("c.txt", "s8[3]{0}\n"),
+    ] {
+        std::fs::write(files.join(name), text).unwrap();
+    }
+    let (dir_arg, missing) = (files.to_str().unwrap(), dir.path().join("missing.txt"));
+    let module = path(BASE, AFTER);
+    let args = ["shapes", dir_arg, missing.to_str().unwrap(), &module];
+    let out = run(&args, b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let listed = stdout(&out);
+    let a = listed.find("a.txt: f32[2]{0}\n").expect(&listed);
+    let c = listed.find("c.txt: s8[3]{0}\n").expect(&listed);
+    let m = listed
+        .find(&format!("{module}: ENTRY main.1/tuple.1: "))
+        .expect(&listed);
+    assert!(a < c && c < m, "{listed}");
+    let said = stderr(&out);
+    assert_eq!(said.lines().count(), 2, "{said}");
+    assert!(
+        said.contains("b.hlo") && said.contains("missing.txt"),
+        "{said}"
+    );
+    // With -o nothing is written, and the reason is said.
+    let lock = dir.path().join("layouts.lock");
+    let out = run(&[&args[..], &["-o", lock.to_str().unwrap()]].concat(), b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!lock.exists());
+    assert!(
+        stderr(&out).ends_with("layouts.lock: not written: 2 inputs could not be read\n"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 #[test]
 fn diff_exit_codes_and_formats() {
     let (old, new) = (path(BASE, AFTER), path(TRANSPOSED, AFTER));

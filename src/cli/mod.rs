@@ -225,6 +225,20 @@ impl OutputStream {
         }
     }
 
+    /// Whether a write has failed (later writes are skipped; [`Self::finish`] says why).
+    pub fn failed(&self) -> bool {
+        self.error.is_some()
+    }
+
+    /// The file as given, when the output replaces a file only once it is finished (so
+    /// that dropping the stream leaves the file as it was).
+    pub fn replacing(&self) -> Option<&Path> {
+        match &self.sink {
+            Sink::File(_, _, path, _) => Some(path),
+            Sink::Direct(..) | Sink::Stdout(_) => None,
+        }
+    }
+
     /// Flushes, and renames the file into place. A reader of standard output that has
     /// gone (a broken pipe, as with `| head`) is no failure.
     pub fn finish(self) -> Result<(), Failure> {

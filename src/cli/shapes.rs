@@ -18,7 +18,8 @@ computation layout as `entry_computation_layout/parameter N` and `.../result`, s
 `C/signature parameter N (NAME)`, `ENTRY ` before the entry computation) and `FILE: SHAPE` for \
 single messages, in the order of the input; directories in sorted order. The listing is a \
 snapshot `xla-shape diff` takes as either side.\n\n\
-Exit status: 0 listed, 2 some input could not be read.\n\n\
+Exit status: 0 listed, 2 some input could not be read (each is said on standard error \
+and the others are listed; `-o`'s file is then left as it was).\n\n\
 Examples:\n  xla-shape shapes examples/matmul.hlo.txt\n  \
 xla-shape shapes dump/ -o layouts.lock\n  \
 xla-shape shapes --format json examples/matmul.hlo.pb"
@@ -146,51 +147,105 @@ pub fn run(args: ShapesArgs) -> Result<(), Failure> {
         let _ = serde_json::to_writer(&mut *out, &listing::JsonLine::new(listing, &entry));
         out.write(b"\n");
     };
+    // An input that cannot be read is said at once and the rest are listed (as
+    // `validate` and `diff` go on past one); the run then ends with exit 2, and `-o`'s
+    // file is left as it was.
+    let mut unreadable = Unreadable::default();
     for path in &args.paths {
+        if out.failed() {
+            // Nothing more can be written: the write error ends the run.
+            break;
+        }
         if path.as_os_str() == "-" {
             // Module text and shape lines are listed as they are read.
             let stdin = std::io::BufReader::with_capacity(1 << 20, std::io::stdin().lock());
-            listing::stream_reader(stdin, "<stdin>", &options, &mut |l, e| {
+            if let Err(e) = listing::stream_reader(stdin, "<stdin>", &options, &mut |l, e| {
                 write(l, e, &mut out);
-            })
-            .map_err(Failure::unreadable)?;
+            }) {
+                unreadable.say(e);
+            }
             continue;
         }
         // A directory is walked as its files are listed (the walk holds the listings of
         // the directories open on the way down, not every path).
-        let mut files = walk.stream_path(path).map(|found| {
-            found.map_err(|(path, e)| Failure::unreadable(format!("{}: {e}", path.display())))
-        });
+        let mut files = walk.stream_path(path);
         // A file named alone (or the one file of a directory) is written as it is
         // read, whatever its size.
-        let first = files.next().transpose()?;
-        let second = files.next().transpose()?;
-        let alone = first.is_some() && second.is_none();
-        let files = first.into_iter().chain(second).map(Ok).chain(files);
+        let first = files.next();
+        let second = files.next();
+        let alone = matches!(first, Some(Ok(_))) && second.is_none();
         // Files of up to SIDE_BY_SIDE bytes are listed side by side, a batch at a time,
         // each into its own text; a larger one is written as it is read.
         let mut batch: Vec<PathBuf> = Vec::new();
-        for file in files {
-            let file = file?;
+        for found in first.into_iter().chain(second).chain(files) {
+            if out.failed() {
+                // Nothing more can be written: the write error ends the run.
+                break;
+            }
+            let file = match found {
+                Ok(file) => file,
+                Err((file, e)) => {
+                    // Said after the files before it, to keep the order of the walk.
+                    list_side_by_side(&batch, &options, format, &mut out, &mut unreadable);
+                    batch.clear();
+                    unreadable.say(format_args!("{}: {e}", file.display()));
+                    continue;
+                }
+            };
             let size = std::fs::metadata(&file).map_or(0, |m| m.len());
             if size <= SIDE_BY_SIDE && batch.len() < BATCH && !alone {
                 batch.push(file);
                 continue;
             }
-            list_side_by_side(&batch, &options, format, &mut out)?;
+            list_side_by_side(&batch, &options, format, &mut out, &mut unreadable);
             batch.clear();
             if size <= SIDE_BY_SIDE && !alone {
                 batch.push(file);
                 continue;
             }
-            listing::stream_path(&file, &file.display().to_string(), &options, &mut |l, e| {
-                write(l, e, &mut out);
-            })
-            .map_err(Failure::unreadable)?;
+            if let Err(e) =
+                listing::stream_path(&file, &file.display().to_string(), &options, &mut |l, e| {
+                    write(l, e, &mut out);
+                })
+            {
+                unreadable.say(e);
+            }
         }
-        list_side_by_side(&batch, &options, format, &mut out)?;
+        list_side_by_side(&batch, &options, format, &mut out, &mut unreadable);
     }
-    out.finish()
+    if unreadable.count == 0 {
+        return out.finish();
+    }
+    match out.replacing() {
+        // Dropped, the temporary file goes and the file stays as it was.
+        Some(file) => {
+            use std::io::Write;
+            let count = unreadable.count;
+            let inputs = if count == 1 { "input" } else { "inputs" };
+            let _ = writeln!(
+                std::io::stderr(),
+                "xla-shape: {}: not written: {count} {inputs} could not be read",
+                file.display()
+            );
+        }
+        None => out.finish()?,
+    }
+    Err(Failure::Quiet)
+}
+
+/// The inputs `shapes` could not read, each said on standard error as it comes.
+#[derive(Default)]
+struct Unreadable {
+    count: usize,
+}
+
+impl Unreadable {
+    /// Says why an input could not be read, and counts it.
+    fn say(&mut self, reason: impl std::fmt::Display) {
+        use std::io::Write;
+        self.count += 1;
+        let _ = writeln!(std::io::stderr(), "xla-shape: {reason}");
+    }
 }
 
 /// The largest file listed beside others (its text held until its turn to be written:
@@ -201,18 +256,19 @@ const SIDE_BY_SIDE: u64 = 4 << 20;
 const BATCH: usize = 64;
 
 /// Lists `files` on rayon's pool, each into a text of its own, and writes the texts in
-/// order.
+/// order; a file that cannot be listed is said in its turn.
 fn list_side_by_side(
     files: &[PathBuf],
     options: &ReadOptions,
     format: ListFormat,
     out: &mut OutputStream,
-) -> Result<(), Failure> {
+    unreadable: &mut Unreadable,
+) {
     use rayon::prelude::*;
-    if files.is_empty() {
+    if files.is_empty() || out.failed() {
         // Not even rayon's pool is started (its threads' allocator arenas reserve
         // address space that a large file listed alone could use).
-        return Ok(());
+        return;
     }
     let texts: Vec<Result<String, listing::ReadError>> = files
         .par_iter()
@@ -225,7 +281,9 @@ fn list_side_by_side(
         })
         .collect();
     for text in texts {
-        out.write(text.map_err(Failure::unreadable)?.as_bytes());
+        match text {
+            Ok(text) => out.write(text.as_bytes()),
+            Err(e) => unreadable.say(e),
+        }
     }
-    Ok(())
 }

@@ -1178,16 +1178,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         match name.as_str() {
             "entry_computation_layout" => self.computation_layout(),
             "outfeed_shape" => self.shape(Role::Attribute { name, index: 0 }),
-            // `literal=s32[] 1`: a shape, then the literal's value.
-            "literal"
-                if {
-                    let next = self.peek_tok()?;
-                    self.can_be_shape(&next)
-                } =>
-            {
-                self.shape(Role::Attribute { name, index: 0 })?;
-                self.skip_value()
-            }
+            "literal" => self.literal(&name, &mut 0, 0),
             "operand_layout_constraints" => {
                 self.expect(b'{', "expects a list starting with '{'")?;
                 if Self::is_punct(&self.peek_tok()?, b'}') {
@@ -1208,6 +1199,42 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             }
             _ if self.lexer.skip_plain_value() => Ok(()),
             _ => self.skip_value(),
+        }
+    }
+
+    /// A `literal=` attribute as XLA's parser reads it: a shape and its value
+    /// (`s32[2]{0} {1, 2}`), or a tuple of literals, each with its own shape, commas
+    /// between them taken but not required (`( s32[] 1, (pred[] true) )`, `()`). Each
+    /// shape is handed on as the attribute's next one (`index`).
+    fn literal(&mut self, name: &str, index: &mut usize, depth: usize) -> Step {
+        let open = self.peek_tok()?;
+        if !Self::is_punct(&open, b'(') {
+            self.shape(Role::Attribute {
+                name: name.to_string(),
+                index: *index,
+            })?;
+            *index += 1;
+            // The value: a number or word, or a bracketed group (`{...}`, `(1, 2)` of a
+            // complex number).
+            return self.unit();
+        }
+        if depth >= MAX_NESTING {
+            return Err(self.error(
+                &open,
+                "module_syntax",
+                format!("tuple literals nested deeper than {MAX_NESTING} levels"),
+            ));
+        }
+        self.next_tok()?;
+        loop {
+            if self.eat_token(b')')? {
+                return Ok(());
+            }
+            if self.peek_tok()?.kind == Kind::Eof {
+                return self.expect(b')', "expects ')' to close a tuple literal");
+            }
+            self.literal(name, index, depth + 1)?;
+            self.eat_token(b',')?;
         }
     }
 

@@ -4970,3 +4970,75 @@ fn a_shape_over_many_lines_is_read_in_linear_time() {
         assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
     }
 }
+
+/// A custom call's `literal` in a module proto is walked a tuple at a time, not by
+/// recursion: nested 200 tuples deep its shape is listed and checked; nested 100,000
+/// deep (some 400 KB) it is a clear error, for the listing and for the gate, and no
+/// stack overflow.
+#[test]
+fn nested_literal_in_a_module_proto_is_listed_or_a_clear_error() {
+    use xla_shape::guard::listing::{read_bytes, ReadOptions};
+    use xla_shape::text::module;
+    // `depth` tuples (`tuple_literals`, 10) around one literal of shape s32[], written
+    // outside in: each tuple's header from the size of what it holds, not by copying.
+    let header = |size: usize| {
+        let mut out = vec![(10 << 3) | 2];
+        let mut len = size;
+        while len >= 0x80 {
+            out.push((len as u8) | 0x80);
+            len >>= 7;
+        }
+        out.push(len as u8);
+        out
+    };
+    let literal = |depth: usize| {
+        let leaf = field(1, &[0x10, 0x04]);
+        let mut sizes = vec![leaf.len()];
+        for _ in 0..depth {
+            let inner = *sizes.last().unwrap();
+            sizes.push(header(inner).len() + inner);
+        }
+        let mut out = Vec::with_capacity(*sizes.last().unwrap());
+        for inner in sizes[..depth].iter().rev() {
+            out.extend(header(*inner));
+        }
+        out.extend(leaf);
+        out
+    };
+    let module_with = |literal: &[u8]| {
+        let mut instruction = field(1, b"c");
+        instruction.extend(field(2, b"custom-call"));
+        instruction.extend(field(3, &[0x10, 0x0b]));
+        instruction.extend(field(8, literal));
+        let mut computation = field(1, b"main");
+        computation.extend(field(2, &instruction));
+        let mut module = field(1, b"m");
+        module.extend(field(3, &computation));
+        module
+    };
+    let listed = |bytes: &[u8]| {
+        read_bytes("m.pb", bytes, &ReadOptions::default()).map(|listings| {
+            let entries = listings.into_iter().flat_map(|l| l.entries);
+            entries
+                .filter_map(|e| Some(format!("{}: {}", e.location(true)?, e.text)))
+                .collect::<Vec<_>>()
+        })
+    };
+    let checked = |bytes: &[u8]| {
+        let mut check = module::validate_proto;
+        module::scan_proto(bytes, &mut check, &mut |_| {}).map(|s| s.shapes)
+    };
+    let shallow = module_with(&literal(200));
+    assert_eq!(
+        listed(&shallow).unwrap(),
+        ["main/c: f32[]", "main/c literal: s32[]"]
+    );
+    assert_eq!(checked(&shallow).unwrap(), 2);
+    let deep = module_with(&literal(100_000));
+    assert!(deep.len() > 300_000, "{}", deep.len());
+    let said = "tuple literals nested deeper than 256 levels";
+    let e = listed(&deep).unwrap_err();
+    assert!(e.message.contains(said), "{e}");
+    let e = checked(&deep).unwrap_err();
+    assert!(e.to_string().contains(said), "{e}");
+}

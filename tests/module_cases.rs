@@ -151,3 +151,42 @@ fn index_type_on_dense_array_is_a_warning() {
     assert_eq!(f.instruction.as_deref(), Some("x"));
     assert_eq!(f.computation.as_deref(), Some("e"));
 }
+
+/// A custom call's `literal=` shapes, listed from the text, are those listed from the
+/// module XLA parsed from it (its `HloModuleProto`, in the probe's `proto`): the same
+/// instructions, in the same order, with the same text.
+#[test]
+fn literal_shapes_are_listed_as_from_xlas_module() {
+    use xla_shape::guard::listing::{read_bytes, ReadOptions};
+    let literal_entries = |name: &str, bytes: &[u8]| -> Vec<String> {
+        let listings = read_bytes(name, bytes, &ReadOptions::default()).unwrap();
+        listings
+            .iter()
+            .flat_map(|l| &l.entries)
+            .filter_map(|e| {
+                let location = e.location(true)?;
+                location
+                    .contains(" literal")
+                    .then(|| format!("{location}: {}", e.text))
+            })
+            .collect()
+    };
+    let mut compared = 0;
+    for r in records().iter().filter(|r| r["kind"] == "probe") {
+        let (Some(text), Some(proto)) = (r["text"].as_str(), r["proto"].as_str()) else {
+            continue;
+        };
+        if !text.contains("literal=") {
+            continue;
+        }
+        let proto: Vec<u8> = (0..proto.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&proto[i..i + 2], 16).unwrap())
+            .collect();
+        let from_text = literal_entries("text", text.as_bytes());
+        let from_xla = literal_entries("proto", &proto);
+        assert_eq!(from_text, from_xla, "{}", r["id"]);
+        compared += usize::from(!from_text.is_empty());
+    }
+    assert!(compared >= 3, "only {compared} probes with literal shapes");
+}

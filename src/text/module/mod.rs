@@ -10,7 +10,8 @@
 //! - Proto: only the messages on the path to shapes are decoded:
 //!   `HloModuleProto.computations` (3) → `HloComputationProto.instructions` (2) →
 //!   `HloInstructionProto.shape` (3), `outfeed_shape` (29),
-//!   `operand_shapes_with_layout` (57); `HloComputationProto.program_shape` (4);
+//!   `operand_shapes_with_layout` (57), a custom call's `literal` (8: its
+//!   `LiteralProto.shape`, 1, and `tuple_literals`, 10); `HloComputationProto.program_shape` (4);
 //!   `HloModuleProto.host_program_shape` (4). Field numbers are those of the
 //!   `xla/service/hlo.proto` embedded in jaxlib 0.10.2. Problems are reported with
 //!   their proto path, e.g. `computations[1].instructions[4].shape.layout.minor_to_major`.
@@ -123,8 +124,8 @@ pub struct ProtoSite<'a> {
     /// layout) gives [`Role::EntryParameter`] and [`Role::EntryResult`], a
     /// computation's `program_shape` [`Role::Parameter`] and
     /// [`Role::ComputationResult`], an instruction's `shape` [`Role::Result`],
-    /// `outfeed_shape` and `operand_shapes_with_layout` [`Role::Attribute`] (the latter
-    /// named `operand_layout_constraints`, as in text).
+    /// `outfeed_shape`, a custom call's `literal` and `operand_shapes_with_layout`
+    /// [`Role::Attribute`] (the latter named `operand_layout_constraints`, as in text).
     pub role: Role,
     /// When set, the shape handed on is the tuple these bytes encode without its
     /// elements (a `ShapeProto` of 64 KiB or more that is a tuple with elements,
@@ -444,6 +445,82 @@ impl<'a> Iterator for Fields<'a> {
 
 fn fields(bytes: &[u8]) -> Fields<'_> {
     Fields { bytes, pos: 0 }
+}
+
+/// The shapes of a custom call's `literal` (`HloInstructionProto.literal`, 8), in the
+/// order module text lists them (`literal=( s32[2]{0} {1, 2}, (pred[] true) )`): each
+/// literal that is no tuple gives its `shape` (1); a tuple's `tuple_literals` (10) are
+/// walked in order, and an empty tuple gives nothing. `each` gets a shape's bytes and
+/// path. The walk holds one place a tuple deep, not the elements (nested at most
+/// [`MAX_LITERAL_NESTING`] tuples deep); the wire error, or the nesting, otherwise.
+fn literal_shapes(
+    bytes: &[u8],
+    path: &Path,
+    each: &mut dyn FnMut(&[u8], &Path),
+) -> Result<(), String> {
+    // The tuples open: the fields still to read, the path of their elements and the
+    // index of the next one.
+    let mut open: Vec<(Fields<'_>, Path, usize)> = Vec::new();
+    let mut next = Some((bytes, path.clone()));
+    loop {
+        if let Some((literal, at)) = next.take() {
+            let mut tuple = false;
+            for field in fields(literal) {
+                tuple |= matches!(field.map_err(|e| format!("{at}: {e}"))?, (10, _));
+            }
+            if tuple {
+                if open.len() >= MAX_LITERAL_NESTING {
+                    return Err(format!(
+                        "{at}: tuple literals nested deeper than {MAX_LITERAL_NESTING} levels"
+                    ));
+                }
+                open.push((fields(literal), at.field("tuple_literals"), 0));
+            } else {
+                for field in fields(literal) {
+                    if let Ok((1, Value::Bytes(shape))) = field {
+                        if !is_tuple_shape(shape) {
+                            each(shape, &at.field("shape"));
+                        }
+                    }
+                }
+            }
+            continue;
+        }
+        let Some((rest, elements, index)) = open.last_mut() else {
+            return Ok(());
+        };
+        // The next element of the innermost tuple, or that tuple is done. (Its fields
+        // were read once without error.)
+        match rest.find_map(|field| match field {
+            Ok((10, Value::Bytes(element))) => Some(element),
+            _ => None,
+        }) {
+            Some(element) => {
+                next = Some((element, elements.index(*index)));
+                *index += 1;
+            }
+            None => {
+                open.pop();
+            }
+        }
+    }
+}
+
+/// How deep tuple literals may nest ([`literal_shapes`]), as in module text.
+const MAX_LITERAL_NESTING: usize = 256;
+
+/// Whether a `ShapeProto`'s `element_type` (2, the last one written) is `TUPLE`; bytes
+/// that do not read are handed on, for the shape's own decoding to say why.
+fn is_tuple_shape(bytes: &[u8]) -> bool {
+    let mut tuple = false;
+    for field in fields(bytes) {
+        match field {
+            Ok((2, Value::Varint(ty))) => tuple = ty == 13,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    tuple
 }
 
 /// Scans a serialized `HloModuleProto` (or an `HloProto` or `HloSnapshot` around one),
@@ -1006,14 +1083,35 @@ impl ProtoWalk<'_> {
         entry: bool,
     ) -> Result<(&'b [u8], Option<u64>), ScanError> {
         let wire = |e| ScanError::Wire(format!("{path}: {e}"));
-        let (name_bytes, _, id) = instruction_fields(bytes, None).map_err(wire)?;
+        let (name_bytes, opcode, id) = instruction_fields(bytes, None).map_err(wire)?;
         let name = String::from_utf8_lossy(name_bytes);
         let mut operand_index = 0;
+        let mut literal_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
             let Value::Bytes(value) = value else { continue };
             let (at, role) = match number {
                 3 => (path.field("shape"), Role::Result),
+                8 if opcode == b"custom-call" => {
+                    let mut each = |shape: &[u8], at: &Path| {
+                        let site = ProtoSite {
+                            path: at,
+                            computation,
+                            entry,
+                            instruction: Some(&*name).filter(|n| !n.is_empty()),
+                            role: Role::Attribute {
+                                name: "literal".to_string(),
+                                index: literal_index,
+                            },
+                            elided: None,
+                        };
+                        literal_index += 1;
+                        self.shape(shape, &site);
+                    };
+                    literal_shapes(value, &path.field("literal"), &mut each)
+                        .map_err(ScanError::Wire)?;
+                    continue;
+                }
                 29 => (
                     path.field("outfeed_shape"),
                     Role::Attribute {
@@ -1455,6 +1553,8 @@ impl ProtoScan<'_, '_> {
         // The name is field 1, written first; shapes come after it.
         let mut name = String::new();
         let mut operand_index = 0;
+        // Whether the instruction is a custom call, read when a literal (8) is met.
+        let mut custom_call = None;
         for field in fields(bytes) {
             let (number, value) = field.map_err(|e| ScanError::Wire(format!("{path}: {e}")))?;
             let Value::Bytes(value) = value else { continue };
@@ -1475,6 +1575,21 @@ impl ProtoScan<'_, '_> {
                         .index(operand_index);
                     operand_index += 1;
                     self.shape(value, &at, context);
+                }
+                8 => {
+                    let custom_call = match custom_call {
+                        Some(known) => known,
+                        None => {
+                            let (_, opcode, _) = instruction_fields(bytes, None)
+                                .map_err(|e| ScanError::Wire(format!("{path}: {e}")))?;
+                            *custom_call.insert(opcode == b"custom-call")
+                        }
+                    };
+                    if custom_call {
+                        let mut each = |shape: &[u8], at: &Path| self.shape(shape, at, context);
+                        literal_shapes(value, &path.field("literal"), &mut each)
+                            .map_err(ScanError::Wire)?;
+                    }
                 }
                 _ => {}
             }

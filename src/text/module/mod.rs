@@ -11,10 +11,11 @@
 //!   `HloModuleProto.computations` (3) → `HloComputationProto.instructions` (2) →
 //!   `HloInstructionProto.shape` (3), `outfeed_shape` (29),
 //!   `operand_shapes_with_layout` (57), a custom call's `literal` (8: its
-//!   `LiteralProto.shape`, 1, and `tuple_literals`, 10); `HloComputationProto.program_shape` (4);
-//!   `HloModuleProto.host_program_shape` (4). Field numbers are those of the
-//!   `xla/service/hlo.proto` embedded in jaxlib 0.10.2. Problems are reported with
-//!   their proto path, e.g. `computations[1].instructions[4].shape.layout.minor_to_major`.
+//!   `LiteralProto.shape`, 1, and `tuple_literals`, 10);
+//!   `HloComputationProto.program_shape` (4); `HloModuleProto.host_program_shape` (4).
+//!   Field numbers are those of the `xla/service/hlo.proto` embedded in jaxlib 0.10.2.
+//!   Problems are reported with their proto path, e.g.
+//!   `computations[1].instructions[4].shape.layout.minor_to_major`.
 
 use crate::message::ProgramPart;
 use std::io::BufRead;
@@ -466,7 +467,8 @@ fn literal_shapes(
         if let Some((literal, at)) = next.take() {
             let mut tuple = false;
             for field in fields(literal) {
-                tuple |= matches!(field.map_err(|e| format!("{at}: {e}"))?, (10, _));
+                let field = field.map_err(|e| format!("{at}: {e}"))?;
+                tuple |= matches!(field, (10, Value::Bytes(_)));
             }
             if tuple {
                 if open.len() >= MAX_LITERAL_NESTING {

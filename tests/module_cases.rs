@@ -179,10 +179,7 @@ fn literal_shapes_are_listed_as_from_xlas_module() {
         if !text.contains("literal=") {
             continue;
         }
-        let proto: Vec<u8> = (0..proto.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&proto[i..i + 2], 16).unwrap())
-            .collect();
+        let proto = hex::decode(proto).unwrap();
         let from_text = literal_entries("text", text.as_bytes());
         let from_xla = literal_entries("proto", &proto);
         assert_eq!(from_text, from_xla, "{}", r["id"]);

@@ -517,7 +517,9 @@ fn is_tuple_shape(bytes: &[u8]) -> bool {
     let mut tuple = false;
     for field in fields(bytes) {
         match field {
-            Ok((2, Value::Varint(ty))) => tuple = ty == 13,
+            Ok((2, Value::Varint(ty))) => {
+                tuple = ty == crate::proto::PrimitiveType::Tuple as u64;
+            }
             Ok(_) => {}
             Err(_) => return false,
         }

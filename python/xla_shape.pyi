@@ -131,7 +131,7 @@ class Match:
     computation: Optional[str]
     old: str
     new: str
-    how: Literal["entry", "position", "operands"]
+    how: Literal["entry", "position", "operands", "signature"]
     words: str
 
 class FileDiff:

@@ -462,6 +462,58 @@ fn a_renamed_instruction_among_added_ones_is_matched_by_operands() {
     );
 }
 
+#[test]
+fn one_more_operation_that_renumbers_the_rest_is_exactly_that_change() {
+    // fixtures/renumbered: the optimized gradient step of a bf16 MLP, and the same with
+    // its input multiplied by 3 first, as XLA wrote them. XLA fused the multiply with the
+    // input's convert: `wrapped_convert` and its computation gave way to
+    // `convert_convert_fusion.1` and `fused_computation.14`, and the later fusions and
+    // computations of those stems each took the name of the one before. Matched by name,
+    // 4 of the fusions and 4 of the computations were each compared with another's, and
+    // 24 changes reported.
+    let dir = root().join("fixtures/renumbered");
+    for file in [
+        "module_0000.jit_loss.cpu_after_optimizations.txt",
+        "module_0000.jit_loss.cpu_after_optimizations.hlo.pb",
+    ] {
+        let read = ReadOptions::default();
+        let old = listing::read_path(&dir.join("plain").join(file), "old", &read).unwrap();
+        let new = listing::read_path(&dir.join("scaled").join(file), "new", &read).unwrap();
+        let result = diff::diff_listings(&old[0], &new[0], &diff::Options::default());
+        let changes: Vec<(What, String)> = result
+            .changes
+            .to_vec()
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.what, c.place))
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                (What::Removed, "main.5/wrapped_convert".to_string()),
+                (What::Added, "main.5/convert_convert_fusion.1".to_string()),
+                (
+                    What::Removed,
+                    "computation wrapped_convert_computation".to_string()
+                ),
+                (What::Added, "computation fused_computation.14".to_string()),
+            ],
+            "{file}"
+        );
+        let words = match_words(&result);
+        for k in 1..=4 {
+            let computation = format!(
+                "matched computation wrapped_convert_computation.{k} with {} by signature among same-stem names",
+                match k - 1 {
+                    0 => "wrapped_convert_computation".to_string(),
+                    n => format!("wrapped_convert_computation.{n}"),
+                }
+            );
+            assert!(words.contains(&computation), "{file}: {words:#?}");
+        }
+    }
+}
+
 // ----- policy -----
 
 fn module(text: &str) -> listing::Listing {

@@ -873,7 +873,7 @@ struct Match {
     old: String,
     /// The new name.
     new: String,
-    /// How: `"entry"`, `"position"` or `"operands"`.
+    /// How: `"entry"`, `"position"`, `"operands"` or `"signature"`.
     how: String,
     /// The match in words.
     words: String,

@@ -29,10 +29,15 @@
 //!    In a group with as many old as new members: by name when the names are the same
 //!    on both sides; otherwise by **position**: the k-th old member (in the order of
 //!    the input) with the k-th new one.
-//! 3. In a group whose sizes differ: by name, then **by operands**: a left-over old
-//!    instruction with the first left-over new one of its group whose operands
-//!    correspond (each old operand matched to the new operand at the same position, or
-//!    both unmatched and of the same stem).
+//! 3. In a group whose sizes differ, one member added or removed has renumbered the
+//!    later ones, so the same name on both sides may be two different things.
+//!    Instructions, taken in input order: by name when their operands correspond (each
+//!    old operand matched to the new operand at the same position, or both unmatched
+//!    and of the same stem); else **by operands**: with the first new instruction left
+//!    of the group whose operands correspond; those left then look again, and at last
+//!    take their name's pair if it is still free. Computations: by name when their
+//!    **signatures** (parameter and result shapes) are the same; else with the first
+//!    new computation left of the group with the same signature; at last by name.
 //!
 //! Whatever is left is removed (old) or added (new). Every pair matched other than by
 //! name is reported in [`FileDiff::matches`], with how.
@@ -223,6 +228,9 @@ pub enum How {
     Position,
     /// Corresponding operands, in a group whose sizes differ.
     Operands,
+    /// The same signature (parameter and result shapes), for computations in a group
+    /// whose sizes differ.
+    Signature,
 }
 
 impl How {
@@ -232,6 +240,7 @@ impl How {
             How::Entry => "as the entry computation",
             How::Position => "by position among same-stem, same-opcode names",
             How::Operands => "by operands",
+            How::Signature => "by signature among same-stem names",
         }
     }
 }
@@ -2032,6 +2041,122 @@ impl<'a> Module<'a> {
     }
 }
 
+/// Whether two computations have the same signature: the same parameters, each of
+/// the same shape, and the same result shape.
+fn same_signature(
+    (om, oc): (&Module<'_>, &Computation<'_>),
+    (nm, nc): (&Module<'_>, &Computation<'_>),
+) -> bool {
+    let same = |o: Option<Listed<'_>>, n: Option<Listed<'_>>| match (o, n) {
+        (Some(o), Some(n)) => o.same_text(&n),
+        (None, None) => true,
+        _ => false,
+    };
+    oc.parameters.keys().eq(nc.parameters.keys())
+        && oc.parameters.keys().all(|k| {
+            same(
+                om.shape(oc.parameters.get(k)),
+                nm.shape(nc.parameters.get(k)),
+            )
+        })
+        && same(om.shape(oc.result), nm.shape(nc.result))
+}
+
+/// A hash of a computation's signature (its parameters' numbers and texts, its result's
+/// text): computations of the same signature have the same one.
+fn signature_hash(m: &Module<'_>, c: &Computation<'_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    for k in c.parameters.keys() {
+        k.hash(&mut h);
+        m.shape(c.parameters.get(k)).map(|s| s.text()).hash(&mut h);
+    }
+    m.shape(c.result).map(|s| s.text()).hash(&mut h);
+    h.finish()
+}
+
+/// Refines the pairs of computations (`pairs`: old and new places in
+/// [`Module::computations`], and how) in each group of the same stem whose sizes
+/// differ. XLA numbers computations as it makes them (`fused_computation.3`): one
+/// added or removed renumbers the later ones, and a name on both sides may be two
+/// computations. There, a pair by name stands when the signatures are the same; each
+/// old computation left then takes, in order, the first new one left of its group with
+/// the same signature; one still left takes its name's pair back if that is free.
+fn by_signature(
+    (old, o_rest): (&Module<'_>, &[usize]),
+    (new, n_rest): (&Module<'_>, &[usize]),
+    pairs: &mut Vec<(usize, usize, How)>,
+) {
+    let mut sizes: HashMap<&str, (usize, usize)> = HashMap::new();
+    for &i in o_rest {
+        sizes.entry(stem(old.computations[i].name)).or_default().0 += 1;
+    }
+    for &j in n_rest {
+        sizes.entry(stem(new.computations[j].name)).or_default().1 += 1;
+    }
+    let uneven = |name: &str| sizes.get(stem(name)).is_some_and(|&(o, n)| o != n);
+    if !sizes.values().any(|&(o, n)| o != n) {
+        return;
+    }
+    let mut old_pair = vec![None; old.computations.len()];
+    let mut new_taken = vec![false; new.computations.len()];
+    let mut named = HashMap::new();
+    pairs.retain(|&(i, j, how)| {
+        let (oc, nc) = (&old.computations[i], &new.computations[j]);
+        let recheck = how == How::Name && !oc.entry && uneven(oc.name);
+        if recheck && !same_signature((old, oc), (new, nc)) {
+            named.insert(i, j);
+            return false;
+        }
+        old_pair[i] = Some(j);
+        new_taken[j] = true;
+        true
+    });
+    // The new computations left of uneven groups, by stem and signature, in order.
+    let mut left: HashMap<(&str, u64), std::collections::VecDeque<usize>> = HashMap::new();
+    for &j in n_rest {
+        let nc = &new.computations[j];
+        if !new_taken[j] && uneven(nc.name) {
+            let key = (stem(nc.name), signature_hash(new, nc));
+            left.entry(key).or_default().push_back(j);
+        }
+    }
+    for &i in o_rest {
+        let oc = &old.computations[i];
+        if old_pair[i].is_some() || !uneven(oc.name) {
+            continue;
+        }
+        let key = (stem(oc.name), signature_hash(old, oc));
+        let found = left.get(&key).and_then(|list| {
+            list.iter()
+                .copied()
+                .find(|&j| !new_taken[j] && same_signature((old, oc), (new, &new.computations[j])))
+        });
+        let Some(j) = found else { continue };
+        old_pair[i] = Some(j);
+        new_taken[j] = true;
+        if let Some(list) = left.get_mut(&key) {
+            while list.front().is_some_and(|&j| new_taken[j]) {
+                list.pop_front();
+            }
+        }
+        pairs.push((i, j, How::Signature));
+    }
+    // Then the pairs by name whose new computation no signature took.
+    for &i in o_rest {
+        if old_pair[i].is_some() {
+            continue;
+        }
+        if let Some(j) = named.get(&i).copied().filter(|&j| !new_taken[j]) {
+            old_pair[i] = Some(j);
+            new_taken[j] = true;
+            pairs.push((i, j, How::Name));
+        }
+    }
+    // In the order of the old computations, the entry computation's pair first.
+    pairs.sort_by_key(|&(i, _, _)| (!old.computations[i].entry, i));
+}
+
 /// Where a shape stands on its instruction, as its place says it (`operand 2`,
 /// `outfeed_shape`, `operand_layout_constraints 3`; nothing for the result): a role's
 /// kind (borrowed from its listing) and index, so that the shapes of an instruction
@@ -2260,6 +2385,10 @@ struct Matching {
     how: Vec<How>,
     /// Whether each new item is matched.
     taken: Vec<bool>,
+    /// Old items paired by name only for now (a bit each): a name pair in a group
+    /// whose sizes differ waits for its operands to be matched ([`match_items`]), its
+    /// new item not yet taken.
+    tentative: Vec<u64>,
 }
 
 impl Matching {
@@ -2269,7 +2398,34 @@ impl Matching {
             to: vec![NONE; old],
             how: vec![How::Name; old],
             taken: vec![false; new],
+            tentative: Vec::new(),
         }
+    }
+
+    /// Whether old item `i` is paired by name only for now.
+    fn is_tentative(&self, i: usize) -> bool {
+        self.tentative
+            .get(i / 64)
+            .is_some_and(|word| word >> (i % 64) & 1 != 0)
+    }
+
+    /// Makes old item `i`'s pair by name one for now: its new item is not taken.
+    fn make_tentative(&mut self, i: usize) {
+        if self.tentative.is_empty() {
+            self.tentative = vec![0; self.to.len().div_ceil(64)];
+        }
+        self.tentative[i / 64] |= 1 << (i % 64);
+        self.taken[self.to[i] as usize] = false;
+    }
+
+    /// Ends old item `i`'s pair for now: the new item it was paired with, if any.
+    fn settle(&mut self, i: usize) -> Option<usize> {
+        if !self.is_tentative(i) {
+            return None;
+        }
+        self.tentative[i / 64] &= !(1 << (i % 64));
+        let j = std::mem::replace(&mut self.to[i], NONE);
+        Some(j as usize)
     }
 
     /// Matches old item `i` to new item `j`.
@@ -2290,7 +2446,7 @@ impl Matching {
     /// The new item matched to old item `k`, if any.
     fn of(&self, k: usize) -> Option<usize> {
         let j = self.to[k];
-        (j != NONE).then_some(j as usize)
+        (j != NONE && !self.is_tentative(k)).then_some(j as usize)
     }
 
     /// The pairs (old index, new index, how), in the order of the old.
@@ -2383,6 +2539,16 @@ fn match_items_looking<'a>(
             continue;
         }
         if !same_names {
+            if by_operands {
+                // XLA numbers names as it makes instructions: one added or removed
+                // renumbers the later ones of its stem, and a name on both sides may be
+                // two instructions. A pair by name waits for its operands.
+                for &i in o {
+                    if matching.to[i as usize] != NONE {
+                        matching.make_tentative(i as usize);
+                    }
+                }
+            }
             uneven.push((o, n));
         }
     }
@@ -2392,51 +2558,99 @@ fn match_items_looking<'a>(
             .iter()
             .zip(0u32..)
             .flat_map(|((o, _), g)| o.iter().map(move |&i| (i, g)))
-            .filter(|&(i, _)| matching.to[i as usize] == NONE)
+            .filter(|&(i, _)| matching.to[i as usize] == NONE || matching.is_tentative(i as usize))
             .collect();
         left.sort_unstable();
         let mut indexed: Vec<Option<Candidates>> = Vec::new();
         indexed.resize_with(uneven.len(), || None);
+        // Those whose operands fit no instruction, with their name's pair: looked for
+        // again once every other is matched, then given that pair if it is free (given
+        // it at once, one could take the instruction whose operands fit a later one).
+        let mut again: Vec<(u32, u32, u32)> = Vec::new();
         for (i, g) in left {
-            let (i, g) = (i as usize, g as usize);
-            let candidates = indexed[g].get_or_insert_with(|| Candidates::new(new, uneven[g].1));
-            let operands = old.operands(i);
-            let stems: Vec<&'a str> = old.stems(i).collect();
-            // An operand matched to `k` needs `k`'s name at its place: the first one
-            // picks the list to look in.
-            let exact = operands.iter().enumerate().find_map(|(at, a)| {
-                let k = old.by_name(a).and_then(|k| matching.of(k))?;
-                Some((at, new.name_id(k)))
-            });
-            let fits = |j: usize| {
-                operands.iter().zip(new.operands(j).iter()).all(|(a, b)| {
-                    let a_match = old.by_name(a).and_then(|k| matching.of(k));
-                    let b_index = new.by_name(b);
-                    let (a, b) = (old.held.strings.get(a), new.held.strings.get(b));
-                    match (a_match, b_index) {
-                        (Some(k), Some(b)) => k == b,
-                        (Some(_), None) => false,
-                        (None, Some(b)) => !matching.taken[b] && stem(a) == stem(new.name(b)),
-                        (None, None) => stem(a) == stem(b),
-                    }
-                })
-            };
-            let found = match look {
-                Look::Indexed => candidates.first(new, &stems, exact, &matching.taken, fits),
-                #[cfg(test)]
-                Look::Scan => {
-                    let group = uneven[g].1.iter().map(|&j| j as usize);
-                    group
-                        .filter(|&j| !matching.taken[j] && operands.len() == new.operands(j).len())
-                        .find(|&j| fits(j))
+            let named = matching.settle(i as usize);
+            // The same name, when its operands fit: the pair it was.
+            if let Some(j) = named.filter(|&j| {
+                !matching.taken[j]
+                    && old.operands(i as usize).len() == new.operands(j).len()
+                    && fits(old, new, &matching, i as usize, j)
+            }) {
+                matching.pair(i as usize, j, How::Name);
+                continue;
+            }
+            match by_operands_of(old, new, &mut matching, &mut indexed, &uneven, (i, g), look) {
+                Some(j) => matching.pair(i as usize, j, How::Operands),
+                None => again.push((i, g, named.map_or(NONE, |j| j as u32))),
+            }
+        }
+        for (i, g, named) in again {
+            match by_operands_of(old, new, &mut matching, &mut indexed, &uneven, (i, g), look) {
+                Some(j) => matching.pair(i as usize, j, How::Operands),
+                None if named != NONE && !matching.taken[named as usize] => {
+                    // No instruction's operands fit: the same name is the best guess left.
+                    matching.pair(i as usize, named as usize, How::Name);
                 }
-            };
-            if let Some(j) = found {
-                matching.pair(i, j, How::Operands);
+                None => {}
             }
         }
     }
     matching
+}
+
+/// Whether new item `j` fits old item `i` by their operands: each old operand matched
+/// to the new operand at its place, or both unmatched and of the same stem.
+fn fits(old: &Items<'_>, new: &Items<'_>, matching: &Matching, i: usize, j: usize) -> bool {
+    old.operands(i)
+        .iter()
+        .zip(new.operands(j).iter())
+        .all(|(a, b)| {
+            let a_match = old.by_name(a).and_then(|k| matching.of(k));
+            let b_index = new.by_name(b);
+            let (a, b) = (old.held.strings.get(a), new.held.strings.get(b));
+            match (a_match, b_index) {
+                (Some(k), Some(b)) => k == b,
+                (Some(_), None) => false,
+                (None, Some(b)) => !matching.taken[b] && stem(a) == stem(new.name(b)),
+                (None, None) => stem(a) == stem(b),
+            }
+        })
+}
+
+/// The first new item not matched of old item `i`'s group `g` (of `uneven`) whose
+/// operands fit `i`'s, looked for as `look` says.
+fn by_operands_of<'a>(
+    old: &Items<'a>,
+    new: &Items<'a>,
+    matching: &mut Matching,
+    indexed: &mut [Option<Candidates>],
+    uneven: &[(&[u32], &[u32])],
+    (i, g): (u32, u32),
+    look: Look,
+) -> Option<usize> {
+    let (i, g) = (i as usize, g as usize);
+    let operands = old.operands(i);
+    let stems: Vec<&'a str> = old.stems(i).collect();
+    // An operand matched to `k` needs `k`'s name at its place: the first one picks the
+    // list to look in.
+    let exact = operands.iter().enumerate().find_map(|(at, a)| {
+        let k = old.by_name(a).and_then(|k| matching.of(k))?;
+        Some((at, new.name_id(k)))
+    });
+    let matching = &*matching;
+    let fit = |j: usize| fits(old, new, matching, i, j);
+    match look {
+        Look::Indexed => {
+            let candidates = indexed[g].get_or_insert_with(|| Candidates::new(new, uneven[g].1));
+            candidates.first(new, &stems, exact, &matching.taken, fit)
+        }
+        #[cfg(test)]
+        Look::Scan => {
+            let group = uneven[g].1.iter().map(|&j| j as usize);
+            group
+                .filter(|&j| !matching.taken[j] && operands.len() == new.operands(j).len())
+                .find(|&j| fit(j))
+        }
+    }
 }
 
 /// The end of the run of `order` (items sorted by group) from `start`, whose item is
@@ -2807,6 +3021,7 @@ impl Differ<'_> {
         for (i, j, how) in match_items(&o_view, &n_view, false).pairs() {
             pairs.push((o_named[i as usize].1, n_named[j as usize].1, how));
         }
+        by_signature((old, &o_rest), (new, &n_rest), &mut pairs);
         let mut old_done = vec![false; o_items.len()];
         let mut new_done = vec![false; n_items.len()];
         for &(i, j, how) in &pairs {

@@ -477,39 +477,49 @@ fn one_more_operation_that_renumbers_the_rest_is_exactly_that_change() {
         "module_0000.jit_loss.cpu_after_optimizations.hlo.pb",
     ] {
         let read = ReadOptions::default();
-        let old = listing::read_path(&dir.join("plain").join(file), "old", &read).unwrap();
+        let module = listing::read_path(&dir.join("plain").join(file), "old", &read).unwrap();
         let new = listing::read_path(&dir.join("scaled").join(file), "new", &read).unwrap();
-        let result = diff::diff_listings(&old[0], &new[0], &diff::Options::default());
-        let changes: Vec<(What, String)> = result
-            .changes
-            .to_vec()
-            .unwrap()
-            .into_iter()
-            .map(|c| (c.what, c.place))
-            .collect();
-        assert_eq!(
-            changes,
-            [
-                (What::Removed, "main.5/wrapped_convert".to_string()),
-                (What::Added, "main.5/convert_convert_fusion.1".to_string()),
-                (
-                    What::Removed,
-                    "computation wrapped_convert_computation".to_string()
-                ),
-                (What::Added, "computation fused_computation.14".to_string()),
-            ],
-            "{file}"
-        );
-        let words = match_words(&result);
-        for k in 1..=4 {
-            let computation = format!(
+        // The plain module against the scaled one, and its listing (`shapes -o
+        // layouts.lock`, which names no operands) against the scaled module.
+        let tmp = temp("renumbered");
+        let lock = tmp.path().join("layouts.lock");
+        let mut text = String::new();
+        module[0].write_text(&mut text);
+        std::fs::write(&lock, &text).unwrap();
+        let listed = listing::read_path(&lock, "lock", &read).unwrap();
+        for old in [&module[0], &listed[0]] {
+            let result = diff::diff_listings(old, &new[0], &diff::Options::default());
+            let changes: Vec<(What, String)> = result
+                .changes
+                .to_vec()
+                .unwrap()
+                .into_iter()
+                .map(|c| (c.what, c.place))
+                .collect();
+            assert_eq!(
+                changes,
+                [
+                    (What::Removed, "main.5/wrapped_convert".to_string()),
+                    (What::Added, "main.5/convert_convert_fusion.1".to_string()),
+                    (
+                        What::Removed,
+                        "computation wrapped_convert_computation".to_string()
+                    ),
+                    (What::Added, "computation fused_computation.14".to_string()),
+                ],
+                "{file}"
+            );
+            let words = match_words(&result);
+            for k in 1..=4 {
+                let computation = format!(
                 "matched computation wrapped_convert_computation.{k} with {} by signature among same-stem names",
                 match k - 1 {
                     0 => "wrapped_convert_computation".to_string(),
                     n => format!("wrapped_convert_computation.{n}"),
                 }
             );
-            assert!(words.contains(&computation), "{file}: {words:#?}");
+                assert!(words.contains(&computation), "{file}: {words:#?}");
+            }
         }
     }
 }

@@ -38,6 +38,8 @@
 //!    take their name's pair if it is still free. Computations: by name when their
 //!    **signatures** (parameter and result shapes) are the same; else with the first
 //!    new computation left of the group with the same signature; at last by name.
+//!    Instructions whose operands are not known (a listing read back names none) are
+//!    matched as computations are, their signature being their shapes.
 //!
 //! Whatever is left is removed (old) or added (new). Every pair matched other than by
 //! name is reported in [`FileDiff::matches`], with how.
@@ -228,8 +230,9 @@ pub enum How {
     Position,
     /// Corresponding operands, in a group whose sizes differ.
     Operands,
-    /// The same signature (parameter and result shapes), for computations in a group
-    /// whose sizes differ.
+    /// The same signature, in a group whose sizes differ: for computations, their
+    /// parameter and result shapes; for instructions whose operands are not known (a
+    /// listing read back), their shapes.
     Signature,
 }
 
@@ -2161,7 +2164,7 @@ fn by_signature(
 /// `outfeed_shape`, `operand_layout_constraints 3`; nothing for the result): a role's
 /// kind (borrowed from its listing) and index, so that the shapes of an instruction
 /// of many are keyed without a string each.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 enum ShapeKey<'a> {
     Plain,
     Operand(usize),
@@ -2552,6 +2555,11 @@ fn match_items_looking<'a>(
             uneven.push((o, n));
         }
     }
+    if !by_operands && matches!(old.names, Names::Instructions { .. }) {
+        for &(o, n) in &uneven {
+            by_shapes(old, new, (o, n), &mut matching);
+        }
+    }
     if by_operands {
         // Old items in input order, so operands defined earlier are matched first.
         let mut left: Vec<(u32, u32)> = uneven
@@ -2595,6 +2603,96 @@ fn match_items_looking<'a>(
         }
     }
     matching
+}
+
+/// Whether instructions `i` (old) and `j` (new) have the same shapes: the same roles
+/// with the same texts, in order.
+fn same_shapes(old: &Items<'_>, new: &Items<'_>, i: usize, j: usize) -> bool {
+    let (Some((om, oi)), Some((nm, ni))) = (old.instr(i), new.instr(j)) else {
+        return false;
+    };
+    let (mut o, mut n) = (om.shapes(&oi), nm.shapes(&ni));
+    loop {
+        match (o.next(), n.next()) {
+            (None, None) => return true,
+            (Some(a), Some(b)) if a.same_role(&b) && a.same_text(&b) => {}
+            _ => return false,
+        }
+    }
+}
+
+/// A hash of instruction `i`'s shapes (their roles and texts): instructions of the same
+/// shapes have the same one.
+fn shapes_hash(items: &Items<'_>, i: usize) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::hash::DefaultHasher::new();
+    if let Some((m, ins)) = items.instr(i) {
+        for shape in m.shapes(&ins) {
+            shape.key().hash(&mut h);
+            shape.text().hash(&mut h);
+        }
+    }
+    h.finish()
+}
+
+/// Matches the instructions of one group whose sizes differ (`o` old, `n` new, each in
+/// input order) when their operands are not known (a listing read back names none).
+/// One instruction added or removed renumbers the later ones of its stem, so a name on
+/// both sides may be two instructions: a pair by name stands when its shapes are the
+/// same; each old instruction left then takes, in order, the first new one left with
+/// the same shapes (its **signature**); one still left takes its name's pair back if
+/// that is free.
+fn by_shapes(old: &Items<'_>, new: &Items<'_>, (o, n): (&[u32], &[u32]), matching: &mut Matching) {
+    // Pairs by name whose shapes differ wait, their new instructions not taken.
+    let mut left_old = false;
+    for &i in o {
+        match matching.of(i as usize) {
+            Some(j) if !same_shapes(old, new, i as usize, j) => {
+                matching.make_tentative(i as usize);
+                left_old = true;
+            }
+            Some(_) => {}
+            None => left_old = true,
+        }
+    }
+    if !left_old {
+        return;
+    }
+    // The new instructions left, by the hash of their shapes (32 bits: one that two
+    // shapes share costs a comparison), then in input order.
+    let mut left: Vec<(u32, u32)> = n
+        .iter()
+        .filter(|&&j| !matching.taken[j as usize])
+        .map(|&j| (shapes_hash(new, j as usize) as u32, j))
+        .collect();
+    if !left.is_empty() {
+        left.sort_unstable();
+        let mut candidates = Unmatched::new(left);
+        for &i in o {
+            let i = i as usize;
+            if matching.of(i).is_some() {
+                continue;
+            }
+            let hash = shapes_hash(old, i) as u32;
+            let start = candidates.items.partition_point(|&(h, _)| h < hash);
+            let end = candidates.items.partition_point(|&(h, _)| h <= hash);
+            let fits = |j: usize| same_shapes(old, new, i, j);
+            let taken = &matching.taken;
+            if let Some(j) = candidates.first(start..end, taken, |(_, j)| j as usize, fits) {
+                matching.settle(i);
+                matching.pair(i, j, How::Signature);
+            }
+        }
+    }
+    // Then the pairs by name whose new instruction no other took.
+    for &i in o {
+        let i = i as usize;
+        if let Some(j) = matching.settle(i) {
+            if !matching.taken[j] {
+                matching.pair(i, j, How::Name);
+            }
+        }
+    }
 }
 
 /// Whether new item `j` fits old item `i` by their operands: each old operand matched

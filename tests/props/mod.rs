@@ -722,9 +722,16 @@ pub fn guard_diff(data: &[u8]) {
             instructions.chain(computations).chain(declared).collect()
         };
         let (old_names, new_names) = (names(o), names(n));
+        // Each old and each new item is matched once at most, whatever the way.
+        let (mut olds, mut news) = (
+            std::collections::HashSet::new(),
+            std::collections::HashSet::new(),
+        );
         for m in &diff.matches.to_vec().unwrap() {
             assert!(old_names.contains(&m.old), "{m:?}");
             assert!(new_names.contains(&m.new), "{m:?}");
+            assert!(olds.insert((m.computation.clone(), m.old.clone())), "{m:?}");
+            assert!(news.insert((m.computation.clone(), m.new.clone())), "{m:?}");
         }
     }
 }

@@ -57,6 +57,33 @@ def test_each_pair_and_change_carries_what_the_json_report_says(old, new):
     assert sorted(words) == sorted(line for line in lines if "only in" not in line)
 
 
+RENUMBERED = FIXTURES / "renumbered"
+STEP = "module_0000.jit_loss.cpu_after_optimizations"
+
+
+@pytest.mark.parametrize("ext", ["txt", "hlo.pb"])
+def test_one_more_operation_that_renumbers_the_rest_is_exactly_that_change(cli, ext):
+    # fixtures/renumbered: a training step, and the same with its input scaled first,
+    # which XLA fused; the later fusions and computations took their neighbours' names.
+    a, b = RENUMBERED / "plain" / f"{STEP}.{ext}", RENUMBERED / "scaled" / f"{STEP}.{ext}"
+    report = xla_shape.diff(a, b)
+    [pair] = report.files
+    assert [(c.what, c.place) for c in pair.changes] == [
+        ("removed", "main.5/wrapped_convert"),
+        ("added", "main.5/convert_convert_fusion.1"),
+        ("removed", "computation wrapped_convert_computation"),
+        ("added", "computation fused_computation.14"),
+    ]
+    signature = [(m.old, m.new) for m in pair.matches if m.how == "signature"]
+    assert signature == [
+        ("wrapped_convert_computation.1", "wrapped_convert_computation"),
+        ("wrapped_convert_computation.2", "wrapped_convert_computation.1"),
+        ("wrapped_convert_computation.3", "wrapped_convert_computation.2"),
+        ("wrapped_convert_computation.4", "wrapped_convert_computation.3"),
+    ]
+    assert report.render("json") == cli(["diff", "--format", "json", str(a), str(b)]).stdout.decode()
+
+
 def test_entry_only_and_ignore_are_the_cli_options(cli):
     a, b = DUMPS / "base", DUMPS / "transposed"
     for kwargs, args in [

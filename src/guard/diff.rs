@@ -2577,22 +2577,57 @@ fn match_items_looking<'a>(
         let mut again: Vec<(u32, u32, u32)> = Vec::new();
         for (i, g) in left {
             let named = matching.settle(i as usize);
-            // The same name, when its operands fit: the pair it was.
+            // The same name, when its operands fit: the pair it was, unless it has other
+            // shapes and an instruction whose operands fit has the same ones.
             if let Some(j) = named.filter(|&j| {
                 !matching.taken[j]
                     && old.operands(i as usize).len() == new.operands(j).len()
                     && fits(old, new, &matching, i as usize, j)
             }) {
-                matching.pair(i as usize, j, How::Name);
+                let other = !same_shapes(old, new, i as usize, j);
+                let at = (i, g);
+                match other.then(|| {
+                    by_operands_of(
+                        old,
+                        new,
+                        &mut matching,
+                        &mut indexed,
+                        &uneven,
+                        at,
+                        look,
+                        true,
+                    )
+                }) {
+                    Some(Some(k)) => matching.pair(i as usize, k, How::Operands),
+                    _ => matching.pair(i as usize, j, How::Name),
+                }
                 continue;
             }
-            match by_operands_of(old, new, &mut matching, &mut indexed, &uneven, (i, g), look) {
+            match by_operands_of(
+                old,
+                new,
+                &mut matching,
+                &mut indexed,
+                &uneven,
+                (i, g),
+                look,
+                false,
+            ) {
                 Some(j) => matching.pair(i as usize, j, How::Operands),
                 None => again.push((i, g, named.map_or(NONE, |j| j as u32))),
             }
         }
         for (i, g, named) in again {
-            match by_operands_of(old, new, &mut matching, &mut indexed, &uneven, (i, g), look) {
+            match by_operands_of(
+                old,
+                new,
+                &mut matching,
+                &mut indexed,
+                &uneven,
+                (i, g),
+                look,
+                false,
+            ) {
                 Some(j) => matching.pair(i as usize, j, How::Operands),
                 None if named != NONE && !matching.taken[named as usize] => {
                     // No instruction's operands fit: the same name is the best guess left.
@@ -2714,8 +2749,16 @@ fn fits(old: &Items<'_>, new: &Items<'_>, matching: &Matching, i: usize, j: usiz
         })
 }
 
+/// How many new items whose operands fit an old one are looked at for one that has its
+/// shapes too.
+const SAME_SHAPES_LOOK: usize = 16;
+
 /// The first new item not matched of old item `i`'s group `g` (of `uneven`) whose
-/// operands fit `i`'s, looked for as `look` says.
+/// operands fit `i`'s, looked for as `look` says; when it has other shapes, one of the
+/// next [`SAME_SHAPES_LOOK`] that fit and has `i`'s shapes, if any (instructions of the
+/// same operands, a broadcast of one constant to several shapes, are renumbered too).
+/// With `same_shapes_only`, only one of the first [`SAME_SHAPES_LOOK`] that has them.
+#[allow(clippy::too_many_arguments)]
 fn by_operands_of<'a>(
     old: &Items<'a>,
     new: &Items<'a>,
@@ -2724,6 +2767,7 @@ fn by_operands_of<'a>(
     uneven: &[(&[u32], &[u32])],
     (i, g): (u32, u32),
     look: Look,
+    same_shapes_only: bool,
 ) -> Option<usize> {
     let (i, g) = (i as usize, g as usize);
     let operands = old.operands(i);
@@ -2736,18 +2780,28 @@ fn by_operands_of<'a>(
     });
     let matching = &*matching;
     let fit = |j: usize| fits(old, new, matching, i, j);
-    match look {
+    let same = |j: usize| same_shapes(old, new, i, j);
+    let mut lookup = |want: &dyn Fn(usize) -> bool, limit: usize| match look {
         Look::Indexed => {
             let candidates = indexed[g].get_or_insert_with(|| Candidates::new(new, uneven[g].1));
-            candidates.first(new, &stems, exact, &matching.taken, fit)
+            candidates.first(new, &stems, exact, &matching.taken, (fit, want), limit)
         }
         #[cfg(test)]
         Look::Scan => {
             let group = uneven[g].1.iter().map(|&j| j as usize);
             group
                 .filter(|&j| !matching.taken[j] && operands.len() == new.operands(j).len())
-                .find(|&j| fit(j))
+                .filter(|&j| fit(j))
+                .take(limit)
+                .find(|&j| want(j))
         }
+    };
+    if same_shapes_only {
+        return lookup(&same, SAME_SHAPES_LOOK);
+    }
+    match lookup(&|_| true, usize::MAX) {
+        Some(j) if !same(j) => lookup(&same, SAME_SHAPES_LOOK).or(Some(j)),
+        found => found,
     }
 }
 
@@ -2828,11 +2882,27 @@ impl<T: Copy> Unmatched<T> {
         of: fn(T) -> usize,
         fits: impl Fn(usize) -> bool,
     ) -> Option<usize> {
+        self.first_of(range, matched, of, (fits, |_| true), usize::MAX)
+    }
+
+    /// The first of the first `limit` candidates in `range` not matched that `fit`,
+    /// that `want` takes.
+    fn first_of(
+        &mut self,
+        range: std::ops::Range<usize>,
+        matched: &[bool],
+        of: fn(T) -> usize,
+        (fits, want): (impl Fn(usize) -> bool, impl Fn(usize) -> bool),
+        mut limit: usize,
+    ) -> Option<usize> {
         let mut at = self.find(range.start, range.end, matched, of);
-        while at < range.end {
+        while at < range.end && limit > 0 {
             let j = of(self.items[at]);
             if fits(j) {
-                return Some(j);
+                if want(j) {
+                    return Some(j);
+                }
+                limit -= 1;
             }
             at = self.find(at + 1, range.end, matched, of);
         }
@@ -2869,7 +2939,8 @@ impl Candidates {
         stems: &[&str],
         exact: Option<(usize, u32)>,
         matched: &[bool],
-        fits: impl Fn(usize) -> bool,
+        fits: (impl Fn(usize) -> bool, impl Fn(usize) -> bool),
+        limit: usize,
     ) -> Option<usize> {
         use std::cmp::Ordering;
         let by_stems = |j: u32| -> Ordering { new.stems(j as usize).cmp(stems.iter().copied()) };
@@ -2878,7 +2949,8 @@ impl Candidates {
                 let items = &self.all.items;
                 let start = items.partition_point(|&j| by_stems(j) == Ordering::Less);
                 let end = items.partition_point(|&j| by_stems(j) != Ordering::Greater);
-                self.all.first(start..end, matched, |j| j as usize, fits)
+                self.all
+                    .first_of(start..end, matched, |j| j as usize, fits, limit)
             }
             Some((place, name)) => {
                 let key = |(j, at): (u32, u32)| {
@@ -2891,7 +2963,7 @@ impl Candidates {
                 let start = items.partition_point(|&x| key(x) == Ordering::Less);
                 let end = items.partition_point(|&x| key(x) != Ordering::Greater);
                 self.exact
-                    .first(start..end, matched, |x| x.0 as usize, fits)
+                    .first_of(start..end, matched, |x| x.0 as usize, fits, limit)
             }
         }
     }

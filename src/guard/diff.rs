@@ -2575,6 +2575,9 @@ fn match_items_looking<'a>(
         // again once every other is matched, then given that pair if it is free (given
         // it at once, one could take the instruction whose operands fit a later one).
         let mut again: Vec<(u32, u32, u32)> = Vec::new();
+        let look_for = |matching: &mut Matching, indexed: &mut [Option<Candidates>], at, only| {
+            by_operands_of(old, new, matching, indexed, &uneven, at, look, only)
+        };
         for (i, g) in left {
             let named = matching.settle(i as usize);
             // The same name, when its operands fit: the pair it was, unless it has other
@@ -2585,49 +2588,19 @@ fn match_items_looking<'a>(
                     && fits(old, new, &matching, i as usize, j)
             }) {
                 let other = !same_shapes(old, new, i as usize, j);
-                let at = (i, g);
-                match other.then(|| {
-                    by_operands_of(
-                        old,
-                        new,
-                        &mut matching,
-                        &mut indexed,
-                        &uneven,
-                        at,
-                        look,
-                        true,
-                    )
-                }) {
+                match other.then(|| look_for(&mut matching, &mut indexed, (i, g), true)) {
                     Some(Some(k)) => matching.pair(i as usize, k, How::Operands),
                     _ => matching.pair(i as usize, j, How::Name),
                 }
                 continue;
             }
-            match by_operands_of(
-                old,
-                new,
-                &mut matching,
-                &mut indexed,
-                &uneven,
-                (i, g),
-                look,
-                false,
-            ) {
+            match look_for(&mut matching, &mut indexed, (i, g), false) {
                 Some(j) => matching.pair(i as usize, j, How::Operands),
                 None => again.push((i, g, named.map_or(NONE, |j| j as u32))),
             }
         }
         for (i, g, named) in again {
-            match by_operands_of(
-                old,
-                new,
-                &mut matching,
-                &mut indexed,
-                &uneven,
-                (i, g),
-                look,
-                false,
-            ) {
+            match look_for(&mut matching, &mut indexed, (i, g), false) {
                 Some(j) => matching.pair(i as usize, j, How::Operands),
                 None if named != NONE && !matching.taken[named as usize] => {
                     // No instruction's operands fit: the same name is the best guess left.

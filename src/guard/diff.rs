@@ -2616,10 +2616,15 @@ fn match_items_looking<'a>(
 /// Whether instructions `i` (old) and `j` (new) have the same shapes: the same roles
 /// with the same texts, in order.
 fn same_shapes(old: &Items<'_>, new: &Items<'_>, i: usize, j: usize) -> bool {
-    let (Some((om, oi)), Some((nm, ni))) = (old.instr(i), new.instr(j)) else {
-        return false;
-    };
-    let (mut o, mut n) = (om.shapes(&oi), nm.shapes(&ni));
+    match (old.instr(i), new.instr(j)) {
+        (Some((om, oi)), Some((nm, ni))) => same_instr_shapes((om, &oi), (nm, &ni)),
+        _ => false,
+    }
+}
+
+/// Whether two instructions have the same roles with the same texts, in order.
+fn same_instr_shapes((om, oi): (&Module<'_>, &Instr), (nm, ni): (&Module<'_>, &Instr)) -> bool {
+    let (mut o, mut n) = (om.shapes(oi), nm.shapes(ni));
     loop {
         match (o.next(), n.next()) {
             (None, None) => return true,
@@ -3259,17 +3264,7 @@ impl Differ<'_> {
                 });
             }
             // The same roles with the same texts: nothing to report (the common case).
-            let same = {
-                let (mut o, mut n) = (om.shapes(oi), nm.shapes(ni));
-                loop {
-                    match (o.next(), n.next()) {
-                        (None, None) => break true,
-                        (Some(o), Some(n)) if o.same_role(&n) && o.same_text(&n) => {}
-                        _ => break false,
-                    }
-                }
-            };
-            if same {
+            if same_instr_shapes((om, oi), (nm, ni)) {
                 continue;
             }
             let (o_shapes, n_shapes) = (

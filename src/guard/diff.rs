@@ -2078,88 +2078,6 @@ fn signature_hash(m: &Module<'_>, c: &Computation<'_>) -> u64 {
     h.finish()
 }
 
-/// Refines the pairs of computations (`pairs`: old and new places in
-/// [`Module::computations`], and how) in each group of the same stem whose sizes
-/// differ. XLA numbers computations as it makes them (`fused_computation.3`): one
-/// added or removed renumbers the later ones, and a name on both sides may be two
-/// computations. There, a pair by name stands when the signatures are the same; each
-/// old computation left then takes, in order, the first new one left of its group with
-/// the same signature; one still left takes its name's pair back if that is free.
-fn by_signature(
-    (old, o_rest): (&Module<'_>, &[usize]),
-    (new, n_rest): (&Module<'_>, &[usize]),
-    pairs: &mut Vec<(usize, usize, How)>,
-) {
-    let mut sizes: HashMap<&str, (usize, usize)> = HashMap::new();
-    for &i in o_rest {
-        sizes.entry(stem(old.computations[i].name)).or_default().0 += 1;
-    }
-    for &j in n_rest {
-        sizes.entry(stem(new.computations[j].name)).or_default().1 += 1;
-    }
-    let uneven = |name: &str| sizes.get(stem(name)).is_some_and(|&(o, n)| o != n);
-    if !sizes.values().any(|&(o, n)| o != n) {
-        return;
-    }
-    let mut old_pair = vec![None; old.computations.len()];
-    let mut new_taken = vec![false; new.computations.len()];
-    let mut named = HashMap::new();
-    pairs.retain(|&(i, j, how)| {
-        let (oc, nc) = (&old.computations[i], &new.computations[j]);
-        let recheck = how == How::Name && !oc.entry && uneven(oc.name);
-        if recheck && !same_signature((old, oc), (new, nc)) {
-            named.insert(i, j);
-            return false;
-        }
-        old_pair[i] = Some(j);
-        new_taken[j] = true;
-        true
-    });
-    // The new computations left of uneven groups, by stem and signature, in order.
-    let mut left: HashMap<(&str, u64), std::collections::VecDeque<usize>> = HashMap::new();
-    for &j in n_rest {
-        let nc = &new.computations[j];
-        if !new_taken[j] && uneven(nc.name) {
-            let key = (stem(nc.name), signature_hash(new, nc));
-            left.entry(key).or_default().push_back(j);
-        }
-    }
-    for &i in o_rest {
-        let oc = &old.computations[i];
-        if old_pair[i].is_some() || !uneven(oc.name) {
-            continue;
-        }
-        let key = (stem(oc.name), signature_hash(old, oc));
-        let found = left.get(&key).and_then(|list| {
-            list.iter()
-                .copied()
-                .find(|&j| !new_taken[j] && same_signature((old, oc), (new, &new.computations[j])))
-        });
-        let Some(j) = found else { continue };
-        old_pair[i] = Some(j);
-        new_taken[j] = true;
-        if let Some(list) = left.get_mut(&key) {
-            while list.front().is_some_and(|&j| new_taken[j]) {
-                list.pop_front();
-            }
-        }
-        pairs.push((i, j, How::Signature));
-    }
-    // Then the pairs by name whose new computation no signature took.
-    for &i in o_rest {
-        if old_pair[i].is_some() {
-            continue;
-        }
-        if let Some(j) = named.get(&i).copied().filter(|&j| !new_taken[j]) {
-            old_pair[i] = Some(j);
-            new_taken[j] = true;
-            pairs.push((i, j, How::Name));
-        }
-    }
-    // In the order of the old computations, the entry computation's pair first.
-    pairs.sort_by_key(|&(i, _, _)| (!old.computations[i].entry, i));
-}
-
 /// Where a shape stands on its instruction, as its place says it (`operand 2`,
 /// `outfeed_shape`, `operand_layout_constraints 3`; nothing for the result): a role's
 /// kind (borrowed from its listing) and index, so that the shapes of an instruction
@@ -2254,7 +2172,8 @@ pub fn stem(name: &str) -> &str {
 /// What the matching sees of one side: computations by name, or the instructions of
 /// one computation.
 enum Names<'a> {
-    Computations(&'a [(&'a str, usize)]),
+    /// Computations: each one's name and place in the module's computations.
+    Computations(&'a [(&'a str, usize)], &'a Module<'a>),
     Instructions {
         module: &'a Module<'a>,
         computation: &'a Computation<'a>,
@@ -2292,14 +2211,14 @@ impl<'a> Items<'a> {
 
     fn len(&self) -> usize {
         match &self.names {
-            Names::Computations(list) => list.len(),
+            Names::Computations(list, _) => list.len(),
             Names::Instructions { computation, .. } => computation.count as usize,
         }
     }
 
     fn name(&self, i: usize) -> &'a str {
         match &self.names {
-            Names::Computations(list) => list[i].0,
+            Names::Computations(list, _) => list[i].0,
             Names::Instructions { .. } => self.held.strings.get(self.name_id(i)),
         }
     }
@@ -2307,7 +2226,7 @@ impl<'a> Items<'a> {
     /// Instruction `i` (`None` for a computation, or one not read back).
     fn instr(&self, i: usize) -> Option<(&'a Module<'a>, Instr)> {
         match &self.names {
-            Names::Computations(_) => None,
+            Names::Computations(..) => None,
             Names::Instructions {
                 module,
                 computation,
@@ -2349,7 +2268,7 @@ impl<'a> Items<'a> {
     /// The index of the item named by string `name` (instructions only).
     fn by_name(&self, name: u32) -> Option<usize> {
         match &self.names {
-            Names::Computations(_) => None,
+            Names::Computations(..) => None,
             Names::Instructions {
                 module,
                 computation,
@@ -2555,7 +2474,7 @@ fn match_items_looking<'a>(
             uneven.push((o, n));
         }
     }
-    if !by_operands && matches!(old.names, Names::Instructions { .. }) {
+    if !by_operands {
         for &(o, n) in &uneven {
             by_shapes(old, new, (o, n), &mut matching);
         }
@@ -2613,9 +2532,13 @@ fn match_items_looking<'a>(
     matching
 }
 
-/// Whether instructions `i` (old) and `j` (new) have the same shapes: the same roles
-/// with the same texts, in order.
+/// Whether items `i` (old) and `j` (new) have the same shapes: for instructions, the
+/// same roles with the same texts, in order; for computations, the same signature.
 fn same_shapes(old: &Items<'_>, new: &Items<'_>, i: usize, j: usize) -> bool {
+    if let (Names::Computations(ol, om), Names::Computations(nl, nm)) = (&old.names, &new.names) {
+        let (oc, nc) = (&om.computations[ol[i].1], &nm.computations[nl[j].1]);
+        return same_signature((om, oc), (nm, nc));
+    }
     match (old.instr(i), new.instr(j)) {
         (Some((om, oi)), Some((nm, ni))) => same_instr_shapes((om, &oi), (nm, &ni)),
         _ => false,
@@ -2634,10 +2557,13 @@ fn same_instr_shapes((om, oi): (&Module<'_>, &Instr), (nm, ni): (&Module<'_>, &I
     }
 }
 
-/// A hash of instruction `i`'s shapes (their roles and texts): instructions of the same
-/// shapes have the same one.
+/// A hash of item `i`'s shapes (an instruction's roles and texts, a computation's
+/// signature): items of the same shapes have the same one.
 fn shapes_hash(items: &Items<'_>, i: usize) -> u64 {
     use std::hash::{Hash, Hasher};
+    if let Names::Computations(list, m) = &items.names {
+        return signature_hash(m, &m.computations[list[i].1]);
+    }
     let mut h = std::hash::DefaultHasher::new();
     if let Some((m, ins)) = items.instr(i) {
         for shape in m.shapes(&ins) {
@@ -2648,13 +2574,13 @@ fn shapes_hash(items: &Items<'_>, i: usize) -> u64 {
     h.finish()
 }
 
-/// Matches the instructions of one group whose sizes differ (`o` old, `n` new, each in
-/// input order) when their operands are not known (a listing read back names none).
-/// One instruction added or removed renumbers the later ones of its stem, so a name on
-/// both sides may be two instructions: a pair by name stands when its shapes are the
-/// same; each old instruction left then takes, in order, the first new one left with
-/// the same shapes (its **signature**); one still left takes its name's pair back if
-/// that is free.
+/// Matches the items of one group whose sizes differ (`o` old, `n` new, each in input
+/// order) when their operands are not known: computations, and the instructions of a
+/// listing read back (which names none). One item added or removed renumbers the later
+/// ones of its stem, so a name on both sides may be two items: a pair by name stands
+/// when their shapes (a computation's signature) are the same; each old item left then
+/// takes, in order, the first new one left with the same shapes (its **signature**); one
+/// still left takes its name's pair back if that is free.
 fn by_shapes(old: &Items<'_>, new: &Items<'_>, (o, n): (&[u32], &[u32]), matching: &mut Matching) {
     // Pairs by name whose shapes differ wait, their new instructions not taken.
     let mut left_old = false;
@@ -3160,16 +3086,19 @@ impl Differ<'_> {
             idx.iter().map(|&i| (list[i].0, i)).collect()
         };
         let (o_named, n_named) = (named(&o_items, &o_rest), named(&n_items, &n_rest));
-        let view = |held, named| Items {
-            names: Names::Computations(named),
-            held,
+        let o_view = Items {
+            names: Names::Computations(&o_named, old),
+            held: old.held,
             ids: Vec::new(),
         };
-        let (o_view, n_view) = (view(old.held, &o_named), view(new.held, &n_named));
+        let n_view = Items {
+            names: Names::Computations(&n_named, new),
+            held: new.held,
+            ids: Vec::new(),
+        };
         for (i, j, how) in match_items(&o_view, &n_view, false).pairs() {
             pairs.push((o_named[i as usize].1, n_named[j as usize].1, how));
         }
-        by_signature((old, &o_rest), (new, &n_rest), &mut pairs);
         let mut old_done = vec![false; o_items.len()];
         let mut new_done = vec![false; n_items.len()];
         for &(i, j, how) in &pairs {

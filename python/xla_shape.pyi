@@ -131,7 +131,7 @@ class Match:
     computation: Optional[str]
     old: str
     new: str
-    how: Literal["entry", "position", "operands", "signature"]
+    how: Literal["entry", "position", "operands", "signature", "caller"]
     words: str
 
 class FileDiff:

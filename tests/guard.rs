@@ -425,14 +425,15 @@ fn renumbered_names_alone_give_no_difference() {
         fallbacks > 100,
         "only {fallbacks} pairs matched other than by name"
     );
-    // The renamed pairs are said, with how: by position.
+    // The renamed pairs are said, with how: instructions by position, computations
+    // as their callers are.
     let text = std::fs::read_to_string(dumps("base").join(MODULE_FILES[3])).unwrap();
     let old = listing::read_bytes("old", text.as_bytes(), &read).unwrap();
     let new = listing::read_bytes("new", renumber(&text, 1).as_bytes(), &read).unwrap();
     let result = diff::diff_listings(&old[0], &new[0], &diff::Options::default());
     let words = match_words(&result);
     assert!(
-        words.contains(&"matched computation fused_computation.1 with fused_computation.2 by position among same-stem, same-opcode names".to_string()),
+        words.contains(&"matched computation fused_computation.1 with fused_computation.2 as called by matched instructions".to_string()),
         "{words:#?}"
     );
     assert!(
@@ -509,19 +510,127 @@ fn one_more_operation_that_renumbers_the_rest_is_exactly_that_change() {
                 ],
                 "{file}"
             );
+            // Between modules each computation goes with the fusion that calls it; a
+            // listing names no calls, and its computations are matched by signature.
+            let how = if old.instructions.is_empty() {
+                "by signature among same-stem names"
+            } else {
+                "as called by matched instructions"
+            };
             let words = match_words(&result);
             for k in 1..=4 {
                 let computation = format!(
-                "matched computation wrapped_convert_computation.{k} with {} by signature among same-stem names",
-                match k - 1 {
-                    0 => "wrapped_convert_computation".to_string(),
-                    n => format!("wrapped_convert_computation.{n}"),
-                }
-            );
+                    "matched computation wrapped_convert_computation.{k} with {} {how}",
+                    match k - 1 {
+                        0 => "wrapped_convert_computation".to_string(),
+                        n => format!("wrapped_convert_computation.{n}"),
+                    }
+                );
                 assert!(words.contains(&computation), "{file}: {words:#?}");
             }
         }
     }
+}
+
+const CALLERS: &str = "module_0000.jit_loss.cpu_after_optimizations";
+
+#[test]
+fn a_computation_goes_with_the_instruction_that_calls_it() {
+    // fixtures/callers: a small attention step, and the same with a causal mask, as XLA
+    // wrote them. The mask replaced the fusion `add_multiply_fusion` (which called
+    // `fused_computation.3`, of 10 instructions) by two (`broadcast_select_fusion` and
+    // `multiply_select_fusion`), and XLA gave the name `fused_computation.3` to the
+    // computation of one of them (20 instructions). Matched by name, the two
+    // `fused_computation.3` were compared, and 14 changes reported: 10 of them
+    // instructions added to a computation that was in fact new.
+    let dir = root().join("fixtures/callers");
+    let read = ReadOptions::default();
+    let side = |variant: &str, ext: &str| {
+        let path = dir.join(variant).join(format!("{CALLERS}.{ext}"));
+        listing::read_path(&path, variant, &read).unwrap().remove(0)
+    };
+    for (old, new) in [("txt", "txt"), ("hlo.pb", "hlo.pb"), ("txt", "hlo.pb")] {
+        let result = diff::diff_listings(
+            &side("plain", old),
+            &side("masked", new),
+            &diff::Options::default(),
+        );
+        let changes: Vec<String> = (result.changes.to_vec().unwrap().iter())
+            .map(|c| c.words())
+            .collect();
+        assert_eq!(
+            changes,
+            [
+                "main.5/add_multiply_fusion: instruction removed: f32[16,16]{1,0} (allocated 1024 bytes)",
+                "main.8/broadcast_select_fusion: instruction added: f32[16,16]{1,0} (allocated 1024 bytes)",
+                "main.8/multiply_select_fusion: instruction added: f32[16,16]{1,0} (allocated 1024 bytes)",
+                "computation fused_computation.3: computation removed (10 instructions)",
+                "computation fused_computation.3: computation added (20 instructions)",
+                "computation fused_computation.8: computation added (13 instructions)",
+            ],
+            "{old} against {new}"
+        );
+        // The renumbered computations each went with their caller.
+        let words = match_words(&result);
+        assert!(
+            words.contains(
+                &"matched computation region_0.1 with region_0.3 as called by matched instructions"
+                    .to_string()
+            ),
+            "{old} against {new}: {words:#?}"
+        );
+    }
+}
+
+#[test]
+fn the_calls_read_from_text_are_those_xla_wrote_in_the_proto() {
+    // Every module XLA wrote both ways: each instruction calls the same computations,
+    // in the same order (a while loop's body before its condition), in its text
+    // attributes and in its proto's called_computation_ids.
+    let mut pairs = Vec::new();
+    let mut dirs = vec![root().join("fixtures")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = path.to_string_lossy().into_owned();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if let Some(stem) = name.strip_suffix(".hlo.pb") {
+                for text in [format!("{stem}.hlo.txt"), format!("{stem}.txt")] {
+                    if Path::new(&text).is_file() {
+                        pairs.push((PathBuf::from(text), path.clone()));
+                    }
+                }
+            }
+        }
+    }
+    pairs.sort();
+    assert!(pairs.len() >= 20, "{pairs:?}");
+    let read = ReadOptions::default();
+    let (mut calls, mut whiles) = (0, 0);
+    for (text, proto) in &pairs {
+        let calls_of = |path: &Path| {
+            let listing = listing::read_path(path, "m", &read).unwrap().remove(0);
+            let mut all: Vec<_> = (listing.instructions.into_iter())
+                .map(|i| (i.computation, i.name, i.opcode, i.calls))
+                .collect();
+            all.sort();
+            all
+        };
+        let (from_text, from_proto) = (calls_of(text), calls_of(proto));
+        assert_eq!(from_text, from_proto, "{}", text.display());
+        for (_, _, opcode, called) in &from_text {
+            calls += called.len();
+            if opcode == "while" {
+                whiles += 1;
+                assert!(called[0].starts_with("region_0"), "{called:?}");
+            }
+        }
+    }
+    assert!(
+        calls > 100 && whiles >= 2,
+        "{calls} calls, {whiles} while loops"
+    );
 }
 
 // ----- policy -----

@@ -873,7 +873,7 @@ struct Match {
     old: String,
     /// The new name.
     new: String,
-    /// How: `"entry"`, `"position"`, `"operands"` or `"signature"`.
+    /// How: `"entry"`, `"position"`, `"operands"`, `"signature"` or `"caller"`.
     how: String,
     /// The match in words.
     words: String,

@@ -58,6 +58,7 @@ def test_each_pair_and_change_carries_what_the_json_report_says(old, new):
 
 
 RENUMBERED = FIXTURES / "renumbered"
+CALLERS = FIXTURES / "callers"
 STEP = "module_0000.jit_loss.cpu_after_optimizations"
 
 
@@ -74,13 +75,32 @@ def test_one_more_operation_that_renumbers_the_rest_is_exactly_that_change(cli, 
         ("removed", "computation wrapped_convert_computation"),
         ("added", "computation fused_computation.14"),
     ]
-    signature = [(m.old, m.new) for m in pair.matches if m.how == "signature"]
-    assert signature == [
+    caller = [(m.old, m.new) for m in pair.matches if m.how == "caller"]
+    assert caller == [
         ("wrapped_convert_computation.1", "wrapped_convert_computation"),
         ("wrapped_convert_computation.2", "wrapped_convert_computation.1"),
         ("wrapped_convert_computation.3", "wrapped_convert_computation.2"),
         ("wrapped_convert_computation.4", "wrapped_convert_computation.3"),
     ]
+    assert report.render("json") == cli(["diff", "--format", "json", str(a), str(b)]).stdout.decode()
+
+
+@pytest.mark.parametrize("ext", ["txt", "hlo.pb"])
+def test_a_computation_goes_with_the_instruction_that_calls_it(cli, ext):
+    # fixtures/callers: a causal mask replaced one fusion by two, and XLA gave the
+    # removed fusion's computation name to a new, different computation.
+    a, b = CALLERS / "plain" / f"{STEP}.{ext}", CALLERS / "masked" / f"{STEP}.{ext}"
+    report = xla_shape.diff(a, b)
+    [pair] = report.files
+    assert [(c.what, c.place) for c in pair.changes] == [
+        ("removed", "main.5/add_multiply_fusion"),
+        ("added", "main.8/broadcast_select_fusion"),
+        ("added", "main.8/multiply_select_fusion"),
+        ("removed", "computation fused_computation.3"),
+        ("added", "computation fused_computation.3"),
+        ("added", "computation fused_computation.8"),
+    ]
+    assert ("region_0.1", "region_0.3", "caller") in [(m.old, m.new, m.how) for m in pair.matches]
     assert report.render("json") == cli(["diff", "--format", "json", str(a), str(b)]).stdout.decode()
 
 

@@ -41,6 +41,16 @@
 //!    Instructions whose operands are not known (a listing read back names none) are
 //!    matched as computations are, their signature being their shapes.
 //!
+//! 4. When both sides are modules whose instructions call computations (`calls`,
+//!    `to_apply`, `body`, ...; `called_computation_ids` in a proto), a computation that
+//!    an instruction calls is matched **by its caller** instead: once two computations
+//!    are matched, and their instructions, the computations a matched pair of
+//!    instructions calls are matched place by place (the first such pair wins), and so
+//!    on through the pairs this makes. Steps 2 and 3 match only the computations no
+//!    instruction calls. A computation whose callers were all added or removed is
+//!    added or removed with them, rather than matched by name with another one that
+//!    happens to take its number.
+//!
 //! Whatever is left is removed (old) or added (new). Every pair matched other than by
 //! name is reported in [`FileDiff::matches`], with how.
 
@@ -234,6 +244,9 @@ pub enum How {
     /// parameter and result shapes; for instructions whose operands are not known (a
     /// listing read back), their shapes.
     Signature,
+    /// Called by a matched pair of instructions, in the same place among the
+    /// computations each calls.
+    Caller,
 }
 
 impl How {
@@ -244,6 +257,7 @@ impl How {
             How::Position => "by position among same-stem, same-opcode names",
             How::Operands => "by operands",
             How::Signature => "by signature among same-stem names",
+            How::Caller => "as called by matched instructions",
         }
     }
 }
@@ -1731,6 +1745,9 @@ struct Module<'a> {
     /// temporary file (sixteen bytes an instruction, held for both sides while they are
     /// matched, were a third of what `diff` of two modules held).
     instrs: Table<Instr>,
+    /// Each computation's place in `computations`, by name (an index into the side's
+    /// strings).
+    by_name: HashMap<u32, usize>,
 }
 
 struct Computation<'a> {
@@ -1747,6 +1764,8 @@ struct Computation<'a> {
     first: u32,
     /// How many instructions it has, once arranged.
     count: u32,
+    /// Whether an instruction of the module calls it.
+    called: bool,
 }
 
 /// Parameters by number (a computation's, the entry computation layout's), in order
@@ -1863,6 +1882,7 @@ impl<'a> Module<'a> {
             clashes: HashMap::new(),
             // As many held as the side's entries: all for a listing held in memory.
             instrs: Table::new(held.entries.keep()),
+            by_name: HashMap::new(),
         };
         let mut index: HashMap<u32, usize> = HashMap::new();
         fn computation<'a>(
@@ -1882,6 +1902,7 @@ impl<'a> Module<'a> {
                     building: Vec::new(),
                     first: 0,
                     count: 0,
+                    called: false,
                 });
                 at
             })
@@ -1962,7 +1983,20 @@ impl<'a> Module<'a> {
             }
         }
         module.computations.shrink_to_fit();
+        module.by_name = index;
+        for name in held.called() {
+            if let Some(&at) = module.by_name.get(&name) {
+                module.computations[at].called = true;
+            }
+        }
         module
+    }
+
+    /// The computations `ins` calls (their places in [`Module::computations`]), in
+    /// order; a name that names none of the module's is left out.
+    fn calls(&self, ins: &Instr) -> impl Iterator<Item = usize> + '_ {
+        let calls = self.held.calls(ins.op as usize);
+        (0..calls.len()).filter_map(move |at| self.by_name.get(&calls.get(at)).copied())
     }
 
     /// The index of computation `at`'s instruction named by string `name`.
@@ -3076,11 +3110,17 @@ impl Differ<'_> {
             };
             pairs.push((i, j, how));
         }
+        // With calls on both sides, a computation an instruction calls is matched by
+        // the match of its caller (below); the others by name and signature.
+        let by_callers = opcodes && old.held.has_calls() && new.held.has_calls();
+        let uncalled = |c: &Computation<'_>| !(by_callers && c.called);
         let o_rest: Vec<usize> = (0..o_items.len())
             .filter(|&i| Some(i) != old_entry || new_entry.is_none())
+            .filter(|&i| uncalled(&old.computations[i]))
             .collect();
         let n_rest: Vec<usize> = (0..n_items.len())
             .filter(|&j| Some(j) != new_entry || old_entry.is_none())
+            .filter(|&j| uncalled(&new.computations[j]))
             .collect();
         let named = |list: &[(&'a str, bool)], idx: &[usize]| -> Vec<(&'a str, usize)> {
             idx.iter().map(|&i| (list[i].0, i)).collect()
@@ -3101,9 +3141,56 @@ impl Differ<'_> {
         }
         let mut old_done = vec![false; o_items.len()];
         let mut new_done = vec![false; n_items.len()];
-        for &(i, j, how) in &pairs {
+        for &(i, j, _) in &pairs {
             old_done[i] = true;
             new_done[j] = true;
+        }
+        // Each pair's instructions matched, and the computations each matched pair
+        // of instructions calls paired in turn (the first pair of callers that names
+        // them wins), through the pairs so made too.
+        let mut matchings = Vec::new();
+        if by_callers {
+            let mut k = 0;
+            while let Some(&(i, j, _)) = pairs.get(k) {
+                let (oc, nc) = (&old.computations[i], &new.computations[j]);
+                let matching = match_items(
+                    &Items::instructions(old, oc, opcodes),
+                    &Items::instructions(new, nc, opcodes),
+                    opcodes,
+                );
+                for (a, b, _) in matching.pairs() {
+                    let (Some(oi), Some(ni)) =
+                        (old.instr(oc, a as usize), new.instr(nc, b as usize))
+                    else {
+                        continue;
+                    };
+                    for (oc, nc) in old.calls(&oi).zip(new.calls(&ni)) {
+                        if old_done[oc] || new_done[nc] {
+                            continue;
+                        }
+                        (old_done[oc], new_done[nc]) = (true, true);
+                        let how = if o_items[oc].0 == n_items[nc].0 {
+                            How::Name
+                        } else {
+                            How::Caller
+                        };
+                        pairs.push((oc, nc, how));
+                    }
+                }
+                matchings.push(Some(matching));
+                k += 1;
+            }
+            // Reported as before: the entry computation's pair first, then the others
+            // in the old side's order.
+            let first = usize::from(old_entry.is_some() && new_entry.is_some());
+            let mut order: Vec<usize> = (0..pairs.len()).collect();
+            order[first..].sort_by_key(|&k| pairs[k].0);
+            let mut taken: Vec<Option<Matching>> = std::mem::take(&mut matchings);
+            matchings = order.iter().map(|&k| taken[k].take()).collect();
+            pairs = order.iter().map(|&k| pairs[k]).collect();
+        }
+        let mut matchings = matchings.into_iter();
+        for &(i, j, how) in &pairs {
             let (oc, nc) = (&old.computations[i], &new.computations[j]);
             if how != How::Name {
                 self.result.matches.push(Match {
@@ -3113,7 +3200,8 @@ impl Differ<'_> {
                     how,
                 });
             }
-            self.computation_pair((old, oc), (new, nc), opcodes);
+            let matching = matchings.next().flatten();
+            self.computation_pair((old, oc), (new, nc), opcodes, matching);
         }
         for (i, c) in old.computations.iter().enumerate() {
             if !old_done[i] {
@@ -3144,6 +3232,7 @@ impl Differ<'_> {
         (om, old): (&Module<'_>, &Computation<'_>),
         (nm, new): (&Module<'_>, &Computation<'_>),
         opcodes: bool,
+        matching: Option<Matching>,
     ) {
         let name = new.name;
         let indices = union(old.parameters.keys(), new.parameters.keys());
@@ -3171,11 +3260,13 @@ impl Differ<'_> {
         };
         self.pair(&at, om.shape(old.result), nm.shape(new.result));
 
-        let matching = match_items(
-            &Items::instructions(om, old, opcodes),
-            &Items::instructions(nm, new, opcodes),
-            opcodes,
-        );
+        let matching = matching.unwrap_or_else(|| {
+            match_items(
+                &Items::instructions(om, old, opcodes),
+                &Items::instructions(nm, new, opcodes),
+                opcodes,
+            )
+        });
         for (i, j, how) in matching.pairs() {
             let (i, j) = (i as usize, j as usize);
             // Each read back (else the pair's error says what was lost).

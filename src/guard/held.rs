@@ -442,6 +442,11 @@ pub(crate) struct Held {
     /// in a temporary file (four bytes an operand; they are read only to match
     /// instructions whose names do not).
     operands: Table<u32>,
+    /// The computations instructions call, by name (indices into the strings), in
+    /// order, and where each calling instruction's start, as (instruction, start),
+    /// for those that call any: most call none, and those that do, one.
+    calls: Table<u32>,
+    call_starts: Vec<(u32, u32)>,
     /// What only some listings have (proto paths, shapes kept as bytes, large lines
     /// and columns), made when the first comes: a listing read back makes a `Held` a
     /// file it names, most with a shape or two and none of these.
@@ -471,6 +476,8 @@ impl Held {
             instructions: Table::new(entries),
             op_computations: Vec::new(),
             operands: Table::new(entries),
+            calls: Table::new(entries),
+            call_starts: Vec::new(),
             rare: None,
             entry_computations: HashSet::new(),
             overflow: false,
@@ -617,6 +624,15 @@ impl Held {
             let first = self.index(self.instructions.len());
             self.op_computations.push((first, computation));
         }
+        if !instruction.calls.is_empty() {
+            let k = self.index(self.instructions.len());
+            let start = self.index(self.calls.len());
+            self.call_starts.push((k, start));
+            for call in &instruction.calls {
+                let id = self.intern(Some(call));
+                self.calls.push(id);
+            }
+        }
         self.instructions.push(Op {
             name,
             opcode,
@@ -712,6 +728,38 @@ impl Held {
         }
     }
 
+    /// Whether any instruction calls a computation.
+    pub(crate) fn has_calls(&self) -> bool {
+        !self.call_starts.is_empty()
+    }
+
+    /// Every call's computation, by name, in order.
+    pub(crate) fn called(&self) -> impl Iterator<Item = u32> + '_ {
+        self.calls.iter_from(0)
+    }
+
+    /// The computations instruction `k` calls, by name (none past the last).
+    pub(crate) fn calls(&self, k: usize) -> Operands<'_> {
+        let none = Operands {
+            table: &self.calls,
+            start: 0,
+            end: 0,
+        };
+        let Ok(k) = u32::try_from(k) else {
+            return none;
+        };
+        let Ok(at) = self.call_starts.binary_search_by_key(&k, |&(i, _)| i) else {
+            return none;
+        };
+        let start = self.call_starts[at].1 as usize;
+        let end = (self.call_starts.get(at + 1)).map_or(self.calls.len(), |&(_, end)| end as usize);
+        Operands {
+            table: &self.calls,
+            start,
+            end: end.max(start),
+        }
+    }
+
     /// The first failure to keep or read back its entries, instructions or operands in
     /// their temporary files: some were lost.
     pub(crate) fn lost(&self) -> Option<&str> {
@@ -719,6 +767,7 @@ impl Held {
             self.entries.lost(),
             self.instructions.lost(),
             self.operands.lost(),
+            self.calls.lost(),
         ];
         tables.into_iter().flatten().next()
     }
@@ -756,6 +805,8 @@ impl Held {
         self.instructions.clear();
         self.op_computations.clear();
         self.operands.clear();
+        self.calls.clear();
+        self.call_starts.clear();
         if let Some(rare) = &mut self.rare {
             rare.paths.clear();
             rare.extras.clear();
@@ -1005,11 +1056,12 @@ mod tests {
         );
     }
 
-    /// Each instruction's operands read back as given, in order, wherever they are
-    /// kept: all in memory, or past the first 0, 1 or 3 in the temporary file (with
-    /// instructions of no operand, of one, of many, and after the last none).
+    /// Each instruction's operands and called computations read back as given, in
+    /// order, wherever they are kept: all in memory, or past the first 0, 1 or 3 in the
+    /// temporary file (with instructions of none, of one, of many, and after the last
+    /// none).
     #[test]
-    fn operands_read_back_as_given() {
+    fn operands_and_calls_read_back_as_given() {
         let given: Vec<Vec<String>> = (0..40)
             .map(|k| {
                 (0..(k * 7) % 6)
@@ -1017,6 +1069,14 @@ mod tests {
                     .collect()
             })
             .collect();
+        // Calls of the instructions whose operands are those of instruction k / 2.
+        let calls = |k: usize| {
+            if k % 3 == 0 {
+                given[k / 2].clone()
+            } else {
+                Vec::new()
+            }
+        };
         for keep in [0, 1, 3, usize::MAX] {
             let mut held = Held::keeping("f", Kind::Module, keep);
             for (k, operands) in given.iter().enumerate() {
@@ -1025,18 +1085,23 @@ mod tests {
                     name: format!("i{k}"),
                     opcode: "add".to_string(),
                     operands: operands.clone(),
+                    calls: calls(k),
                 });
             }
             held.finish().unwrap();
+            assert!(held.has_calls());
             for (k, operands) in given.iter().enumerate() {
-                let read = held.operands(k);
-                assert_eq!(read.len(), operands.len(), "keep {keep}, instruction {k}");
-                let names: Vec<&str> = read.iter().map(|id| held.strings.get(id)).collect();
-                assert_eq!(names, *operands, "keep {keep}, instruction {k}");
-                assert_eq!(read.get(operands.len()), NONE);
+                for (read, given) in [(held.operands(k), operands), (held.calls(k), &calls(k))] {
+                    assert_eq!(read.len(), given.len(), "keep {keep}, instruction {k}");
+                    let names: Vec<&str> = read.iter().map(|id| held.strings.get(id)).collect();
+                    assert_eq!(names, *given, "keep {keep}, instruction {k}");
+                    assert_eq!(read.get(given.len()), NONE);
+                }
             }
-            assert_eq!(held.operands(given.len()).len(), 0);
-            assert_eq!(held.operands(usize::MAX).len(), 0);
+            for past in [given.len(), usize::MAX] {
+                assert_eq!(held.operands(past).len(), 0);
+                assert_eq!(held.calls(past).len(), 0);
+            }
             assert!(held.lost().is_none());
         }
     }

@@ -755,6 +755,9 @@ pub struct Instruction {
     pub opcode: String,
     /// Its operands' names.
     pub operands: Vec<String>,
+    /// The names of the computations it calls, in the order of its proto's
+    /// `called_computation_ids` ([`InstructionSite::calls`]).
+    pub calls: Vec<String>,
 }
 
 /// What a listing read as a stream hands on, in the order read.
@@ -773,6 +776,7 @@ impl Instruction {
             name: site.name.to_string(),
             opcode: site.opcode.to_string(),
             operands: site.operands.to_vec(),
+            calls: site.calls.to_vec(),
         }
     }
 }

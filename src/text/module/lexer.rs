@@ -10,6 +10,9 @@
 use std::io::BufRead;
 
 use crate::text::cursor::{is_ident_byte, is_ident_start};
+use smallvec::SmallVec;
+
+use super::line::{call_value_end, Call, CallSlot};
 
 /// What kind of token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -477,6 +480,32 @@ impl<R: BufRead> Lexer<R> {
             return false;
         };
         match plain_value_end(self.bytes(), pos) {
+            Some(end) => {
+                self.pos = end;
+                self.line_has_token = true;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Skips the value of an attribute that names called computations (`slot`) when it
+    /// is plainly well formed, at byte level, as [`call_value_end`] reads it, adding
+    /// the names (their byte ranges in [`Self::line`]) to `calls`; false, with nothing
+    /// consumed or added, when the token-by-token path must read it.
+    pub fn skip_plain_call_value(
+        &mut self,
+        slot: CallSlot,
+        calls: &mut SmallVec<[Call; 2]>,
+    ) -> bool {
+        #[cfg(test)]
+        if !self.plain_values {
+            return false;
+        }
+        let Some(pos) = self.plain_start() else {
+            return false;
+        };
+        match call_value_end(self.bytes(), pos, slot, calls, usize::MAX) {
             Some(end) => {
                 self.pos = end;
                 self.line_has_token = true;

@@ -64,6 +64,8 @@ pub(super) struct Plan<'m> {
     pub shapes: SmallVec<[PlannedShape<'m>; 4]>,
     /// The operand name tokens (with their `%`), in order.
     pub operands: SmallVec<[(usize, usize); 4]>,
+    /// The computations named by the attributes read ([`call_value_end`]).
+    pub calls: SmallVec<[Call; 2]>,
     /// Just after the `)` that closes the operands, or after the last of the plain
     /// attributes that follow it on the line.
     pub end: usize,
@@ -112,6 +114,7 @@ impl<'m> Plan<'m> {
             opcode: (0, 0),
             shapes: SmallVec::new(),
             operands: SmallVec::new(),
+            calls: SmallVec::new(),
             end: 0,
         }
     }
@@ -145,6 +148,7 @@ pub(super) fn plan_instruction<'m>(
 
     plan.shapes.clear();
     plan.operands.clear();
+    plan.calls.clear();
     let word = plain_token(bytes, pos);
     let opcode_end = if can_be_shape(line, pos, word) {
         let (shape_end, value) = memo_shape(line, pos, memo)?;
@@ -174,17 +178,13 @@ pub(super) fn plan_instruction<'m>(
     }
     if is_literal_opcode(&line[plan.opcode.0..opcode_end]) {
         // A literal: skipped to its closing bracket.
-        plan.end = attributes_end(
-            line,
-            balanced_group_end(bytes, pos)?,
-            memo,
-            &mut plan.shapes,
-        );
+        let operands_end = balanced_group_end(bytes, pos)?;
+        plan.end = attributes_end(line, operands_end, memo, plan);
         return Some(());
     }
     pos = blanks(bytes, pos + 1);
     if bytes.get(pos) == Some(&b')') {
-        plan.end = attributes_end(line, pos + 1, memo, &mut plan.shapes);
+        plan.end = attributes_end(line, pos + 1, memo, plan);
         return Some(());
     }
     loop {
@@ -219,7 +219,7 @@ pub(super) fn plan_instruction<'m>(
         match bytes.get(pos) {
             Some(b',') => pos = blanks(bytes, pos + 1),
             Some(b')') => {
-                plan.end = attributes_end(line, pos + 1, memo, &mut plan.shapes);
+                plan.end = attributes_end(line, pos + 1, memo, plan);
                 return Some(());
             }
             // A nested instruction, or something the token path reports.
@@ -231,16 +231,18 @@ pub(super) fn plan_instruction<'m>(
 /// Past the attributes from `pos` on that the token path would skip without a finding
 /// and without a shape not in the memo: `, name=value` with a plain value (see
 /// [`plain_value_end`]) and a name that holds no shape, and
-/// `, operand_layout_constraints={shape, ...}` of memoized shapes (added to `shapes`).
-/// Stops before the `,` of any other attribute (the token path reads it), and at
-/// anything else.
+/// `, operand_layout_constraints={shape, ...}` of memoized shapes (added to the plan's
+/// shapes), and attributes that name called computations plainly (added to its calls,
+/// [`call_value_end`]). Stops before the `,` of any other attribute (the token path
+/// reads it), and at anything else.
 fn attributes_end<'m>(
     line: &str,
     mut pos: usize,
     memo: &'m Memo<Known>,
-    shapes: &mut SmallVec<[PlannedShape<'m>; 4]>,
+    plan: &mut Plan<'m>,
 ) -> usize {
     let bytes = line.as_bytes();
+    let shapes = &mut plan.shapes;
     loop {
         let comma = blanks(bytes, pos);
         if bytes.get(comma) != Some(&b',') || shapes.len() >= PLANNED {
@@ -260,6 +262,14 @@ fn attributes_end<'m>(
             end
         } else if holds_shape(name) {
             None
+        } else if let Some(slot) = call_attribute(name) {
+            call_value_end(
+                bytes,
+                blanks(bytes, end + 1),
+                slot,
+                &mut plan.calls,
+                PLANNED,
+            )
         } else if name == "backend_config" || name == "frontend_attributes" {
             json_valued_end(bytes, blanks(bytes, end + 1), name == "frontend_attributes")
         } else {
@@ -269,6 +279,96 @@ fn attributes_end<'m>(
             Some(value_end) => pos = value_end,
             None => return pos,
         }
+    }
+}
+
+/// Where the computations an attribute names stand among its instruction's called
+/// computations: the order of `called_computation_ids` in its proto, which XLA keeps
+/// for each opcode (a `while` calls its body first, then its condition; the text names
+/// the condition first).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum CallSlot {
+    /// One computation, at this place.
+    One(u32),
+    /// A braced list of them, in order.
+    List,
+}
+
+/// The place of the computations the attribute `name` names (`calls`, `to_apply`,
+/// `condition`, `body`, `branch_computations`, ...); `None` for any other attribute.
+pub(super) fn call_attribute(name: &str) -> Option<CallSlot> {
+    match name {
+        "calls" | "to_apply" | "body" | "true_computation" | "select" => Some(CallSlot::One(0)),
+        "condition" | "false_computation" | "scatter" => Some(CallSlot::One(1)),
+        "branch_computations" | "called_computations" => Some(CallSlot::List),
+        _ => None,
+    }
+}
+
+/// A called computation: its place ([`CallSlot`]) and its name's byte range (with its
+/// `%`, if any).
+pub(super) type Call = (u32, (usize, usize));
+
+/// The end of the value at `pos` of an attribute that names called computations
+/// (`slot`, [`call_attribute`]), as the token path reads it, the names added to
+/// `calls`: one name (`%fused_computation.1`), or for a list a braced list of names
+/// (`{%a, %b}`, `{}`); for one, a balanced `{...}` group (a computation written in
+/// place, which has no name) adds none. What follows must end the value, as for
+/// [`plain_value_end`]. `None`, with nothing added, for anything else, and when
+/// `calls` would hold more than `limit`.
+pub(super) fn call_value_end(
+    bytes: &[u8],
+    pos: usize,
+    slot: CallSlot,
+    calls: &mut SmallVec<[Call; 2]>,
+    limit: usize,
+) -> Option<usize> {
+    let ends = |end: usize| {
+        matches!(
+            bytes.get(blanks(bytes, end)),
+            None | Some(b',' | b'}' | b')' | b']' | b'\n' | b'\r')
+        )
+        .then_some(end)
+    };
+    match (slot, bytes.get(pos)) {
+        (CallSlot::One(_), Some(b'{')) => plain_value_end(bytes, pos),
+        (CallSlot::One(place), _) => {
+            let (Kind::Name | Kind::Word, end) = plain_token(bytes, pos)? else {
+                return None;
+            };
+            let end = ends(end).filter(|_| calls.len() < limit)?;
+            calls.push((place, (pos, end)));
+            Some(end)
+        }
+        (CallSlot::List, Some(b'{')) => {
+            let before = calls.len();
+            let mut at = blanks(bytes, pos + 1);
+            if bytes.get(at) == Some(&b'}') {
+                return ends(at + 1);
+            }
+            let mut place = 0;
+            let end = loop {
+                let Some((Kind::Name | Kind::Word, end)) = plain_token(bytes, at) else {
+                    break None;
+                };
+                if calls.len() >= limit {
+                    break None;
+                }
+                calls.push((place, (at, end)));
+                place += 1;
+                at = blanks(bytes, end);
+                match bytes.get(at) {
+                    Some(b',') => at = blanks(bytes, at + 1),
+                    Some(b'}') => break ends(at + 1),
+                    _ => break None,
+                }
+            };
+            if end.is_none() {
+                calls.truncate(before);
+            }
+            end
+        }
+        (CallSlot::List, _) => None,
     }
 }
 

@@ -18,6 +18,7 @@
 //!   `computations[1].instructions[4].shape.layout.minor_to_major`.
 
 use crate::message::ProgramPart;
+use std::collections::HashMap;
 use std::io::BufRead;
 
 use crate::error::{Issue, Report, Severity};
@@ -108,6 +109,14 @@ pub struct InstructionSite<'a> {
     /// instructions its `operand_ids` name; an id naming no instruction of the
     /// computation is left out).
     pub operands: &'a [String],
+    /// The names of the computations it calls, without `%`, in the order of its
+    /// proto's `called_computation_ids`: in text, those its attributes name (`calls`,
+    /// `to_apply`, `body` before `condition`, `true_computation` before
+    /// `false_computation`, `select` before `scatter`, the lists `branch_computations`
+    /// and `called_computations`); in a proto, the computations its
+    /// `called_computation_ids` name (an id naming no computation of the module is left
+    /// out).
+    pub calls: &'a [String],
 }
 
 /// A shape found in a module proto, and where.
@@ -204,8 +213,8 @@ pub fn scan_text_with<R: BufRead>(
 }
 
 /// Like [`scan_text_with`], also calling `on_instruction` for every instruction with
-/// its opcode and operand names (after its result and operand shapes, before the
-/// shapes in its attributes).
+/// its opcode, operand names and called computations (after its shapes, those in its
+/// attributes too).
 pub fn scan_text_instructions<R: BufRead>(
     reader: R,
     on_shape: &mut dyn FnMut(&Site<'_>, &ShapeProto),
@@ -770,7 +779,8 @@ fn unwrap_module(bytes: &[u8]) -> Result<(&[u8], Path), ScanError> {
 /// `computations` (3), `host_program_shape` (4); computation `name` (1),
 /// `instructions` (2), `program_shape` (4); instruction `name` (1), `opcode` (2),
 /// `shape` (3), `outfeed_shape` (29), `id` (35), `operand_ids` (36),
-/// `operand_shapes_with_layout` (57).
+/// `called_computation_ids` (38), `operand_shapes_with_layout` (57); computation `id`
+/// (5).
 pub fn walk_proto(
     bytes: &[u8],
     on_shape: &mut dyn FnMut(&ProtoSite<'_>, &ShapeProto),
@@ -859,7 +869,11 @@ fn walk_proto_by(
         on_problem,
         summary: Summary::default(),
         long_at,
+        computations: HashMap::new(),
     };
+    if walk.on_instruction.is_some() {
+        walk.computations = computation_names(module);
+    }
     let mut computation_index = 0;
     for field in fields(module) {
         let (number, value) = field.map_err(ScanError::Wire)?;
@@ -890,6 +904,37 @@ struct ProtoWalk<'s> {
     /// time, tuples with elements handed on as their bytes ([`walk_proto_for_listing`]);
     /// `usize::MAX` for none.
     long_at: usize,
+    /// Each computation's name (its bytes) by id, to name the computations
+    /// instructions call (only with `on_instruction`).
+    computations: HashMap<u64, &'s [u8]>,
+}
+
+/// Each computation's name (its bytes) by its id, of the computations of `module`
+/// that have both (the last given of each, as protobuf reads them); a computation
+/// whose fields do not read is left out (the walk reports it).
+fn computation_names(module: &[u8]) -> HashMap<u64, &[u8]> {
+    let mut names = HashMap::new();
+    for field in fields(module) {
+        let Ok((3, Value::Bytes(computation))) = field else {
+            continue;
+        };
+        let (mut name, mut id) = (None, None);
+        for field in fields(computation) {
+            match field {
+                Ok((1, Value::Bytes(value))) => name = Some(value),
+                Ok((5, Value::Varint(value))) => id = Some(value),
+                Ok(_) => {}
+                Err(_) => {
+                    (name, id) = (None, None);
+                    break;
+                }
+            }
+        }
+        if let (Some(name), Some(id)) = (name, id) {
+            names.insert(id, name);
+        }
+    }
+    names
 }
 
 impl ProtoWalk<'_> {
@@ -1047,6 +1092,7 @@ impl ProtoWalk<'_> {
             return Ok(());
         };
         let mut operands = Vec::new();
+        let (mut call_ids, mut calls) = (Vec::new(), Vec::new());
         let mut instruction_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
@@ -1054,15 +1100,22 @@ impl ProtoWalk<'_> {
                 continue;
             };
             // Read once already, without error; its path is made only for one.
-            let (name, opcode, _) = instruction_fields(value, Some(&mut ids)).map_err(|e| {
-                let at = path.field("instructions").index(instruction_index);
-                ScanError::Wire(format!("{at}: {e}"))
-            })?;
+            let (name, opcode, _) = instruction_fields(value, Some((&mut ids, &mut call_ids)))
+                .map_err(|e| {
+                    let at = path.field("instructions").index(instruction_index);
+                    ScanError::Wire(format!("{at}: {e}"))
+                })?;
             instruction_index += 1;
             operands.clear();
             operands.extend(
                 ids.iter()
                     .filter_map(|id| names.get(id))
+                    .map(|name| String::from_utf8_lossy(name).into_owned()),
+            );
+            calls.clear();
+            calls.extend(
+                (call_ids.iter())
+                    .filter_map(|id| self.computations.get(id))
                     .map(|name| String::from_utf8_lossy(name).into_owned()),
             );
             let site = InstructionSite {
@@ -1072,6 +1125,7 @@ impl ProtoWalk<'_> {
                 name: &String::from_utf8_lossy(name),
                 opcode: &String::from_utf8_lossy(opcode),
                 operands: &operands,
+                calls: &calls,
             };
             on_instruction(&site);
         }
@@ -1154,20 +1208,26 @@ impl ProtoWalk<'_> {
 type InstructionFields<'b> = (&'b [u8], &'b [u8], Option<u64>);
 
 /// An instruction's name and opcode (their bytes; the last of each given, as protobuf
-/// reads them), its id, and its operand ids (into `operands`, emptied first, when
-/// given: they are read all the same); the wire error, without its path, when its
-/// fields do not read.
+/// reads them), its id, and its operand ids and called computation ids (into `ids`,
+/// each emptied first, when given: they are read all the same); the wire error,
+/// without its path, when its fields do not read.
 fn instruction_fields<'b>(
     bytes: &'b [u8],
-    mut operands: Option<&mut Vec<u64>>,
+    mut ids: Option<(&mut Vec<u64>, &mut Vec<u64>)>,
 ) -> Result<InstructionFields<'b>, String> {
     let (mut name, mut opcode, mut id): (&[u8], &[u8], _) = (&[], &[], None);
-    if let Some(operands) = operands.as_deref_mut() {
+    if let Some((operands, calls)) = ids.as_mut() {
         operands.clear();
+        calls.clear();
     }
-    let mut push = |v| {
-        if let Some(operands) = operands.as_deref_mut() {
-            operands.push(v);
+    let collecting = ids.is_some();
+    let mut push = |field: u64, v| {
+        if let Some((operands, calls)) = ids.as_mut() {
+            if field == 36 {
+                operands.push(v);
+            } else {
+                calls.push(v);
+            }
         }
     };
     for field in fields(bytes) {
@@ -1175,13 +1235,22 @@ fn instruction_fields<'b>(
             (1, Value::Bytes(v)) => name = v,
             (2, Value::Bytes(v)) => opcode = v,
             (35, Value::Varint(v)) => id = Some(v),
-            (36, Value::Varint(v)) => push(v),
+            (number @ (36 | 38), Value::Varint(v)) => push(number, v),
             (36, Value::Bytes(packed)) => {
                 let mut pos = 0;
                 while pos < packed.len() {
                     let v = varint(packed, &mut pos)
                         .ok_or_else(|| format!("bad packed operand_ids at byte {pos}"))?;
-                    push(v);
+                    push(36, v);
+                }
+            }
+            // Read only for the matching of `diff`, which does without them: those
+            // before a varint that does not read are kept, and it is no error (the
+            // walk found none in this field before it read it).
+            (38, Value::Bytes(packed)) if collecting => {
+                let mut pos = 0;
+                while let Some(v) = varint(packed, &mut pos) {
+                    push(38, v);
                 }
             }
             _ => {}

@@ -25,7 +25,9 @@
 use std::io::BufRead;
 
 use super::lexer::{Kind, Lexer, Token};
-use super::line::{plan_computation, plan_instruction, Plan, Planned};
+use smallvec::SmallVec;
+
+use super::line::{call_attribute, plan_computation, plan_instruction, CallSlot, Plan, Planned};
 use super::{InstructionSite, Role, ScanError, Site, Summary};
 use crate::error::{Issue, Report, Severity};
 use crate::proto::ShapeProto;
@@ -119,6 +121,14 @@ pub(super) struct Scanner<'v, R> {
     name_buffer: String,
     /// The operand names of the current instruction (only with `on_instruction`).
     operand_names: Vec<String>,
+    /// The current instruction's opcode and line, kept until its attributes are read
+    /// (only with `on_instruction`).
+    opcode: String,
+    instruction_line: usize,
+    /// The computations its attributes name, each with its place ([`CallSlot`]), and
+    /// then in order of place (only with `on_instruction`).
+    call_names: Vec<(u32, String)>,
+    calls: Vec<String>,
     /// How deep in nested instructions the operands being read are.
     nesting: usize,
     options: ParseOptions,
@@ -284,6 +294,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             computation_buffer: String::new(),
             name_buffer: String::new(),
             operand_names: Vec::new(),
+            opcode: String::new(),
+            instruction_line: 0,
+            call_names: Vec::new(),
+            calls: Vec::new(),
             nesting: 0,
             options: ParseOptions {
                 fill_missing_layouts: false,
@@ -345,7 +359,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         self
     }
 
-    /// Also calls `on_instruction` for every instruction, once its operands are read.
+    /// Also calls `on_instruction` for every instruction, once its attributes are read.
     pub fn with_instructions(
         mut self,
         on_instruction: &'v mut dyn FnMut(&InstructionSite<'_>),
@@ -734,9 +748,39 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// `['ROOT'] name '=' [shape] opcode '(' operands ')' (',' attribute)*`.
     fn instruction(&mut self) -> Step {
         clear_name(&mut self.instruction, &mut self.name_buffer);
-        if self.plain_instruction() {
-            return self.attributes();
+        self.call_names.clear();
+        if !self.plain_instruction() {
+            self.instruction_by_tokens()?;
         }
+        self.attributes()?;
+        self.hand_on_instruction();
+        Ok(())
+    }
+
+    /// Hands the instruction just read, its attributes too, to `on_instruction`.
+    fn hand_on_instruction(&mut self) {
+        let Some(on_instruction) = self.on_instruction.as_mut() else {
+            return;
+        };
+        // A stable sort: the names of a list keep their order.
+        self.call_names.sort_by_key(|&(place, _)| place);
+        self.calls.clear();
+        self.calls
+            .extend(self.call_names.drain(..).map(|(_, name)| name));
+        let site = InstructionSite {
+            line: self.instruction_line,
+            computation: self.computation.as_deref(),
+            entry: self.in_entry,
+            name: self.instruction.as_deref().unwrap_or(""),
+            opcode: &self.opcode,
+            operands: &self.operand_names,
+            calls: &self.calls,
+        };
+        on_instruction(&site);
+    }
+
+    /// An instruction through its operands, token by token.
+    fn instruction_by_tokens(&mut self) -> Step {
         let mut token = self.peek_plain()?;
         self.lexer.take(&token);
         if token.kind == Kind::Word && self.lexer.text(&token) == "ROOT" {
@@ -793,29 +837,16 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             return Err(self.unknown_type_word(&opcode, Xla::Opcode));
         }
         self.lexer.take(&opcode);
-        let line = opcode.line;
+        self.instruction_line = opcode.line;
         let literal = is_literal_opcode(self.lexer.text(&opcode));
-        let opcode = if self.on_instruction.is_some() {
-            self.text(&opcode)
-        } else {
-            String::new()
-        };
+        if self.on_instruction.is_some() {
+            self.opcode.clear();
+            self.opcode.push_str(self.lexer.text(&opcode));
+        }
         self.expect(b'(', "expects '(' at the beginning of operands")?;
         self.operand_names.clear();
         self.nesting = 0;
-        self.operands(literal)?;
-        if let Some(on_instruction) = self.on_instruction.as_mut() {
-            let site = InstructionSite {
-                line,
-                computation: self.computation.as_deref(),
-                entry: self.in_entry,
-                name: self.instruction.as_deref().unwrap_or(""),
-                opcode: &opcode,
-                operands: &self.operand_names,
-            };
-            on_instruction(&site);
-        }
-        self.attributes()
+        self.operands(literal)
     }
 
     /// Where a whole-line path may start: the first token (kind, start, end) of a
@@ -907,42 +938,29 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             &mut self.name_buffer,
             line[plan.name.0..plan.name.1].trim_start_matches('%'),
         );
-        // The result and operand shapes, then the instruction, then the shapes of its
-        // attributes: the token path's order.
-        let mut call_instruction = || {
-            if let Some(on_instruction) = self.on_instruction.as_mut() {
-                self.operand_names.clear();
-                self.operand_names.extend(
-                    plan.operands
-                        .iter()
-                        .map(|&(start, end)| line[start..end].trim_start_matches('%').to_string()),
-                );
-                let site = InstructionSite {
-                    line: line_no,
-                    computation: self.computation.as_deref(),
-                    entry: self.in_entry,
-                    name: self.instruction.as_deref().unwrap_or(""),
-                    opcode: &line[plan.opcode.0..plan.opcode.1],
-                    operands: &self.operand_names,
-                };
-                on_instruction(&site);
-            }
-        };
-        let mut called = false;
+        // What the token path keeps of the instruction, handed on once its attributes
+        // are read.
+        self.instruction_line = line_no;
+        if self.on_instruction.is_some() {
+            let text = |&(start, end): &(usize, usize)| line[start..end].trim_start_matches('%');
+            self.opcode.clear();
+            self.opcode.push_str(&line[plan.opcode.0..plan.opcode.1]);
+            self.operand_names.clear();
+            (self.operand_names).extend(plan.operands.iter().map(|at| text(at).to_string()));
+            (self.call_names).extend(
+                plan.calls
+                    .iter()
+                    .map(|(place, at)| (*place, text(at).to_string())),
+            );
+        }
         for shape in &plan.shapes {
             let role = match shape.role {
                 Planned::Result => Role::Result,
                 Planned::Operand(index) => Role::Operand { index },
-                Planned::LayoutConstraint(index) => {
-                    if !called {
-                        called = true;
-                        call_instruction();
-                    }
-                    Role::Attribute {
-                        name: "operand_layout_constraints".to_string(),
-                        index,
-                    }
-                }
+                Planned::LayoutConstraint(index) => Role::Attribute {
+                    name: "operand_layout_constraints".to_string(),
+                    index,
+                },
             };
             self.summary.shapes += 1;
             let site = Site {
@@ -957,9 +975,6 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             };
             let (validating, known) = (self.validating, shape.value);
             hand_on(self.on_shape, &site, known, validating);
-        }
-        if !called {
-            call_instruction();
         }
         let end = plan.end;
         self.lexer.seek(end);
@@ -1165,6 +1180,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         match self.lexer.text(&token) {
             "backend_config" => return self.string_or_json_dict(),
             "frontend_attributes" => return self.frontend_attributes(),
+            name if self.on_instruction.is_some() => {
+                if let Some(slot) = call_attribute(name) {
+                    return self.call_value(slot);
+                }
+            }
             _ => {}
         }
         if !holds_shape(self.lexer.text(&token)) {
@@ -1285,6 +1305,13 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// lists `[2,2]<=[4]`), `T(...)` (their transpose).
     fn skip_value(&mut self) -> Step {
         self.unit()?;
+        self.glued_units().map(|_| ())
+    }
+
+    /// The units joined to a value's first (see [`Self::skip_value`]): whether there
+    /// were any.
+    fn glued_units(&mut self) -> Result<bool, Reported> {
+        let mut glued = false;
         loop {
             let token = self.peek_tok()?;
             if matches!(token.kind, Kind::Punct(b'[' | b'{' | b'(')) {
@@ -1297,9 +1324,73 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 self.next_tok()?;
                 self.unit()?;
             } else {
-                return Ok(());
+                return Ok(glued);
             }
+            glued = true;
         }
+    }
+
+    /// The value of an attribute that names called computations (`slot`,
+    /// [`call_attribute`]), read as [`Self::skip_value`] reads any value; the names
+    /// kept for the instruction when it is one name, or for a list a braced list of
+    /// names, with nothing joined to it (as [`call_value_end`] reads them at byte
+    /// level).
+    fn call_value(&mut self, slot: CallSlot) -> Step {
+        let mut plain = SmallVec::new();
+        if self.lexer.skip_plain_call_value(slot, &mut plain) {
+            let line = self.lexer.line();
+            self.call_names
+                .extend(plain.iter().map(|&(place, (start, end))| {
+                    (place, line[start..end].trim_start_matches('%').to_string())
+                }));
+            return Ok(());
+        }
+        let before = self.call_names.len();
+        let first = self.peek_tok()?;
+        let name = |scanner: &Self, token: &Token| {
+            let text = scanner.lexer.text(token);
+            text.trim_start_matches('%').to_string()
+        };
+        match (slot, first.kind) {
+            (CallSlot::One(place), Kind::Name | Kind::Word) => {
+                let text = name(self, &first);
+                self.next_tok()?;
+                self.call_names.push((place, text));
+            }
+            (CallSlot::List, Kind::Punct(b'{')) => {
+                self.next_tok()?;
+                let mut place = 0;
+                loop {
+                    let token = self.peek_tok()?;
+                    if place == 0 && Self::is_punct(&token, b'}') {
+                        self.next_tok()?;
+                        break;
+                    }
+                    if matches!(token.kind, Kind::Name | Kind::Word) {
+                        let text = name(self, &token);
+                        self.next_tok()?;
+                        self.call_names.push((place, text));
+                        place += 1;
+                        if self.eat_token(b',')? {
+                            continue;
+                        }
+                        if self.eat_token(b'}')? {
+                            break;
+                        }
+                    }
+                    // Not a list of names: skipped as any value, none kept.
+                    self.call_names.truncate(before);
+                    return self
+                        .skip_balanced(first)
+                        .and_then(|()| self.glued_units().map(|_| ()));
+                }
+            }
+            _ => return self.skip_value(),
+        }
+        if self.glued_units()? {
+            self.call_names.truncate(before);
+        }
+        Ok(())
     }
 
     fn unit(&mut self) -> Step {
@@ -2190,6 +2281,81 @@ mod tests {
             }
         }
         assert!(problems > 0);
+    }
+
+    /// The computations an instruction calls, read from its attributes alike on every
+    /// path (whole lines, tokens, values token by token), in the order of its proto's
+    /// `called_computation_ids`; values that are no name (a computation written in
+    /// place, a list with anything but names, a name with more joined to it) name none.
+    #[test]
+    fn calls_are_read_alike_on_every_path_in_proto_order() {
+        let cases = [
+            ("calls=%fused.1", vec!["fused.1"]),
+            ("to_apply=add", vec!["add"]),
+            ("condition=%cond, body=%body", vec!["body", "cond"]),
+            ("body=%body, condition=%cond", vec!["body", "cond"]),
+            ("false_computation=%f, true_computation=%t", vec!["t", "f"]),
+            ("scatter=%s, select=%g", vec!["g", "s"]),
+            ("branch_computations={%b0, %b1,%b2}", vec!["b0", "b1", "b2"]),
+            ("called_computations={}", vec![]),
+            ("called_computations={%a}, to_apply=%b", vec!["a", "b"]),
+            ("calls=\n    %fused.2", vec!["fused.2"]),
+            ("branch_computations={%b0,\n %b1}", vec!["b0", "b1"]),
+            ("calls=%fused.1 /* c */", vec!["fused.1"]),
+            ("to_apply={\n  %x = f32[] parameter(0)\n}", vec![]),
+            ("to_apply={ ROOT %x = f32[] parameter(0) }", vec![]),
+            ("branch_computations={%b0, {%b1}}", vec![]),
+            ("branch_computations={%b0, %b1,}", vec![]),
+            ("branch_computations=%b0", vec![]),
+            ("called_computations={%a}[1]", vec![]),
+            ("to_apply=%a[1]", vec![]),
+            ("to_apply=%a T(1,0)", vec![]),
+            ("to_apply=\"add\"", vec![]),
+            ("metadata={op_name=\"calls=%x\"}", vec![]),
+        ];
+        let chunk = super::super::lexer::CHUNK;
+        for (attributes, want) in cases {
+            let text = format!(
+                "HloModule m\n\nENTRY %main (p: f32[16]) -> f32[16] {{\n  \
+                 %p = f32[16]{{0}} parameter(0)\n  \
+                 ROOT %r = f32[16]{{0}} custom-call(%p), custom_call_target=\"t\", {attributes}\n}}\n"
+            );
+            let mut seen = Vec::new();
+            for (whole_lines, plain_values) in [(true, true), (false, true), (false, false)] {
+                let calls = std::cell::RefCell::new(Vec::new());
+                let mut on_shape =
+                    |_: &module::Site<'_>,
+                     _: &crate::proto::ShapeProto,
+                     _: Option<&mut super::Issues<'_>>| {};
+                let mut on_problem = |f: crate::report::Finding| panic!("{attributes}: {f:?}");
+                let mut on_instruction = |site: &module::InstructionSite<'_>| {
+                    if site.name == "r" {
+                        calls.borrow_mut().push(site.calls.to_vec());
+                    }
+                };
+                let mut scanner = Scanner::new(text.as_bytes(), &mut on_shape, &mut on_problem)
+                    .with_instructions(&mut on_instruction)
+                    .chunked(chunk);
+                if !whole_lines {
+                    scanner = scanner.token_by_token();
+                }
+                if !plain_values {
+                    scanner = scanner.values_token_by_token();
+                }
+                let summary = scanner.run();
+                assert!(summary.is_ok(), "{attributes}: {summary:?}");
+                seen.push(calls.into_inner());
+            }
+            assert_eq!(seen[0], [want], "{attributes}");
+            assert!(seen.iter().all(|s| *s == seen[0]), "{attributes}: {seen:?}");
+            // The same line twice: the second time on the whole-line path.
+            let twice = format!("{text}\n{text}");
+            assert_eq!(
+                transcript(&twice, true),
+                transcript(&twice, false),
+                "{attributes}"
+            );
+        }
     }
 
     /// A layout that starts on the line after its shape (XLA's lexer reads across line

@@ -125,10 +125,10 @@ pub(super) struct Scanner<'v, R> {
     /// (only with `on_instruction`).
     opcode: String,
     instruction_line: usize,
-    /// The computations its attributes name, each with its place ([`CallSlot`]), and
-    /// then in order of place (only with `on_instruction`).
-    call_names: Vec<(u32, String)>,
+    /// The computations its attributes name, and each one's place ([`CallSlot`]); put
+    /// in order of place before they are handed on (only with `on_instruction`).
     calls: Vec<String>,
+    call_places: Vec<u32>,
     /// How deep in nested instructions the operands being read are.
     nesting: usize,
     options: ParseOptions,
@@ -296,7 +296,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             operand_names: Vec::new(),
             opcode: String::new(),
             instruction_line: 0,
-            call_names: Vec::new(),
+            call_places: Vec::new(),
             calls: Vec::new(),
             nesting: 0,
             options: ParseOptions {
@@ -748,7 +748,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// `['ROOT'] name '=' [shape] opcode '(' operands ')' (',' attribute)*`.
     fn instruction(&mut self) -> Step {
         clear_name(&mut self.instruction, &mut self.name_buffer);
-        self.call_names.clear();
+        self.calls.clear();
+        self.call_places.clear();
         if !self.plain_instruction() {
             self.instruction_by_tokens()?;
         }
@@ -762,11 +763,15 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         let Some(on_instruction) = self.on_instruction.as_mut() else {
             return;
         };
-        // A stable sort: the names of a list keep their order.
-        self.call_names.sort_by_key(|&(place, _)| place);
-        self.calls.clear();
-        self.calls
-            .extend(self.call_names.drain(..).map(|(_, name)| name));
+        if !self.call_places.is_sorted() {
+            // A few names out of place (a `while`'s condition before its body): a stable
+            // sort keeps the names of a list in their order.
+            let mut placed: Vec<(u32, String)> = (self.call_places.drain(..))
+                .zip(self.calls.drain(..))
+                .collect();
+            placed.sort_by_key(|&(place, _)| place);
+            self.calls.extend(placed.into_iter().map(|(_, name)| name));
+        }
         let site = InstructionSite {
             line: self.instruction_line,
             computation: self.computation.as_deref(),
@@ -947,11 +952,10 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             self.opcode.push_str(&line[plan.opcode.0..plan.opcode.1]);
             self.operand_names.clear();
             (self.operand_names).extend(plan.operands.iter().map(|at| text(at).to_string()));
-            (self.call_names).extend(
-                plan.calls
-                    .iter()
-                    .map(|(place, at)| (*place, text(at).to_string())),
-            );
+            for (place, at) in &plan.calls {
+                self.calls.push(text(at).to_string());
+                self.call_places.push(*place);
+            }
         }
         for shape in &plan.shapes {
             let role = match shape.role {
@@ -1339,13 +1343,14 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         let mut plain = SmallVec::new();
         if self.lexer.skip_plain_call_value(slot, &mut plain) {
             let line = self.lexer.line();
-            self.call_names
-                .extend(plain.iter().map(|&(place, (start, end))| {
-                    (place, line[start..end].trim_start_matches('%').to_string())
-                }));
+            for &(place, (start, end)) in &plain {
+                self.calls
+                    .push(line[start..end].trim_start_matches('%').to_string());
+                self.call_places.push(place);
+            }
             return Ok(());
         }
-        let before = self.call_names.len();
+        let before = self.calls.len();
         let first = self.peek_tok()?;
         let name = |scanner: &Self, token: &Token| {
             let text = scanner.lexer.text(token);
@@ -1355,7 +1360,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             (CallSlot::One(place), Kind::Name | Kind::Word) => {
                 let text = name(self, &first);
                 self.next_tok()?;
-                self.call_names.push((place, text));
+                self.calls.push(text);
+                self.call_places.push(place);
             }
             (CallSlot::List, Kind::Punct(b'{')) => {
                 self.next_tok()?;
@@ -1369,7 +1375,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     if matches!(token.kind, Kind::Name | Kind::Word) {
                         let text = name(self, &token);
                         self.next_tok()?;
-                        self.call_names.push((place, text));
+                        self.calls.push(text);
+                        self.call_places.push(place);
                         place += 1;
                         if self.eat_token(b',')? {
                             continue;
@@ -1379,7 +1386,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                         }
                     }
                     // Not a list of names: skipped as any value, none kept.
-                    self.call_names.truncate(before);
+                    self.calls.truncate(before);
+                    self.call_places.truncate(before);
                     return self
                         .skip_balanced(first)
                         .and_then(|()| self.glued_units().map(|_| ()));
@@ -1388,7 +1396,8 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             _ => return self.skip_value(),
         }
         if self.glued_units()? {
-            self.call_names.truncate(before);
+            self.calls.truncate(before);
+            self.call_places.truncate(before);
         }
         Ok(())
     }

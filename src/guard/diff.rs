@@ -2412,6 +2412,42 @@ impl Matching {
     }
 }
 
+/// The matchings of computation pairs made before they are reported, one after the
+/// other, each as its old items' matches and how: five bytes an old instruction,
+/// where each pair's [`Matching`] took four lists (some 200 bytes a computation of two
+/// instructions).
+#[derive(Default)]
+struct Settled {
+    to: Vec<u32>,
+    how: Vec<How>,
+    /// Where each matching starts in `to` and `how`.
+    starts: Vec<usize>,
+}
+
+impl Settled {
+    /// Keeps the next pair's matching (settled: no pair in it is tentative).
+    fn keep(&mut self, matching: &Matching) {
+        self.starts.push(self.to.len());
+        self.to.extend_from_slice(&matching.to);
+        self.how.extend_from_slice(&matching.how);
+    }
+
+    /// Pair `k`'s matching, of `new` new items, made again (`None` if none was kept).
+    fn get(&self, k: usize, new: usize) -> Option<Matching> {
+        let start = *self.starts.get(k)?;
+        let end = self.starts.get(k + 1).copied().unwrap_or(self.to.len());
+        let mut matching = Matching::new(0, new);
+        matching.to = self.to[start..end].to_vec();
+        matching.how = self.how[start..end].to_vec();
+        for &j in &matching.to {
+            if let Some(taken) = matching.taken.get_mut(j as usize) {
+                *taken = true;
+            }
+        }
+        Some(matching)
+    }
+}
+
 /// How an old item looks for its candidate when matching by operands.
 #[derive(Clone, Copy)]
 enum Look {
@@ -3148,7 +3184,8 @@ impl Differ<'_> {
         // Each pair's instructions matched, and the computations each matched pair
         // of instructions calls paired in turn (the first pair of callers that names
         // them wins), through the pairs so made too.
-        let mut matchings = Vec::new();
+        let mut matchings = Settled::default();
+        let mut order: Vec<usize> = Vec::new();
         if by_callers {
             let mut k = 0;
             while let Some(&(i, j, _)) = pairs.get(k) {
@@ -3177,20 +3214,18 @@ impl Differ<'_> {
                         pairs.push((oc, nc, how));
                     }
                 }
-                matchings.push(Some(matching));
+                matchings.keep(&matching);
                 k += 1;
             }
             // Reported as before: the entry computation's pair first, then the others
             // in the old side's order.
             let first = usize::from(old_entry.is_some() && new_entry.is_some());
-            let mut order: Vec<usize> = (0..pairs.len()).collect();
+            order = (0..pairs.len()).collect();
             order[first..].sort_by_key(|&k| pairs[k].0);
-            let mut taken: Vec<Option<Matching>> = std::mem::take(&mut matchings);
-            matchings = order.iter().map(|&k| taken[k].take()).collect();
-            pairs = order.iter().map(|&k| pairs[k]).collect();
         }
-        let mut matchings = matchings.into_iter();
-        for &(i, j, how) in &pairs {
+        let each = (0..pairs.len()).map(|at| order.get(at).copied().unwrap_or(at));
+        for k in each {
+            let (i, j, how) = pairs[k];
             let (oc, nc) = (&old.computations[i], &new.computations[j]);
             if how != How::Name {
                 self.result.matches.push(Match {
@@ -3200,7 +3235,7 @@ impl Differ<'_> {
                     how,
                 });
             }
-            let matching = matchings.next().flatten();
+            let matching = matchings.get(k, nc.count as usize);
             self.computation_pair((old, oc), (new, nc), opcodes, matching);
         }
         for (i, c) in old.computations.iter().enumerate() {

@@ -633,6 +633,75 @@ fn the_calls_read_from_text_are_those_xla_wrote_in_the_proto() {
     );
 }
 
+#[test]
+fn the_calls_read_from_text_are_those_xla_parses() {
+    // fixtures/calls.jsonl: modules that call computations in every way HLO text writes
+    // it, as written and as XLA prints them back, each with the calls XLA's parse gives
+    // (its proto's called_computation_ids, named by Google's runtime).
+    let path = root().join("fixtures/calls.jsonl");
+    let read = ReadOptions {
+        source: Source::Form(Form::HloModule),
+        ..ReadOptions::default()
+    };
+    let mut exact = 0;
+    for line in std::fs::read_to_string(path).unwrap().lines() {
+        let row: serde_json::Value = serde_json::from_str(line).unwrap();
+        let (id, text) = (row["id"].as_str().unwrap(), row["text"].as_str().unwrap());
+        let listing = listing::read_bytes(id, text.as_bytes(), &read)
+            .unwrap()
+            .remove(0);
+        let computations: std::collections::HashSet<&str> = (listing.instructions.iter())
+            .map(|i| i.computation.as_str())
+            .collect();
+        let ours: std::collections::HashMap<(&str, &str), &Vec<String>> =
+            (listing.instructions.iter())
+                .filter(|i| !i.calls.is_empty())
+                .map(|i| ((i.computation.as_str(), i.name.as_str()), &i.calls))
+                .collect();
+        let mut theirs = std::collections::HashSet::new();
+        for call in row["calls"].as_array().unwrap() {
+            let (computation, name) = (call[0].as_str().unwrap(), call[1].as_str().unwrap());
+            let called: Vec<String> = (call[2].as_array().unwrap().iter())
+                .map(|c| c.as_str().unwrap().to_string())
+                .collect();
+            if !computations.contains(computation) {
+                continue; // a computation XLA made (an async wrapper)
+            }
+            theirs.insert((computation, name));
+            let got = ours.get(&(computation, name)).map_or(&[][..], |c| &c[..]);
+            if called.iter().all(|c| computations.contains(c.as_str())) {
+                assert_eq!(got, called, "{id}: {computation}/{name}");
+                exact += 1;
+            } else {
+                // XLA made a callee the text does not name (a computation written in
+                // place, an async wrapper): none of ours is one of XLA's.
+                assert!(
+                    got.iter().all(|c| !called.contains(c)),
+                    "{id}: {got:?} {called:?}"
+                );
+            }
+        }
+        for key in ours.keys() {
+            assert!(
+                theirs.contains(key),
+                "{id}: {key:?} calls nothing in XLA's parse"
+            );
+        }
+        // XLA's proto of it: every call, in order, where XLA leaves out an id of 0
+        // (the first computation's, the first instruction's).
+        let proto = hex::decode(row["proto"].as_str().unwrap()).unwrap();
+        let from_proto = listing::read_bytes(id, &proto, &ReadOptions::default())
+            .unwrap()
+            .remove(0);
+        let calls: Vec<serde_json::Value> = (from_proto.instructions.iter())
+            .filter(|i| !i.calls.is_empty())
+            .map(|i| serde_json::json!([i.computation, i.name, i.calls]))
+            .collect();
+        assert_eq!(&calls, row["calls"].as_array().unwrap(), "{id}");
+    }
+    assert!(exact >= 45, "{exact}");
+}
+
 // ----- policy -----
 
 fn module(text: &str) -> listing::Listing {

@@ -47,9 +47,10 @@
 //!    are matched, and their instructions, the computations a matched pair of
 //!    instructions calls are matched place by place (the first such pair wins), and so
 //!    on through the pairs this makes. Steps 2 and 3 match only the computations no
-//!    instruction calls. A computation whose callers were all added or removed is
-//!    added or removed with them, rather than matched by name with another one that
-//!    happens to take its number.
+//!    instruction calls. A computation left then is matched with the computation of
+//!    its name on the other side, if that is left too, unless both are called by
+//!    instructions left unmatched: then each goes with its caller, removed or added,
+//!    rather than being compared with another one that happens to take its number.
 //!
 //! Whatever is left is removed (old) or added (new). Every pair matched other than by
 //! name is reported in [`FileDiff::matches`], with how.
@@ -3188,34 +3189,73 @@ impl Differ<'_> {
         let mut order: Vec<usize> = Vec::new();
         if by_callers {
             let mut k = 0;
-            while let Some(&(i, j, _)) = pairs.get(k) {
-                let (oc, nc) = (&old.computations[i], &new.computations[j]);
-                let matching = match_items(
-                    &Items::instructions(old, oc, opcodes),
-                    &Items::instructions(new, nc, opcodes),
-                    opcodes,
-                );
-                for (a, b, _) in matching.pairs() {
-                    let (Some(oi), Some(ni)) =
-                        (old.instr(oc, a as usize), new.instr(nc, b as usize))
-                    else {
+            // Computations an instruction left unmatched calls.
+            let mut old_disowned = vec![false; o_items.len()];
+            let mut new_disowned = vec![false; n_items.len()];
+            loop {
+                while let Some(&(i, j, _)) = pairs.get(k) {
+                    let (oc, nc) = (&old.computations[i], &new.computations[j]);
+                    let matching = match_items(
+                        &Items::instructions(old, oc, opcodes),
+                        &Items::instructions(new, nc, opcodes),
+                        opcodes,
+                    );
+                    // What an instruction left unmatched calls goes with it.
+                    for (i, ins) in old.instrs_of(oc).enumerate() {
+                        if matching.to[i] == NONE {
+                            old.calls(&ins).for_each(|at| old_disowned[at] = true);
+                        }
+                    }
+                    for (j, ins) in new.instrs_of(nc).enumerate() {
+                        if !matching.taken[j] {
+                            new.calls(&ins).for_each(|at| new_disowned[at] = true);
+                        }
+                    }
+                    for (a, b, _) in matching.pairs() {
+                        let (Some(oi), Some(ni)) =
+                            (old.instr(oc, a as usize), new.instr(nc, b as usize))
+                        else {
+                            continue;
+                        };
+                        for (oc, nc) in old.calls(&oi).zip(new.calls(&ni)) {
+                            if old_done[oc] || new_done[nc] {
+                                continue;
+                            }
+                            (old_done[oc], new_done[nc]) = (true, true);
+                            let how = if o_items[oc].0 == n_items[nc].0 {
+                                How::Name
+                            } else {
+                                How::Caller
+                            };
+                            pairs.push((oc, nc, how));
+                        }
+                    }
+                    matchings.keep(&matching);
+                    k += 1;
+                }
+                // Those left: with their name's counterpart, if it is left too, unless an
+                // instruction left unmatched calls each (then both go with their callers,
+                // removed and added); so a computation called through one the other side
+                // does not have (text hides the computation a `call-start` calls
+                // through) is still matched. And on through their calls.
+                let left: HashMap<&str, usize> = (0..n_items.len())
+                    .filter(|&j| !new_done[j])
+                    .map(|j| (n_items[j].0, j))
+                    .collect();
+                let before = pairs.len();
+                for i in 0..o_items.len() {
+                    let Some(&j) = left.get(o_items[i].0).filter(|_| !old_done[i]) else {
                         continue;
                     };
-                    for (oc, nc) in old.calls(&oi).zip(new.calls(&ni)) {
-                        if old_done[oc] || new_done[nc] {
-                            continue;
-                        }
-                        (old_done[oc], new_done[nc]) = (true, true);
-                        let how = if o_items[oc].0 == n_items[nc].0 {
-                            How::Name
-                        } else {
-                            How::Caller
-                        };
-                        pairs.push((oc, nc, how));
+                    let disowned = old_disowned[i] && new_disowned[j];
+                    if !new_done[j] && !disowned {
+                        (old_done[i], new_done[j]) = (true, true);
+                        pairs.push((i, j, How::Name));
                     }
                 }
-                matchings.keep(&matching);
-                k += 1;
+                if pairs.len() == before {
+                    break;
+                }
             }
             // Reported as before: the entry computation's pair first, then the others
             // in the old side's order.

@@ -910,8 +910,8 @@ struct ProtoWalk<'s> {
 }
 
 /// Each computation's name (its bytes) by its id, of the computations of `module`
-/// that have both (the last given of each, as protobuf reads them); a computation
-/// whose fields do not read is left out (the walk reports it).
+/// that have a name (the last given of each, as protobuf reads them; an id not given
+/// is 0); a computation whose fields do not read is left out (the walk reports it).
 fn computation_names(module: &[u8]) -> HashMap<u64, &[u8]> {
     let mut names = HashMap::new();
     for field in fields(module) {
@@ -930,8 +930,10 @@ fn computation_names(module: &[u8]) -> HashMap<u64, &[u8]> {
                 }
             }
         }
-        if let (Some(name), Some(id)) = (name, id) {
-            names.insert(id, name);
+        // An id not given is 0, as protobuf reads it (XLA leaves out the first
+        // computation's).
+        if let Some(name) = name {
+            names.insert(id.unwrap_or(0), name);
         }
     }
     names
@@ -1074,8 +1076,10 @@ impl ProtoWalk<'_> {
                     let at = path.field("instructions").index(instruction_index);
                     instruction_index += 1;
                     let (name, id) = self.instruction(value, &at, computation, entry)?;
-                    if let (Some(id), true) = (id, self.on_instruction.is_some()) {
-                        names.insert(id, name);
+                    if self.on_instruction.is_some() {
+                        // An id not given is 0, as protobuf reads it (XLA leaves out
+                        // the first instruction's).
+                        names.insert(id.unwrap_or(0), name);
                     }
                 }
                 4 => self.program_shape(

@@ -27,8 +27,11 @@
 //! 2. The rest are grouped by *stem* (the name without a trailing `.N`) and, for
 //!    instructions, opcode (when both inputs name opcodes; a listing read back does not).
 //!    In a group with as many old as new members: by name when the names are the same
-//!    on both sides; otherwise by **position**: the k-th old member (in the order of
-//!    the input) with the k-th new one.
+//!    on both sides; otherwise by **position**: the k-th old member with the k-th new
+//!    one, in the order of the numbers XLA gave their names as it made them (`add`,
+//!    `add.1`, `add.2`, ...; a module's text and its proto list them in different
+//!    orders), then of the input. Every step below takes a group's members in that
+//!    order too.
 //! 3. In a group whose sizes differ, one member added or removed has renumbered the
 //!    later ones, so the same name on both sides may be two different things.
 //!    Instructions, taken in input order: by name when their operands correspond (each
@@ -2204,6 +2207,15 @@ pub fn stem(name: &str) -> &str {
     }
 }
 
+/// The number XLA gave a name after its stem ([`stem`]): `None` for a name without
+/// one (the first of its stem), then by value (`add.2` before `add.10`).
+fn name_number(name: &str) -> Option<(usize, &str)> {
+    let digits = &name[stem(name).len()..].strip_prefix('.')?;
+    // By value: a longer run of digits (leading zeros aside) is the larger number.
+    let trimmed = digits.trim_start_matches('0');
+    Some((trimmed.len(), trimmed))
+}
+
 /// What the matching sees of one side: computations by name, or the instructions of
 /// one computation.
 enum Names<'a> {
@@ -2466,15 +2478,21 @@ fn match_items_looking<'a>(
     by_operands: bool,
     look: Look,
 ) -> Matching {
-    // Each side's indices by group, in input order within a group.
+    // Each side's indices by group, in the order of their names' numbers within a
+    // group (XLA numbers the names of a stem as it makes them: `add`, `add.1`, ...;
+    // a module's text and its proto list them in different orders), then in input
+    // order.
     let grouped = |items: &Items<'_>| {
         // Each item's opcode read once from its side's table, not at each comparison.
         let opcodes: Vec<u32> = (0..items.len()).map(|i| items.opcode(i)).collect();
         let group = |i: usize| items.group_of(i, opcodes[i]);
+        let number = |i: usize| name_number(items.name(i));
         let mut order: Vec<u32> = (0..items.len() as u32).collect();
         order.sort_by(|&a, &b| {
             let (a, b) = (a as usize, b as usize);
-            group(a).cmp(&group(b)).then(a.cmp(&b))
+            (group(a).cmp(&group(b)))
+                .then(number(a).cmp(&number(b)))
+                .then(a.cmp(&b))
         });
         order
     };
@@ -3801,6 +3819,18 @@ mod tests {
 
     /// A change lists the first `MAX_ASPECTS` aspects not ignored and counts the rest in
     /// one more, of the kind of the first not listed.
+    #[test]
+    fn names_are_ordered_by_the_numbers_xla_gave_them() {
+        let mut names = [
+            "add.10", "add.2", "add", "add.02", "add.1", "add.x", "add.0",
+        ];
+        names.sort_by_key(|n| super::name_number(n));
+        assert_eq!(
+            names,
+            ["add", "add.x", "add.0", "add.1", "add.2", "add.02", "add.10"]
+        );
+    }
+
     #[test]
     fn a_change_lists_a_bounded_number_of_aspects() {
         let tuple = |layout: &str| {

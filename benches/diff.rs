@@ -16,7 +16,9 @@
 //! operand's place was looked for among all of them: 23 s for N = 80,000). And
 //! `reversed/N`: a listing read back that gives a computation's N parameters in reverse,
 //! every one of which changes type (before session 23 each was put in its place in a
-//! sorted list as it came: 8 s for N = 200,000).
+//! sorted list as it came: 8 s for N = 200,000). And `callers/N`: N fusions each calling
+//! a computation of its own, against the same with one more fusion first (every
+//! computation renumbered, matched through the fusion that calls it): linear too.
 //!
 //! `cargo bench --bench diff -- --warm-up-time 1 --measurement-time 3`
 
@@ -142,6 +144,33 @@ fn bench(c: &mut Criterion) {
         };
         let (old, new) = (module("f32[]"), module("s32[]"));
         bench_texts(&mut group, &format!("operands/{n}"), &old, &new, 2 * n + 1);
+    }
+    // N fusions, each calling a computation of its own, against the same with one
+    // more at the start: every computation is renumbered, and matched through the
+    // fusion that calls it.
+    for n in [2_000, 8_000, 32_000] {
+        let module = |first: bool| {
+            let mut text = String::from("HloModule m\n\n");
+            let called = (0..n + usize::from(first)).map(|k| {
+                let op = if first && k == 0 { "exponential" } else { "negate" };
+                format!("fused_computation.{k} {{\n  p.{k} = f32[2]{{0}} parameter(0)\n  ROOT r.{k} = f32[2]{{0}} {op}(p.{k})\n}}\n\n")
+            });
+            text.extend(called);
+            text += "ENTRY main {\n  x = f32[2]{0} parameter(0)\n";
+            let mut operand = "x".to_string();
+            for k in 0..n + usize::from(first) {
+                let name = match (first, k) {
+                    (true, 0) => "exponential_fusion".to_string(),
+                    (true, k) => format!("negate_fusion.{}", k - 1),
+                    (false, k) => format!("negate_fusion.{k}"),
+                };
+                text += &format!("  {name} = f32[2]{{0}} fusion({operand}), kind=kLoop, calls=fused_computation.{k}\n");
+                operand = name;
+            }
+            text + &format!("  ROOT out = f32[2]{{0}} copy({operand})\n}}\n")
+        };
+        let (old, new) = (module(false), module(true));
+        bench_texts(&mut group, &format!("callers/{n}"), &old, &new, 2);
     }
     // A listing read back that gives a computation's parameters in reverse (kept
     // sorted as they came, they took time with the square of their number).

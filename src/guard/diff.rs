@@ -2486,7 +2486,11 @@ fn match_items_looking<'a>(
         // Each item's opcode read once from its side's table, not at each comparison.
         let opcodes: Vec<u32> = (0..items.len()).map(|i| items.opcode(i)).collect();
         let group = |i: usize| items.group_of(i, opcodes[i]);
-        let number = |i: usize| name_number(items.name(i));
+        // Each name's number read once, not at each comparison.
+        let numbers: Vec<_> = (0..items.len())
+            .map(|i| name_number(items.name(i)))
+            .collect();
+        let number = |i: usize| numbers[i];
         let mut order: Vec<u32> = (0..items.len() as u32).collect();
         order.sort_by(|&a, &b| {
             let (a, b) = (a as usize, b as usize);

@@ -443,8 +443,8 @@ pub(crate) struct Held {
     /// instructions whose names do not).
     operands: Table<u32>,
     /// The computations instructions call, by name (indices into the strings), in
-    /// order, and where each calling instruction's start, as (instruction, start),
-    /// for those that call any: most call none, and those that do, one.
+    /// order; and for each instruction that calls any, where its calls start, as
+    /// (instruction, start): most call none, and those that do, one.
     calls: Table<u32>,
     call_starts: Vec<(u32, u32)>,
     /// What only some listings have (proto paths, shapes kept as bytes, large lines

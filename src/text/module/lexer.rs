@@ -875,7 +875,12 @@ pub(super) fn plain_value_end(bytes: &[u8], pos: usize) -> Option<usize> {
         }
         _ => None,
     }?;
-    // What follows must end the value.
+    value_ends(bytes, end)
+}
+
+/// `end`, if what follows it (after spaces and tabs) ends an attribute value on this
+/// line: a `,`, a closing bracket or the end of the line.
+pub(super) fn value_ends(bytes: &[u8], end: usize) -> Option<usize> {
     match bytes.get(blanks(bytes, end)) {
         None | Some(b',' | b'}' | b')' | b']' | b'\n' | b'\r') => Some(end),
         _ => None,

@@ -21,7 +21,8 @@
 use smallvec::SmallVec;
 
 use super::lexer::{
-    balanced_group_end, blanks, json_dict_end, plain_token, plain_value_end, string_end, Kind,
+    balanced_group_end, blanks, json_dict_end, plain_token, plain_value_end, string_end,
+    value_ends, Kind,
 };
 use super::text::{ends_shape, holds_shape, is_literal_opcode, shape_extent, Known, Memo};
 use crate::text::types;
@@ -323,13 +324,7 @@ pub(super) fn call_value_end(
     calls: &mut SmallVec<[Call; 2]>,
     limit: usize,
 ) -> Option<usize> {
-    let ends = |end: usize| {
-        matches!(
-            bytes.get(blanks(bytes, end)),
-            None | Some(b',' | b'}' | b')' | b']' | b'\n' | b'\r')
-        )
-        .then_some(end)
-    };
+    let ends = |end: usize| value_ends(bytes, end);
     match (slot, bytes.get(pos)) {
         (CallSlot::One(_), Some(b'{')) => plain_value_end(bytes, pos),
         (CallSlot::One(place), _) => {
@@ -407,11 +402,7 @@ fn json_valued_end(bytes: &[u8], pos: usize, frontend: bool) -> Option<usize> {
     } else {
         json_dict_end(bytes, pos)?
     };
-    // What follows must end the value.
-    match bytes.get(blanks(bytes, end)) {
-        None | Some(b',' | b'}' | b')' | b']' | b'\n' | b'\r') => Some(end),
-        _ => None,
-    }
+    value_ends(bytes, end)
 }
 
 /// Past `{shape, ...}` at `pos`, as the token path reads `operand_layout_constraints`,

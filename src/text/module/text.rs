@@ -2093,6 +2093,21 @@ mod tests {
         transcript_with(reader, whole_lines, true, chunk)
     }
 
+    impl<R: std::io::BufRead> Scanner<'_, R> {
+        /// The scanner reading whole lines at byte level or not, attribute values at
+        /// byte level or token by token, and its input `chunk` bytes at a time.
+        fn reading(mut self, (whole_lines, plain_values, chunk): (bool, bool, usize)) -> Self {
+            self = self.chunked(chunk);
+            if !whole_lines {
+                self = self.token_by_token();
+            }
+            if !plain_values {
+                self = self.values_token_by_token();
+            }
+            self
+        }
+    }
+
     /// [`transcript_of`], attribute values read at byte level or token by token.
     fn transcript_with(
         reader: impl std::io::BufRead,
@@ -2112,16 +2127,11 @@ mod tests {
         let mut on_instruction = |site: &module::InstructionSite<'_>| {
             log.borrow_mut().push(format!("instruction {site:?}"));
         };
-        let mut scanner = Scanner::new(reader, &mut on_shape, &mut on_problem)
+        let paths = (whole_lines, plain_values, chunk);
+        let summary = Scanner::new(reader, &mut on_shape, &mut on_problem)
             .with_instructions(&mut on_instruction)
-            .chunked(chunk);
-        if !whole_lines {
-            scanner = scanner.token_by_token();
-        }
-        if !plain_values {
-            scanner = scanner.values_token_by_token();
-        }
-        let summary = scanner.run();
+            .reading(paths)
+            .run();
         let mut log = log.into_inner();
         log.push(format!("summary {summary:?}"));
         log
@@ -2342,16 +2352,10 @@ mod tests {
                         calls.borrow_mut().push(site.calls.to_vec());
                     }
                 };
-                let mut scanner = Scanner::new(text.as_bytes(), &mut on_shape, &mut on_problem)
+                let summary = Scanner::new(text.as_bytes(), &mut on_shape, &mut on_problem)
                     .with_instructions(&mut on_instruction)
-                    .chunked(chunk);
-                if !whole_lines {
-                    scanner = scanner.token_by_token();
-                }
-                if !plain_values {
-                    scanner = scanner.values_token_by_token();
-                }
-                let summary = scanner.run();
+                    .reading((whole_lines, plain_values, chunk))
+                    .run();
                 assert!(summary.is_ok(), "{attributes}: {summary:?}");
                 seen.push(calls.into_inner());
             }

@@ -62,37 +62,41 @@ CALLERS = FIXTURES / "callers"
 STEP = "module_0000.jit_loss.cpu_after_optimizations"
 
 
+def step_pair(cli, variants, changed, ext):
+    """`xla_shape.diff` of a fixture's plain step against its `changed` one (the same as
+    the CLI's JSON): its changes as (what, place), and its matches as (old, new, how)."""
+    a, b = (variants / name / f"{STEP}.{ext}" for name in ("plain", changed))
+    report = xla_shape.diff(a, b)
+    assert report.render("json") == cli(["diff", "--format", "json", str(a), str(b)]).stdout.decode()
+    [pair] = report.files
+    return [(c.what, c.place) for c in pair.changes], [(m.old, m.new, m.how) for m in pair.matches]
+
+
 @pytest.mark.parametrize("ext", ["txt", "hlo.pb"])
 def test_one_more_operation_that_renumbers_the_rest_is_exactly_that_change(cli, ext):
     # fixtures/renumbered: a training step, and the same with its input scaled first,
     # which XLA fused; the later fusions and computations took their neighbours' names.
-    a, b = RENUMBERED / "plain" / f"{STEP}.{ext}", RENUMBERED / "scaled" / f"{STEP}.{ext}"
-    report = xla_shape.diff(a, b)
-    [pair] = report.files
-    assert [(c.what, c.place) for c in pair.changes] == [
+    changes, matches = step_pair(cli, RENUMBERED, "scaled", ext)
+    assert changes == [
         ("removed", "main.5/wrapped_convert"),
         ("added", "main.5/convert_convert_fusion.1"),
         ("removed", "computation wrapped_convert_computation"),
         ("added", "computation fused_computation.14"),
     ]
-    caller = [(m.old, m.new) for m in pair.matches if m.how == "caller"]
-    assert caller == [
+    assert [(old, new) for old, new, how in matches if how == "caller"] == [
         ("wrapped_convert_computation.1", "wrapped_convert_computation"),
         ("wrapped_convert_computation.2", "wrapped_convert_computation.1"),
         ("wrapped_convert_computation.3", "wrapped_convert_computation.2"),
         ("wrapped_convert_computation.4", "wrapped_convert_computation.3"),
     ]
-    assert report.render("json") == cli(["diff", "--format", "json", str(a), str(b)]).stdout.decode()
 
 
 @pytest.mark.parametrize("ext", ["txt", "hlo.pb"])
 def test_a_computation_goes_with_the_instruction_that_calls_it(cli, ext):
     # fixtures/callers: a causal mask replaced one fusion by two, and XLA gave the
     # removed fusion's computation name to a new, different computation.
-    a, b = CALLERS / "plain" / f"{STEP}.{ext}", CALLERS / "masked" / f"{STEP}.{ext}"
-    report = xla_shape.diff(a, b)
-    [pair] = report.files
-    assert [(c.what, c.place) for c in pair.changes] == [
+    changes, matches = step_pair(cli, CALLERS, "masked", ext)
+    assert changes == [
         ("removed", "main.5/add_multiply_fusion"),
         ("added", "main.8/broadcast_select_fusion"),
         ("added", "main.8/multiply_select_fusion"),
@@ -100,8 +104,7 @@ def test_a_computation_goes_with_the_instruction_that_calls_it(cli, ext):
         ("added", "computation fused_computation.3"),
         ("added", "computation fused_computation.8"),
     ]
-    assert ("region_0.1", "region_0.3", "caller") in [(m.old, m.new, m.how) for m in pair.matches]
-    assert report.render("json") == cli(["diff", "--format", "json", str(a), str(b)]).stdout.decode()
+    assert ("region_0.1", "region_0.3", "caller") in matches
 
 
 def test_entry_only_and_ignore_are_the_cli_options(cli):

@@ -3208,7 +3208,6 @@ impl Differ<'_> {
         // of instructions calls paired in turn (the first pair of callers that names
         // them wins), through the pairs so made too.
         let mut matchings = Settled::default();
-        let mut order: Vec<usize> = Vec::new();
         if by_callers {
             let mut k = 0;
             // Computations an instruction left unmatched calls.
@@ -3222,24 +3221,27 @@ impl Differ<'_> {
                         &Items::instructions(new, nc, opcodes),
                         opcodes,
                     );
-                    // What an instruction left unmatched calls goes with it.
-                    for (i, ins) in old.instrs_of(oc).enumerate() {
-                        if matching.to[i] == NONE {
-                            old.calls(&ins).for_each(|at| old_disowned[at] = true);
-                        }
-                    }
+                    // What an instruction left unmatched calls goes with it; what a matched
+                    // pair calls is paired.
                     for (j, ins) in new.instrs_of(nc).enumerate() {
                         if !matching.taken[j] {
                             new.calls(&ins).for_each(|at| new_disowned[at] = true);
                         }
                     }
-                    for (a, b, _) in matching.pairs() {
-                        let (Some(oi), Some(ni)) =
-                            (old.instr(oc, a as usize), new.instr(nc, b as usize))
-                        else {
+                    for (a, oi) in old.instrs_of(oc).enumerate() {
+                        let mut calls = old.calls(&oi).peekable();
+                        if calls.peek().is_none() {
+                            continue;
+                        }
+                        let b = matching.to[a];
+                        if b == NONE {
+                            calls.for_each(|at| old_disowned[at] = true);
+                            continue;
+                        }
+                        let Some(ni) = new.instr(nc, b as usize) else {
                             continue;
                         };
-                        for (oc, nc) in old.calls(&oi).zip(new.calls(&ni)) {
+                        for (oc, nc) in calls.zip(new.calls(&ni)) {
                             if old_done[oc] || new_done[nc] {
                                 continue;
                             }
@@ -3279,14 +3281,13 @@ impl Differ<'_> {
                     break;
                 }
             }
-            // Reported as before: the entry computation's pair first, then the others
-            // in the old side's order.
-            let first = usize::from(old_entry.is_some() && new_entry.is_some());
-            order = (0..pairs.len()).collect();
-            order[first..].sort_by_key(|&k| pairs[k].0);
         }
-        let each = (0..pairs.len()).map(|at| order.get(at).copied().unwrap_or(at));
-        for k in each {
+        // The entry computation's pair first, then the others in the old side's order
+        // (the order the pairs by name and signature come in already).
+        let first = usize::from(old_entry.is_some() && new_entry.is_some());
+        let mut order: Vec<usize> = (0..pairs.len()).collect();
+        order[first..].sort_by_key(|&k| pairs[k].0);
+        for k in order {
             let (i, j, how) = pairs[k];
             let (oc, nc) = (&old.computations[i], &new.computations[j]);
             if how != How::Name {
@@ -3821,8 +3822,7 @@ mod tests {
         assert_eq!(union(&[4], &[]), [4]);
     }
 
-    /// A change lists the first `MAX_ASPECTS` aspects not ignored and counts the rest in
-    /// one more, of the kind of the first not listed.
+    /// Names sort by the numbers after their stems, by value, a name without one first.
     #[test]
     fn names_are_ordered_by_the_numbers_xla_gave_them() {
         let mut names = [
@@ -3835,6 +3835,8 @@ mod tests {
         );
     }
 
+    /// A change lists the first `MAX_ASPECTS` aspects not ignored and counts the rest in
+    /// one more, of the kind of the first not listed.
     #[test]
     fn a_change_lists_a_bounded_number_of_aspects() {
         let tuple = |layout: &str| {

@@ -1065,7 +1065,7 @@ impl ProtoWalk<'_> {
         // Each id's instruction name (its bytes in the message), to name operands once
         // all are read; the instructions are read again then, so that a computation of
         // many instructions is not held decoded.
-        let mut names: std::collections::HashMap<u64, &[u8]> = std::collections::HashMap::new();
+        let mut names: HashMap<u64, &[u8]> = HashMap::new();
         let mut ids = Vec::new();
         let mut instruction_index = 0;
         for field in fields(bytes) {

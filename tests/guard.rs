@@ -659,7 +659,8 @@ fn the_calls_read_from_text_are_those_xla_wrote_in_the_proto() {
             calls += called.len();
             if opcode == "while" {
                 whiles += 1;
-                assert!(called[0].starts_with("region_0"), "{called:?}");
+                let first = called.get(0).unwrap_or_default();
+                assert!(first.starts_with("region_0"), "{called:?}");
             }
         }
     }
@@ -689,10 +690,10 @@ fn the_calls_read_from_text_are_those_xla_parses() {
         let computations: std::collections::HashSet<&str> = (listing.instructions.iter())
             .map(|i| i.computation.as_str())
             .collect();
-        let ours: std::collections::HashMap<(&str, &str), &Vec<String>> =
+        let ours: std::collections::HashMap<(&str, &str), Vec<String>> =
             (listing.instructions.iter())
                 .filter(|i| !i.calls.is_empty())
-                .map(|i| ((i.computation.as_str(), i.name.as_str()), &i.calls))
+                .map(|i| ((i.computation.as_str(), i.name.as_str()), i.calls.to_vec()))
                 .collect();
         let mut theirs = std::collections::HashSet::new();
         for call in row["calls"].as_array().unwrap() {

@@ -4258,8 +4258,14 @@ fn long_tuples_refused_late_are_read_a_shape_at_a_time() {
 /// text validated, in a 60 MB address space; they took 20 and 65 times their size, and
 /// `validate` six times the line, which is now read past its first 1,024 operands by
 /// the token path (it holds none of them).
+///
+/// `diff`, which matches instructions by their operands and callees, gathers them as
+/// [`xla_shape::text::module::Names`] (one text and four bytes a name): each module
+/// compared with itself, the text in 60 MB with the conditional of 1,000,000 callees
+/// (4 MB) too, the proto in 120 MB. As a string each, the text needed 250 MB, the
+/// conditional 150 MB and the proto more than 400 MB.
 #[test]
-fn instructions_of_millions_of_operands_are_listed_in_bounded_memory() {
+fn instructions_of_millions_of_operands_are_listed_and_compared_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
     let mut module = String::from("HloModule m\n\nENTRY %main {\n  %p = f32[8]{0} parameter(0)\n");
     module.push_str("  ROOT %c = f32[8]{0} custom-call(%p");
@@ -4274,6 +4280,17 @@ fn instructions_of_millions_of_operands_are_listed_in_bounded_memory() {
         format!("{text}: ENTRY main/p: f32[8]{{0}}\n{text}: ENTRY main/c: f32[8]{{0}}\n")
     );
     limited_exit(60_000, &format!("validate {text}"), 0);
+    limited_exit(60_000, &format!("diff {text} {text}"), 0);
+    let mut callees = String::from("HloModule m\n\n%b (x: s32[]) -> s32[] {\n");
+    callees.push_str("  ROOT %x = s32[] parameter(0)\n}\n\nENTRY %main {\n");
+    callees.push_str("  %i = s32[] parameter(0)\n  %p = s32[] parameter(1)\n");
+    callees.push_str("  ROOT %c = s32[] conditional(%i, %p), branch_computations={%b");
+    callees.push_str(&", %b".repeat(999_999));
+    callees.push_str("}\n}\n");
+    let conditional = dir.path().join("c.hlo.txt");
+    std::fs::write(&conditional, &callees).unwrap();
+    let conditional = conditional.to_str().unwrap();
+    limited_exit(60_000, &format!("diff {conditional} {conditional}"), 0);
 
     // Varint field `number` of wire type `wire`, and a length-delimited one.
     fn tag(number: u64, wire: u64, out: &mut Vec<u8>) {
@@ -4317,6 +4334,7 @@ fn instructions_of_millions_of_operands_are_listed_in_bounded_memory() {
         listed,
         format!("{path}: ENTRY main/p: f32[8]{{0}}\n{path}: ENTRY main/c: f32[8]{{0}}\n")
     );
+    limited_exit(120_000, &format!("diff {path} {path}"), 0);
 }
 
 /// A long program shape of array parts is listed a part at a time, each entry handed on

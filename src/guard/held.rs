@@ -1084,8 +1084,8 @@ mod tests {
                     computation: format!("c{}", k / 10),
                     name: format!("i{k}"),
                     opcode: "add".to_string(),
-                    operands: operands.clone(),
-                    calls: calls(k),
+                    operands: operands.clone().into(),
+                    calls: calls(k).into(),
                 });
             }
             held.finish().unwrap();

@@ -39,7 +39,7 @@ use crate::message::{AnyMessage, MessageKind};
 use crate::proto::ShapeProto;
 use crate::report::{Finding, Form};
 use crate::shape::Shape;
-use crate::text::module::{self, InstructionSite, ProtoSite, Role, Site};
+use crate::text::module::{self, InstructionSite, Names, ProtoSite, Role, Site};
 use crate::text::{HloStyle, TupleText};
 use crate::validate::{validate_shape_each, validate_shape_with, Options as GateOptions};
 
@@ -754,10 +754,10 @@ pub struct Instruction {
     /// Its opcode.
     pub opcode: String,
     /// Its operands' names.
-    pub operands: Vec<String>,
+    pub operands: Names,
     /// The names of the computations it calls, in the order of its proto's
     /// `called_computation_ids` ([`InstructionSite::calls`]).
-    pub calls: Vec<String>,
+    pub calls: Names,
 }
 
 /// What a listing read as a stream hands on, in the order read.
@@ -775,8 +775,8 @@ impl Instruction {
             computation: site.computation.unwrap_or_default().to_string(),
             name: site.name.to_string(),
             opcode: site.opcode.to_string(),
-            operands: site.operands.to_vec(),
-            calls: site.calls.to_vec(),
+            operands: site.operands.clone(),
+            calls: site.calls.clone(),
         }
     }
 }

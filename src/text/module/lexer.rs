@@ -10,9 +10,8 @@
 use std::io::BufRead;
 
 use crate::text::cursor::{is_ident_byte, is_ident_start};
-use smallvec::SmallVec;
 
-use super::line::{call_value_end, Call, CallSlot};
+use super::line::{call_value_end, CallSink, CallSlot};
 
 /// What kind of token.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -491,13 +490,9 @@ impl<R: BufRead> Lexer<R> {
 
     /// Skips the value of an attribute that names called computations (`slot`) when it
     /// is plainly well formed, at byte level, as [`call_value_end`] reads it, adding
-    /// the names (their byte ranges in [`Self::line`]) to `calls`; false, with nothing
+    /// the names to `calls`; false, with nothing
     /// consumed or added, when the token-by-token path must read it.
-    pub fn skip_plain_call_value(
-        &mut self,
-        slot: CallSlot,
-        calls: &mut SmallVec<[Call; 2]>,
-    ) -> bool {
+    pub fn skip_plain_call_value(&mut self, slot: CallSlot, calls: &mut dyn CallSink) -> bool {
         #[cfg(test)]
         if !self.plain_values {
             return false;

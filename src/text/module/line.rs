@@ -310,6 +310,31 @@ pub(super) fn call_attribute(name: &str) -> Option<CallSlot> {
 /// `%`, if any).
 pub(super) type Call = (u32, (usize, usize));
 
+/// Where [`call_value_end`] puts the names it reads.
+pub(super) trait CallSink {
+    /// How many it holds.
+    fn count(&self) -> usize;
+    /// Adds the name at `at` in `bytes`, at `place`.
+    fn add(&mut self, place: u32, at: (usize, usize), bytes: &[u8]);
+    /// Keeps the first `count`.
+    fn keep(&mut self, count: usize);
+}
+
+/// A plan's calls: their byte ranges.
+impl CallSink for SmallVec<[Call; 2]> {
+    fn count(&self) -> usize {
+        self.len()
+    }
+
+    fn add(&mut self, place: u32, at: (usize, usize), _: &[u8]) {
+        self.push((place, at));
+    }
+
+    fn keep(&mut self, count: usize) {
+        self.truncate(count);
+    }
+}
+
 /// The end of the value at `pos` of an attribute that names called computations
 /// (`slot`, [`call_attribute`]), as the token path reads it, the names added to
 /// `calls`: one name (`%fused_computation.1`), or for a list a braced list of names
@@ -321,7 +346,7 @@ pub(super) fn call_value_end(
     bytes: &[u8],
     pos: usize,
     slot: CallSlot,
-    calls: &mut SmallVec<[Call; 2]>,
+    calls: &mut dyn CallSink,
     limit: usize,
 ) -> Option<usize> {
     let ends = |end: usize| value_ends(bytes, end);
@@ -331,12 +356,12 @@ pub(super) fn call_value_end(
             let (Kind::Name | Kind::Word, end) = plain_token(bytes, pos)? else {
                 return None;
             };
-            let end = ends(end).filter(|_| calls.len() < limit)?;
-            calls.push((place, (pos, end)));
+            let end = ends(end).filter(|_| calls.count() < limit)?;
+            calls.add(place, (pos, end), bytes);
             Some(end)
         }
         (CallSlot::List, Some(b'{')) => {
-            let before = calls.len();
+            let before = calls.count();
             let mut at = blanks(bytes, pos + 1);
             if bytes.get(at) == Some(&b'}') {
                 return ends(at + 1);
@@ -346,10 +371,10 @@ pub(super) fn call_value_end(
                 let Some((Kind::Name | Kind::Word, end)) = plain_token(bytes, at) else {
                     break None;
                 };
-                if calls.len() >= limit {
+                if calls.count() >= limit {
                     break None;
                 }
-                calls.push((place, (at, end)));
+                calls.add(place, (at, end), bytes);
                 place += 1;
                 at = blanks(bytes, end);
                 match bytes.get(at) {
@@ -359,7 +384,7 @@ pub(super) fn call_value_end(
                 }
             };
             if end.is_none() {
-                calls.truncate(before);
+                calls.keep(before);
             }
             end
         }

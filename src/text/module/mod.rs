@@ -29,7 +29,10 @@ use crate::text::HloStyle;
 
 mod lexer;
 mod line;
+mod names;
 mod text;
+
+pub use names::{Names, NamesIter};
 
 /// A checker: the report on one shape (paths inside the shape).
 pub type Check<'c> = dyn FnMut(&ShapeProto) -> Report + 'c;
@@ -108,7 +111,7 @@ pub struct InstructionSite<'a> {
     /// The names of its operands, in order, without `%` (in a proto: the names of the
     /// instructions its `operand_ids` name; an id naming no instruction of the
     /// computation is left out).
-    pub operands: &'a [String],
+    pub operands: &'a Names,
     /// The names of the computations it calls, without `%`, in the order of its
     /// proto's `called_computation_ids`: in text, those its attributes name (`calls`,
     /// `to_apply`, `body` before `condition`, `true_computation` before
@@ -116,7 +119,7 @@ pub struct InstructionSite<'a> {
     /// and `called_computations`); in a proto, the computations its
     /// `called_computation_ids` name (an id naming no computation of the module is left
     /// out).
-    pub calls: &'a [String],
+    pub calls: &'a Names,
 }
 
 /// A shape found in a module proto, and where.
@@ -1066,7 +1069,6 @@ impl ProtoWalk<'_> {
         // all are read; the instructions are read again then, so that a computation of
         // many instructions is not held decoded.
         let mut names: HashMap<u64, &[u8]> = HashMap::new();
-        let mut ids = Vec::new();
         let mut instruction_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
@@ -1095,33 +1097,32 @@ impl ProtoWalk<'_> {
         let Some(on_instruction) = self.on_instruction.as_mut() else {
             return Ok(());
         };
-        let mut operands = Vec::new();
-        let (mut call_ids, mut calls) = (Vec::new(), Vec::new());
+        let (mut operands, mut calls) = (Names::new(), Names::new());
         let mut instruction_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
             let (2, Value::Bytes(value)) = (number, value) else {
                 continue;
             };
-            // Read once already, without error; its path is made only for one.
-            let (name, opcode, _) = instruction_fields(value, Some((&mut ids, &mut call_ids)))
-                .map_err(|e| {
-                    let at = path.field("instructions").index(instruction_index);
-                    ScanError::Wire(format!("{at}: {e}"))
-                })?;
-            instruction_index += 1;
+            // Each id named as it is read (an id naming no instruction of the
+            // computation, or no computation, is left out).
             operands.clear();
-            operands.extend(
-                ids.iter()
-                    .filter_map(|id| names.get(id))
-                    .map(|name| String::from_utf8_lossy(name).into_owned()),
-            );
             calls.clear();
-            calls.extend(
-                (call_ids.iter())
-                    .filter_map(|id| self.computations.get(id))
-                    .map(|name| String::from_utf8_lossy(name).into_owned()),
-            );
+            let mut name_id = |field: u64, id: u64| {
+                let (names, of) = match field {
+                    36 => (&names, &mut operands),
+                    _ => (&self.computations, &mut calls),
+                };
+                if let Some(name) = names.get(&id) {
+                    of.push(&String::from_utf8_lossy(name));
+                }
+            };
+            // Read once already, without error; its path is made only for one.
+            let (name, opcode, _) = instruction_fields(value, Some(&mut name_id)).map_err(|e| {
+                let at = path.field("instructions").index(instruction_index);
+                ScanError::Wire(format!("{at}: {e}"))
+            })?;
+            instruction_index += 1;
             let site = InstructionSite {
                 line: 0,
                 computation,
@@ -1212,26 +1213,18 @@ impl ProtoWalk<'_> {
 type InstructionFields<'b> = (&'b [u8], &'b [u8], Option<u64>);
 
 /// An instruction's name and opcode (their bytes; the last of each given, as protobuf
-/// reads them), its id, and its operand ids and called computation ids (into `ids`,
-/// each emptied first, when given: they are read all the same); the wire error,
-/// without its path, when its fields do not read.
+/// reads them), its id, and each of its operand ids (field 36) and called computation
+/// ids (38) handed to `ids` with its field number, in order, when given (they are read
+/// all the same); the wire error, without its path, when its fields do not read.
 fn instruction_fields<'b>(
     bytes: &'b [u8],
-    mut ids: Option<(&mut Vec<u64>, &mut Vec<u64>)>,
+    mut ids: Option<&mut dyn FnMut(u64, u64)>,
 ) -> Result<InstructionFields<'b>, String> {
     let (mut name, mut opcode, mut id): (&[u8], &[u8], _) = (&[], &[], None);
-    if let Some((operands, calls)) = ids.as_mut() {
-        operands.clear();
-        calls.clear();
-    }
     let collecting = ids.is_some();
     let mut push = |field: u64, v| {
-        if let Some((operands, calls)) = ids.as_mut() {
-            if field == 36 {
-                operands.push(v);
-            } else {
-                calls.push(v);
-            }
+        if let Some(ids) = ids.as_mut() {
+            ids(field, v);
         }
     };
     for field in fields(bytes) {

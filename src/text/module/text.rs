@@ -25,10 +25,11 @@
 use std::io::BufRead;
 
 use super::lexer::{Kind, Lexer, Token};
-use smallvec::SmallVec;
 
-use super::line::{call_attribute, plan_computation, plan_instruction, CallSlot, Plan, Planned};
-use super::{InstructionSite, Role, ScanError, Site, Summary};
+use super::line::{
+    call_attribute, plan_computation, plan_instruction, CallSink, CallSlot, Plan, Planned,
+};
+use super::{InstructionSite, Names, Role, ScanError, Site, Summary};
 use crate::error::{Issue, Report, Severity};
 use crate::proto::ShapeProto;
 use crate::report::Finding;
@@ -120,14 +121,14 @@ pub(super) struct Scanner<'v, R> {
     computation_buffer: String,
     name_buffer: String,
     /// The operand names of the current instruction (only with `on_instruction`).
-    operand_names: Vec<String>,
+    operand_names: Names,
     /// The current instruction's opcode and line, kept until its attributes are read
     /// (only with `on_instruction`).
     opcode: String,
     instruction_line: usize,
     /// The computations its attributes name, and each one's place ([`CallSlot`]); put
     /// in order of place before they are handed on (only with `on_instruction`).
-    calls: Vec<String>,
+    calls: Names,
     call_places: Vec<u32>,
     /// How deep in nested instructions the operands being read are.
     nesting: usize,
@@ -274,6 +275,31 @@ pub(super) fn ends_shape(bytes: &[u8], pos: usize) -> bool {
     }
 }
 
+/// The computations an instruction calls, as the scanner keeps them: their names
+/// (without `%`) and their places.
+struct CallNames<'a> {
+    names: &'a mut Names,
+    places: &'a mut Vec<u32>,
+}
+
+impl CallSink for CallNames<'_> {
+    fn count(&self) -> usize {
+        self.names.len()
+    }
+
+    fn add(&mut self, place: u32, (start, end): (usize, usize), bytes: &[u8]) {
+        let name = String::from_utf8_lossy(bytes.get(start..end).unwrap_or_default());
+        if self.names.push(name.trim_start_matches('%')) {
+            self.places.push(place);
+        }
+    }
+
+    fn keep(&mut self, count: usize) {
+        self.names.truncate(count);
+        self.places.truncate(count);
+    }
+}
+
 impl<'v, R: BufRead> Scanner<'v, R> {
     pub fn new(
         reader: R,
@@ -293,11 +319,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             in_entry: false,
             computation_buffer: String::new(),
             name_buffer: String::new(),
-            operand_names: Vec::new(),
+            operand_names: Names::new(),
             opcode: String::new(),
             instruction_line: 0,
             call_places: Vec::new(),
-            calls: Vec::new(),
+            calls: Names::new(),
             nesting: 0,
             options: ParseOptions {
                 fill_missing_layouts: false,
@@ -766,11 +792,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         if !self.call_places.is_sorted() {
             // A few names out of place (a `while`'s condition before its body): a stable
             // sort keeps the names of a list in their order.
-            let mut placed: Vec<(u32, String)> = (self.call_places.drain(..))
-                .zip(self.calls.drain(..))
-                .collect();
-            placed.sort_by_key(|&(place, _)| place);
-            self.calls.extend(placed.into_iter().map(|(_, name)| name));
+            let mut order: Vec<usize> = (0..self.calls.len()).collect();
+            order.sort_by_key(|&i| self.call_places.get(i).copied().unwrap_or(u32::MAX));
+            let placed: Names = order.iter().filter_map(|&i| self.calls.get(i)).collect();
+            self.calls = placed;
+            self.call_places.clear();
         }
         let site = InstructionSite {
             line: self.instruction_line,
@@ -951,10 +977,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             self.opcode.clear();
             self.opcode.push_str(&line[plan.opcode.0..plan.opcode.1]);
             self.operand_names.clear();
-            (self.operand_names).extend(plan.operands.iter().map(|at| text(at).to_string()));
+            (self.operand_names).extend(plan.operands.iter().map(text));
             for (place, at) in &plan.calls {
-                self.calls.push(text(at).to_string());
-                self.call_places.push(*place);
+                if self.calls.push(text(at)) {
+                    self.call_places.push(*place);
+                }
             }
         }
         for shape in &plan.shapes {
@@ -1045,8 +1072,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         self.lexer.take(&name);
         if self.nesting == 0 && self.on_instruction.is_some() {
             let text = self.lexer.text(&name);
-            self.operand_names
-                .push(text.trim_start_matches('%').to_string());
+            self.operand_names.push(text.trim_start_matches('%'));
         }
         // Most operands end here, at a ',' or ')' the caller reads.
         if self.lexer.next_is_punct(b",)") {
@@ -1340,14 +1366,11 @@ impl<'v, R: BufRead> Scanner<'v, R> {
     /// names, with nothing joined to it (as [`call_value_end`] reads them at byte
     /// level).
     fn call_value(&mut self, slot: CallSlot) -> Step {
-        let mut plain = SmallVec::new();
-        if self.lexer.skip_plain_call_value(slot, &mut plain) {
-            let line = self.lexer.line();
-            for &(place, (start, end)) in &plain {
-                self.calls
-                    .push(line[start..end].trim_start_matches('%').to_string());
-                self.call_places.push(place);
-            }
+        let mut sink = CallNames {
+            names: &mut self.calls,
+            places: &mut self.call_places,
+        };
+        if self.lexer.skip_plain_call_value(slot, &mut sink) {
             return Ok(());
         }
         let before = self.calls.len();
@@ -1360,8 +1383,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             (CallSlot::One(place), Kind::Name | Kind::Word) => {
                 let text = name(self, &first);
                 self.next_tok()?;
-                self.calls.push(text);
-                self.call_places.push(place);
+                if self.calls.push(&text) {
+                    self.call_places.push(place);
+                }
             }
             (CallSlot::List, Kind::Punct(b'{')) => {
                 self.next_tok()?;
@@ -1375,8 +1399,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                     if matches!(token.kind, Kind::Name | Kind::Word) {
                         let text = name(self, &token);
                         self.next_tok()?;
-                        self.calls.push(text);
-                        self.call_places.push(place);
+                        if self.calls.push(&text) {
+                            self.call_places.push(place);
+                        }
                         place += 1;
                         if self.eat_token(b',')? {
                             continue;

@@ -28,6 +28,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+use std::borrow::Cow;
 use std::fmt::{self, Write as _};
 
 mod stream;
@@ -286,6 +287,168 @@ pub struct Strides {
     pub reason: Option<String>,
 }
 
+/// An array's dimensions as the words and the JSON give them: those a description
+/// holds, or made one at a time from the shape as they are written (`explain` of an
+/// array: at a rank of hundreds of thousands they took some 110 bytes each held).
+#[derive(Clone, Copy)]
+enum Dims<'a> {
+    Held(&'a [Dimension]),
+    Made(&'a ArrayShape),
+}
+
+impl<'a> Dims<'a> {
+    fn len(self) -> usize {
+        match self {
+            Dims::Held(held) => held.len(),
+            Dims::Made(array) => array.dimensions().len(),
+        }
+    }
+
+    fn get(self, i: usize) -> Option<Cow<'a, Dimension>> {
+        match self {
+            Dims::Held(held) => held.get(i).map(Cow::Borrowed),
+            Dims::Made(array) => {
+                let size = array.dimensions().get(i)?;
+                let (kind, text) = match size {
+                    DimSize::Static(n) => (DimensionKind::Static, n.to_string()),
+                    DimSize::Bounded(n) => (DimensionKind::Bounded, format!("<={n}")),
+                    DimSize::Unbounded => (DimensionKind::Unbounded, "?".to_string()),
+                };
+                let letters = array.dimension_letters();
+                Some(Cow::Owned(Dimension {
+                    dimension: i,
+                    letter: letters.and_then(|l| l.get(i)).map(char::to_string),
+                    kind,
+                    size: size.bound(),
+                    text,
+                }))
+            }
+        }
+    }
+
+    fn iter(self) -> impl Iterator<Item = Cow<'a, Dimension>> {
+        (0..self.len()).filter_map(move |i| self.get(i))
+    }
+}
+
+/// A list of dimensions, serialised as a `Vec<Dimension>` is.
+struct DimsJson<'a>(Dims<'a>);
+
+impl Serialize for DimsJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter())
+    }
+}
+
+/// A shape's description whose array's dimensions `dims` gives (a tuple's are its
+/// elements' own), with the document's `version` when given: serialised as the
+/// [`Description`] (or the [`ShapeDescription`]) with those dimensions is, field for
+/// field in their order (the destructurings below fail to compile when a field is
+/// added).
+pub(crate) struct ShapeJson<'a> {
+    version: Option<u32>,
+    shape: &'a ShapeDescription,
+    dims: Dims<'a>,
+}
+
+impl Serialize for ShapeJson<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeStruct};
+        struct Array<'a>(&'a ArrayDescription, Dims<'a>);
+        impl Serialize for Array<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let ArrayDescription {
+                    element_type,
+                    dimensions: _,
+                    layout,
+                    element_count,
+                    byte_size,
+                    memory,
+                    no_memory_reason,
+                } = self.0;
+                let mut out = serializer.serialize_struct("ArrayDescription", 7)?;
+                out.serialize_field("element_type", element_type)?;
+                out.serialize_field("dimensions", &DimsJson(self.1))?;
+                out.serialize_field("layout", layout)?;
+                out.serialize_field("element_count", element_count)?;
+                out.serialize_field("byte_size", byte_size)?;
+                out.serialize_field("memory", memory)?;
+                out.serialize_field("no_memory_reason", no_memory_reason)?;
+                out.end()
+            }
+        }
+        let ShapeDescription {
+            text,
+            lossless_text,
+            kind,
+            array,
+            elements,
+        } = self.shape;
+        // A map, as `Description` (whose shape is flattened) is; `serde_json` writes a
+        // struct alike.
+        let mut out = serializer.serialize_map(None)?;
+        if let Some(version) = self.version {
+            out.serialize_entry("version", &version)?;
+        }
+        out.serialize_entry("text", text)?;
+        out.serialize_entry("lossless_text", lossless_text)?;
+        out.serialize_entry("kind", kind)?;
+        out.serialize_entry("array", &array.as_ref().map(|a| Array(a, self.dims)))?;
+        out.serialize_entry("elements", elements)?;
+        out.end()
+    }
+}
+
+/// The description of `shape` at nesting `depth`, an array's dimensions left out, to
+/// be written with them made as they are ([`ShapeJson`], [`shape_lines_made`]).
+pub(crate) fn describe_without_dimensions(
+    shape: &Shape,
+    style: HloStyle,
+    depth: usize,
+) -> ShapeDescription {
+    describe_shape_with(shape, style, depth, false)
+}
+
+impl<'a> ShapeJson<'a> {
+    /// The JSON of `description` (of `shape`, [`describe_without_dimensions`]), with
+    /// `version` when given.
+    pub(crate) fn new(
+        version: Option<u32>,
+        description: &'a ShapeDescription,
+        shape: &'a Shape,
+    ) -> Self {
+        ShapeJson {
+            version,
+            shape: description,
+            dims: made_dims(shape),
+        }
+    }
+}
+
+/// The dimensions of `shape`'s array, made as they are written; none for any other
+/// shape.
+fn made_dims(shape: &Shape) -> Dims<'_> {
+    match shape {
+        Shape::Array(array) | Shape::Buffer(array) => Dims::Made(array),
+        _ => Dims::Held(&[]),
+    }
+}
+
+/// The words of `description` (of `shape`, [`describe_without_dimensions`]) at
+/// `indent`.
+pub(crate) fn shape_lines_made(
+    description: &ShapeDescription,
+    shape: &Shape,
+    indent: &str,
+    out: &mut Lines<'_>,
+) {
+    let dims = match shape {
+        Shape::Array(_) | Shape::Buffer(_) => Some(made_dims(shape)),
+        _ => None,
+    };
+    shape_lines_with(description, dims, indent, out);
+}
+
 /// Describes a validated shape; shape and layout text in `style`.
 pub fn describe(shape: &Shape, style: HloStyle) -> Description {
     Description {
@@ -313,10 +476,21 @@ pub fn shape_text(shape: &Shape, style: HloStyle) -> String {
 }
 
 fn describe_shape(shape: &Shape, style: HloStyle, depth: usize) -> ShapeDescription {
+    describe_shape_with(shape, style, depth, true)
+}
+
+/// [`describe_shape`], an array's dimensions left out unless `dimensions`.
+fn describe_shape_with(
+    shape: &Shape,
+    style: HloStyle,
+    depth: usize,
+    dimensions: bool,
+) -> ShapeDescription {
     let (text, lossless_text) = shape_texts(shape, style);
+    let array = |array| Some(describe_array_with(array, style, dimensions));
     let (kind, array, elements) = match shape {
-        Shape::Array(array) => (ShapeKind::Array, Some(describe_array(array, style)), None),
-        Shape::Buffer(array) => (ShapeKind::Buffer, Some(describe_array(array, style)), None),
+        Shape::Array(a) => (ShapeKind::Array, array(a), None),
+        Shape::Buffer(a) => (ShapeKind::Buffer, array(a), None),
         Shape::Token => (ShapeKind::Token, None, None),
         Shape::Opaque => (ShapeKind::Opaque, None, None),
         Shape::Tuple(_) if depth >= MAX_DEPTH => (ShapeKind::Tuple, None, None),
@@ -340,7 +514,9 @@ fn describe_shape(shape: &Shape, style: HloStyle, depth: usize) -> ShapeDescript
     }
 }
 
-fn describe_array(array: &ArrayShape, style: HloStyle) -> ArrayDescription {
+/// [`describe_array`], its dimensions left out unless `dimensions` (the caller makes
+/// them as it writes them: [`Dims::Made`]).
+fn describe_array_with(array: &ArrayShape, style: HloStyle, dimensions: bool) -> ArrayDescription {
     let ty = array.element_type();
     // The plan made and dropped before the dimensions are described: at the largest
     // ranks each takes tens of MB, which they took together.
@@ -348,26 +524,10 @@ fn describe_array(array: &ArrayShape, style: HloStyle) -> ArrayDescription {
         Ok(plan) => (Some(memory(&plan)), None),
         Err(e) => (None, Some(e.to_string())),
     };
-    let letters = array.dimension_letters();
-    let dimensions = array
-        .dimensions()
-        .iter()
-        .enumerate()
-        .map(|(i, size)| {
-            let (kind, text) = match size {
-                DimSize::Static(n) => (DimensionKind::Static, n.to_string()),
-                DimSize::Bounded(n) => (DimensionKind::Bounded, format!("<={n}")),
-                DimSize::Unbounded => (DimensionKind::Unbounded, "?".to_string()),
-            };
-            Dimension {
-                dimension: i,
-                letter: letters.and_then(|l| l.get(i)).map(char::to_string),
-                kind,
-                size: size.bound(),
-                text,
-            }
-        })
-        .collect();
+    let dimensions = match dimensions {
+        true => Dims::Made(array).iter().map(Cow::into_owned).collect(),
+        false => Vec::new(),
+    };
     ArrayDescription {
         element_type: ElementType {
             name: ty.name().to_string(),
@@ -799,6 +959,16 @@ impl fmt::Write for Lines<'_> {
 }
 
 fn shape_lines(shape: &ShapeDescription, indent: &str, out: &mut Lines<'_>) {
+    shape_lines_with(shape, None, indent, out);
+}
+
+/// [`shape_lines`], the array's dimensions those of `dims` when given.
+fn shape_lines_with(
+    shape: &ShapeDescription,
+    dims: Option<Dims<'_>>,
+    indent: &str,
+    out: &mut Lines<'_>,
+) {
     let _ = writeln!(out, "{indent}{}", shape.text);
     let inner = format!("{indent}  ");
     if let Some(lossless) = &shape.lossless_text {
@@ -810,9 +980,21 @@ fn shape_lines(shape: &ShapeDescription, indent: &str, out: &mut Lines<'_>) {
     match (shape.kind, &shape.array, &shape.elements) {
         (ShapeKind::Buffer, Some(array), _) => {
             let _ = writeln!(out, "{inner}a buffer holding one array:");
-            array_lines(array, &inner, out);
+            array_lines(
+                array,
+                dims.unwrap_or(Dims::Held(&array.dimensions)),
+                &inner,
+                out,
+            );
         }
-        (_, Some(array), _) => array_lines(array, &inner, out),
+        (_, Some(array), _) => {
+            array_lines(
+                array,
+                dims.unwrap_or(Dims::Held(&array.dimensions)),
+                &inner,
+                out,
+            );
+        }
         (ShapeKind::Token, ..) => {
             let _ = writeln!(
                 out,
@@ -847,13 +1029,13 @@ fn shape_lines(shape: &ShapeDescription, indent: &str, out: &mut Lines<'_>) {
     }
 }
 
-fn array_lines(array: &ArrayDescription, indent: &str, out: &mut Lines<'_>) {
+fn array_lines(array: &ArrayDescription, dims: Dims<'_>, indent: &str, out: &mut Lines<'_>) {
     element_line(&array.element_type, indent, out);
-    dimension_lines(array, indent, out);
+    dimension_lines(dims, indent, out);
     match &array.layout {
         Some(layout) => {
-            order_line(array, layout, indent, out);
-            tile_lines(array, layout, indent, out);
+            order_line(dims, layout, indent, out);
+            tile_lines(dims, layout, indent, out);
             attribute_lines(layout, indent, out);
         }
         None => {
@@ -919,26 +1101,26 @@ fn element_line(ty: &ElementType, indent: &str, out: &mut Lines<'_>) {
     out.push('\n');
 }
 
-fn dimension_name(array: &ArrayDescription, dim: usize) -> String {
-    match array.dimensions.get(dim).and_then(|d| d.letter.as_deref()) {
+fn dimension_name(dims: Dims<'_>, dim: usize) -> String {
+    match dims.get(dim).as_ref().and_then(|d| d.letter.as_deref()) {
         Some(letter) => format!("dimension {dim} ({letter})"),
         None => format!("dimension {dim}"),
     }
 }
 
 /// One line per dimension: its number, letter and size.
-fn dimension_lines(array: &ArrayDescription, indent: &str, out: &mut Lines<'_>) {
-    if array.dimensions.is_empty() {
+fn dimension_lines(dims: Dims<'_>, indent: &str, out: &mut Lines<'_>) {
+    if dims.len() == 0 {
         let _ = writeln!(out, "{indent}a scalar: no dimensions, one element");
         return;
     }
-    let count = u64::try_from(array.dimensions.len()).unwrap_or(u64::MAX);
+    let count = u64::try_from(dims.len()).unwrap_or(u64::MAX);
     let _ = writeln!(
         out,
         "{indent}{}, dimension 0 first:",
         plural(count, "dimension", "dimensions")
     );
-    for dim in &array.dimensions {
+    for dim in dims.iter() {
         let size = match (dim.kind, dim.size) {
             (DimensionKind::Static, Some(n)) => n.to_string(),
             (DimensionKind::Bounded, Some(n)) => format!("dynamic, at most {n}"),
@@ -947,18 +1129,13 @@ fn dimension_lines(array: &ArrayDescription, indent: &str, out: &mut Lines<'_>) 
         let _ = writeln!(
             out,
             "{indent}  {}: {size}",
-            dimension_name(array, dim.dimension)
+            dimension_name(dims, dim.dimension)
         );
     }
 }
 
 /// The memory order from `minor_to_major`.
-fn order_line(
-    array: &ArrayDescription,
-    layout: &LayoutDescription,
-    indent: &str,
-    out: &mut Lines<'_>,
-) {
+fn order_line(dims: Dims<'_>, layout: &LayoutDescription, indent: &str, out: &mut Lines<'_>) {
     let m2m = &layout.minor_to_major;
     if m2m.is_empty() {
         return;
@@ -966,7 +1143,7 @@ fn order_line(
     let _ = write!(out, "{indent}minor_to_major {{{}}}: ", join(m2m));
     // Only the most minor and the most major are named (a rank may be in the
     // hundreds of thousands).
-    let name = |d: &usize| dimension_name(array, *d);
+    let name = |d: &usize| dimension_name(dims, *d);
     match m2m.as_slice() {
         [only] => {
             let _ = write!(out, "{} is the only one", name(only));
@@ -988,12 +1165,7 @@ fn order_line(
 }
 
 /// Each tile: its sizes and which dimensions it covers.
-fn tile_lines(
-    array: &ArrayDescription,
-    layout: &LayoutDescription,
-    indent: &str,
-    out: &mut Lines<'_>,
-) {
+fn tile_lines(dims: Dims<'_>, layout: &LayoutDescription, indent: &str, out: &mut Lines<'_>) {
     for tile in &layout.tiles {
         let rank = tile.dimensions.len();
         match &tile.logical_dimensions {
@@ -1011,7 +1183,7 @@ fn tile_lines(
                 );
                 if !covered.is_empty() {
                     let names: Vec<String> =
-                        covered.iter().map(|&d| dimension_name(array, d)).collect();
+                        covered.iter().map(|&d| dimension_name(dims, d)).collect();
                     let _ = write!(out, " ({})", names.join(", "));
                 }
                 out.push_str(", tiles laid out one after another, edges padded");

@@ -10,7 +10,7 @@
 
 use std::io::Write;
 
-use super::{describe, describe_shape, shape_lines, Lines, MAX_DEPTH};
+use super::{describe_without_dimensions, shape_lines_made, Lines, ShapeJson, MAX_DEPTH};
 use crate::error::Severity;
 use crate::proto::ShapeProto;
 use crate::spool::Spool;
@@ -95,22 +95,22 @@ pub fn explain_with(
         let proto = text::parse_shape(text).map_err(ExplainError::Syntax)?;
         let shape = valid(&proto, error)?;
         drop(proto);
-        let description = describe(&shape, style);
-        drop(shape);
-        // Written straight into the output (a rank of hundreds of thousands describes
-        // in tens of MB).
+        // Written straight into the output, an array's dimensions made as they are
+        // written (a rank of hundreds of thousands describes in tens of MB).
+        let description = describe_without_dimensions(&shape, style, 0);
+        let json = ShapeJson::new(Some(super::VERSION), &description, &shape);
         let mut out = Spool::new();
         match format {
             ExplainFormat::Text => {
                 let mut lines = Lines::into_spool(&mut out);
-                shape_lines(&description.shape, "", &mut lines);
+                shape_lines_made(&description, &shape, "", &mut lines);
                 lines.finish();
             }
             ExplainFormat::Json => {
-                serde_json::to_writer(&mut out, &description).map_err(json_error)?;
+                serde_json::to_writer(&mut out, &json).map_err(json_error)?;
             }
             ExplainFormat::PrettyJson => {
-                serde_json::to_writer_pretty(&mut out, &description).map_err(json_error)?;
+                serde_json::to_writer_pretty(&mut out, &json).map_err(json_error)?;
             }
         }
         if format != ExplainFormat::Text {
@@ -327,19 +327,20 @@ impl Writer {
 
     /// Describes one shape built whole, at nesting `depth` and `indent`.
     fn shape(&mut self, shape: &Shape, depth: usize, indent: &str) {
-        let description = describe_shape(shape, self.style, depth);
+        let description = describe_without_dimensions(shape, self.style, depth);
+        let json = ShapeJson::new(None, &description, shape);
         match self.format {
             ExplainFormat::Text => {
                 let mut lines = Lines::into_spool(&mut self.out);
-                shape_lines(&description, indent, &mut lines);
+                shape_lines_made(&description, shape, indent, &mut lines);
                 lines.finish();
             }
             ExplainFormat::Json => {
-                if let Err(e) = serde_json::to_writer(&mut self.out, &description) {
+                if let Err(e) = serde_json::to_writer(&mut self.out, &json) {
                     self.failed.get_or_insert(json_error(e));
                 }
             }
-            ExplainFormat::PrettyJson => match serde_json::to_string_pretty(&description) {
+            ExplainFormat::PrettyJson => match serde_json::to_string_pretty(&json) {
                 // JSON strings hold no raw newline: every one is a line break.
                 Ok(json) => {
                     let json = json.replace('\n', &format!("\n{indent}"));
@@ -448,6 +449,7 @@ fn copy(spool: Spool, out: &mut Spool, json: bool) -> Result<(), ExplainError> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::describe;
     use super::*;
 
     /// What [`explain_with`] gives: the output, or the error with the issues handed on.
@@ -558,6 +560,49 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn dimensions_made_as_written_are_those_the_description_holds() {
+        // `explain` writes an array's dimensions as it makes them; `describe` holds
+        // them: the same words and JSON, for arrays, buffers and tuples of them.
+        let pool = pool();
+        let mut rng = Rng(0x5851_f42d_4c95_7f2d);
+        let tuples = (0..100).map(|_| tuple(&mut rng, &pool, 0));
+        let mut arrays = 0;
+        for text in pool.iter().cloned().chain(tuples) {
+            let Ok(proto) = text::parse_shape(&text) else {
+                continue;
+            };
+            let Ok(shape) = validate_shape_with(&proto, Options::hlo_text()).into_result() else {
+                continue;
+            };
+            arrays += usize::from(shape.as_array().is_some_and(|a| !a.is_scalar()));
+            for style in [HloStyle::Xla, HloStyle::Exact] {
+                let whole = describe(&shape, style);
+                let expected = [
+                    (ExplainFormat::Text, whole.to_string()),
+                    (
+                        ExplainFormat::Json,
+                        serde_json::to_string(&whole).unwrap() + "\n",
+                    ),
+                    (
+                        ExplainFormat::PrettyJson,
+                        serde_json::to_string_pretty(&whole).unwrap() + "\n",
+                    ),
+                ];
+                for (format, expected) in expected {
+                    for sizes in [(usize::MAX, usize::MAX), (0, 0)] {
+                        assert_eq!(
+                            run(&text, style, format, sizes),
+                            expected,
+                            "{text} {style:?} {format:?} {sizes:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(arrays > 500, "{arrays}");
     }
 
     #[test]

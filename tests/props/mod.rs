@@ -637,9 +637,11 @@ pub fn checked_lines_agree(input: &str) {
 }
 
 /// `explain` of a tuple described a shape at a time (every tuple element again a shape
-/// at a time, or none) gives the bytes, or the errors, of the whole description.
+/// at a time, or none) gives the bytes, or the errors, of the whole description; and
+/// those (which make an array's dimensions as they are written) are the bytes of the
+/// description `describe` holds, in words and JSON.
 fn explained_a_shape_at_a_time(input: &str) {
-    use xla_shape::describe::{explain_with, ExplainError, ExplainFormat};
+    use xla_shape::describe::{describe, explain_with, ExplainError, ExplainFormat};
     let run = |style, format, sizes| {
         let mut issues = Vec::new();
         let explained = explain_with(input, style, format, &mut |i| issues.push(i.clone()), sizes);
@@ -652,9 +654,26 @@ fn explained_a_shape_at_a_time(input: &str) {
             Err(e) => Err(e.to_string()),
         }
     };
+    let shape = text::parse_shape(input).ok().and_then(|proto| {
+        xla_shape::validate::validate_shape_with(&proto, xla_shape::validate::Options::hlo_text())
+            .into_result()
+            .ok()
+    });
     for style in [text::HloStyle::Xla, text::HloStyle::Exact] {
         for format in [ExplainFormat::Text, ExplainFormat::PrettyJson] {
             let whole = run(style, format, (usize::MAX, usize::MAX));
+            if let Some(shape) = &shape {
+                let held = describe(shape, style);
+                let held = match format {
+                    ExplainFormat::Text => held.to_string(),
+                    _ => serde_json::to_string_pretty(&held).expect("serialises") + "\n",
+                };
+                assert_eq!(
+                    whole.as_deref().map(String::from_utf8_lossy),
+                    Ok(held.as_str().into()),
+                    "{input:?} {style:?} {format:?}"
+                );
+            }
             for sizes in [(0, 0), (0, usize::MAX)] {
                 assert_eq!(
                     run(style, format, sizes),

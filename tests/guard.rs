@@ -622,7 +622,8 @@ fn a_module_pair_gives_the_same_changes_from_its_text_and_from_its_proto() {
 fn the_calls_read_from_text_are_those_xla_wrote_in_the_proto() {
     // Every module XLA wrote both ways: each instruction calls the same computations,
     // in the same order (a while loop's body before its condition), in its text
-    // attributes and in its proto's called_computation_ids.
+    // attributes and in its proto's called_computation_ids; and each get-tuple-element
+    // takes the same element (`index=`, the proto's tuple_index, left out for 0).
     let mut pairs = Vec::new();
     let mut dirs = vec![root().join("fixtures")];
     while let Some(dir) = dirs.pop() {
@@ -643,19 +644,21 @@ fn the_calls_read_from_text_are_those_xla_wrote_in_the_proto() {
     pairs.sort();
     assert!(pairs.len() >= 20, "{pairs:?}");
     let read = ReadOptions::default();
-    let (mut calls, mut whiles) = (0, 0);
+    let (mut calls, mut whiles, mut indices) = (0, 0, 0);
     for (text, proto) in &pairs {
         let calls_of = |path: &Path| {
             let listing = listing::read_path(path, "m", &read).unwrap().remove(0);
             let mut all: Vec<_> = (listing.instructions.into_iter())
-                .map(|i| (i.computation, i.name, i.opcode, i.calls))
+                .map(|i| (i.computation, i.name, i.opcode, i.calls, i.tuple_index))
                 .collect();
             all.sort();
             all
         };
         let (from_text, from_proto) = (calls_of(text), calls_of(proto));
         assert_eq!(from_text, from_proto, "{}", text.display());
-        for (_, _, opcode, called) in &from_text {
+        for (_, _, opcode, called, index) in &from_text {
+            assert_eq!(index.is_some(), opcode == "get-tuple-element", "{opcode}");
+            indices += usize::from(index.is_some_and(|i| i > 0));
             calls += called.len();
             if opcode == "while" {
                 whiles += 1;
@@ -665,8 +668,8 @@ fn the_calls_read_from_text_are_those_xla_wrote_in_the_proto() {
         }
     }
     assert!(
-        calls > 100 && whiles >= 2,
-        "{calls} calls, {whiles} while loops"
+        calls > 100 && whiles >= 2 && indices > 5,
+        "{calls} calls, {whiles} while loops, {indices} tuple indices past 0"
     );
 }
 

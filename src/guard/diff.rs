@@ -2055,6 +2055,11 @@ impl<'a> Module<'a> {
         self.held.operands(ins.op as usize)
     }
 
+    /// Its tuple index, for a get-tuple-element.
+    fn tuple_index(&self, ins: &Instr) -> Option<u64> {
+        self.held.tuple_index(ins.op as usize)
+    }
+
     /// The entries of `ins`, in order.
     fn shapes(&self, ins: &Instr) -> impl Iterator<Item = Listed<'a>> + '_ {
         let (mut at, last) = ins.shapes;
@@ -2310,6 +2315,12 @@ impl<'a> Items<'a> {
             Some((module, ins)) => module.operands(&ins),
             None => self.held.operands(usize::MAX),
         }
+    }
+
+    /// Its tuple index, for a get-tuple-element.
+    fn tuple_index(&self, i: usize) -> Option<u64> {
+        self.instr(i)
+            .and_then(|(module, ins)| module.tuple_index(&ins))
     }
 
     /// The index of the item named by string `name` (instructions only).
@@ -2755,6 +2766,7 @@ const SAME_SHAPES_LOOK: usize = 16;
 /// next [`SAME_SHAPES_LOOK`] that fit and has `i`'s shapes, if any (instructions of the
 /// same operands, a broadcast of one constant to several shapes, are renumbered too).
 /// With `same_shapes_only`, only one of the first [`SAME_SHAPES_LOOK`] that has them.
+/// A get-tuple-element looks for one of its tuple index first, among those.
 #[allow(clippy::too_many_arguments)]
 fn by_operands_of<'a>(
     old: &Items<'a>,
@@ -2793,13 +2805,29 @@ fn by_operands_of<'a>(
                 .find(|&j| want(j))
         }
     };
+    // A get-tuple-element takes a tuple's element by its index: of the ones that take
+    // the same tuple, one of its index and shapes, else one of its shapes (the element
+    // moved when the tuple grew), else one of its index (the element's shape changed).
+    let index = old.tuple_index(i);
+    let same_index = |j: usize| new.tuple_index(j) == index;
+    let both = |j: usize| same(j) && same_index(j);
     if same_shapes_only {
-        return lookup(&same, SAME_SHAPES_LOOK);
+        return match index {
+            Some(_) => lookup(&both, SAME_SHAPES_LOOK).or_else(|| lookup(&same, SAME_SHAPES_LOOK)),
+            None => lookup(&same, SAME_SHAPES_LOOK),
+        };
     }
-    match lookup(&|_| true, usize::MAX) {
-        Some(j) if !same(j) => lookup(&same, SAME_SHAPES_LOOK).or(Some(j)),
-        found => found,
+    let first = lookup(&|_| true, usize::MAX)?;
+    if same(first) && (index.is_none() || same_index(first)) {
+        return Some(first);
     }
+    let better = match index {
+        Some(_) => lookup(&both, SAME_SHAPES_LOOK)
+            .or_else(|| lookup(&same, SAME_SHAPES_LOOK))
+            .or_else(|| lookup(&same_index, SAME_SHAPES_LOOK)),
+        None => lookup(&same, SAME_SHAPES_LOOK),
+    };
+    better.or(Some(first))
 }
 
 /// The end of the run of `order` (items sorted by group) from `start`, whose item is

@@ -447,6 +447,9 @@ pub(crate) struct Held {
     /// (instruction, start): most call none, and those that do, one.
     calls: Table<u32>,
     call_starts: Vec<(u32, u32)>,
+    /// Each get-tuple-element's tuple index, as (instruction, index), in order: the
+    /// elements of one tuple have the same operand, and often the same shape.
+    tuple_indices: Vec<(u32, u64)>,
     /// What only some listings have (proto paths, shapes kept as bytes, large lines
     /// and columns), made when the first comes: a listing read back makes a `Held` a
     /// file it names, most with a shape or two and none of these.
@@ -478,6 +481,7 @@ impl Held {
             operands: Table::new(entries),
             calls: Table::new(entries),
             call_starts: Vec::new(),
+            tuple_indices: Vec::new(),
             rare: None,
             entry_computations: HashSet::new(),
             overflow: false,
@@ -620,6 +624,10 @@ impl Held {
             let id = self.intern(Some(operand));
             self.operands.push(id);
         }
+        if let Some(index) = instruction.tuple_index {
+            let k = self.index(self.instructions.len());
+            self.tuple_indices.push((k, index));
+        }
         if self.op_computations.last().map(|&(_, c)| c) != Some(computation) {
             let first = self.index(self.instructions.len());
             self.op_computations.push((first, computation));
@@ -760,6 +768,17 @@ impl Held {
         }
     }
 
+    /// Instruction `k`'s tuple index, if it is a get-tuple-element
+    /// ([`Instruction::tuple_index`]).
+    pub(crate) fn tuple_index(&self, k: usize) -> Option<u64> {
+        let k = u32::try_from(k).ok()?;
+        let at = self
+            .tuple_indices
+            .binary_search_by_key(&k, |&(i, _)| i)
+            .ok()?;
+        Some(self.tuple_indices[at].1)
+    }
+
     /// The first failure to keep or read back its entries, instructions or operands in
     /// their temporary files: some were lost.
     pub(crate) fn lost(&self) -> Option<&str> {
@@ -807,6 +826,7 @@ impl Held {
         self.operands.clear();
         self.calls.clear();
         self.call_starts.clear();
+        self.tuple_indices.clear();
         if let Some(rare) = &mut self.rare {
             rare.paths.clear();
             rare.extras.clear();
@@ -1059,9 +1079,9 @@ mod tests {
     /// Each instruction's operands and called computations read back as given, in
     /// order, wherever they are kept: all in memory, or past the first 0, 1 or 3 in the
     /// temporary file (with instructions of none, of one, of many, and after the last
-    /// none).
+    /// none); and so does the tuple index of those that have one.
     #[test]
-    fn operands_and_calls_read_back_as_given() {
+    fn operands_calls_and_tuple_indices_read_back_as_given() {
         let given: Vec<Vec<String>> = (0..40)
             .map(|k| {
                 (0..(k * 7) % 6)
@@ -1077,6 +1097,8 @@ mod tests {
                 Vec::new()
             }
         };
+        // Some take a tuple's element.
+        let index = |k: usize| (k % 5 == 1).then_some(k as u64 * 3);
         for keep in [0, 1, 3, usize::MAX] {
             let mut held = Held::keeping("f", Kind::Module, keep);
             for (k, operands) in given.iter().enumerate() {
@@ -1086,11 +1108,17 @@ mod tests {
                     opcode: "add".to_string(),
                     operands: operands.clone().into(),
                     calls: calls(k).into(),
+                    tuple_index: index(k),
                 });
             }
             held.finish().unwrap();
             assert!(held.has_calls());
             for (k, operands) in given.iter().enumerate() {
+                assert_eq!(
+                    held.tuple_index(k),
+                    index(k),
+                    "keep {keep}, instruction {k}"
+                );
                 for (read, given) in [(held.operands(k), operands), (held.calls(k), &calls(k))] {
                     assert_eq!(read.len(), given.len(), "keep {keep}, instruction {k}");
                     let names: Vec<&str> = read.iter().map(|id| held.strings.get(id)).collect();
@@ -1099,6 +1127,7 @@ mod tests {
                 }
             }
             for past in [given.len(), usize::MAX] {
+                assert_eq!(held.tuple_index(past), None);
                 assert_eq!(held.operands(past).len(), 0);
                 assert_eq!(held.calls(past).len(), 0);
             }

@@ -758,6 +758,8 @@ pub struct Instruction {
     /// The names of the computations it calls, in the order of its proto's
     /// `called_computation_ids` ([`InstructionSite::calls`]).
     pub calls: Names,
+    /// A get-tuple-element's tuple index ([`InstructionSite::tuple_index`]).
+    pub tuple_index: Option<u64>,
 }
 
 /// What a listing read as a stream hands on, in the order read.
@@ -777,6 +779,7 @@ impl Instruction {
             opcode: site.opcode.to_string(),
             operands: site.operands.clone(),
             calls: site.calls.clone(),
+            tuple_index: site.tuple_index,
         }
     }
 }

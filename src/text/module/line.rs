@@ -67,6 +67,8 @@ pub(super) struct Plan<'m> {
     pub operands: SmallVec<[(usize, usize); 4]>,
     /// The computations named by the attributes read ([`call_value_end`]).
     pub calls: SmallVec<[Call; 2]>,
+    /// The plain number that is the value of an `index=` read (a get-tuple-element's).
+    pub index: Option<(usize, usize)>,
     /// Just after the `)` that closes the operands, or after the last of the plain
     /// attributes that follow it on the line.
     pub end: usize,
@@ -116,6 +118,7 @@ impl<'m> Plan<'m> {
             shapes: SmallVec::new(),
             operands: SmallVec::new(),
             calls: SmallVec::new(),
+            index: None,
             end: 0,
         }
     }
@@ -150,6 +153,7 @@ pub(super) fn plan_instruction<'m>(
     plan.shapes.clear();
     plan.operands.clear();
     plan.calls.clear();
+    plan.index = None;
     let word = plain_token(bytes, pos);
     let opcode_end = if can_be_shape(line, pos, word) {
         let (shape_end, value) = memo_shape(line, pos, memo)?;
@@ -274,7 +278,16 @@ fn attributes_end<'m>(
         } else if name == "backend_config" || name == "frontend_attributes" {
             json_valued_end(bytes, blanks(bytes, end + 1), name == "frontend_attributes")
         } else {
-            plain_value_end(bytes, blanks(bytes, end + 1))
+            let value = blanks(bytes, end + 1);
+            let end = plain_value_end(bytes, value);
+            if name == "index" {
+                let digits = bytes.get(value..).unwrap_or_default();
+                let digits = digits.iter().take_while(|b| b.is_ascii_digit()).count();
+                if digits > 0 && end == Some(value + digits) {
+                    plan.index = Some((value, value + digits));
+                }
+            }
+            end
         };
         match value_end {
             Some(value_end) => pos = value_end,

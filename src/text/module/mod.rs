@@ -120,6 +120,10 @@ pub struct InstructionSite<'a> {
     /// `called_computation_ids` name (an id naming no computation of the module is left
     /// out).
     pub calls: &'a Names,
+    /// For a `get-tuple-element`, the tuple element it takes: its `index=` (in a proto,
+    /// its `tuple_index`, field 13, which is 0 when left out); `None` for any other
+    /// opcode, and for a text whose `index=` is no number.
+    pub tuple_index: Option<u64>,
 }
 
 /// A shape found in a module proto, and where.
@@ -1108,8 +1112,13 @@ impl ProtoWalk<'_> {
             // computation, or no computation, is left out).
             operands.clear();
             calls.clear();
+            let mut tuple_index = 0;
             let mut name_id = |field: u64, id: u64| {
                 let (names, of) = match field {
+                    13 => {
+                        tuple_index = id;
+                        return;
+                    }
                     36 => (&names, &mut operands),
                     _ => (&self.computations, &mut calls),
                 };
@@ -1131,6 +1140,7 @@ impl ProtoWalk<'_> {
                 opcode: &String::from_utf8_lossy(opcode),
                 operands: &operands,
                 calls: &calls,
+                tuple_index: (opcode == b"get-tuple-element").then_some(tuple_index),
             };
             on_instruction(&site);
         }
@@ -1213,9 +1223,10 @@ impl ProtoWalk<'_> {
 type InstructionFields<'b> = (&'b [u8], &'b [u8], Option<u64>);
 
 /// An instruction's name and opcode (their bytes; the last of each given, as protobuf
-/// reads them), its id, and each of its operand ids (field 36) and called computation
-/// ids (38) handed to `ids` with its field number, in order, when given (they are read
-/// all the same); the wire error, without its path, when its fields do not read.
+/// reads them), its id, and each of its operand ids (field 36), called computation ids
+/// (38) and `tuple_index` (13, a varint) handed to `ids` with its field number, in
+/// order, when given (they are read all the same); the wire error, without its path,
+/// when its fields do not read.
 fn instruction_fields<'b>(
     bytes: &'b [u8],
     mut ids: Option<&mut dyn FnMut(u64, u64)>,
@@ -1232,6 +1243,7 @@ fn instruction_fields<'b>(
             (1, Value::Bytes(v)) => name = v,
             (2, Value::Bytes(v)) => opcode = v,
             (35, Value::Varint(v)) => id = Some(v),
+            (13, Value::Varint(v)) => push(13, v),
             (number @ (36 | 38), Value::Varint(v)) => push(number, v),
             (36, Value::Bytes(packed)) => {
                 let mut pos = 0;

@@ -130,6 +130,8 @@ pub(super) struct Scanner<'v, R> {
     /// in order of place before they are handed on (only with `on_instruction`).
     calls: Names,
     call_places: Vec<u32>,
+    /// A get-tuple-element's `index=` (only with `on_instruction`).
+    tuple_index: Option<u64>,
     /// How deep in nested instructions the operands being read are.
     nesting: usize,
     options: ParseOptions,
@@ -275,6 +277,9 @@ pub(super) fn ends_shape(bytes: &[u8], pos: usize) -> bool {
     }
 }
 
+/// The opcode whose `index=` is kept ([`InstructionSite::tuple_index`]).
+const GET_TUPLE_ELEMENT: &str = "get-tuple-element";
+
 /// The computations an instruction calls, as the scanner keeps them: their names
 /// (without `%`) and their places.
 struct CallNames<'a> {
@@ -323,6 +328,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             opcode: String::new(),
             instruction_line: 0,
             call_places: Vec::new(),
+            tuple_index: None,
             calls: Names::new(),
             nesting: 0,
             options: ParseOptions {
@@ -776,6 +782,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
         clear_name(&mut self.instruction, &mut self.name_buffer);
         self.calls.clear();
         self.call_places.clear();
+        self.tuple_index = None;
         if !self.plain_instruction() {
             self.instruction_by_tokens()?;
         }
@@ -806,6 +813,7 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             opcode: &self.opcode,
             operands: &self.operand_names,
             calls: &self.calls,
+            tuple_index: self.tuple_index,
         };
         on_instruction(&site);
     }
@@ -982,6 +990,9 @@ impl<'v, R: BufRead> Scanner<'v, R> {
                 if self.calls.push(text(at)) {
                     self.call_places.push(*place);
                 }
+            }
+            if self.opcode == GET_TUPLE_ELEMENT {
+                self.tuple_index = plan.index.and_then(|at| text(&at).parse().ok());
             }
         }
         for shape in &plan.shapes {
@@ -1213,6 +1224,14 @@ impl<'v, R: BufRead> Scanner<'v, R> {
             name if self.on_instruction.is_some() => {
                 if let Some(slot) = call_attribute(name) {
                     return self.call_value(slot);
+                }
+                if name == "index" && self.opcode == GET_TUPLE_ELEMENT {
+                    // Looked at, then skipped as any value is.
+                    let value = self.peek_tok()?;
+                    self.tuple_index = match value.kind {
+                        Kind::Number => self.lexer.text(&value).parse().ok(),
+                        _ => None,
+                    };
                 }
             }
             _ => {}
@@ -2393,6 +2412,68 @@ mod tests {
                 transcript(&twice, false),
                 "{attributes}"
             );
+        }
+    }
+
+    /// A get-tuple-element's `index=` is read alike on every path (the whole line, plain
+    /// values, tokens), however it is written; a value that is no number, or more than
+    /// one, gives none, and so does `index=` on another opcode.
+    #[test]
+    fn tuple_indices_are_read_alike_on_every_path() {
+        let cases = [
+            ("get-tuple-element", "index=1", Some(1)),
+            (
+                "get-tuple-element",
+                "index=0, metadata={op_name=\"x\"}",
+                Some(0),
+            ),
+            (
+                "get-tuple-element",
+                "metadata={op_name=\"index=3\"}, index=2",
+                Some(2),
+            ),
+            ("get-tuple-element", "index=\n    1", Some(1)),
+            ("get-tuple-element", "index=1 /* c */", Some(1)),
+            (
+                "get-tuple-element",
+                "index=18446744073709551615",
+                Some(u64::MAX),
+            ),
+            ("get-tuple-element", "index=18446744073709551616", None),
+            ("get-tuple-element", "index=-1", None),
+            ("get-tuple-element", "index=1x", None),
+            ("get-tuple-element", "index=\"1\"", None),
+            ("get-tuple-element", "sharding={replicated}", None),
+            ("custom-call", "index=1, custom_call_target=\"t\"", None),
+        ];
+        let chunk = super::super::lexer::CHUNK;
+        for (opcode, attributes, want) in cases {
+            let text = format!(
+                "HloModule m\n\nENTRY %main (p: (f32[2], f32[3])) -> f32[3] {{\n  \
+                 %p = (f32[2]{{0}}, f32[3]{{0}}) parameter(0)\n  \
+                 ROOT %r = f32[3]{{0}} {opcode}(%p), {attributes}\n}}\n"
+            );
+            let mut seen = Vec::new();
+            for (whole_lines, plain_values) in [(true, true), (false, true), (false, false)] {
+                let index = std::cell::Cell::new(Some(Some(7)));
+                let mut on_shape =
+                    |_: &module::Site<'_>,
+                     _: &crate::proto::ShapeProto,
+                     _: Option<&mut super::Issues<'_>>| {};
+                let mut on_problem = |_: crate::report::Finding| {};
+                let mut on_instruction = |site: &module::InstructionSite<'_>| {
+                    if site.name == "r" {
+                        index.set(Some(site.tuple_index));
+                    }
+                };
+                let summary = Scanner::new(text.as_bytes(), &mut on_shape, &mut on_problem)
+                    .with_instructions(&mut on_instruction)
+                    .reading((whole_lines, plain_values, chunk))
+                    .run();
+                assert!(summary.is_ok(), "{attributes}: {summary:?}");
+                seen.push(index.get());
+            }
+            assert_eq!(seen, [Some(want); 3], "{opcode} {attributes}");
         }
     }
 

@@ -583,6 +583,43 @@ fn a_computation_goes_with_the_instruction_that_calls_it() {
 }
 
 #[test]
+fn a_get_tuple_element_is_matched_by_the_element_it_takes() {
+    // fixtures/scan: a scanned layer's gradient, with and without a GELU (written by
+    // XLA). The GELU saves more for the backward pass: the loop's tuple grows from 6
+    // to 10 elements, and XLA renumbers the get-tuple-elements. Of those taking the
+    // same tuple, one of the same index and shapes is taken (while.13's element 2, of
+    // three f32[6,32,128]), else one of the same shapes (arg_tuple.1's weights moved
+    // from element 5 to 9; element 5 is now an f32[6,32,128]). Taken in input order,
+    // which XLA's text (in schedule order) and its proto give otherwise, the text gave
+    // 100 changes and the proto 95.
+    let read = ReadOptions::default();
+    let dir = root().join("fixtures/scan");
+    let mut changes = Vec::new();
+    for ext in ["txt", "hlo.pb"] {
+        let side = |variant: &str| {
+            let path = dir.join(variant).join(format!("{CALLERS}.{ext}"));
+            listing::read_path(&path, variant, &read).unwrap().remove(0)
+        };
+        let result = diff::diff_listings(&side("plain"), &side("gelu"), &diff::Options::default());
+        let matched: std::collections::HashSet<(String, String, String)> =
+            (result.matches.to_vec().unwrap().into_iter())
+                .map(|m| (m.computation.unwrap_or_default(), m.old, m.new))
+                .collect();
+        for (computation, old, new) in [
+            ("main.12", "get-tuple-element.144", "get-tuple-element.224"),
+            ("main.12", "get-tuple-element.145", "get-tuple-element.225"),
+            ("main.12", "get-tuple-element.146", "get-tuple-element.226"),
+            ("region_0.4", "get-tuple-element.139", "get-tuple-element.219"),
+        ] {
+            let pair = (computation.to_string(), old.to_string(), new.to_string());
+            assert!(matched.contains(&pair), "{ext}: {pair:?}");
+        }
+        changes.push(result.changes.len());
+    }
+    assert_eq!(changes, [95, 95]);
+}
+
+#[test]
 fn a_module_pair_gives_the_same_changes_from_its_text_and_from_its_proto() {
     // XLA's text of a module and its proto list the instructions of a stem in
     // different orders; both are matched in the order of the names' numbers. Taken in

@@ -609,7 +609,11 @@ fn a_get_tuple_element_is_matched_by_the_element_it_takes() {
             ("main.12", "get-tuple-element.144", "get-tuple-element.224"),
             ("main.12", "get-tuple-element.145", "get-tuple-element.225"),
             ("main.12", "get-tuple-element.146", "get-tuple-element.226"),
-            ("region_0.4", "get-tuple-element.139", "get-tuple-element.219"),
+            (
+                "region_0.4",
+                "get-tuple-element.139",
+                "get-tuple-element.219",
+            ),
         ] {
             let pair = (computation.to_string(), old.to_string(), new.to_string());
             assert!(matched.contains(&pair), "{ext}: {pair:?}");
@@ -685,22 +689,32 @@ fn the_calls_read_from_text_are_those_xla_wrote_in_the_proto() {
     for (text, proto) in &pairs {
         let calls_of = |path: &Path| {
             let listing = listing::read_path(path, "m", &read).unwrap().remove(0);
+            // Each computation's result, as its signature gives it.
+            let results: std::collections::HashMap<String, String> = (listing.entries.iter())
+                .filter(|e| e.role == xla_shape::text::module::Role::ComputationResult)
+                .filter_map(|e| Some((e.computation.clone()?, e.text.clone())))
+                .collect();
             let mut all: Vec<_> = (listing.instructions.into_iter())
                 .map(|i| (i.computation, i.name, i.opcode, i.calls, i.tuple_index))
                 .collect();
             all.sort();
-            all
+            (all, results)
         };
-        let (from_text, from_proto) = (calls_of(text), calls_of(proto));
+        let ((from_text, results), (from_proto, _)) = (calls_of(text), calls_of(proto));
         assert_eq!(from_text, from_proto, "{}", text.display());
         for (_, _, opcode, called, index) in &from_text {
             assert_eq!(index.is_some(), opcode == "get-tuple-element", "{opcode}");
             indices += usize::from(index.is_some_and(|i| i > 0));
             calls += called.len();
             if opcode == "while" {
-                whiles += 1;
-                let first = called.get(0).unwrap_or_default();
-                assert!(first.starts_with("region_0"), "{called:?}");
+                // The body, then the condition (which gives a pred[]), where the
+                // computations' signatures are written.
+                assert_eq!(called.len(), 2, "{called:?}");
+                let result = |k| results.get(called.get(k).unwrap_or_default());
+                if let (Some(body), Some(condition)) = (result(0), result(1)) {
+                    assert!(body != "pred[]" && condition == "pred[]", "{called:?}");
+                    whiles += 1;
+                }
             }
         }
     }

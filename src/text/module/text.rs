@@ -2376,35 +2376,14 @@ mod tests {
             ("to_apply=\"add\"", vec![]),
             ("metadata={op_name=\"calls=%x\"}", vec![]),
         ];
-        let chunk = super::super::lexer::CHUNK;
         for (attributes, want) in cases {
             let text = format!(
                 "HloModule m\n\nENTRY %main (p: f32[16]) -> f32[16] {{\n  \
                  %p = f32[16]{{0}} parameter(0)\n  \
                  ROOT %r = f32[16]{{0}} custom-call(%p), custom_call_target=\"t\", {attributes}\n}}\n"
             );
-            let mut seen = Vec::new();
-            for (whole_lines, plain_values) in [(true, true), (false, true), (false, false)] {
-                let calls = std::cell::RefCell::new(Vec::new());
-                let mut on_shape =
-                    |_: &module::Site<'_>,
-                     _: &crate::proto::ShapeProto,
-                     _: Option<&mut super::Issues<'_>>| {};
-                let mut on_problem = |f: crate::report::Finding| panic!("{attributes}: {f:?}");
-                let mut on_instruction = |site: &module::InstructionSite<'_>| {
-                    if site.name == "r" {
-                        calls.borrow_mut().push(site.calls.to_vec());
-                    }
-                };
-                let summary = Scanner::new(text.as_bytes(), &mut on_shape, &mut on_problem)
-                    .with_instructions(&mut on_instruction)
-                    .reading((whole_lines, plain_values, chunk))
-                    .run();
-                assert!(summary.is_ok(), "{attributes}: {summary:?}");
-                seen.push(calls.into_inner());
-            }
-            assert_eq!(seen[0], [want], "{attributes}");
-            assert!(seen.iter().all(|s| *s == seen[0]), "{attributes}: {seen:?}");
+            let seen = instruction_r_on_every_path(&text, false, |site| site.calls.to_vec());
+            assert_eq!(seen, vec![want; 3], "{attributes}");
             // The same line twice: the second time on the whole-line path.
             let twice = format!("{text}\n{text}");
             assert_eq!(
@@ -2413,6 +2392,39 @@ mod tests {
                 "{attributes}"
             );
         }
+    }
+
+    /// What `of` gives of instruction `%r` of the module `text` read on each path (the
+    /// whole line, plain values, tokens), in that order; the scan must succeed, and
+    /// find nothing unless `findings`.
+    fn instruction_r_on_every_path<T>(
+        text: &str,
+        findings: bool,
+        of: impl Fn(&module::InstructionSite<'_>) -> T,
+    ) -> Vec<T> {
+        let chunk = super::super::lexer::CHUNK;
+        let mut seen = Vec::new();
+        for (whole_lines, plain_values) in [(true, true), (false, true), (false, false)] {
+            let got = std::cell::RefCell::new(Vec::new());
+            let mut on_shape = |_: &module::Site<'_>,
+                                _: &crate::proto::ShapeProto,
+                                _: Option<&mut super::Issues<'_>>| {};
+            let mut on_problem = |f: crate::report::Finding| assert!(findings, "{text}: {f:?}");
+            let mut on_instruction = |site: &module::InstructionSite<'_>| {
+                if site.name == "r" {
+                    got.borrow_mut().push(of(site));
+                }
+            };
+            let summary = Scanner::new(text.as_bytes(), &mut on_shape, &mut on_problem)
+                .with_instructions(&mut on_instruction)
+                .reading((whole_lines, plain_values, chunk))
+                .run();
+            assert!(summary.is_ok(), "{text}: {summary:?}");
+            let got = got.into_inner();
+            assert_eq!(got.len(), 1, "{text}");
+            seen.extend(got);
+        }
+        seen
     }
 
     /// A get-tuple-element's `index=` is read alike on every path (the whole line, plain
@@ -2446,34 +2458,14 @@ mod tests {
             ("get-tuple-element", "sharding={replicated}", None),
             ("custom-call", "index=1, custom_call_target=\"t\"", None),
         ];
-        let chunk = super::super::lexer::CHUNK;
         for (opcode, attributes, want) in cases {
             let text = format!(
                 "HloModule m\n\nENTRY %main (p: (f32[2], f32[3])) -> f32[3] {{\n  \
                  %p = (f32[2]{{0}}, f32[3]{{0}}) parameter(0)\n  \
                  ROOT %r = f32[3]{{0}} {opcode}(%p), {attributes}\n}}\n"
             );
-            let mut seen = Vec::new();
-            for (whole_lines, plain_values) in [(true, true), (false, true), (false, false)] {
-                let index = std::cell::Cell::new(Some(Some(7)));
-                let mut on_shape =
-                    |_: &module::Site<'_>,
-                     _: &crate::proto::ShapeProto,
-                     _: Option<&mut super::Issues<'_>>| {};
-                let mut on_problem = |_: crate::report::Finding| {};
-                let mut on_instruction = |site: &module::InstructionSite<'_>| {
-                    if site.name == "r" {
-                        index.set(Some(site.tuple_index));
-                    }
-                };
-                let summary = Scanner::new(text.as_bytes(), &mut on_shape, &mut on_problem)
-                    .with_instructions(&mut on_instruction)
-                    .reading((whole_lines, plain_values, chunk))
-                    .run();
-                assert!(summary.is_ok(), "{attributes}: {summary:?}");
-                seen.push(index.get());
-            }
-            assert_eq!(seen, [Some(want); 3], "{opcode} {attributes}");
+            let seen = instruction_r_on_every_path(&text, true, |site| site.tuple_index);
+            assert_eq!(seen, [want; 3], "{opcode} {attributes}");
         }
     }
 

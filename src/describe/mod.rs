@@ -514,7 +514,7 @@ fn describe_shape_with(
     }
 }
 
-/// [`describe_array`], its dimensions left out unless `dimensions` (the caller makes
+/// The description of an array, its dimensions left out unless `dimensions` (the caller makes
 /// them as it writes them: [`Dims::Made`]).
 fn describe_array_with(array: &ArrayShape, style: HloStyle, dimensions: bool) -> ArrayDescription {
     let ty = array.element_type();

@@ -65,7 +65,7 @@ impl std::error::Error for ExplainError {}
 
 /// Describes the shape in HLO `text` (parsed as XLA's standalone parser does: a missing
 /// layout is the default one; validated with the HLO text rules) in `style` and
-/// `format`: the bytes of [`describe`] then its `Display` or its JSON (and a newline),
+/// `format`: the bytes of [`describe`](super::describe) then its `Display` or its JSON (and a newline),
 /// in bounded memory whatever the tuple (see the module docs).
 ///
 /// # Errors
@@ -353,7 +353,7 @@ impl Writer {
         }
     }
 
-    /// The texts of the tuple `text` as [`describe`] gives them (a shape at a time): the
+    /// The texts of the tuple `text` as [`describe`](super::describe) gives them (a shape at a time): the
     /// text in the style, the lossless text when that differs, and the element count.
     fn texts(&self, text: &str) -> (Spool, Option<Spool>, usize) {
         let mut exact = TupleText::display();

@@ -10,41 +10,35 @@ use hashbrown::HashTable;
 
 use super::listing::{Back, Entry, Instruction, Item, Kind, Listing, ReadError};
 use crate::spool::Table;
-use crate::text::module::Role;
+use crate::text::module::{Names, Role};
 
 /// The index that stands for no value.
 pub(crate) const NONE: u32 = u32::MAX;
 
-/// Strings stored end to end, by index; each distinct one once when interned.
+/// Strings stored end to end ([`Names`]), by index; each distinct one once when
+/// interned.
 #[derive(Default)]
 pub(crate) struct Strings {
-    text: String,
-    /// Where each string ends in `text` (`u32`s: past 4 GiB of text, no more strings
-    /// are stored).
-    ends: Vec<u32>,
+    /// The strings (past 4 GiB of text, no more are stored).
+    names: Names,
     table: HashTable<u32>,
     hasher: foldhash::fast::RandomState,
 }
 
-fn get<'a>(text: &'a str, ends: &[u32], id: u32) -> &'a str {
-    let i = id as usize;
-    let start = match i.checked_sub(1) {
-        Some(before) => ends.get(before).map_or(0, |&end| end as usize),
-        None => 0,
-    };
-    let end = ends.get(i).map_or(start, |&end| end as usize);
-    text.get(start..end).unwrap_or_default()
+/// String `id` of `names` (`""` for none).
+fn get(names: &Names, id: u32) -> &str {
+    names.get(id as usize).unwrap_or_default()
 }
 
 impl Strings {
     /// The string at `id` (`""` for [`NONE`]).
     pub(crate) fn get(&self, id: u32) -> &str {
-        get(&self.text, &self.ends, id)
+        get(&self.names, id)
     }
 
     /// How many strings there are.
     pub(crate) fn len(&self) -> usize {
-        self.ends.len()
+        self.names.len()
     }
 
     /// The string at `id`, `None` for [`NONE`].
@@ -56,48 +50,43 @@ impl Strings {
     /// and the room left to grow.
     pub(crate) fn seal(&mut self) {
         self.table = HashTable::new();
-        self.text.shrink_to_fit();
-        self.ends.shrink_to_fit();
+        self.names.shrink_to_fit();
     }
 
     fn clear(&mut self) {
-        self.text.clear();
-        self.ends.clear();
+        self.names.clear();
         self.table.clear();
     }
 
     /// Stores `s` without looking for it: its index, `None` past `u32::MAX - 1`
     /// strings or `u32::MAX` bytes.
     pub(crate) fn push(&mut self, s: &str) -> Option<u32> {
-        let id = u32::try_from(self.ends.len())
+        let id = u32::try_from(self.names.len())
             .ok()
             .filter(|&id| id != NONE)?;
-        let end = u32::try_from(self.text.len() + s.len()).ok()?;
-        self.text.push_str(s);
-        self.ends.push(end);
-        Some(id)
+        self.names.push(s).then_some(id)
     }
 
     /// The index of `s`, stored if it is new; `None` past `u32::MAX - 1` strings.
     pub(crate) fn intern(&mut self, s: &str) -> Option<u32> {
-        if self.table.len() < self.ends.len() {
+        if self.table.len() < self.names.len() {
             // Sealed: the table made again.
-            let (text, ends, hasher) = (&self.text, &self.ends, &self.hasher);
-            let hash = |&id: &u32| hasher.hash_one(get(text, ends, id));
-            self.table = HashTable::with_capacity(ends.len());
-            for id in 0..ends.len() as u32 {
+            let (names, hasher) = (&self.names, &self.hasher);
+            let hash = |&id: &u32| hasher.hash_one(get(names, id));
+            self.table = HashTable::with_capacity(names.len());
+            for id in 0..names.len() as u32 {
                 self.table.insert_unique(hash(&id), id, hash);
             }
         }
         let hash = self.hasher.hash_one(s);
-        let (text, ends) = (&self.text, &self.ends);
-        if let Some(&id) = self.table.find(hash, |&id| get(text, ends, id) == s) {
+        let names = &self.names;
+        if let Some(&id) = self.table.find(hash, |&id| get(names, id) == s) {
             return Some(id);
         }
         let id = self.push(s)?;
-        let (text, ends, hasher) = (&self.text, &self.ends, &self.hasher);
+        let (names, hasher) = (&self.names, &self.hasher);
         self.table
-            .insert_unique(hash, id, |&id| hasher.hash_one(get(text, ends, id)));
+            .insert_unique(hash, id, |&id| hasher.hash_one(get(names, id)));
         Some(id)
     }
 }
@@ -1052,11 +1041,11 @@ mod tests {
         }
         assert_eq!(paths.get(NONE), None);
         // The same words with other numbers are stored once.
-        let words = paths.words.ends.len();
+        let words = paths.words.len();
         paths
             .push("computations[4].instructions[170].shape")
             .unwrap();
-        assert_eq!(paths.words.ends.len(), words);
+        assert_eq!(paths.words.len(), words);
     }
 
     /// Strings stored once each, before their lookup table is dropped and after (it is

@@ -85,6 +85,12 @@ impl Names {
         self.ends.clear();
     }
 
+    /// Gives back the room left to grow.
+    pub fn shrink_to_fit(&mut self) {
+        self.text.shrink_to_fit();
+        self.ends.shrink_to_fit();
+    }
+
     /// Keeps the first `len` names.
     pub fn truncate(&mut self, len: usize) {
         if len < self.ends.len() {

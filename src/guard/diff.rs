@@ -2805,29 +2805,30 @@ fn by_operands_of<'a>(
                 .find(|&j| want(j))
         }
     };
-    // A get-tuple-element takes a tuple's element by its index: of the ones that take
-    // the same tuple, one of its index and shapes, else one of its shapes (the element
-    // moved when the tuple grew), else one of its index (the element's shape changed).
+    // What is looked for among the next that fit, best first: its shapes; for a
+    // get-tuple-element, which takes a tuple's element by its index, its index and
+    // shapes, then its shapes (the element moved when the tuple grew), and last its
+    // index alone (the element's shape changed).
     let index = old.tuple_index(i);
     let same_index = |j: usize| new.tuple_index(j) == index;
     let both = |j: usize| same(j) && same_index(j);
+    type Wants<'w> = &'w [&'w dyn Fn(usize) -> bool];
+    let (by_shapes, by_index): (Wants<'_>, Wants<'_>) = match index {
+        Some(_) => (&[&both, &same], &[&same_index]),
+        None => (&[&same], &[]),
+    };
     if same_shapes_only {
-        return match index {
-            Some(_) => lookup(&both, SAME_SHAPES_LOOK).or_else(|| lookup(&same, SAME_SHAPES_LOOK)),
-            None => lookup(&same, SAME_SHAPES_LOOK),
-        };
+        return by_shapes
+            .iter()
+            .find_map(|want| lookup(want, SAME_SHAPES_LOOK));
     }
     let first = lookup(&|_| true, usize::MAX)?;
-    if same(first) && (index.is_none() || same_index(first)) {
+    if by_shapes[0](first) {
         return Some(first);
     }
-    let better = match index {
-        Some(_) => lookup(&both, SAME_SHAPES_LOOK)
-            .or_else(|| lookup(&same, SAME_SHAPES_LOOK))
-            .or_else(|| lookup(&same_index, SAME_SHAPES_LOOK)),
-        None => lookup(&same, SAME_SHAPES_LOOK),
-    };
-    better.or(Some(first))
+    (by_shapes.iter().chain(by_index))
+        .find_map(|want| lookup(want, SAME_SHAPES_LOOK))
+        .or(Some(first))
 }
 
 /// The end of the run of `order` (items sorted by group) from `start`, whose item is
@@ -3241,7 +3242,11 @@ impl Differ<'_> {
             // Computations an instruction left unmatched calls.
             let mut old_disowned = vec![false; o_items.len()];
             let mut new_disowned = vec![false; n_items.len()];
-            loop {
+            // The pairs followed through their calls, then the computations left paired
+            // by name once, then those pairs followed in turn (a second pass by name
+            // would find none: what kept a computation from its name's counterpart,
+            // being done or disowned, stays).
+            for by_name in [true, false] {
                 while let Some(&(i, j, _)) = pairs.get(k) {
                     let (oc, nc) = (&old.computations[i], &new.computations[j]);
                     let matching = match_items(
@@ -3285,6 +3290,9 @@ impl Differ<'_> {
                     matchings.keep(&matching);
                     k += 1;
                 }
+                if !by_name {
+                    break;
+                }
                 // Those left: with their name's counterpart, if it is left too, unless an
                 // instruction left unmatched calls each (then both go with their callers,
                 // removed and added); so a computation called through one the other side
@@ -3294,7 +3302,6 @@ impl Differ<'_> {
                     .filter(|&j| !new_done[j])
                     .map(|j| (n_items[j].0, j))
                     .collect();
-                let before = pairs.len();
                 for i in 0..o_items.len() {
                     let Some(&j) = left.get(o_items[i].0).filter(|_| !old_done[i]) else {
                         continue;
@@ -3304,9 +3311,6 @@ impl Differ<'_> {
                         (old_done[i], new_done[j]) = (true, true);
                         pairs.push((i, j, How::Name));
                     }
-                }
-                if pairs.len() == before {
-                    break;
                 }
             }
         }

@@ -5060,3 +5060,67 @@ fn nested_literal_in_a_module_proto_is_listed_or_a_clear_error() {
     let e = checked(&deep).unwrap_err();
     assert!(e.to_string().contains(said), "{e}");
 }
+
+/// A layout plan at the largest rank the list limit allows is built over the
+/// dimensions that take part in it: `index` of `f32[1 x 340,000]` (2.9 MB of text)
+/// with an index line of 340,000 coordinates, and back with `--linear`, in a 60 MB
+/// address space, untiled in either order and under `T(2,2)` (the plan over every
+/// dimension took some 50 MB and aborted in 80 MB). The plan keeps each dimension's
+/// size and order alone, so strides come out for every dimension.
+#[test]
+fn a_layout_plan_at_the_largest_rank_leaves_out_what_takes_no_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let rank = 340_000;
+    let dims = vec!["1"; rank].join(",");
+    let major: Vec<String> = (0..rank).rev().map(|d| d.to_string()).collect();
+    let minor: Vec<String> = (0..rank).map(|d| d.to_string()).collect();
+    let zeros = vec!["0"; rank].join(",");
+    let index = dir.path().join("index.txt");
+    std::fs::write(&index, format!("{zeros}\n")).unwrap();
+    for (name, layout) in [
+        ("major", major.join(",")),
+        ("minor", minor.join(",")),
+        ("tiled", format!("{}:T(2,2)", major.join(","))),
+    ] {
+        let path = dir.path().join(format!("{name}.txt"));
+        std::fs::write(&path, format!("f32[{dims}]{{{layout}}}\n")).unwrap();
+        let (p, i) = (path.display(), index.display());
+        let said = limited_exit(60_000, &format!("index {p} - < {i}"), 0);
+        assert_eq!(String::from_utf8(said).unwrap(), "0\n", "{name}");
+        let said = limited_exit(60_000, &format!("index --linear {p} 0"), 0);
+        assert_eq!(
+            String::from_utf8(said).unwrap(),
+            format!("{zeros}\n"),
+            "{name}"
+        );
+        // Slot 1: padding of the 2x2 tile, or past the buffer of one element.
+        let tiled = name == "tiled";
+        let said = limited_exit(
+            60_000,
+            &format!("index --linear {p} 1"),
+            2 * i32::from(!tiled),
+        );
+        assert_eq!(said, if tiled { &b"padding\n"[..] } else { b"" }, "{name}");
+    }
+    // Every dimension's stride, in the library: 1 for each (a dimension of size 1
+    // has the stride of the next more minor one).
+    let text = format!("f32[{dims}]{{{}:T(2,2)}}", major.join(","));
+    let shape = xla_shape::ArrayShape::try_from(&text::parse_shape(&text).unwrap()).unwrap();
+    let plan = LayoutPlan::new(&shape).unwrap();
+    assert_eq!(plan.rank(), rank);
+    assert_eq!(plan.allocated_elements(), 4);
+    assert_eq!(plan.element_strides(), Some(vec![1; rank]));
+    assert_eq!(plan.xla_dimension_stride(0), Some(1));
+    assert_eq!(plan.xla_unpacked_byte_strides(), vec![4; rank]);
+    let mut index = vec![0; rank];
+    assert_eq!(plan.linear_index(&index), Ok(0));
+    index[rank - 1] = 1;
+    assert!(plan.linear_index(&index).is_err());
+    assert_eq!(
+        plan.linear_index(&index[1..]).err().map(|e| e.to_string()),
+        Some(format!(
+            "index has {} coordinates, but the shape has {rank} dimensions",
+            rank - 1
+        ))
+    );
+}

@@ -260,10 +260,14 @@ fn parse_index(text: &str, rank: usize) -> Result<Vec<u64>, String> {
     Ok(index)
 }
 
+/// The coordinates with commas, written straight into one text (a string for each
+/// took some 56 bytes a coordinate at the largest ranks).
 fn join(index: &[u64]) -> String {
-    index
-        .iter()
-        .map(u64::to_string)
-        .collect::<Vec<_>>()
-        .join(",")
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(index.len() * 2);
+    for (k, i) in index.iter().enumerate() {
+        let comma = if k == 0 { "" } else { "," };
+        let _ = write!(out, "{comma}{i}");
+    }
+    out
 }

@@ -17,7 +17,10 @@ use super::LayoutPlan;
 #[derive(Clone, Debug)]
 pub struct LogicalOrder<'a> {
     plan: &'a LayoutPlan,
+    /// The plan's own coordinates (one per dimension it is built over).
     index: Vec<u64>,
+    /// The whole index, when the plan leaves dimensions out.
+    whole: Option<Vec<u64>>,
     state: State,
     /// Incremental state for plain digit plans.
     fast: Option<LogicalFast>,
@@ -41,7 +44,7 @@ struct LogicalFast {
 
 impl<'a> LogicalOrder<'a> {
     pub(super) fn new(plan: &'a LayoutPlan) -> Self {
-        let rank = plan.rank();
+        let rank = plan.inner_dims().len();
         let fast = plan.digits().filter(|d| d.trivial).map(|d| {
             let mut per_dim: Vec<Vec<(u64, u64, Option<u64>)>> = vec![Vec::new(); rank];
             for axis in &d.axes {
@@ -69,6 +72,7 @@ impl<'a> LogicalOrder<'a> {
         LogicalOrder {
             plan,
             index: vec![0; rank],
+            whole: plan.squeeze().map(|_| vec![0; plan.rank()]),
             state: State::Start,
             fast,
             slot: 0,
@@ -77,7 +81,7 @@ impl<'a> LogicalOrder<'a> {
 
     /// The multi-dimensional index of the element last returned.
     pub fn index(&self) -> &[u64] {
-        &self.index
+        self.whole.as_deref().unwrap_or(&self.index)
     }
 }
 
@@ -85,6 +89,17 @@ impl Iterator for LogicalOrder<'_> {
     type Item = u64;
 
     fn next(&mut self) -> Option<u64> {
+        let next = self.step();
+        if let (Some(whole), Some(s)) = (&mut self.whole, self.plan.squeeze()) {
+            s.scatter(&self.index, whole);
+        }
+        next
+    }
+}
+
+impl LogicalOrder<'_> {
+    /// The next element, stepping the plan's own coordinates.
+    fn step(&mut self) -> Option<u64> {
         match self.state {
             State::Done => return None,
             State::Start => {
@@ -98,7 +113,7 @@ impl Iterator for LogicalOrder<'_> {
             }
             State::Running => {}
         }
-        let dims = self.plan.dimensions();
+        let dims = self.plan.inner_dims();
         for k in (0..self.index.len()).rev() {
             let size = dims[k];
             if self.index[k] + 1 < size {
@@ -282,7 +297,7 @@ struct CheckedRun {
 
 impl<'a> Walker<'a> {
     fn new(plan: &'a LayoutPlan) -> Self {
-        let dims = plan.dimensions();
+        let dims = plan.inner_dims();
         let mut row_major = vec![0; dims.len()];
         let mut w: u64 = 1;
         for (r, &d) in row_major.iter_mut().zip(dims).rev() {
@@ -346,7 +361,7 @@ impl<'a> Walker<'a> {
     /// hold its *last* element.
     fn start_run(&mut self) -> Option<(u64, u64)> {
         let fast = self.fast.as_mut()?;
-        let dims = self.plan.dimensions();
+        let dims = self.plan.inner_dims();
         let axes = &fast.digits.axes;
         fast.values.iter_mut().for_each(|v| *v = 0);
         let mut slot = 0;
@@ -426,7 +441,7 @@ impl<'a> Walker<'a> {
         let Some(fast) = self.fast.as_mut() else {
             return Ok(None);
         };
-        let dims = self.plan.dimensions();
+        let dims = self.plan.inner_dims();
         while let Some(run) = fast.checked.as_mut() {
             if run.next >= run.end {
                 fast.checked = None;
@@ -584,7 +599,7 @@ impl<'a> Walker<'a> {
     /// slots all lie before `from` or past the smallest `cap` found so far is skipped
     /// whole, so that a small window costs much less than a walk of every element.
     fn window(&self, from: u64, cap: usize) -> Window {
-        let dims = self.plan.dimensions();
+        let dims = self.plan.inner_dims();
         let mut boxes = Boxes {
             staged: self.plan.staged(),
             row_major: &self.row_major,
@@ -737,6 +752,8 @@ pub struct PhysicalOrder<'a> {
     remaining: u64,
     step: u64,
     walker: Box<Walker<'a>>,
+    /// The whole index, when the plan leaves dimensions out.
+    whole: Option<Vec<u64>>,
 }
 
 impl<'a> PhysicalOrder<'a> {
@@ -747,12 +764,21 @@ impl<'a> PhysicalOrder<'a> {
             remaining: 0,
             step: 0,
             walker: Box::new(Walker::new(plan)),
+            whole: plan.squeeze().map(|_| vec![0; plan.rank()]),
         }
     }
 
     /// The multi-dimensional index of the element last returned.
     pub fn index(&mut self) -> &[u64] {
-        self.walker.index_at(self.remaining)
+        let plan = self.walker.plan;
+        let inner = self.walker.index_at(self.remaining);
+        match (&mut self.whole, plan.squeeze()) {
+            (Some(whole), Some(s)) => {
+                s.scatter(inner, whole);
+                whole
+            }
+            _ => inner,
+        }
     }
 
     /// Starts the next run, leaving in the walker its last element, the count after

@@ -87,6 +87,7 @@ mod compile;
 mod digits;
 mod iter;
 pub(crate) mod spec;
+mod squeeze;
 mod strides;
 
 use std::cmp::Ordering;
@@ -94,9 +95,9 @@ use std::fmt;
 
 use compile::{compile_staged, Staged};
 use digits::{compile_digits, AxisKind, Digits};
-use spec::{Spec, TileEntry};
+use spec::Spec;
+use squeeze::Squeeze;
 
-use crate::layout::TileDim;
 use crate::shape::ArrayShape;
 
 pub use iter::{LogicalOrder, PhysicalOrder};
@@ -238,6 +239,9 @@ pub struct LayoutPlan {
     element_count: u64,
     element_bits: u64,
     allocated: u64,
+    /// At ranks past any real shape's, the plan is built over the dimensions that take
+    /// part in it (see `squeeze.rs`): every dimension's size and order are kept here.
+    squeeze: Option<Box<Squeeze>>,
 }
 
 /// The product of `dims`, or [`PlanError::Overflow`].
@@ -294,7 +298,16 @@ impl LayoutPlan {
     /// # Errors
     /// [`PlanError::Unbounded`] when a dimension is unbounded (`?`).
     pub fn new(shape: &ArrayShape) -> Result<Self, PlanError> {
-        LayoutPlan::from_spec(Self::spec(shape))
+        Self::new_keeping(shape, squeeze::KEEP_ALL_UP_TO)
+    }
+
+    /// [`LayoutPlan::new`], leaving dimensions out only above rank `keep_all_up_to`.
+    pub(crate) fn new_keeping(
+        shape: &ArrayShape,
+        keep_all_up_to: usize,
+    ) -> Result<Self, PlanError> {
+        let (spec, squeeze) = squeeze::spec_of(shape, keep_all_up_to);
+        LayoutPlan::from_parts(spec, squeeze)
     }
 
     /// [`LayoutPlan::allocated_bytes`] of `shape`'s plan, without the plan: only the
@@ -305,50 +318,11 @@ impl LayoutPlan {
     /// # Errors
     /// Those of [`LayoutPlan::new`].
     pub fn allocated_bytes_of(shape: &ArrayShape) -> Result<u64, PlanError> {
-        let spec = Self::spec(shape);
-        let staged = compile_staged(&spec)?;
+        let (spec, squeeze) = squeeze::spec_of(shape, squeeze::KEEP_ALL_UP_TO);
+        let staged = compile_staged(&spec).map_err(|e| unsqueezed(e, squeeze.as_deref()))?;
         element_count(&staged.dims)?;
         let (allocated, element_bits) = Self::allocated(&spec, &staged)?;
         Ok(bits_to_bytes(allocated, element_bits))
-    }
-
-    /// The engine's input facts of `shape`.
-    fn spec(shape: &ArrayShape) -> Spec {
-        let layout = shape.layout_or_default();
-        Spec {
-            dims: shape.dimensions().iter().map(|d| d.bound()).collect(),
-            minor_to_major: layout.minor_to_major().to_vec(),
-            padded: layout.padded_dimensions().map(<[u64]>::to_vec),
-            tiles: layout
-                .tiles()
-                .iter()
-                .map(|tile| {
-                    tile.dimensions()
-                        .iter()
-                        .map(|d| match d {
-                            TileDim::Size(n) => TileEntry::Size(n.get()),
-                            TileDim::Combine => TileEntry::Combine,
-                        })
-                        .collect()
-                })
-                .collect(),
-            element_size_in_bits: layout.element_size_in_bits(),
-            byte_width: u64::from(shape.element_type().byte_width().unwrap_or(0)),
-            tail_padding: layout.tail_padding_alignment_in_elements(),
-            split_configs: layout
-                .split_configs()
-                .iter()
-                .filter_map(|c| {
-                    let dim = usize::try_from(c.dimension()).ok()?;
-                    let splits = c
-                        .split_indices()
-                        .iter()
-                        .map(|&i| u64::try_from(i).unwrap_or(0))
-                        .collect();
-                    Some((dim, splits))
-                })
-                .collect(),
-        }
     }
 
     /// The slots allocated (tail padding included) and the bits of an element.
@@ -371,16 +345,25 @@ impl LayoutPlan {
     }
 
     /// Compiles a plan from the engine's input facts.
+    #[cfg(test)]
     pub(crate) fn from_spec(spec: Spec) -> Result<Self, PlanError> {
-        let staged = compile_staged(&spec)?;
+        Self::from_parts(spec, None)
+    }
+
+    /// Compiles a plan from the engine's input facts, over the dimensions `squeeze`
+    /// keeps when there is one.
+    fn from_parts(spec: Spec, squeeze: Option<Box<Squeeze>>) -> Result<Self, PlanError> {
+        let staged = compile_staged(&spec).map_err(|e| unsqueezed(e, squeeze.as_deref()))?;
         let element_count = element_count(&staged.dims)?;
         let (allocated, element_bits) = Self::allocated(&spec, &staged)?;
         let digits = compile_digits(&staged);
         // Per logical dimension, its stride, when every axis is one whole logical
         // dimension (every untiled layout): indexing needs nothing else then.
+        // (Not for a plan that leaves dimensions out: the inline path of
+        // `linear_index` takes whole indices.)
         let strided = digits
             .as_ref()
-            .filter(|d| d.trivial)
+            .filter(|d| d.trivial && squeeze.is_none())
             .and_then(|d| plain_strides(d, staged.dims.len()));
         // Otherwise, each digit axis ready to evaluate.
         let mut fast = Vec::new();
@@ -423,17 +406,52 @@ impl LayoutPlan {
             element_count,
             element_bits,
             allocated,
+            squeeze,
         })
     }
 
     /// The logical dimension sizes (bounds for dynamic dimensions).
     pub fn dimensions(&self) -> &[u64] {
-        &self.staged.dims
+        match &self.squeeze {
+            Some(s) => &s.dims,
+            None => &self.staged.dims,
+        }
     }
 
     /// Number of dimensions.
     pub fn rank(&self) -> usize {
-        self.staged.dims.len()
+        self.dimensions().len()
+    }
+
+    /// The sizes of the dimensions the plan is built over (all of them unless it
+    /// leaves some out); internal indices have one coordinate each.
+    pub(crate) fn inner_dims(&self) -> &[u64] {
+        &self.staged.dims
+    }
+
+    /// The logical dimension of each of the plan's own, when it leaves some out.
+    pub(crate) fn squeeze(&self) -> Option<&Squeeze> {
+        self.squeeze.as_deref()
+    }
+
+    /// Every logical dimension, most minor first.
+    fn full_minor_to_major(&self) -> impl Iterator<Item = usize> + '_ {
+        let (whole, squeezed) = match &self.squeeze {
+            Some(s) => (None, Some(s.minor_to_major())),
+            None => (Some(self.spec.minor_to_major.iter().copied()), None),
+        };
+        whole
+            .into_iter()
+            .flatten()
+            .chain(squeezed.into_iter().flatten())
+    }
+
+    /// The plan's own dimension for logical dimension `k`, if it has it.
+    fn inner_of(&self, k: usize) -> Option<usize> {
+        match &self.squeeze {
+            Some(s) => s.inner(k),
+            None => Some(k),
+        }
     }
 
     /// Whether the plan runs on flat digits (the fast path). Layouts that are not sums
@@ -449,13 +467,14 @@ impl LayoutPlan {
     /// # Errors
     /// [`IndexError::WrongRank`] or [`IndexError::OutOfBounds`].
     pub fn check_index(&self, index: &[u64]) -> Result<(), IndexError> {
-        if index.len() != self.staged.dims.len() {
+        let dims = self.dimensions();
+        if index.len() != dims.len() {
             return Err(IndexError::WrongRank {
                 got: index.len(),
-                rank: self.staged.dims.len(),
+                rank: dims.len(),
             });
         }
-        for (dim, (&i, &size)) in index.iter().zip(&self.staged.dims).enumerate() {
+        for (dim, (&i, &size)) in index.iter().zip(dims).enumerate() {
             if i >= size {
                 return Err(IndexError::OutOfBounds {
                     dim,
@@ -512,21 +531,19 @@ impl LayoutPlan {
     /// [`LayoutPlan::linear_index`] past its untiled in-bounds case.
     #[inline(never)]
     fn linear_index_general(&self, index: &[u64]) -> Result<u64, IndexError> {
-        if index.len() != self.staged.dims.len() {
-            return Err(self
-                .check_index(index)
-                .err()
-                .unwrap_or(IndexError::WrongRank {
-                    got: index.len(),
-                    rank: self.staged.dims.len(),
-                }));
+        let dims = self.dimensions();
+        if index.len() != dims.len() {
+            return Err(self.out_of_bounds(index));
         }
-        let outside = index.iter().zip(&self.staged.dims).any(|(&i, &d)| i >= d);
+        let outside = index.iter().zip(dims).any(|(&i, &d)| i >= d);
         if outside {
             return Err(self.out_of_bounds(index));
         }
         // In bounds: a strided plan never gets here (the inline case took it).
-        Ok(self.linear_checked(index))
+        Ok(match &self.squeeze {
+            Some(s) => self.linear_checked(&s.gather(index)),
+            None => self.linear_checked(index),
+        })
     }
 
     #[cold]
@@ -535,7 +552,7 @@ impl LayoutPlan {
             .err()
             .unwrap_or(IndexError::WrongRank {
                 got: index.len(),
-                rank: self.staged.dims.len(),
+                rank: self.rank(),
             })
     }
 
@@ -561,7 +578,8 @@ impl LayoutPlan {
         Ok((self.element_bits % 8 == 0).then(|| slot * (self.element_bits / 8)))
     }
 
-    /// Linear index of an index already checked to be in bounds.
+    /// Linear index of an index already checked to be in bounds, with one coordinate
+    /// for each of [`inner_dims`](Self::inner_dims).
     #[inline]
     pub(crate) fn linear_checked(&self, index: &[u64]) -> u64 {
         if let Some(strides) = &self.strided {
@@ -601,7 +619,7 @@ impl LayoutPlan {
     /// [`IndexError::LinearOutOfRange`] when `linear` is not below
     /// [`allocated_elements`](Self::allocated_elements).
     pub fn multi_index(&self, linear: u64) -> Result<Option<Vec<u64>>, IndexError> {
-        let mut out = vec![0; self.staged.dims.len()];
+        let mut out = vec![0; self.rank()];
         Ok(self.multi_index_into(linear, &mut out)?.then_some(out))
     }
 
@@ -611,10 +629,10 @@ impl LayoutPlan {
     /// # Errors
     /// [`IndexError::LinearOutOfRange`], or [`IndexError::WrongRank`] for a wrong `out`.
     pub fn multi_index_into(&self, linear: u64, out: &mut [u64]) -> Result<bool, IndexError> {
-        if out.len() != self.staged.dims.len() {
+        if out.len() != self.rank() {
             return Err(IndexError::WrongRank {
                 got: out.len(),
-                rank: self.staged.dims.len(),
+                rank: self.rank(),
             });
         }
         if linear >= self.allocated {
@@ -626,10 +644,22 @@ impl LayoutPlan {
         if linear >= self.staged.grid || self.element_count == 0 {
             return Ok(false);
         }
-        Ok(match &self.digits {
+        let Some(s) = &self.squeeze else {
+            return Ok(self.delinear(linear, out));
+        };
+        let mut inner = vec![0; self.staged.dims.len()];
+        let found = self.delinear(linear, &mut inner);
+        s.scatter(&inner, out);
+        Ok(found)
+    }
+
+    /// The plan's own coordinates of slot `linear` (below the grid), into `out`;
+    /// whether the slot holds an element.
+    fn delinear(&self, linear: u64, out: &mut [u64]) -> bool {
+        match &self.digits {
             Some(d) => delinearize_digits(d, &self.staged.dims, linear, out),
             None => self.staged.delinear(linear, out).is_some(),
-        })
+        }
     }
 
     /// Whether an index is in bounds (XLA's `IndexUtil::IndexInBounds`: the rank
@@ -645,8 +675,9 @@ impl LayoutPlan {
         if self.check_index(index).is_err() {
             return false;
         }
+        let dims = self.dimensions();
         for k in (0..index.len()).rev() {
-            if index[k] + 1 < self.staged.dims[k] {
+            if index[k] + 1 < dims[k] {
                 index[k] += 1;
                 for later in &mut index[k + 1..] {
                     *later = 0;
@@ -809,10 +840,12 @@ impl LayoutPlan {
         if self.element_count == 0 {
             return 0;
         }
+        // The plan's own coordinates (a dimension left out has size 1); the case of
+        // rank 1 is the shape's.
         let last: Vec<u64> = self.staged.dims.iter().map(|d| d - 1).collect();
-        let slot = match self.staged.dims.len() {
+        let slot = match self.rank() {
             0 => 0,
-            1 => last[0],
+            1 => last.first().copied().unwrap_or(0),
             // The first tile is every tile: this plan's own.
             _ if self.spec.tiles.len() <= 1 => self.linear_checked(&last),
             _ => {
@@ -841,24 +874,30 @@ impl LayoutPlan {
     /// Each dimension of the layout from the most minor, with the product of the
     /// (padded) sizes of those more minor than it.
     fn minor_first_strides(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        let sizes = self.staged.physical.iter().rev();
-        let strides = sizes.scan(1u64, |stride, &size| {
+        // Each dimension with its physical size: a dimension left out has size 1 and
+        // no padding.
+        let physical = |k: usize| match self.inner_of(k) {
+            Some(j) => self
+                .spec
+                .padded
+                .as_ref()
+                .map_or(self.staged.dims.get(j), |p| p.get(j))
+                .copied()
+                .unwrap_or(0),
+            None => 1,
+        };
+        let sizes = self.full_minor_to_major().map(move |k| (k, physical(k)));
+        sizes.scan(1u64, |stride, (k, size)| {
             let this = *stride;
             *stride = stride.saturating_mul(size);
-            Some(this)
-        });
-        self.staged
-            .major_to_minor
-            .iter()
-            .rev()
-            .copied()
-            .zip(strides)
+            Some((k, this))
+        })
     }
 
     /// [`xla_dimension_stride`](Self::xla_dimension_stride) of every dimension, in one
     /// pass over the layout (linear in the rank).
     fn xla_dimension_strides(&self) -> Vec<Option<u64>> {
-        let mut strides = vec![None; self.staged.dims.len()];
+        let mut strides = vec![None; self.rank()];
         for (k, stride) in self.minor_first_strides() {
             if let Some(slot @ None) = strides.get_mut(k) {
                 *slot = Some(stride);
@@ -875,7 +914,6 @@ impl LayoutPlan {
     /// Dimensions of size 1 get the stride they would have without tiles (numpy and
     /// DLPack accept any stride there).
     pub fn element_strides(&self) -> Option<Vec<u64>> {
-        let rank = self.staged.dims.len();
         if self.spec.tiles.is_empty() {
             return self.xla_dimension_strides().into_iter().collect();
         }
@@ -883,7 +921,8 @@ impl LayoutPlan {
         if !d.trivial {
             return None;
         }
-        let mut strides: Vec<Option<u64>> = vec![None; rank];
+        // By the plan's own dimensions.
+        let mut strides: Vec<Option<u64>> = vec![None; self.staged.dims.len()];
         for axis in &d.axes {
             if let AxisKind::Digit {
                 source,
@@ -899,12 +938,16 @@ impl LayoutPlan {
             }
         }
         // Digitless dimensions (size ≤ 1): the stride after the next more minor one.
+        let dims = self.dimensions();
         let mut next: u64 = 1;
-        let mut out = vec![0; rank];
-        for &k in self.spec.minor_to_major.iter() {
-            let size = self.staged.dims.get(k).copied().unwrap_or(0);
-            let stride = strides.get(k).copied().flatten().unwrap_or(next);
-            out[k] = stride;
+        let mut out = vec![0; dims.len()];
+        for k in self.full_minor_to_major() {
+            let size = dims.get(k).copied().unwrap_or(0);
+            let stride = self
+                .inner_of(k)
+                .and_then(|j| strides.get(j).copied().flatten())
+                .unwrap_or(next);
+            *out.get_mut(k)? = stride;
             next = stride.saturating_mul(size.max(1));
         }
         Some(out)
@@ -917,9 +960,10 @@ impl LayoutPlan {
         let Some(strides) = self.element_strides() else {
             return false;
         };
+        let dims = self.dimensions();
         let mut plain: u64 = 1;
-        for &k in &self.spec.minor_to_major {
-            let size = self.staged.dims.get(k).copied().unwrap_or(0);
+        for k in self.full_minor_to_major() {
+            let size = dims.get(k).copied().unwrap_or(0);
             if size > 1 && strides.get(k) != Some(&plain) {
                 return false;
             }
@@ -965,7 +1009,7 @@ impl LayoutPlan {
     /// other plans. Used by the relayout fast path.
     pub(crate) fn dimension_digits(&self) -> Option<Vec<Vec<DimDigit>>> {
         let d = self.digits.as_ref().filter(|d| d.trivial)?;
-        let mut per_dim: Vec<Vec<DimDigit>> = vec![Vec::new(); self.staged.dims.len()];
+        let mut per_dim: Vec<Vec<DimDigit>> = vec![Vec::new(); self.rank()];
         for axis in &d.axes {
             if let AxisKind::Digit {
                 source,
@@ -973,7 +1017,11 @@ impl LayoutPlan {
                 modulus,
             } = axis.kind
             {
-                per_dim.get_mut(source)?.push((div, modulus, axis.stride));
+                let k = match &self.squeeze {
+                    Some(s) => *s.kept.get(source)?,
+                    None => source,
+                };
+                per_dim.get_mut(k)?.push((div, modulus, axis.stride));
             }
         }
         for list in &mut per_dim {
@@ -986,6 +1034,16 @@ impl LayoutPlan {
     /// legacy padding: validation never lets them meet tiles).
     pub(crate) fn has_legacy_padding(&self) -> bool {
         self.spec.padded.is_some()
+    }
+}
+
+/// A plan error of the plan's own dimensions, told by the shape's.
+fn unsqueezed(error: PlanError, squeeze: Option<&Squeeze>) -> PlanError {
+    match (error, squeeze) {
+        (PlanError::Unbounded { dim }, Some(s)) => PlanError::Unbounded {
+            dim: s.kept.get(dim).copied().unwrap_or(dim),
+        },
+        (error, _) => error,
     }
 }
 

@@ -240,3 +240,268 @@ fn carried_search_follows_values_that_step_through_tiles() {
         assert_eq!(plan.data_elements(), largest + 1, "{text}");
     }
 }
+
+/// A few steps of xorshift, for the places size-1 dimensions go.
+fn draw(state: &mut u64, below: usize) -> usize {
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    (*state % below.max(1) as u64) as usize
+}
+
+/// `proto` with `n` dimensions of size 1 put in at logical and physical places drawn
+/// from `state` (some dynamic, some padded to 1 or 2 when the layout pads); splits
+/// follow their dimension.
+fn with_ones(
+    proto: &crate::proto::ShapeProto,
+    n: usize,
+    state: &mut u64,
+) -> crate::proto::ShapeProto {
+    let mut out = proto.clone();
+    let rank = proto.dimensions.len();
+    let layout_fits = proto.layout.as_ref().is_none_or(|l| {
+        let mut seen = l.minor_to_major.clone();
+        seen.sort_unstable();
+        seen.iter().copied().eq(0..rank as i64)
+    });
+    if !layout_fits {
+        return out;
+    }
+    let mut logical: Vec<Option<usize>> = (0..proto.dimensions.len()).map(Some).collect();
+    for _ in 0..n {
+        let at = draw(state, logical.len() + 1);
+        logical.insert(at, None);
+    }
+    let new_of = |old: usize| logical.iter().position(|&k| k == Some(old));
+    out.dimensions = logical
+        .iter()
+        .map(|k| k.map_or(1, |k| proto.dimensions[k]))
+        .collect();
+    if !proto.is_dynamic_dimension.is_empty() || draw(state, 3) == 0 {
+        out.is_dynamic_dimension = logical
+            .iter()
+            .map(|k| match k {
+                Some(k) => proto.is_dynamic_dimension.get(*k).copied().unwrap_or(false),
+                None => draw(state, 4) == 0,
+            })
+            .collect();
+    }
+    if let (Some(layout), Some(old)) = (out.layout.as_mut(), proto.layout.as_ref()) {
+        let rank = logical.len();
+        let mut minor_to_major: Vec<i64> = old
+            .minor_to_major
+            .iter()
+            .map(|&k| new_of(k as usize).unwrap() as i64)
+            .collect();
+        for (k, _) in logical.iter().enumerate().filter(|(_, k)| k.is_none()) {
+            let at = draw(state, minor_to_major.len() + 1);
+            minor_to_major.insert(at, k as i64);
+        }
+        if !old.padded_dimensions.is_empty() {
+            layout.padded_dimensions = logical
+                .iter()
+                .map(|k| match k {
+                    Some(k) => old.padded_dimensions.get(*k).copied().unwrap_or(1),
+                    None => 1 + (draw(state, 5) == 0) as i64,
+                })
+                .collect();
+        }
+        let old_rank = proto.dimensions.len();
+        for split in &mut layout.split_configs {
+            let Some(p) = usize::try_from(split.dimension)
+                .ok()
+                .filter(|&p| p < old_rank)
+            else {
+                continue;
+            };
+            let k = new_of(old.minor_to_major[old_rank - 1 - p] as usize).unwrap() as i64;
+            let at = minor_to_major.iter().position(|&m| m == k).unwrap();
+            split.dimension = (rank - 1 - at) as i64;
+        }
+        layout.minor_to_major = minor_to_major;
+    }
+    out
+}
+
+/// Every answer of `whole` (a plan over every dimension) and `part` (one that leaves
+/// some out) on the same shape, compared.
+fn agree(whole: &LayoutPlan, part: &LayoutPlan, what: &str) {
+    let rank = whole.rank();
+    assert_eq!(part.rank(), rank, "{what}");
+    assert_eq!(part.dimensions(), whole.dimensions(), "{what}");
+    let sizes = |p: &LayoutPlan| {
+        [
+            p.element_count(),
+            p.element_bits(),
+            p.allocated_elements(),
+            p.allocated_bytes(),
+            p.data_elements(),
+            p.data_bytes(),
+            p.xla_byte_size_of(),
+            p.xla_array_size(),
+            p.xla_array_data_size(),
+        ]
+    };
+    assert_eq!(sizes(part), sizes(whole), "{what}");
+    for dim in 0..=rank {
+        assert_eq!(
+            part.xla_dimension_stride(dim),
+            whole.xla_dimension_stride(dim),
+            "{what} {dim}"
+        );
+    }
+    assert_eq!(part.element_strides(), whole.element_strides(), "{what}");
+    assert_eq!(part.byte_strides(), whole.byte_strides(), "{what}");
+    assert_eq!(
+        part.xla_unpacked_byte_strides(),
+        whole.xla_unpacked_byte_strides(),
+        "{what}"
+    );
+    assert_eq!(
+        part.is_untiled_equivalent(),
+        whole.is_untiled_equivalent(),
+        "{what}"
+    );
+    assert_eq!(part.dimension_digits(), whole.dimension_digits(), "{what}");
+    // The first elements of both orders, with their indices, and each index's answers.
+    let (mut a, mut b) = (whole.logical_order(), part.logical_order());
+    let mut bumped = vec![0; rank];
+    for step in 0..200 {
+        let slot = a.next();
+        assert_eq!(b.next(), slot, "{what} logical {step}");
+        assert_eq!(b.index(), a.index(), "{what} logical {step}");
+        let Some(slot) = slot else { break };
+        let index = a.index().to_vec();
+        assert_eq!(part.linear_index(&index), Ok(slot), "{what} {index:?}");
+        assert_eq!(
+            part.multi_index(slot),
+            Ok(Some(index.clone())),
+            "{what} {slot}"
+        );
+        if step > 0 {
+            let mut by_whole = bumped.clone();
+            assert_eq!(
+                part.bump_indices(&mut bumped),
+                whole.bump_indices(&mut by_whole)
+            );
+            assert_eq!(bumped, by_whole, "{what} {step}");
+        }
+        assert_eq!(bumped, index, "{what} {step}");
+        let mut out = vec![7; rank];
+        assert_eq!(part.multi_index_into(slot, &mut out), Ok(true), "{what}");
+        assert_eq!(out, index, "{what}");
+    }
+    let (mut a, mut b) = (whole.physical_order(), part.physical_order());
+    for step in 0..200 {
+        let next = a.next();
+        assert_eq!(b.next(), next, "{what} physical {step}");
+        if next.is_none() {
+            break;
+        }
+        assert_eq!(b.index(), a.index(), "{what} physical {step}");
+    }
+    for slot in (0..whole.allocated_elements().min(64)).chain([whole.allocated_elements()]) {
+        assert_eq!(
+            part.multi_index(slot),
+            whole.multi_index(slot),
+            "{what} {slot}"
+        );
+    }
+    // Refusals: a wrong rank either way, and each dimension one past its end.
+    for len in [rank.saturating_sub(1), rank + 1] {
+        let index = vec![0; len];
+        assert_eq!(
+            part.linear_index(&index),
+            whole.linear_index(&index),
+            "{what}"
+        );
+        let mut out = vec![0; len];
+        assert_eq!(
+            part.multi_index_into(0, &mut out),
+            whole.multi_index_into(0, &mut out.clone()),
+            "{what}"
+        );
+    }
+    for dim in 0..rank {
+        let mut index = vec![0; rank];
+        index[dim] = whole.dimensions()[dim];
+        assert_eq!(
+            part.linear_index(&index),
+            whole.linear_index(&index),
+            "{what} {dim}"
+        );
+        assert_eq!(
+            part.index_in_bounds(&index),
+            whole.index_in_bounds(&index),
+            "{what}"
+        );
+    }
+}
+
+/// A plan that leaves out the dimensions taking no part answers every question as the
+/// plan over all of them, on every array shape of the XLA fixtures (the HLO texts and
+/// the messages, whose legacy padding text cannot write) and on each with dimensions of
+/// size 1 put in at places drawn at random.
+#[test]
+fn a_plan_leaving_dimensions_out_answers_as_the_whole_plan() {
+    use crate::validate::{validate_shape_with, Options};
+    use prost::Message;
+    let fixture = |name: &str| {
+        let path = format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read_to_string(path).unwrap()
+    };
+    let mut cases = Vec::new();
+    for line in fixture("hlo_shapes.jsonl").lines() {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        if let Some(text) = case["text"].as_str().filter(|_| case["ok"] == true) {
+            if let Ok(proto) = crate::text::parse_shape(text) {
+                cases.push((text.to_string(), proto, Options::hlo_text()));
+            }
+        }
+    }
+    for line in fixture("messages.jsonl").lines() {
+        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+        if case["message"] != "shape" {
+            continue;
+        }
+        let bytes = hex::decode(case["hex"].as_str().unwrap()).unwrap();
+        if let Ok(proto) = crate::proto::ShapeProto::decode(bytes.as_slice()) {
+            cases.push((case["id"].to_string(), proto, Options::proto()));
+        }
+    }
+    let mut state = 0x9e37_79b9_7f4a_7c15;
+    let (mut compared, mut left_out, mut padded, mut split) = (0, 0, 0, 0);
+    for (name, proto, options) in &cases {
+        for ones in [0, 1, 3, 9] {
+            let proto = with_ones(proto, ones, &mut state);
+            let Ok(shape) = validate_shape_with(&proto, *options).into_result() else {
+                continue;
+            };
+            let Some(array) = shape.as_array() else {
+                continue;
+            };
+            let what = format!("{name} with {ones}: {shape}");
+            match (
+                LayoutPlan::new_keeping(array, usize::MAX),
+                LayoutPlan::new_keeping(array, 0),
+            ) {
+                (Ok(whole), Ok(part)) => {
+                    assert!(whole.squeeze().is_none());
+                    if part.squeeze().is_some() {
+                        left_out += 1;
+                        padded += usize::from(part.has_legacy_padding());
+                        split += usize::from(!part.spec.split_configs.is_empty());
+                    }
+                    agree(&whole, &part, &what);
+                    compared += 1;
+                }
+                (whole, part) => assert_eq!(part.err(), whole.err(), "{what}"),
+            }
+        }
+    }
+    let counts = [compared, left_out, padded, split];
+    assert!(
+        compared > 5_000 && left_out > 3_000 && padded > 20 && split > 20,
+        "{counts:?}"
+    );
+}

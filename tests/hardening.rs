@@ -5064,47 +5064,94 @@ fn nested_literal_in_a_module_proto_is_listed_or_a_clear_error() {
 /// A layout plan at the largest rank the list limit allows is built over the
 /// dimensions that take part in it: `index` of `f32[1 x 340,000]` (2.9 MB of text)
 /// with an index line of 340,000 coordinates, and back with `--linear`, in a 60 MB
-/// address space, untiled in either order and under `T(2,2)` (the plan over every
-/// dimension took some 50 MB and aborted in 80 MB). The plan keeps each dimension's
-/// size and order alone, so strides come out for every dimension.
+/// address space, untiled in either order and under `T(2,2)`; so too the same rank of
+/// dimensions of size 0, and half of it under one tile of as many entries `1` or `*`
+/// (the plan over every dimension took 50-70 MB and aborted in 80 MB). The plan keeps
+/// each dimension's size and order alone, so strides come out for every dimension.
 #[test]
 fn a_layout_plan_at_the_largest_rank_leaves_out_what_takes_no_part() {
     let dir = tempfile::tempdir().unwrap();
     let rank = 340_000;
-    let dims = vec!["1"; rank].join(",");
-    let major: Vec<String> = (0..rank).rev().map(|d| d.to_string()).collect();
-    let minor: Vec<String> = (0..rank).map(|d| d.to_string()).collect();
-    let zeros = vec!["0"; rank].join(",");
-    let index = dir.path().join("index.txt");
-    std::fs::write(&index, format!("{zeros}\n")).unwrap();
-    for (name, layout) in [
-        ("major", major.join(",")),
-        ("minor", minor.join(",")),
-        ("tiled", format!("{}:T(2,2)", major.join(","))),
+    let half = rank / 2;
+    let list = |items: &[&str], n: usize| -> String {
+        items
+            .iter()
+            .cycle()
+            .take(n)
+            .copied()
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let major = |n: usize| {
+        (0..n)
+            .rev()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let minor = (0..rank)
+        .map(|d| d.to_string())
+        .collect::<Vec<_>>()
+        .join(",");
+    for (name, dims, layout) in [
+        ("major", list(&["1"], rank), major(rank)),
+        ("minor", list(&["1"], rank), minor),
+        (
+            "tiled",
+            list(&["1"], rank),
+            format!("{}:T(2,2)", major(rank)),
+        ),
+        ("zeros", list(&["0"], rank), major(rank)),
+        (
+            "ones tile",
+            list(&["1"], half),
+            format!("{}:T({})", major(half), list(&["1"], half)),
+        ),
+        (
+            "star tile",
+            list(&["1"], half),
+            format!("{}:T({},1)", major(half), list(&["*"], half - 1)),
+        ),
     ] {
+        let n = dims.split(',').count();
+        let zeros = list(&["0"], n);
         let path = dir.path().join(format!("{name}.txt"));
         std::fs::write(&path, format!("f32[{dims}]{{{layout}}}\n")).unwrap();
+        let index = dir.path().join("index.txt");
+        std::fs::write(&index, format!("{zeros}\n")).unwrap();
         let (p, i) = (path.display(), index.display());
-        let said = limited_exit(60_000, &format!("index {p} - < {i}"), 0);
-        assert_eq!(String::from_utf8(said).unwrap(), "0\n", "{name}");
-        let said = limited_exit(60_000, &format!("index --linear {p} 0"), 0);
-        assert_eq!(
-            String::from_utf8(said).unwrap(),
-            format!("{zeros}\n"),
-            "{name}"
+        let empty = name == "zeros";
+        let said = limited_exit(
+            60_000,
+            &format!("index '{p}' - < {i}"),
+            2 * i32::from(empty),
         );
+        assert_eq!(said, if empty { &b""[..] } else { b"0\n" }, "{name}");
+        let said = limited_exit(
+            60_000,
+            &format!("index --linear '{p}' 0"),
+            2 * i32::from(empty),
+        );
+        let want = if empty {
+            String::new()
+        } else {
+            format!("{zeros}\n")
+        };
+        assert_eq!(String::from_utf8(said).unwrap(), want, "{name}");
         // Slot 1: padding of the 2x2 tile, or past the buffer of one element.
         let tiled = name == "tiled";
         let said = limited_exit(
             60_000,
-            &format!("index --linear {p} 1"),
+            &format!("index --linear '{p}' 1"),
             2 * i32::from(!tiled),
         );
         assert_eq!(said, if tiled { &b"padding\n"[..] } else { b"" }, "{name}");
     }
+    let major = major(rank);
+    let dims = list(&["1"], rank);
     // Every dimension's stride, in the library: 1 for each (a dimension of size 1
     // has the stride of the next more minor one).
-    let text = format!("f32[{dims}]{{{}:T(2,2)}}", major.join(","));
+    let text = format!("f32[{dims}]{{{major}:T(2,2)}}");
     let shape = xla_shape::ArrayShape::try_from(&text::parse_shape(&text).unwrap()).unwrap();
     let plan = LayoutPlan::new(&shape).unwrap();
     assert_eq!(plan.rank(), rank);

@@ -244,8 +244,12 @@ pub struct LayoutPlan {
     squeeze: Option<Box<Squeeze>>,
 }
 
-/// The product of `dims`, or [`PlanError::Overflow`].
+/// The product of `dims`, or [`PlanError::Overflow`]; 0 when one is 0, in whatever
+/// order (`f32[4294967296,4294967296,0]` has no elements, not too many).
 fn element_count(dims: &[u64]) -> Result<u64, PlanError> {
+    if dims.contains(&0) {
+        return Ok(0);
+    }
     dims.iter()
         .try_fold(1u64, |n, &d| n.checked_mul(d))
         .ok_or(PlanError::Overflow)
@@ -436,14 +440,10 @@ impl LayoutPlan {
 
     /// Every logical dimension, most minor first.
     fn full_minor_to_major(&self) -> impl Iterator<Item = usize> + '_ {
-        let (whole, squeezed) = match &self.squeeze {
-            Some(s) => (None, Some(s.minor_to_major())),
-            None => (Some(self.spec.minor_to_major.iter().copied()), None),
-        };
-        whole
-            .into_iter()
-            .flatten()
-            .chain(squeezed.into_iter().flatten())
+        match &self.squeeze {
+            Some(s) => OneOf::Part(s.minor_to_major()),
+            None => OneOf::Whole(self.spec.minor_to_major.iter().copied()),
+        }
     }
 
     /// The plan's own dimension for logical dimension `k`, if it has it.
@@ -531,19 +531,26 @@ impl LayoutPlan {
     /// [`LayoutPlan::linear_index`] past its untiled in-bounds case.
     #[inline(never)]
     fn linear_index_general(&self, index: &[u64]) -> Result<u64, IndexError> {
-        let dims = self.dimensions();
-        if index.len() != dims.len() {
+        if let Some(s) = &self.squeeze {
+            return self.linear_index_of(s, index);
+        }
+        if index.len() != self.staged.dims.len() {
             return Err(self.out_of_bounds(index));
         }
-        let outside = index.iter().zip(dims).any(|(&i, &d)| i >= d);
+        let outside = index.iter().zip(&self.staged.dims).any(|(&i, &d)| i >= d);
         if outside {
             return Err(self.out_of_bounds(index));
         }
         // In bounds: a strided plan never gets here (the inline case took it).
-        Ok(match &self.squeeze {
-            Some(s) => self.linear_checked(&s.gather(index)),
-            None => self.linear_checked(index),
-        })
+        Ok(self.linear_checked(index))
+    }
+
+    /// [`LayoutPlan::linear_index`] of a plan that leaves dimensions out.
+    #[cold]
+    #[inline(never)]
+    fn linear_index_of(&self, s: &Squeeze, index: &[u64]) -> Result<u64, IndexError> {
+        self.check_index(index)?;
+        Ok(self.linear_checked(&s.gather(index)))
     }
 
     #[cold]
@@ -866,42 +873,55 @@ impl LayoutPlan {
     /// dimensions more minor than `dim` in `minor_to_major`, ignoring tiles. `None` if
     /// `dim` is not a dimension.
     pub fn xla_dimension_stride(&self, dim: usize) -> Option<u64> {
-        self.minor_first_strides()
-            .find(|&(k, _)| k == dim)
-            .map(|(_, stride)| stride)
+        fn find(dim: usize, sizes: impl Iterator<Item = (usize, u64)>) -> Option<u64> {
+            minor_first_strides(sizes)
+                .find(|&(k, _)| k == dim)
+                .map(|(_, stride)| stride)
+        }
+        match &self.squeeze {
+            None => find(dim, self.minor_first_sizes()),
+            Some(s) => find(dim, self.minor_first_sizes_of(s)),
+        }
     }
 
-    /// Each dimension of the layout from the most minor, with the product of the
-    /// (padded) sizes of those more minor than it.
-    fn minor_first_strides(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
-        // Each dimension with its physical size: a dimension left out has size 1 and
-        // no padding.
-        let physical = |k: usize| match self.inner_of(k) {
-            Some(j) => self
-                .spec
-                .padded
-                .as_ref()
-                .map_or(self.staged.dims.get(j), |p| p.get(j))
-                .copied()
-                .unwrap_or(0),
-            None => 1,
-        };
-        let sizes = self.full_minor_to_major().map(move |k| (k, physical(k)));
-        sizes.scan(1u64, |stride, (k, size)| {
-            let this = *stride;
-            *stride = stride.saturating_mul(size);
-            Some((k, this))
+    /// Each dimension of the layout from the most minor, with its (padded) size.
+    fn minor_first_sizes(&self) -> impl Iterator<Item = (usize, u64)> + '_ {
+        let order = self.staged.major_to_minor.iter().rev().copied();
+        order.zip(self.staged.physical.iter().rev().copied())
+    }
+
+    /// [`minor_first_sizes`](Self::minor_first_sizes) of every dimension of a plan that
+    /// leaves some out (those have no padding).
+    fn minor_first_sizes_of<'a>(
+        &'a self,
+        s: &'a Squeeze,
+    ) -> impl Iterator<Item = (usize, u64)> + 'a {
+        let padded = self.spec.padded.as_ref();
+        s.minor_to_major().map(move |k| {
+            let unpadded = s.dims.get(k).copied().unwrap_or(1);
+            // A padded size is looked up only when the layout pads.
+            let size = match padded {
+                Some(padded) => s.inner(k).and_then(|j| padded.get(j).copied()),
+                None => None,
+            };
+            (k, size.unwrap_or(unpadded))
         })
     }
 
     /// [`xla_dimension_stride`](Self::xla_dimension_stride) of every dimension, in one
     /// pass over the layout (linear in the rank).
     fn xla_dimension_strides(&self) -> Vec<Option<u64>> {
-        let mut strides = vec![None; self.rank()];
-        for (k, stride) in self.minor_first_strides() {
-            if let Some(slot @ None) = strides.get_mut(k) {
-                *slot = Some(stride);
+        fn fill(strides: &mut [Option<u64>], sizes: impl Iterator<Item = (usize, u64)>) {
+            for (k, stride) in minor_first_strides(sizes) {
+                if let Some(slot @ None) = strides.get_mut(k) {
+                    *slot = Some(stride);
+                }
             }
+        }
+        let mut strides = vec![None; self.rank()];
+        match &self.squeeze {
+            None => fill(&mut strides, self.minor_first_sizes()),
+            Some(s) => fill(&mut strides, self.minor_first_sizes_of(s)),
         }
         strides
     }
@@ -1034,6 +1054,36 @@ impl LayoutPlan {
     /// legacy padding: validation never lets them meet tiles).
     pub(crate) fn has_legacy_padding(&self) -> bool {
         self.spec.padded.is_some()
+    }
+}
+
+/// Each dimension of `sizes` (from the most minor, with its physical size) and the
+/// product of the sizes of those before it.
+fn minor_first_strides(
+    sizes: impl Iterator<Item = (usize, u64)>,
+) -> impl Iterator<Item = (usize, u64)> {
+    sizes.scan(1u64, |stride, (k, size)| {
+        let this = *stride;
+        *stride = stride.saturating_mul(size);
+        Some((k, this))
+    })
+}
+
+/// One of two iterators of the same items: over every dimension, or over those of a
+/// plan that leaves some out.
+enum OneOf<A, B> {
+    Whole(A),
+    Part(B),
+}
+
+impl<A: Iterator, B: Iterator<Item = A::Item>> Iterator for OneOf<A, B> {
+    type Item = A::Item;
+
+    fn next(&mut self) -> Option<A::Item> {
+        match self {
+            OneOf::Whole(a) => a.next(),
+            OneOf::Part(b) => b.next(),
+        }
     }
 }
 

@@ -3,11 +3,13 @@
 //!
 //! A dimension of size 1 that no tile reaches (it is more major than the part of the
 //! physical shape every tile covers), that is not padded and not split adds nothing to
-//! any offset or size: its coordinate is always 0 and its factor always 1. A shape of a
-//! few hundred thousand dimensions has at most 63 that are not of size 1 (its element
-//! count fits in 64 bits), so its plan, built over the others alone, stays small; the
-//! plan keeps only every dimension's size and the layout's order, to check indices and
-//! to give each dimension its stride.
+//! any offset or size: its coordinate is always 0 and its factor always 1. Nor does such
+//! a dimension of size 0 when another of size 0 stays more minor than it: the array has
+//! no elements either way, and every stride that the one left out makes 0 the one kept
+//! makes 0 too. A shape of a few hundred thousand dimensions has at most 63 of more than
+//! one element (its element count fits in 64 bits) unless it has none, so its plan,
+//! built over the others alone, stays small; the plan keeps only every dimension's size
+//! and the layout's order, to check indices and to give each dimension its stride.
 
 use crate::layout::{Layout, TileDim};
 use crate::shape::ArrayShape;
@@ -106,10 +108,12 @@ pub(crate) fn spec_of(shape: &ArrayShape, keep_all_up_to: usize) -> (Spec, Optio
             Some((dim, splits))
         })
         .collect();
+    let tiles = tiles_of(&layout);
     let whole = || {
         assemble(
             shape,
             &layout,
+            tiles.clone(),
             dimensions.iter().map(|d| d.bound()).collect(),
             minor_to_major.to_vec(),
             padded.map(<[u64]>::to_vec),
@@ -122,13 +126,75 @@ pub(crate) fn spec_of(shape: &ArrayShape, keep_all_up_to: usize) -> (Spec, Optio
 
     // Which physical positions (most major first) the plan can leave out.
     let untouched = untiled_prefix(rank, layout.tiles());
+    let size_at = |p: usize| {
+        dimensions
+            .get(minor_to_major[rank - 1 - p])
+            .and_then(|d| d.bound())
+    };
+    let unpadded_at = |p: usize| {
+        let k = minor_to_major[rank - 1 - p];
+        padded.is_none_or(|padded| padded.get(k).copied() == size_at(p))
+    };
+    // The most minor of the untiled dimensions of size 0 (unpadded) stays, so that
+    // every dimension more major than one of size 0 still is, and its stride still 0.
+    let last_zero = (0..untouched)
+        .rev()
+        .find(|&p| size_at(p) == Some(0) && unpadded_at(p));
     let mut left_out = vec![false; rank];
     for (p, out) in left_out.iter_mut().enumerate().take(untouched) {
-        let k = minor_to_major[rank - 1 - p];
-        let size_one = dimensions.get(k).and_then(|d| d.bound()) == Some(1);
-        let unpadded = padded.is_none_or(|padded| padded.get(k) == Some(&1));
+        let takes_no_part = match size_at(p) {
+            Some(1) => true,
+            Some(0) => last_zero.is_some_and(|last| p < last),
+            _ => false,
+        };
         let unsplit = split_configs.iter().all(|(dim, _)| *dim != p);
-        *out = size_one && unpadded && unsplit;
+        *out = takes_no_part && unpadded_at(p) && unsplit;
+    }
+    // Under a layout's one tile: a dimension of size 1 whose entry is `*` (it
+    // multiplies the next by 1), or `1` when no `*` before it merges another dimension
+    // into it (then it is one tile of one, both of size 1). One entry stays, so that the
+    // layout still has a tile (tail padding applies to tiled layouts alone).
+    let mut inner_tiles = tiles.clone();
+    if let [tile] = &mut inner_tiles[..] {
+        let start = rank.saturating_sub(tile.len());
+        if start + tile.len() == rank {
+            let mut dropped = vec![false; tile.len()];
+            // What the `*` entries before carry into the next entry: an entry `1`
+            // they merge into is not a tile of one.
+            let mut carry: Option<u64> = None;
+            for (i, entry) in tile.iter().enumerate() {
+                let p = start + i;
+                let k = minor_to_major[rank - 1 - p];
+                let physical = match padded {
+                    Some(padded) => padded.get(k).copied(),
+                    None => size_at(p),
+                };
+                let one = size_at(p) == Some(1) && physical == Some(1);
+                let unsplit = split_configs.iter().all(|(dim, _)| *dim != p);
+                let takes_no_part = match entry {
+                    TileEntry::Combine => {
+                        let carried = carry.unwrap_or(1);
+                        carry = Some(carried.saturating_mul(physical.unwrap_or(u64::MAX)));
+                        true
+                    }
+                    TileEntry::Size(t) => *t == 1 && carry.take().is_none_or(|c| c == 1),
+                };
+                dropped[i] = one && unsplit && takes_no_part;
+            }
+            if dropped.iter().all(|&d| d) {
+                if let Some(last) = dropped.last_mut() {
+                    *last = false;
+                }
+            }
+            let mut i = 0;
+            tile.retain(|_| {
+                i += 1;
+                !dropped[i - 1]
+            });
+            for (i, &out) in dropped.iter().enumerate() {
+                left_out[start + i] = out;
+            }
+        }
     }
     if !left_out.contains(&true) {
         return (whole(), None);
@@ -162,6 +228,7 @@ pub(crate) fn spec_of(shape: &ArrayShape, keep_all_up_to: usize) -> (Spec, Optio
     let inner = assemble(
         shape,
         &layout,
+        inner_tiles,
         squeeze
             .kept
             .iter()
@@ -180,11 +247,29 @@ pub(crate) fn spec_of(shape: &ArrayShape, keep_all_up_to: usize) -> (Spec, Optio
     (inner, Some(Box::new(squeeze)))
 }
 
-/// A [`Spec`] of `shape`'s element type and `layout`'s tiles and sizes, over the
+/// The engine's tiles of `layout`.
+fn tiles_of(layout: &Layout) -> Vec<Vec<TileEntry>> {
+    layout
+        .tiles()
+        .iter()
+        .map(|tile| {
+            tile.dimensions()
+                .iter()
+                .map(|d| match d {
+                    TileDim::Size(n) => TileEntry::Size(n.get()),
+                    TileDim::Combine => TileEntry::Combine,
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// A [`Spec`] of `shape`'s element type and `layout`'s sizes, over the tiles and
 /// dimensions given.
 fn assemble(
     shape: &ArrayShape,
     layout: &Layout,
+    tiles: Vec<Vec<TileEntry>>,
     dims: Vec<Option<u64>>,
     minor_to_major: Vec<usize>,
     padded: Option<Vec<u64>>,
@@ -194,19 +279,7 @@ fn assemble(
         dims,
         minor_to_major,
         padded,
-        tiles: layout
-            .tiles()
-            .iter()
-            .map(|tile| {
-                tile.dimensions()
-                    .iter()
-                    .map(|d| match d {
-                        TileDim::Size(n) => TileEntry::Size(n.get()),
-                        TileDim::Combine => TileEntry::Combine,
-                    })
-                    .collect()
-            })
-            .collect(),
+        tiles,
         element_size_in_bits: layout.element_size_in_bits(),
         byte_width: u64::from(shape.element_type().byte_width().unwrap_or(0)),
         tail_padding: layout.tail_padding_alignment_in_elements(),

@@ -249,14 +249,28 @@ fn draw(state: &mut u64, below: usize) -> usize {
     (*state % below.max(1) as u64) as usize
 }
 
-/// `proto` with `n` dimensions of size 1 put in at logical and physical places drawn
-/// from `state` (some dynamic, some padded to 1 or 2 when the layout pads); splits
-/// follow their dimension.
+/// What [`with_ones`] puts in.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Inserted {
+    /// Dimensions of size 1.
+    Ones,
+    /// Dimensions of size 0 or 1.
+    Zeros,
+    /// Dimensions of size 1 under the layout's one tile, each with an entry `1` or
+    /// `*` (as `Ones` when the layout has not one tile).
+    Tiled,
+}
+
+/// `proto` with `n` dimensions put in at logical and physical places drawn from `state`
+/// (some dynamic, some padded one more when the layout pads); splits follow their
+/// dimension.
 fn with_ones(
     proto: &crate::proto::ShapeProto,
     n: usize,
+    what: Inserted,
     state: &mut u64,
 ) -> crate::proto::ShapeProto {
+    let zeros = what == Inserted::Zeros;
     let mut out = proto.clone();
     let rank = proto.dimensions.len();
     let layout_fits = proto.layout.as_ref().is_none_or(|l| {
@@ -275,7 +289,11 @@ fn with_ones(
     let new_of = |old: usize| logical.iter().position(|&k| k == Some(old));
     out.dimensions = logical
         .iter()
-        .map(|k| k.map_or(1, |k| proto.dimensions[k]))
+        .map(|k| match k {
+            Some(k) => proto.dimensions[*k],
+            None if zeros => draw(state, 2) as i64,
+            None => 1,
+        })
         .collect();
     if !proto.is_dynamic_dimension.is_empty() || draw(state, 3) == 0 {
         out.is_dynamic_dimension = logical
@@ -293,16 +311,39 @@ fn with_ones(
             .iter()
             .map(|&k| new_of(k as usize).unwrap() as i64)
             .collect();
+        // The one tile's entries, when the new dimensions go under it.
+        let mut tile = match &mut layout.tiles[..] {
+            [tile]
+                if what == Inserted::Tiled && tile.dimensions.len() <= old.minor_to_major.len() =>
+            {
+                Some(&mut tile.dimensions)
+            }
+            _ => None,
+        };
         for (k, _) in logical.iter().enumerate().filter(|(_, k)| k.is_none()) {
-            let at = draw(state, minor_to_major.len() + 1);
-            minor_to_major.insert(at, k as i64);
+            match tile.as_deref_mut() {
+                Some(entries) => {
+                    // Among the most minor, as many as the tile covers, and an entry
+                    // for it at the same place (the tile lists the most major first).
+                    let covered = entries.len();
+                    let at = draw(state, covered + 1);
+                    minor_to_major.insert(at, k as i64);
+                    let entry = if draw(state, 2) == 0 { 1 } else { i64::MIN };
+                    entries.insert(covered - at, entry);
+                }
+                None => {
+                    let at = draw(state, minor_to_major.len() + 1);
+                    minor_to_major.insert(at, k as i64);
+                }
+            }
         }
         if !old.padded_dimensions.is_empty() {
             layout.padded_dimensions = logical
                 .iter()
-                .map(|k| match k {
+                .zip(&out.dimensions)
+                .map(|(k, size)| match k {
                     Some(k) => old.padded_dimensions.get(*k).copied().unwrap_or(1),
-                    None => 1 + (draw(state, 5) == 0) as i64,
+                    None => size + (draw(state, 5) == 0) as i64,
                 })
                 .collect();
         }
@@ -350,19 +391,49 @@ fn agree(whole: &LayoutPlan, part: &LayoutPlan, what: &str) {
             "{what} {dim}"
         );
     }
-    assert_eq!(part.element_strides(), whole.element_strides(), "{what}");
-    assert_eq!(part.byte_strides(), whole.byte_strides(), "{what}");
     assert_eq!(
         part.xla_unpacked_byte_strides(),
         whole.xla_unpacked_byte_strides(),
         "{what}"
     );
-    assert_eq!(
-        part.is_untiled_equivalent(),
-        whole.is_untiled_equivalent(),
-        "{what}"
-    );
-    assert_eq!(part.dimension_digits(), whole.dimension_digits(), "{what}");
+    // Where the whole plan's digits are not plain (a `*` or a tile of 1 over a
+    // dimension of size 1 makes them so), one without those may have strides and
+    // plain digits: they are checked on every index below.
+    let strides = part.element_strides();
+    let digits = part.dimension_digits();
+    let untiled = part.is_untiled_equivalent();
+    if whole.element_strides().is_some() {
+        assert_eq!(strides, whole.element_strides(), "{what}");
+        assert_eq!(part.byte_strides(), whole.byte_strides(), "{what}");
+    }
+    if whole.dimension_digits().is_some() {
+        assert_eq!(digits, whole.dimension_digits(), "{what}");
+    }
+    assert!(untiled || !whole.is_untiled_equivalent(), "{what}");
+    let answers = |index: &[u64], slot: u64| {
+        if let Some(strides) = &strides {
+            let by_strides: u64 = index.iter().zip(strides).map(|(i, s)| i * s).sum();
+            assert_eq!(by_strides, slot, "{what} {index:?}");
+        }
+        if let Some(digits) = &digits {
+            let by_digits: u64 = index
+                .iter()
+                .zip(digits)
+                .flat_map(|(&i, digits)| {
+                    digits.iter().map(move |&(div, modulus, stride)| {
+                        (i / div) % modulus.unwrap_or(u64::MAX) * stride
+                    })
+                })
+                .sum();
+            assert_eq!(by_digits, slot, "{what} {index:?}");
+        }
+        if untiled {
+            let plain: u64 = (0..index.len())
+                .map(|k| index[k] * part.xla_dimension_stride(k).unwrap())
+                .sum();
+            assert_eq!(plain, slot, "{what} {index:?}");
+        }
+    };
     // The first elements of both orders, with their indices, and each index's answers.
     let (mut a, mut b) = (whole.logical_order(), part.logical_order());
     let mut bumped = vec![0; rank];
@@ -372,6 +443,7 @@ fn agree(whole: &LayoutPlan, part: &LayoutPlan, what: &str) {
         assert_eq!(b.index(), a.index(), "{what} logical {step}");
         let Some(slot) = slot else { break };
         let index = a.index().to_vec();
+        answers(&index, slot);
         assert_eq!(part.linear_index(&index), Ok(slot), "{what} {index:?}");
         assert_eq!(
             part.multi_index(slot),
@@ -470,17 +542,28 @@ fn a_plan_leaving_dimensions_out_answers_as_the_whole_plan() {
         }
     }
     let mut state = 0x9e37_79b9_7f4a_7c15;
-    let (mut compared, mut left_out, mut padded, mut split) = (0, 0, 0, 0);
+    let (mut compared, mut left_out, mut padded, mut split, mut empty, mut tiled) =
+        (0, 0, 0, 0, 0, 0);
     for (name, proto, options) in &cases {
-        for ones in [0, 1, 3, 9] {
-            let proto = with_ones(proto, ones, &mut state);
+        for (ones, what) in [
+            (0, Inserted::Ones),
+            (1, Inserted::Ones),
+            (3, Inserted::Ones),
+            (9, Inserted::Ones),
+            (4, Inserted::Zeros),
+            (1, Inserted::Tiled),
+            (2, Inserted::Tiled),
+            (4, Inserted::Tiled),
+            (6, Inserted::Tiled),
+        ] {
+            let proto = with_ones(proto, ones, what, &mut state);
             let Ok(shape) = validate_shape_with(&proto, *options).into_result() else {
                 continue;
             };
             let Some(array) = shape.as_array() else {
                 continue;
             };
-            let what = format!("{name} with {ones}: {shape}");
+            let what = format!("{name} with {ones} ({what:?}): {shape}");
             match (
                 LayoutPlan::new_keeping(array, usize::MAX),
                 LayoutPlan::new_keeping(array, 0),
@@ -491,6 +574,8 @@ fn a_plan_leaving_dimensions_out_answers_as_the_whole_plan() {
                         left_out += 1;
                         padded += usize::from(part.has_legacy_padding());
                         split += usize::from(!part.spec.split_configs.is_empty());
+                        empty += usize::from(part.element_count() == 0);
+                        tiled += usize::from(part.spec.tiles != whole.spec.tiles);
                     }
                     agree(&whole, &part, &what);
                     compared += 1;
@@ -499,9 +584,14 @@ fn a_plan_leaving_dimensions_out_answers_as_the_whole_plan() {
             }
         }
     }
-    let counts = [compared, left_out, padded, split];
+    let counts = [compared, left_out, padded, split, empty, tiled];
     assert!(
-        compared > 5_000 && left_out > 3_000 && padded > 20 && split > 20,
+        compared > 6_000
+            && left_out > 4_000
+            && padded > 20
+            && split > 20
+            && empty > 500
+            && tiled > 120,
         "{counts:?}"
     );
 }

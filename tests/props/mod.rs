@@ -986,7 +986,9 @@ pub fn layout_plan(data: &[u8]) {
     };
     // The bytes alone (a listing's) are the plan's, and fail where it fails.
     let bytes = LayoutPlan::allocated_bytes_of(array).ok();
-    let Ok(plan) = LayoutPlan::new(array) else {
+    let plan = LayoutPlan::new(array);
+    wider_plan_agrees(&proto, &plan);
+    let Ok(plan) = plan else {
         assert_eq!(bytes, None);
         return;
     };
@@ -1046,6 +1048,117 @@ pub fn layout_plan(data: &[u8]) {
             "physical order is increasing"
         );
         previous = Some(slot);
+    }
+}
+
+/// Dimensions of size 1 [`wider_plan_agrees`] puts before a shape's own: past rank 64 a
+/// plan leaves out the untiled ones.
+const WIDER_BY: usize = 65;
+
+/// The array of `proto` with [`WIDER_BY`] more dimensions of size 1, first and most
+/// major, answers as `plan` does: the same sizes, slots and strides, indices with the
+/// new coordinates 0 (the plan of the wider array is built over the dimensions that
+/// take part in it).
+fn wider_plan_agrees(proto: &ShapeProto, plan: &Result<LayoutPlan, xla_shape::index::PlanError>) {
+    use std::iter::repeat_n;
+    let mut wide = proto.clone();
+    wide.dimensions = repeat_n(1, WIDER_BY)
+        .chain(proto.dimensions.iter().copied())
+        .collect();
+    if !proto.is_dynamic_dimension.is_empty() {
+        let flags = proto.is_dynamic_dimension.iter().copied();
+        wide.is_dynamic_dimension = repeat_n(false, WIDER_BY).chain(flags).collect();
+    }
+    if let Some(layout) = wide.layout.as_mut() {
+        if !layout.dim_level_types.is_empty()
+            || !layout.dim_unique.is_empty()
+            || !layout.dim_ordered.is_empty()
+        {
+            return;
+        }
+        let more = WIDER_BY as i64;
+        let own = layout.minor_to_major.iter().map(|&k| k + more);
+        layout.minor_to_major = own.chain((0..more).rev()).collect();
+        if !layout.padded_dimensions.is_empty() {
+            let padded = layout.padded_dimensions.iter().copied();
+            layout.padded_dimensions = repeat_n(1, WIDER_BY).chain(padded).collect();
+        }
+        for split in &mut layout.split_configs {
+            split.dimension += more;
+        }
+    }
+    let shape = validate::validate_shape_with(&wide, Options::hlo_text())
+        .into_result()
+        .expect("the shape with dimensions of size 1 before it is valid");
+    let wider = LayoutPlan::new(shape.as_array().expect("an array"));
+    let plan = match (plan, wider) {
+        (Ok(plan), Ok(wider)) => (plan, wider),
+        (Err(xla_shape::index::PlanError::Unbounded { dim }), Err(error)) => {
+            let dim = dim + WIDER_BY;
+            assert_eq!(error, xla_shape::index::PlanError::Unbounded { dim });
+            return;
+        }
+        (Err(error), wider) => {
+            assert_eq!(wider.err().as_ref(), Some(error));
+            return;
+        }
+        (Ok(_), Err(error)) => panic!("the wider array has no plan: {error}"),
+    };
+    let (plan, wider) = plan;
+    let with_zeros = |index: &[u64]| -> Vec<u64> {
+        repeat_n(0, WIDER_BY).chain(index.iter().copied()).collect()
+    };
+    let sizes = |p: &LayoutPlan| {
+        [
+            p.element_count(),
+            p.element_bits(),
+            p.allocated_elements(),
+            p.data_elements(),
+            p.xla_byte_size_of(),
+            p.xla_array_size(),
+        ]
+    };
+    assert_eq!(sizes(&wider), sizes(plan));
+    // XLA's `LinearIndex` takes a rank-1 array's index as it is, whatever the tiling.
+    if plan.rank() != 1 {
+        assert_eq!(wider.xla_array_data_size(), plan.xla_array_data_size());
+    }
+    let dims: Vec<u64> = repeat_n(1, WIDER_BY)
+        .chain(plan.dimensions().iter().copied())
+        .collect();
+    assert_eq!(wider.dimensions(), dims);
+    for k in 0..plan.rank() {
+        assert_eq!(
+            wider.xla_dimension_stride(k + WIDER_BY),
+            plan.xla_dimension_stride(k)
+        );
+    }
+    if let Some(strides) = plan.element_strides() {
+        let wide_strides = wider.element_strides().expect("strides");
+        assert_eq!(wide_strides[WIDER_BY..], strides[..]);
+    }
+    let unpacked = wider.xla_unpacked_byte_strides();
+    assert_eq!(unpacked[WIDER_BY..], plan.xla_unpacked_byte_strides()[..]);
+    let (mut a, mut b) = (plan.logical_order(), wider.logical_order());
+    for _ in 0..64 {
+        let slot = a.next();
+        assert_eq!(b.next(), slot);
+        let Some(slot) = slot else { break };
+        assert_eq!(b.index(), with_zeros(a.index()));
+        assert_eq!(wider.linear_index(b.index()), Ok(slot));
+        assert_eq!(
+            wider.multi_index(slot).unwrap(),
+            Some(with_zeros(a.index()))
+        );
+    }
+    let (mut a, mut b) = (plan.physical_order(), wider.physical_order());
+    for _ in 0..64 {
+        let next = a.next();
+        assert_eq!(b.next(), next);
+        if next.is_none() {
+            break;
+        }
+        assert_eq!(b.index(), with_zeros(a.index()));
     }
 }
 

@@ -637,7 +637,11 @@ fn tile_text(dims: &[TileDim]) -> String {
 fn memory(plan: &LayoutPlan) -> Memory {
     let bits = plan.element_bits();
     let elements = plan.element_strides();
-    let bytes = plan.byte_strides();
+    // `LayoutPlan::byte_strides`, from the strides in elements at hand.
+    let bytes = elements
+        .as_ref()
+        .filter(|_| bits % 8 == 0)
+        .map(|s| s.iter().map(|&x| x.saturating_mul(bits / 8)).collect());
     let reason = match (&elements, &bytes) {
         (None, _) => Some("the tiles reorder elements".to_string()),
         (Some(_), None) => Some(format!("{bits}-bit elements are not whole bytes")),

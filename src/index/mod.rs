@@ -909,16 +909,17 @@ impl LayoutPlan {
     }
 
     /// [`xla_dimension_stride`](Self::xla_dimension_stride) of every dimension, in one
-    /// pass over the layout (linear in the rank).
-    fn xla_dimension_strides(&self) -> Vec<Option<u64>> {
-        fn fill(strides: &mut [Option<u64>], sizes: impl Iterator<Item = (usize, u64)>) {
+    /// pass over the layout (linear in the rank). The layout names each dimension
+    /// once (the plan checks that its order is a permutation).
+    fn xla_dimension_strides(&self) -> Vec<u64> {
+        fn fill(strides: &mut [u64], sizes: impl Iterator<Item = (usize, u64)>) {
             for (k, stride) in minor_first_strides(sizes) {
-                if let Some(slot @ None) = strides.get_mut(k) {
-                    *slot = Some(stride);
+                if let Some(slot) = strides.get_mut(k) {
+                    *slot = stride;
                 }
             }
         }
-        let mut strides = vec![None; self.rank()];
+        let mut strides = vec![0; self.rank()];
         match &self.squeeze {
             None => fill(&mut strides, self.minor_first_sizes()),
             Some(s) => fill(&mut strides, self.minor_first_sizes_of(s)),
@@ -935,7 +936,7 @@ impl LayoutPlan {
     /// DLPack accept any stride there).
     pub fn element_strides(&self) -> Option<Vec<u64>> {
         if self.spec.tiles.is_empty() {
-            return self.xla_dimension_strides().into_iter().collect();
+            return Some(self.xla_dimension_strides());
         }
         let d = self.digits.as_ref()?;
         if !d.trivial {
@@ -1008,10 +1009,11 @@ impl LayoutPlan {
     /// × the type's byte width, ignoring tiles and `E(n)` (so `s4[2,4]{1,0:E(4)}` gives
     /// `[4, 1]`).
     pub fn xla_unpacked_byte_strides(&self) -> Vec<u64> {
-        self.xla_dimension_strides()
-            .into_iter()
-            .map(|stride| stride.unwrap_or(0).saturating_mul(self.spec.byte_width))
-            .collect()
+        let mut strides = self.xla_dimension_strides();
+        for stride in &mut strides {
+            *stride = stride.saturating_mul(self.spec.byte_width);
+        }
+        strides
     }
 
     /// The grid the plan lays elements on, for pictures: final shape of the tiling.

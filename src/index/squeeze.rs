@@ -63,28 +63,31 @@ impl Squeeze {
 
 /// How many physical dimensions, from the most major, no tile reaches: each tile covers
 /// the last of the shape the tiles before it made (and all of it when it is longer).
-fn untiled_prefix(rank: usize, tiles: &[crate::layout::Tile]) -> usize {
+fn untiled_prefix(rank: usize, tiles: &[Vec<TileEntry>]) -> usize {
     let mut len = rank;
     let mut untouched = rank;
     for tile in tiles {
-        let entries = tile.dimensions();
-        let start = len.saturating_sub(entries.len());
+        let start = len.saturating_sub(tile.len());
         untouched = untouched.min(start);
-        let last = entries.len().saturating_sub(1);
-        // A `*` merges into the next entry, unless it is the last (then it stays, as an
-        // outer dimension alone); each size makes an outer and an inner dimension.
-        let outer = entries
-            .iter()
-            .enumerate()
-            .filter(|&(i, e)| *e != TileDim::Combine || i == last)
-            .count();
-        let inner = entries
-            .iter()
-            .filter(|e| matches!(e, TileDim::Size(_)))
-            .count();
+        let (outer, inner) = made_by(tile);
         len = start + outer + inner;
     }
     untouched
+}
+
+/// How many outer and inner dimensions a tile makes: a `*` merges into the next entry,
+/// unless it is the last (then it stays, as an outer dimension alone); each size makes
+/// an outer and an inner dimension.
+fn made_by(tile: &[TileEntry]) -> (usize, usize) {
+    let last = tile.len().saturating_sub(1);
+    let outer = (0..tile.len())
+        .filter(|&i| tile[i] != TileEntry::Combine || i == last)
+        .count();
+    let inner = tile
+        .iter()
+        .filter(|e| matches!(e, TileEntry::Size(_)))
+        .count();
+    (outer, inner)
 }
 
 /// The engine's input facts of `shape`, with the dimensions it can leave out left out
@@ -125,7 +128,7 @@ pub(crate) fn spec_of(shape: &ArrayShape, keep_all_up_to: usize) -> (Spec, Optio
     }
 
     // Which physical positions (most major first) the plan can leave out.
-    let untouched = untiled_prefix(rank, layout.tiles());
+    let untouched = untiled_prefix(rank, &tiles);
     let size_at = |p: usize| {
         dimensions
             .get(minor_to_major[rank - 1 - p])
@@ -150,14 +153,21 @@ pub(crate) fn spec_of(shape: &ArrayShape, keep_all_up_to: usize) -> (Spec, Optio
         let unsplit = split_configs.iter().all(|(dim, _)| *dim != p);
         *out = takes_no_part && unpadded_at(p) && unsplit;
     }
-    // Under a layout's one tile: a dimension of size 1 whose entry is `*` (it
+    // Under a layout's first tile: a dimension of size 1 whose entry is `*` (it
     // multiplies the next by 1), or `1` when no `*` before it merges another dimension
-    // into it (then it is one tile of one, both of size 1). One entry stays, so that the
-    // layout still has a tile (tail padding applies to tiled layouts alone).
+    // into it (then it is one tile of one, both of size 1), when the tiles after it
+    // leave what it makes alone. One entry stays, so that the layout still has a tile
+    // (tail padding applies to tiled layouts alone).
     let mut inner_tiles = tiles.clone();
-    if let [tile] = &mut inner_tiles[..] {
+    if let [tile, later @ ..] = &mut inner_tiles[..] {
         let start = rank.saturating_sub(tile.len());
         if start + tile.len() == rank {
+            let (outer, inner) = made_by(tile);
+            // The first tile makes its outer dimensions at `start`, its inner ones
+            // after them; the later tiles leave those before `reach` alone.
+            let reach = untiled_prefix(start + outer + inner, later);
+            let (mut outer_at, mut inner_at) = (start, start + outer);
+            let last = tile.len() - 1;
             let mut dropped = vec![false; tile.len()];
             // What the `*` entries before carry into the next entry: an entry `1`
             // they merge into is not a tile of one.
@@ -179,7 +189,16 @@ pub(crate) fn spec_of(shape: &ArrayShape, keep_all_up_to: usize) -> (Spec, Optio
                     }
                     TileEntry::Size(t) => *t == 1 && carry.take().is_none_or(|c| c == 1),
                 };
-                dropped[i] = one && unsplit && takes_no_part;
+                let mut alone = true;
+                if *entry != TileEntry::Combine || i == last {
+                    alone &= outer_at < reach;
+                    outer_at += 1;
+                }
+                if *entry != TileEntry::Combine {
+                    alone &= inner_at < reach;
+                    inner_at += 1;
+                }
+                dropped[i] = one && unsplit && takes_no_part && alone;
             }
             if dropped.iter().all(|&d| d) {
                 if let Some(last) = dropped.last_mut() {

@@ -256,8 +256,8 @@ enum Inserted {
     Ones,
     /// Dimensions of size 0 or 1.
     Zeros,
-    /// Dimensions of size 1 under the layout's one tile, each with an entry `1` or
-    /// `*` (as `Ones` when the layout has not one tile).
+    /// Dimensions of size 1 under the layout's first tile, each with an entry `1` or
+    /// `*` (as `Ones` when the layout has no tile).
     Tiled,
 }
 
@@ -313,7 +313,7 @@ fn with_ones(
             .collect();
         // The one tile's entries, when the new dimensions go under it.
         let mut tile = match &mut layout.tiles[..] {
-            [tile]
+            [tile, ..]
                 if what == Inserted::Tiled && tile.dimensions.len() <= old.minor_to_major.len() =>
             {
                 Some(&mut tile.dimensions)
@@ -542,8 +542,8 @@ fn a_plan_leaving_dimensions_out_answers_as_the_whole_plan() {
         }
     }
     let mut state = 0x9e37_79b9_7f4a_7c15;
-    let (mut compared, mut left_out, mut padded, mut split, mut empty, mut tiled) =
-        (0, 0, 0, 0, 0, 0);
+    let (mut compared, mut left_out, mut padded, mut split) = (0, 0, 0, 0);
+    let (mut empty, mut tiled, mut nested) = (0, 0, 0);
     for (name, proto, options) in &cases {
         for (ones, what) in [
             (0, Inserted::Ones),
@@ -576,6 +576,9 @@ fn a_plan_leaving_dimensions_out_answers_as_the_whole_plan() {
                         split += usize::from(!part.spec.split_configs.is_empty());
                         empty += usize::from(part.element_count() == 0);
                         tiled += usize::from(part.spec.tiles != whole.spec.tiles);
+                        nested += usize::from(
+                            part.spec.tiles.len() > 1 && part.spec.tiles != whole.spec.tiles,
+                        );
                     }
                     agree(&whole, &part, &what);
                     compared += 1;
@@ -584,14 +587,15 @@ fn a_plan_leaving_dimensions_out_answers_as_the_whole_plan() {
             }
         }
     }
-    let counts = [compared, left_out, padded, split, empty, tiled];
+    let counts = [compared, left_out, padded, split, empty, tiled, nested];
     assert!(
         compared > 6_000
             && left_out > 4_000
             && padded > 20
             && split > 20
             && empty > 500
-            && tiled > 120,
+            && tiled > 120
+            && nested > 20,
         "{counts:?}"
     );
 }

@@ -21,6 +21,8 @@ pub struct LogicalOrder<'a> {
     index: Vec<u64>,
     /// The whole index, when the plan leaves dimensions out.
     whole: Option<Vec<u64>>,
+    /// The first of the plan's own coordinates the last step changed.
+    changed: usize,
     state: State,
     /// Incremental state for plain digit plans.
     fast: Option<LogicalFast>,
@@ -73,6 +75,7 @@ impl<'a> LogicalOrder<'a> {
             plan,
             index: vec![0; rank],
             whole: plan.squeeze().map(|_| vec![0; plan.rank()]),
+            changed: rank,
             state: State::Start,
             fast,
             slot: 0,
@@ -91,7 +94,14 @@ impl Iterator for LogicalOrder<'_> {
     fn next(&mut self) -> Option<u64> {
         let next = self.step();
         if let (Some(whole), Some(s)) = (&mut self.whole, self.plan.squeeze()) {
-            s.scatter(&self.index, whole);
+            // The coordinates the step changed, from the one it added to: a few, not
+            // the whole index (which has every dimension of the shape).
+            let changed = self.index.iter().enumerate().skip(self.changed);
+            for ((_, &v), &k) in changed.zip(s.kept.iter().skip(self.changed)) {
+                if let Some(slot) = whole.get_mut(k) {
+                    *slot = v;
+                }
+            }
         }
         next
     }
@@ -118,6 +128,7 @@ impl LogicalOrder<'_> {
             let size = dims[k];
             if self.index[k] + 1 < size {
                 self.index[k] += 1;
+                self.changed = k;
                 match &mut self.fast {
                     Some(fast) => {
                         // Add 1 to the digits of dimension k, carrying upwards.
@@ -147,6 +158,8 @@ impl LogicalOrder<'_> {
                 }
             }
         }
+        // Every coordinate went back to 0.
+        self.changed = 0;
         self.state = State::Done;
         None
     }

@@ -891,7 +891,7 @@ impl LayoutPlan {
     }
 
     /// [`minor_first_sizes`](Self::minor_first_sizes) of every dimension of a plan that
-    /// leaves some out (those have no padding).
+    /// leaves some out (a dimension left out is never padded).
     fn minor_first_sizes_of<'a>(
         &'a self,
         s: &'a Squeeze,

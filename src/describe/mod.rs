@@ -638,10 +638,7 @@ fn memory(plan: &LayoutPlan) -> Memory {
     let bits = plan.element_bits();
     let elements = plan.element_strides();
     // `LayoutPlan::byte_strides`, from the strides in elements at hand.
-    let bytes = elements
-        .as_ref()
-        .filter(|_| bits % 8 == 0)
-        .map(|s| s.iter().map(|&x| x.saturating_mul(bits / 8)).collect());
+    let bytes = elements.as_deref().and_then(|s| plan.byte_strides_of(s));
     let reason = match (&elements, &bytes) {
         (None, _) => Some("the tiles reorder elements".to_string()),
         (Some(_), None) => Some(format!("{bits}-bit elements are not whole bytes")),

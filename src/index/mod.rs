@@ -1000,9 +1000,15 @@ impl LayoutPlan {
         if self.element_bits % 8 != 0 {
             return None;
         }
+        self.byte_strides_of(&self.element_strides()?)
+    }
+
+    /// Strides in elements (of [`element_strides`](Self::element_strides)) as strides in
+    /// bytes; `None` when elements are not whole bytes.
+    pub(crate) fn byte_strides_of(&self, elements: &[u64]) -> Option<Vec<u64>> {
         let bytes = self.element_bits / 8;
-        self.element_strides()
-            .map(|s| s.iter().map(|&x| x.saturating_mul(bytes)).collect())
+        (self.element_bits % 8 == 0)
+            .then(|| elements.iter().map(|&x| x.saturating_mul(bytes)).collect())
     }
 
     /// XLA's `ShapeUtil::UnpackedByteStrides`: [`xla_dimension_stride`](Self::xla_dimension_stride)

@@ -96,8 +96,8 @@ impl Iterator for LogicalOrder<'_> {
         if let (Some(whole), Some(s)) = (&mut self.whole, self.plan.squeeze()) {
             // The coordinates the step changed, from the one it added to: a few, not
             // the whole index (which has every dimension of the shape).
-            let changed = self.index.iter().enumerate().skip(self.changed);
-            for ((_, &v), &k) in changed.zip(s.kept.iter().skip(self.changed)) {
+            let changed = self.index.iter().zip(&s.kept).skip(self.changed);
+            for (&v, &k) in changed {
                 if let Some(slot) = whole.get_mut(k) {
                     *slot = v;
                 }

@@ -1091,7 +1091,7 @@ fn wider_plan_agrees(proto: &ShapeProto, plan: &Result<LayoutPlan, xla_shape::in
         .into_result()
         .expect("the shape with dimensions of size 1 before it is valid");
     let wider = LayoutPlan::new(shape.as_array().expect("an array"));
-    let plan = match (plan, wider) {
+    let (plan, wider) = match (plan, wider) {
         (Ok(plan), Ok(wider)) => (plan, wider),
         (Err(xla_shape::index::PlanError::Unbounded { dim }), Err(error)) => {
             let dim = dim + WIDER_BY;
@@ -1104,7 +1104,6 @@ fn wider_plan_agrees(proto: &ShapeProto, plan: &Result<LayoutPlan, xla_shape::in
         }
         (Ok(_), Err(error)) => panic!("the wider array has no plan: {error}"),
     };
-    let (plan, wider) = plan;
     let with_zeros = |index: &[u64]| -> Vec<u64> {
         repeat_n(0, WIDER_BY).chain(index.iter().copied()).collect()
     };
@@ -1137,7 +1136,7 @@ fn wider_plan_agrees(proto: &ShapeProto, plan: &Result<LayoutPlan, xla_shape::in
     // (a tile longer than the shape it meets: `f32[]{:T(101,3)}`) meets dimensions of
     // size 1 where the array's own met 1s put before it: the same slots, but the
     // digits that make them need not be as plain.
-    if let (Some(strides), false) = (plan.element_strides(), tiles_reach_past(&shape_of(proto))) {
+    if let (Some(strides), false) = (plan.element_strides(), tiles_reach_past(proto)) {
         let wide_strides = wider.element_strides().expect("strides");
         assert_eq!(wide_strides[WIDER_BY..], strides[..]);
     }
@@ -1166,33 +1165,26 @@ fn wider_plan_agrees(proto: &ShapeProto, plan: &Result<LayoutPlan, xla_shape::in
     }
 }
 
-/// The rank and tiles of `proto`'s layout (each tile's entries, `None` for `*`).
-fn shape_of(proto: &ShapeProto) -> (usize, Vec<Vec<Option<i64>>>) {
-    let tiles = proto.layout.as_ref().map_or(Vec::new(), |layout| {
-        let entry = |&d: &i64| (d != i64::MIN).then_some(d);
-        layout
-            .tiles
-            .iter()
-            .map(|t| t.dimensions.iter().map(entry).collect())
-            .collect()
-    });
-    (proto.dimensions.len(), tiles)
-}
-
-/// Whether a tile is longer than the shape it meets (the shape before it, as the tiles
-/// before it made it), so that it reaches past the array's dimensions.
-fn tiles_reach_past((rank, tiles): &(usize, Vec<Vec<Option<i64>>>)) -> bool {
-    let mut len = *rank;
-    for tile in tiles {
-        if tile.len() > len {
+/// Whether a tile of `proto`'s layout is longer than the shape it meets (the shape
+/// before it, as the tiles before it made it), so that it reaches past the array's
+/// dimensions. A `*` (`i64::MIN`) merges into the next entry unless it is the last; each
+/// size makes an outer and an inner dimension.
+fn tiles_reach_past(proto: &ShapeProto) -> bool {
+    let Some(layout) = &proto.layout else {
+        return false;
+    };
+    let mut len = proto.dimensions.len();
+    for tile in &layout.tiles {
+        let entries = &tile.dimensions;
+        if entries.len() > len {
             return true;
         }
-        let last = tile.len().saturating_sub(1);
-        let outer = (0..tile.len())
-            .filter(|&i| tile[i].is_some() || i == last)
+        let last = entries.len().saturating_sub(1);
+        let outer = (0..entries.len())
+            .filter(|&i| entries[i] != i64::MIN || i == last)
             .count();
-        let inner = tile.iter().filter(|e| e.is_some()).count();
-        len = len - tile.len() + outer + inner;
+        let inner = entries.iter().filter(|&&e| e != i64::MIN).count();
+        len = len - entries.len() + outer + inner;
     }
     false
 }

@@ -5061,17 +5061,12 @@ fn nested_literal_in_a_module_proto_is_listed_or_a_clear_error() {
     assert!(e.to_string().contains(said), "{e}");
 }
 
-/// A layout plan at the largest rank the list limit allows is built over the
-/// dimensions that take part in it: `index` of `f32[1 x 340,000]` (2.9 MB of text)
-/// with an index line of 340,000 coordinates, and back with `--linear`, in a 60 MB
-/// address space, untiled in either order and under `T(2,2)`; so too the same rank of
-/// dimensions of size 0, and half of it under one tile of as many entries `1` or `*`
-/// (the plan over every dimension took 50-70 MB and aborted in 80 MB). The plan keeps
-/// each dimension's size and order alone, so strides come out for every dimension.
-#[test]
-fn a_layout_plan_at_the_largest_rank_leaves_out_what_takes_no_part() {
-    let dir = tempfile::tempdir().unwrap();
-    let rank = 340_000;
+/// The arrays at the largest rank the list limit allows, as `(name, dimensions,
+/// layout)` texts: 340,000 dimensions of size 1, major to minor, minor to major and
+/// under `T(2,2)`; as many of size 0; and 170,000 of size 1 under one tile of as many
+/// entries `1`, or `*` but the last, or under such a tile of `1`s and then `(1)`.
+fn largest_rank_arrays() -> Vec<(&'static str, String, String)> {
+    let rank = LARGEST_RANK;
     let half = rank / 2;
     let list = |items: &[&str], n: usize| -> String {
         items
@@ -5093,7 +5088,7 @@ fn a_layout_plan_at_the_largest_rank_leaves_out_what_takes_no_part() {
         .map(|d| d.to_string())
         .collect::<Vec<_>>()
         .join(",");
-    for (name, dims, layout) in [
+    vec![
         ("major", list(&["1"], rank), major(rank)),
         ("minor", list(&["1"], rank), minor),
         (
@@ -5112,9 +5107,31 @@ fn a_layout_plan_at_the_largest_rank_leaves_out_what_takes_no_part() {
             list(&["1"], half),
             format!("{}:T({},1)", major(half), list(&["*"], half - 1)),
         ),
-    ] {
+        (
+            "ones tiles",
+            list(&["1"], half),
+            format!("{}:T({})(1)", major(half), list(&["1"], half)),
+        ),
+    ]
+}
+
+/// The rank of [`largest_rank_arrays`].
+const LARGEST_RANK: usize = 340_000;
+
+/// A layout plan at the largest rank the list limit allows is built over the
+/// dimensions that take part in it: `index` of `f32[1 x 340,000]` (2.9 MB of text)
+/// with an index line of 340,000 coordinates, and back with `--linear`, in a 60 MB
+/// address space, untiled in either order and under `T(2,2)`; so too the same rank of
+/// dimensions of size 0, and half of it under one tile of as many entries `1` or `*`
+/// (the plan over every dimension took 50-70 MB and aborted in 80 MB). The plan keeps
+/// each dimension's size and order alone, so strides come out for every dimension.
+#[test]
+fn a_layout_plan_at_the_largest_rank_leaves_out_what_takes_no_part() {
+    let dir = tempfile::tempdir().unwrap();
+    let rank = LARGEST_RANK;
+    for (name, dims, layout) in largest_rank_arrays() {
         let n = dims.split(',').count();
-        let zeros = list(&["0"], n);
+        let zeros = vec!["0"; n].join(",");
         let path = dir.path().join(format!("{name}.txt"));
         std::fs::write(&path, format!("f32[{dims}]{{{layout}}}\n")).unwrap();
         let index = dir.path().join("index.txt");
@@ -5147,8 +5164,8 @@ fn a_layout_plan_at_the_largest_rank_leaves_out_what_takes_no_part() {
         );
         assert_eq!(said, if tiled { &b"padding\n"[..] } else { b"" }, "{name}");
     }
-    let major = major(rank);
-    let dims = list(&["1"], rank);
+    let (_, dims, major) = largest_rank_arrays().swap_remove(0);
+    let major = major.as_str();
     // Every dimension's stride, in the library: 1 for each (a dimension of size 1
     // has the stride of the next more minor one).
     let text = format!("f32[{dims}]{{{major}:T(2,2)}}");
@@ -5170,4 +5187,50 @@ fn a_layout_plan_at_the_largest_rank_leaves_out_what_takes_no_part() {
             rank - 1
         ))
     );
+}
+
+/// `validate` of an array at the largest rank checks it without a second list of its
+/// dimensions: the message's are read where the validated shape's were built, and a
+/// tiled size is worked out holding only what later tiles read. Each of
+/// [`largest_rank_arrays`] (2.9 MB of text at most) is checked as text and as a binary
+/// message in a 36 MB address space, and so is the first with a dimension listed twice
+/// in its layout (the shape built beside the message took 34-44 MB in a release build).
+#[test]
+fn validating_an_array_at_the_largest_rank_builds_no_second_copy_of_it() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, dims, layout) in largest_rank_arrays() {
+        let text = format!("f32[{dims}]{{{layout}}}");
+        let path = dir.path().join(format!("{name}.txt"));
+        std::fs::write(&path, format!("{text}\n")).unwrap();
+        let binary = dir.path().join(format!("{name}.pb"));
+        let proto = text::parse_shape(&text).unwrap();
+        std::fs::write(&binary, xla_shape::codec::encode(&proto)).unwrap();
+        // A binary message refuses `*` tile entries (the proto rules).
+        let binary = (name != "star tile").then_some((&binary, "binary"));
+        for (file, from) in std::iter::once((&path, "hlo")).chain(binary) {
+            let said = limited_exit(
+                36_000,
+                &format!("validate --from {from} '{}'", file.display()),
+                0,
+            );
+            assert_eq!(said, b"", "{name} {from}");
+        }
+    }
+    let (_, dims, layout) = largest_rank_arrays().swap_remove(0);
+    let broken = layout.strip_suffix(",0").unwrap();
+    let path = dir.path().join("broken.txt");
+    std::fs::write(&path, format!("f32[{dims}]{{{broken},1}}\n")).unwrap();
+    let said = limited_exit(
+        36_000,
+        &format!("validate --from hlo '{}'", path.display()),
+        1,
+    );
+    let said = String::from_utf8(said).unwrap();
+    let want = format!(
+        "layout.minor_to_major[{}]: dimension 1 is listed twice (first at minor_to_major[{}])",
+        LARGEST_RANK - 1,
+        LARGEST_RANK - 2
+    );
+    assert!(said.contains(&want), "{said}");
+    assert_eq!(said.lines().count(), 1, "{said}");
 }

@@ -108,6 +108,7 @@ use crate::primitive::PrimitiveType;
 use crate::proto::{LayoutProto, ProgramShapeProto, ShapeProto};
 use crate::shape::{ArrayShape, DimSize, Dims, ProgramShape, Shape};
 
+use std::collections::btree_map::{BTreeMap, Entry};
 use std::num::NonZeroU64;
 
 /// How deep shapes may nest (tuples in tuples, buffers, program shapes); deeper input
@@ -231,7 +232,7 @@ pub(crate) fn each_nested_issue(
     depth: usize,
     each: &mut dyn FnMut(Issue),
 ) {
-    drop(Checker::handing_on(options, depth, each).shape(proto));
+    drop(Checker::only_problems(options, depth, each).shape(proto));
 }
 
 /// Validates a lone layout (everything that needs no shape) and builds it, with the
@@ -461,13 +462,13 @@ pub fn decode_validated_shape(
     Ok(validate_decoded_shape(&decoded, options))
 }
 
-/// Validates any of the three messages; only the report.
+/// Validates any of the three messages; only the report. The validated value is not
+/// built, so a shape of millions of dimensions is checked without a second list of
+/// them.
 pub fn validate_message(message: &AnyMessage, options: Options) -> Report {
-    match message {
-        AnyMessage::Shape(p) => validate_shape_with(p, options).report,
-        AnyMessage::Layout(p) => validate_layout_with(p, options).report,
-        AnyMessage::ProgramShape(p) => validate_program_shape_with(p, options).report,
-    }
+    let mut report = Report::new();
+    each_issue(message, options, &mut |issue| report.push(issue));
+    report
 }
 
 /// [`validate_message`] handing each problem to `each` as it is found, in the same
@@ -475,7 +476,7 @@ pub fn validate_message(message: &AnyMessage, options: Options) -> Report {
 /// `minor_to_major` that repeats one dimension 300,000 times) is checked in the memory
 /// of the message, not of its problems.
 pub(crate) fn each_issue(message: &AnyMessage, options: Options, each: &mut dyn FnMut(Issue)) {
-    let mut checker = Checker::handing_on(options, 0, each);
+    let mut checker = Checker::only_problems(options, 0, each);
     match message {
         AnyMessage::Shape(p) => drop(checker.shape(p)),
         AnyMessage::Layout(p) => drop(checker.layout(p, None)),
@@ -567,10 +568,10 @@ fn kind_name(t: PrimitiveType) -> &'static str {
 }
 
 /// Which dimension numbers `minor_to_major` has listed so far: a bit mask for up to 64
-/// dimensions (no allocation), a vector beyond.
+/// dimensions (no allocation), a bit per dimension beyond.
 enum Seen {
     Mask(u64),
-    Vec(Vec<bool>),
+    Words(Vec<u64>),
 }
 
 impl Seen {
@@ -578,44 +579,59 @@ impl Seen {
         if rank <= 64 {
             Seen::Mask(0)
         } else {
-            Seen::Vec(vec![false; rank])
+            Seen::Words(vec![0; rank.div_ceil(64)])
         }
     }
 
     /// Marks `dim` (< rank) as seen; false if it already was.
     fn insert(&mut self, dim: usize) -> bool {
-        match self {
-            Seen::Mask(mask) => {
-                let bit = 1u64 << (dim & 63);
-                let new = *mask & bit == 0;
-                *mask |= bit;
-                new
-            }
-            Seen::Vec(seen) => match seen.get_mut(dim) {
-                Some(slot) => !std::mem::replace(slot, true),
-                None => false,
+        let (word, bit) = match self {
+            Seen::Mask(mask) => (mask, 1u64 << (dim & 63)),
+            Seen::Words(words) => match words.get_mut(dim / 64) {
+                Some(word) => (word, 1u64 << (dim % 64)),
+                None => return false,
             },
-        }
+        };
+        let new = *word & bit == 0;
+        *word |= bit;
+        new
     }
 }
 
-/// What a layout is checked against when it belongs to an array.
+/// The size a proto dimension stands for, `dynamic` as its flag says: `None` when it
+/// is negative (and not the unbounded marker, INT64_MIN).
+fn dim_size(d: i64, dynamic: bool) -> Option<DimSize> {
+    if d == i64::MIN {
+        return Some(DimSize::Unbounded);
+    }
+    let n = u64::try_from(d).ok()?;
+    Some(if dynamic {
+        DimSize::Bounded(n)
+    } else {
+        DimSize::Static(n)
+    })
+}
+
+/// What a layout is checked against when it belongs to an array: the array's own
+/// fields, read as they are needed (no second list of the dimensions is built for it).
 #[derive(Clone, Copy)]
 struct ShapeContext<'a> {
     element_type: PrimitiveType,
-    /// One entry per dimension (a placeholder where the dimension is invalid).
-    dimensions: &'a [DimSize],
-    /// The invalid dimensions, in increasing order.
-    invalid: &'a [usize],
+    /// The proto's dimensions.
+    dimensions: &'a [i64],
+    /// The proto's dynamic flags when there is one per dimension, else none.
+    dynamic: &'a [bool],
 }
 
 impl ShapeContext<'_> {
     /// Dimension `i`, or `None` when there is none or it is itself invalid.
     fn dimension(&self, i: usize) -> Option<DimSize> {
-        if !self.invalid.is_empty() && self.invalid.binary_search(&i).is_ok() {
-            return None;
-        }
-        self.dimensions.get(i).copied()
+        let d = *self.dimensions.get(i)?;
+        dim_size(d, self.dynamic.get(i).copied().unwrap_or(false))
+    }
+
+    fn rank(&self) -> usize {
+        self.dimensions.len()
     }
 }
 
@@ -632,6 +648,10 @@ struct Checker<'s> {
     sink: Option<&'s mut dyn FnMut(Issue)>,
     errors: usize,
     depth: usize,
+    /// Whether only the problems are wanted: then no array is built (its value is
+    /// `None`), so an array of millions of dimensions is checked without a second list
+    /// of them beside the message's.
+    only_problems: bool,
 }
 
 impl<'s> Checker<'s> {
@@ -649,6 +669,14 @@ impl<'s> Checker<'s> {
             depth,
             sink: Some(sink),
             ..Self::default()
+        }
+    }
+
+    /// A checker that hands each problem to `sink` as it is found and builds no value.
+    fn only_problems(options: Options, depth: usize, sink: &'s mut dyn FnMut(Issue)) -> Self {
+        Self {
+            only_problems: true,
+            ..Self::handing_on(options, depth, sink)
         }
     }
 
@@ -831,36 +859,37 @@ impl<'s> Checker<'s> {
         let rank = p.dimensions().len();
         let flags = p.is_dynamic_dimension();
         let flags_ok = flags.is_empty() || flags.len() == rank;
+        let context = ShapeContext {
+            element_type,
+            dimensions: p.dimensions(),
+            dynamic: if flags_ok { flags } else { &[] },
+        };
         // Field 3: dimensions.
-        // Built as the shape's own list (one list of millions of dimensions, not two),
-        // with the invalid dimensions noted beside it; its room taken at once (grown a
-        // dimension at a time it ended up to twice the room it needed).
-        let mut dims = Dims::with_capacity(rank);
-        let mut invalid: smallvec::SmallVec<[usize; 2]> = smallvec::SmallVec::new();
+        // Built as the shape's own list when the shape is wanted, its room taken at once
+        // (grown a dimension at a time it ended up to twice the room it needed); the
+        // layout reads the message's.
+        let mut dims = Dims::with_capacity(if self.only_problems { 0 } else { rank });
         for (i, &d) in p.dimensions().iter().enumerate() {
-            let dynamic = flags_ok && flags.get(i).copied().unwrap_or(false);
-            let size = if d == i64::MIN {
-                if !dynamic && flags_ok {
+            let size = context.dimension(i);
+            match size {
+                Some(DimSize::Unbounded) if flags_ok && !flags.get(i).copied().unwrap_or(false) => {
                     self.issue_at_index("dimensions", i, IssueKind::UnboundedNotDynamic);
                 }
-                DimSize::Unbounded
-            } else if let Ok(n) = u64::try_from(d) {
-                if dynamic {
-                    DimSize::Bounded(n)
-                } else {
-                    DimSize::Static(n)
+                None => {
+                    self.issue_at_index("dimensions", i, IssueKind::NegativeDimension { size: d });
                 }
-            } else {
-                self.issue_at_index("dimensions", i, IssueKind::NegativeDimension { size: d });
-                invalid.push(i);
-                DimSize::Static(0)
-            };
-            dims.push(size);
+                Some(_) => {}
+            }
+            if !self.only_problems {
+                dims.push(size.unwrap_or(DimSize::Static(0)));
+            }
         }
         let dims_ok = self.errors == mark;
         let count = if dims_ok {
             // XLA multiplies in dimension order, so a 0 after an overflow does not save it.
-            let count = size::product(dims.iter().filter_map(|d| d.bound()));
+            let count = size::product(
+                (0..rank).filter_map(|i| context.dimension(i).and_then(DimSize::bound)),
+            );
             if count.is_none() {
                 self.issue_at("dimensions", IssueKind::ElementCountOverflow);
             }
@@ -888,11 +917,6 @@ impl<'s> Checker<'s> {
         };
         let layout = match layout_proto {
             Some(l) => {
-                let context = ShapeContext {
-                    element_type,
-                    dimensions: &dims,
-                    invalid: &invalid,
-                };
                 let layout_mark = self.errors;
                 let layout = self.at_layout(outer_path, |c| c.layout(l, Some(context)));
                 if self.errors != layout_mark {
@@ -917,25 +941,33 @@ impl<'s> Checker<'s> {
         if self.errors != mark {
             return None;
         }
-        let dimensions = dims;
-        if let (Some(n), Some(layout)) = (count, &layout) {
+        if let (Some(n), Some(layout), Some(fields)) = (count, &layout, layout_proto) {
+            let minor_to_major = fields.minor_to_major();
             self.at_layout(outer_path, |c| {
-                c.allocated_sizes(n, byte_width, &dimensions, layout)
+                c.allocated_sizes(n, byte_width, context, minor_to_major, layout)
             });
         }
-        if self.errors != mark {
+        if self.errors != mark || self.only_problems {
             return None;
         }
         Some(ArrayShape {
             element_type,
-            dimensions,
+            dimensions: dims,
             layout,
         })
     }
 
     /// Checks, with the path at the layout, that the element bits, the legacy padded size
-    /// and the tiled size fit in int64 (guarantees 1 to 3 of [`ArrayShape`]).
-    fn allocated_sizes(&mut self, count: u64, byte_width: u64, dims: &[DimSize], layout: &Layout) {
+    /// and the tiled size fit in int64 (guarantees 1 to 3 of [`ArrayShape`]), for a
+    /// valid array and layout; `minor_to_major` is the message's, a permutation.
+    fn allocated_sizes(
+        &mut self,
+        count: u64,
+        byte_width: u64,
+        shape: ShapeContext<'_>,
+        minor_to_major: &[i64],
+        layout: &Layout,
+    ) {
         let bits = layout.element_size_in_bits;
         if bits != 0 && size::mul(count, bits).is_none() {
             self.issue_at(
@@ -943,7 +975,13 @@ impl<'s> Checker<'s> {
                 IssueKind::ByteSizeOverflow { unit: "bits" },
             );
         }
-        if dims.iter().any(|d| d.bound().is_none()) {
+        let bound = |d: i64| {
+            usize::try_from(d)
+                .ok()
+                .and_then(|d| shape.dimension(d))
+                .and_then(DimSize::bound)
+        };
+        if (0..shape.rank()).any(|i| shape.dimension(i).and_then(DimSize::bound).is_none()) {
             return; // No size to check: XLA skips unbounded dimensions.
         }
         if let Some(padded) = &layout.padded_dimensions {
@@ -962,14 +1000,12 @@ impl<'s> Checker<'s> {
             // unaligned: the same as the element count, already checked.
             return;
         }
-        let physical: smallvec::SmallVec<[u64; 6]> = layout
-            .minor_to_major
-            .iter()
-            .rev()
-            .map(|&d| dims.get(d).and_then(|d| d.bound()).unwrap_or(0))
-            .collect();
-        let fits = size::tiled_extents(&physical, &layout.tiles)
-            .and_then(size::product)
+        let rank = minor_to_major.len();
+        let physical = |p: usize| {
+            let d = minor_to_major.get(rank - 1 - p).copied();
+            d.and_then(bound).unwrap_or(0)
+        };
+        let fits = size::tiled_product(rank, physical, &layout.tiles)
             .and_then(|n| size::round_up(n, alignment))
             .is_some_and(|n| size::check_storage(n, byte_width, bits).is_ok());
         if !fits {
@@ -1003,10 +1039,18 @@ impl<'s> Checker<'s> {
             );
         }
         let mut seen = Seen::new(rank);
-        let mut minor_to_major = DimList::with_capacity(given_minor_to_major.len().min(rank));
+        // Built only when the layout is wanted; else the message's list is read.
+        let room = if self.only_problems {
+            0
+        } else {
+            given_minor_to_major.len().min(rank)
+        };
+        let mut minor_to_major = DimList::with_capacity(room);
         // Where each dimension is first listed, built at the first duplicate: looking
         // back through the list for each made a list of many duplicates quadratic.
-        let mut first_at: Vec<usize> = Vec::new();
+        // Positions are held in 32 bits (`u32::MAX`: not listed, or too far to hold,
+        // when the duplicate is named as its own first).
+        let mut first_at: Vec<u32> = Vec::new();
         for (i, &d) in given_minor_to_major.iter().enumerate() {
             match usize::try_from(d).ok().filter(|&u| u < rank) {
                 None => self.issue_at_index(
@@ -1014,18 +1058,23 @@ impl<'s> Checker<'s> {
                     i,
                     IssueKind::DimensionOutOfRange { dim: d, rank },
                 ),
-                Some(u) if seen.insert(u) => minor_to_major.push(u),
+                Some(u) if seen.insert(u) => {
+                    if !self.only_problems {
+                        minor_to_major.push(u);
+                    }
+                }
                 Some(u) => {
                     if first_at.is_empty() {
-                        first_at = vec![usize::MAX; rank];
+                        first_at = vec![u32::MAX; rank];
                         for (j, &e) in given_minor_to_major.iter().enumerate() {
                             let slot = usize::try_from(e).ok().and_then(|e| first_at.get_mut(e));
-                            if let Some(slot) = slot.filter(|slot| **slot == usize::MAX) {
-                                *slot = j;
+                            if let Some(slot) = slot.filter(|slot| **slot == u32::MAX) {
+                                *slot = u32::try_from(j).unwrap_or(u32::MAX);
                             }
                         }
                     }
-                    let first = first_at.get(u).copied().filter(|&f| f < i).unwrap_or(i);
+                    let first = first_at.get(u).map(|&f| f as usize);
+                    let first = first.filter(|&f| f < i).unwrap_or(i);
                     self.issue_at_index(
                         "minor_to_major",
                         i,
@@ -1238,25 +1287,22 @@ impl<'s> Checker<'s> {
                 }
             };
         // Field 17: split_configs.
-        let physical_sizes: Option<Vec<Option<DimSize>>> = match shape {
-            Some(s) if permutation_ok && !l.split_configs.is_empty() => Some(
-                minor_to_major
-                    .iter()
-                    .rev()
-                    .map(|&d| s.dimension(d))
-                    .collect(),
-            ),
-            _ => None,
+        // Physical dimension `p`'s size, read through the message's list when it is a
+        // permutation.
+        let physical_size = |p: usize| {
+            let s = shape.filter(|_| permutation_ok)?;
+            let d = given_minor_to_major.get(rank.checked_sub(p + 1)?)?;
+            s.dimension(usize::try_from(*d).ok()?)
         };
-        // Each physical dimension's first split config (`usize::MAX`: none yet): a list
-        // searched for each config made many configs quadratic.
-        let table = if l.split_configs.is_empty() { 0 } else { rank };
-        let mut split_first = vec![usize::MAX; table];
+        // Each physical dimension's first split config: a list searched for each config
+        // made many configs quadratic, and one entry per dimension made a config cost
+        // the whole rank.
+        let mut split_first = BTreeMap::new();
         let mut split_configs = Vec::with_capacity(l.split_configs.len());
         for (i, split) in l.split_configs.iter().enumerate() {
             self.at(Segment::Field("split_configs"), |c| {
                 c.at(Segment::Index(i), |c| {
-                    c.split_config(split, i, rank, physical_sizes.as_deref(), &mut split_first)
+                    c.split_config(split, i, rank, &physical_size, &mut split_first)
                 })
             });
             split_configs.push(SplitConfig {
@@ -1288,35 +1334,36 @@ impl<'s> Checker<'s> {
     /// XLA (jaxlib 0.10.2) rejects an out-of-range or repeated physical dimension and
     /// split indices that are not strictly increasing, positive and inside the
     /// dimension (an unbounded dimension has no size to split); it accepts an empty list
-    /// of indices (warned).
+    /// of indices (warned). `physical_size` gives a physical dimension's size when it
+    /// is known; `first` maps a physical dimension to its first config.
     fn split_config(
         &mut self,
         split: &crate::proto::SplitConfigProto,
         index: usize,
         rank: usize,
-        physical_sizes: Option<&[Option<DimSize>]>,
-        first: &mut [usize],
+        physical_size: &dyn Fn(usize) -> Option<DimSize>,
+        first: &mut BTreeMap<usize, usize>,
     ) {
         let dim = split.dimension;
         let position = usize::try_from(dim).ok().filter(|&d| d < rank);
-        match position.and_then(|p| first.get_mut(p)) {
+        match position.map(|p| first.entry(p)) {
             None => self.issue_at(
                 "dimension",
                 IssueKind::SplitDimensionOutOfRange { dim, rank },
             ),
-            Some(&mut earlier) if earlier != usize::MAX => self.issue_at(
+            Some(Entry::Occupied(earlier)) => self.issue_at(
                 "dimension",
                 IssueKind::DuplicateSplitDimension {
                     dim,
-                    first: earlier,
+                    first: *earlier.get(),
                 },
             ),
-            Some(slot) => *slot = index,
+            Some(Entry::Vacant(slot)) => drop(slot.insert(index)),
         }
         if split.split_indices.is_empty() {
             self.issue_at("split_indices", IssueKind::EmptySplit);
         }
-        let size = position.and_then(|p| physical_sizes.and_then(|s| s.get(p).copied().flatten()));
+        let size = position.and_then(physical_size);
         let mut previous = 0i64;
         for (k, &index) in split.split_indices.iter().enumerate() {
             if index <= previous {

@@ -57,7 +57,9 @@ pub(crate) fn check_storage(
 /// and disappears; with nothing more minor it stays as one outer dimension.
 ///
 /// Work and memory are linear in `physical.len()` plus the total number of tile entries.
-pub(crate) fn tiled_extents(physical: &[u64], tiles: &[Tile]) -> Option<Vec<u64>> {
+/// The tests hold [`tiled_product`] to the product of these extents.
+#[cfg(test)]
+fn tiled_extents(physical: &[u64], tiles: &[Tile]) -> Option<Vec<u64>> {
     let mut shape = physical.to_vec();
     for tile in tiles {
         let dims = tile.dimensions();
@@ -93,6 +95,135 @@ pub(crate) fn tiled_extents(physical: &[u64], tiles: &[Tile]) -> Option<Vec<u64>
         shape.extend(inner);
     }
     Some(shape)
+}
+
+/// The product of the extents [`tiled_extents`] gives for the physical dimensions
+/// `physical(0)` (most major) to `physical(rank - 1)`, all at least 1, if it stays
+/// within `i64::MAX`.
+///
+/// The shape is made one tile at a time as [`tiled_extents`] makes it, but of each
+/// shape only the last dimensions that later tiles read are held; the others are
+/// multiplied in as they are made. So an array of millions of dimensions, or under a
+/// tile of millions of entries, is checked without a list of them. With every extent
+/// at least 1, a product that fits means every partial product fits, so the order of
+/// the multiplications does not matter.
+pub(crate) fn tiled_product(
+    rank: usize,
+    physical: impl Fn(usize) -> u64,
+    tiles: &[Tile],
+) -> Option<u64> {
+    // How many of the last dimensions of the shape before tile `k` the tiles from `k`
+    // on read: a tile reads as many as it has entries, and the tiles after it read
+    // what it makes and, past that, the dimensions before those it read.
+    let mut needs = vec![0usize; tiles.len() + 1];
+    for (k, tile) in tiles.iter().enumerate().rev() {
+        let (outer, inner) = made_by(tile);
+        needs[k] = tile.dimensions().len() + needs[k + 1].saturating_sub(outer + inner);
+    }
+    let mut total = 1u64;
+    let mut len = rank;
+    // The shape's dimensions from `held_from` on; `None` before the first tile, when
+    // the shape is `physical`. Those before `held_from` are multiplied in already.
+    let mut held: Option<Vec<u64>> = None;
+    let mut held_from = 0;
+    for (k, tile) in tiles.iter().enumerate() {
+        let at = |i: usize| match &held {
+            None => physical(i),
+            Some(held) => held[i - held_from],
+        };
+        let dims = tile.dimensions();
+        let (outer, inner) = made_by(tile);
+        // The tile covers the last `dims.len()` dimensions, with 1s put before the
+        // shape when it is shorter.
+        let cover = len.saturating_sub(dims.len());
+        let padding = dims.len().saturating_sub(len);
+        let made_len = cover + outer + inner;
+        let mut next = Made {
+            keep_from: made_len.saturating_sub(needs[k + 1]),
+            kept: Vec::new(),
+            total,
+        };
+        for i in held_from..cover {
+            next.place(i, at(i))?;
+        }
+        let mut inners = Made {
+            keep_from: next.keep_from,
+            kept: Vec::new(),
+            total: 1,
+        };
+        let read = std::iter::repeat_n(1, padding).chain((cover..len).map(&at));
+        let (mut outer_at, mut inner_at) = (cover, cover + outer);
+        let mut carry = 1u64;
+        for (j, (d, &t)) in read.zip(dims).enumerate() {
+            let d = mul(d, carry)?;
+            carry = 1;
+            match t {
+                TileDim::Combine if j + 1 < dims.len() => carry = d,
+                TileDim::Combine => {
+                    next.place(outer_at, d)?;
+                    outer_at += 1;
+                }
+                TileDim::Size(t) => {
+                    let t = t.get();
+                    if t > LIMIT {
+                        return None;
+                    }
+                    next.place(outer_at, d.div_ceil(t))?;
+                    // The padded extent outer * t must fit as well.
+                    mul(d.div_ceil(t), t)?;
+                    inners.place(inner_at, t)?;
+                    outer_at += 1;
+                    inner_at += 1;
+                }
+            }
+        }
+        total = mul(next.total, inners.total)?;
+        next.kept.append(&mut inners.kept);
+        held = Some(next.kept);
+        held_from = next.keep_from;
+        len = made_len;
+    }
+    for i in held_from..len {
+        let d = match &held {
+            None => physical(i),
+            Some(held) => held[i - held_from],
+        };
+        total = mul(total, d)?;
+    }
+    Some(total)
+}
+
+/// What [`tiled_product`] makes of one tile: the dimensions from `keep_from` on are
+/// kept, in order; the others are multiplied into `total`.
+struct Made {
+    keep_from: usize,
+    kept: Vec<u64>,
+    total: u64,
+}
+
+impl Made {
+    /// The made dimension at `position` is `value`; `None` when the product overflows.
+    fn place(&mut self, position: usize, value: u64) -> Option<()> {
+        if position >= self.keep_from {
+            self.kept.push(value);
+        } else {
+            self.total = mul(self.total, value)?;
+        }
+        Some(())
+    }
+}
+
+/// How many outer and inner dimensions a tile makes: a size makes one of each; a `*`
+/// merges into the next entry, unless it is the last, when it stays as an outer
+/// dimension alone.
+fn made_by(tile: &Tile) -> (usize, usize) {
+    let dims = tile.dimensions();
+    let sizes = dims
+        .iter()
+        .filter(|d| matches!(d, TileDim::Size(_)))
+        .count();
+    let last_combine = dims.last() == Some(&TileDim::Combine);
+    (sizes + usize::from(last_combine), sizes)
 }
 
 /// `n` rounded up to a multiple of `alignment` (>= 1), if it stays within `i64::MAX`.
@@ -139,6 +270,73 @@ mod tests {
         )
         .unwrap();
         assert_eq!(e, vec![56, 37, 2, 3]);
+    }
+
+    #[test]
+    fn tiled_product_holds_only_what_the_tiles_reach() {
+        // Every case is the product of `tiled_extents` over the whole shape, which
+        // `tiled_product` holds only a part of: 1s and 3s put before the shape, tiles
+        // longer and shorter than it, a later tile reaching past the earlier ones,
+        // `*` entries last and before others.
+        let cases: [(&[u64], &[&[i64]]); 10] = [
+            (&[3], &[&[2], &[1, 1, 1, 1, 1]]),
+            (&[4, 6], &[&[i64::MIN, i64::MIN]]),
+            (&[4, 6, 5], &[&[i64::MIN, 2], &[3, i64::MIN]]),
+            (&[3, 5], &[&[2, 2]]),
+            (&[3, 5], &[&[8, 128], &[2, 1]]),
+            (&[5], &[&[8, 128]]),
+            (&[8, 8], &[&[2, 4], &[2, 1, 1, 1]]),
+            (&[2, 7, 8, 11, 10], &[&[i64::MIN, i64::MIN, 2, i64::MIN, 3]]),
+            (&[3, 1, 7, 9], &[&[2], &[3, 4, 5]]),
+            (
+                &[3, 1, 7, 9],
+                &[&[i64::MIN], &[i64::MIN, 2], &[5, 1, 1, 1, 1, 1]],
+            ),
+        ];
+        for (dims, tiles) in cases {
+            let tiles: Vec<Tile> = tiles.iter().map(|t| tile(t)).collect();
+            for before in [&[][..], &[1, 1, 1], &[3, 1, 3]] {
+                let physical: Vec<u64> = before.iter().chain(dims).copied().collect();
+                let whole = tiled_extents(&physical, &tiles).and_then(product);
+                let got = tiled_product(physical.len(), |p| physical[p], &tiles);
+                assert_eq!(got, whole, "{physical:?} {tiles:?}");
+            }
+        }
+        // Shapes and tiles drawn at random: sizes 1 to 5 and some near 2^31 (tile
+        // entries 2^40) so that products overflow, ranks 0 to 5, up to four tiles of
+        // one to five entries each, `*` among them.
+        let seed = std::cell::Cell::new(0x2545_f491_4f6c_dd1du64);
+        let draw = |n: u64| {
+            let mut x = seed.get();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            seed.set(x);
+            x % n
+        };
+        for _ in 0..20_000 {
+            let size = |large: u64| match draw(10) {
+                0 => large + draw(3),
+                _ => 1 + draw(5),
+            };
+            let physical: Vec<u64> = (0..draw(6)).map(|_| size(1 << 31)).collect();
+            let tiles: Vec<Tile> = (0..draw(5))
+                .map(|_| {
+                    let entries: Vec<i64> = (0..1 + draw(5))
+                        .map(|_| match draw(4) {
+                            0 => i64::MIN,
+                            _ => size(1 << 40) as i64,
+                        })
+                        .collect();
+                    tile(&entries)
+                })
+                .collect();
+            let whole = tiled_extents(&physical, &tiles).and_then(product);
+            let got = tiled_product(physical.len(), |p| physical[p], &tiles);
+            assert_eq!(got, whole, "{physical:?} {tiles:?}");
+        }
+        assert_eq!(tiled_product(2, |_| LIMIT, &[tile(&[2])]), None);
+        assert_eq!(tiled_product(2, |p| [LIMIT, 2][p], &[tile(&[1])]), None);
     }
 
     #[test]

@@ -940,9 +940,24 @@ pub fn validate_any(data: &[u8]) {
     let Ok(decoded) = decode_any(kind_of(selector), bytes) else {
         return;
     };
+    // Checked without building the value (`validate_message`), the same issues as
+    // when the value is built.
     for options in [Options::proto(), Options::hlo_text()] {
         let report = validate::validate_message(&decoded.message, options);
-        let _ = report.issues().len();
+        let built = match &decoded.message {
+            xla_shape::AnyMessage::Shape(p) => {
+                validate::validate_shape_with(p, options).into_parts().1
+            }
+            xla_shape::AnyMessage::Layout(p) => {
+                validate::validate_layout_with(p, options).into_parts().1
+            }
+            xla_shape::AnyMessage::ProgramShape(p) => {
+                validate::validate_program_shape_with(p, options)
+                    .into_parts()
+                    .1
+            }
+        };
+        assert_eq!(report.issues(), built.issues(), "{bytes:02x?}");
     }
     // A shape decoded straight into the domain types gets the decoded message's
     // verdict, value and report alike.

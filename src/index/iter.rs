@@ -697,7 +697,9 @@ impl<'a> Walker<'a> {
         let staged = self.plan.staged();
         let found = match staged.next_element_within(from, &mut self.index, &mut self.budget) {
             Ok(found) => {
-                self.budget = (self.budget + REFILL).min(SEARCH_BUDGET);
+                // As many steps again for each element found, at their cost.
+                let refill = REFILL.saturating_mul(staged.step_cost);
+                self.budget = self.budget.saturating_add(refill).min(SEARCH_BUDGET);
                 found
             }
             Err(Exhausted) => {
@@ -737,6 +739,9 @@ const FIRST_WINDOW: usize = 64;
 /// before it gives way to sorted windows: at most this many at a time (about 1 µs a
 /// step on deep plans), and [`REFILL`] more for each element found, so that a search
 /// that finds its elements in a few steps each (most staged plans) goes on for ever.
+/// A step of a plan whose stages hold many sizes counts as several
+/// ([`Staged::step_cost`](super::compile::Staged)), so that the budget bounds the
+/// time a search takes, not only its steps.
 const SEARCH_BUDGET: u64 = 1 << 14;
 
 /// Steps added to the block search's budget for each element it finds.

@@ -225,7 +225,8 @@ pub fn validate_shape_each(
     value.filter(|_| checker.errors == 0)
 }
 
-/// [`validate_nested_shape`] handing each problem to `each` as it is found.
+/// [`validate_nested_shape`] handing each problem to `each` as it is found; no
+/// validated value is built.
 pub(crate) fn each_nested_issue(
     proto: &ShapeProto,
     options: Options,

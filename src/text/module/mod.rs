@@ -1425,9 +1425,7 @@ impl ProtoScan<'_, '_> {
         let report = gate.is_none().then(|| check(shape));
         let found = |each: &mut dyn FnMut(crate::Issue)| {
             match (gate, report) {
-                (Some(gate), _) => {
-                    let _ = crate::validate::validate_shape_each(shape, gate, each);
-                }
+                (Some(gate), _) => crate::validate::each_nested_issue(shape, gate, 0, each),
                 (None, report) => report.into_iter().flatten().for_each(&mut *each),
             }
             unknown.into_iter().for_each(each);

@@ -65,7 +65,7 @@ const KEPT_ISSUES: usize = 64;
 /// The validation a validating scanner applies: the HLO text rules
 /// ([`crate::validate::Options::hlo_text`], as [`super::validate_text`]).
 fn validate(shape: &ShapeProto, each: &mut dyn FnMut(Issue)) {
-    let _ = crate::validate::validate_shape_each(shape, crate::validate::Options::hlo_text(), each);
+    crate::validate::each_nested_issue(shape, crate::validate::Options::hlo_text(), 0, each);
 }
 
 /// The report of `shape` when it has at most [`KEPT_ISSUES`] issues.

@@ -740,7 +740,7 @@ const FIRST_WINDOW: usize = 64;
 /// step on deep plans), and [`REFILL`] more for each element found, so that a search
 /// that finds its elements in a few steps each (most staged plans) goes on for ever.
 /// A step of a plan whose stages hold many sizes counts as several
-/// ([`Staged::step_cost`](super::compile::Staged)), so that the budget bounds the
+/// ([`Staged::step_cost`](super::compile::Staged::step_cost)), so that the budget bounds the
 /// time a search takes, not only its steps.
 const SEARCH_BUDGET: u64 = 1 << 14;
 

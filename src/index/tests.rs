@@ -634,7 +634,8 @@ fn a_search_step_costs_by_the_sizes_the_plan_holds() {
     let ones = vec!["1"; 65].join(",");
     let order: Vec<String> = (0..65).rev().map(|d| d.to_string()).collect();
     let plan = plan_of(&format!("f32[{ones}]{{{}:{layout}", order.join(","))).unwrap();
-    assert!(plan.staged().step_cost > 10, "{}", plan.staged().step_cost);
+    // Its stages and final shape hold 4,262 sizes.
+    assert_eq!(plan.staged().step_cost, 16);
     let elements: Vec<(u64, u64)> = plan.physical_order().collect();
     assert_eq!(elements, vec![(0, 0)]);
 }

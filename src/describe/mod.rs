@@ -929,12 +929,16 @@ impl<'a> Lines<'a> {
     }
 
     fn push_str(&mut self, s: &str) {
-        self.text.push_str(s);
-        if self.text.len() >= Self::PIECE {
-            if let Some(spool) = self.spool.as_deref_mut() {
+        match self.spool.as_deref_mut() {
+            // A piece that fills the buffer goes on at once, after what is gathered,
+            // not through the buffer: a shape's text of megabytes kept the buffer that
+            // large for the rest of the output.
+            Some(spool) if self.text.len() + s.len() >= Self::PIECE => {
                 spool.push(self.text.as_bytes());
                 self.text.clear();
+                spool.push(s.as_bytes());
             }
+            _ => self.text.push_str(s),
         }
     }
 
@@ -1326,6 +1330,39 @@ fn memory_lines(memory: &Memory, bits: u64, indent: &str, out: &mut Lines<'_>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Lines going on to a spool give the bytes pushed, in order, whatever the sizes of
+    /// the pieces: small ones gathered, ones that fill the buffer passed straight on
+    /// after what was gathered, and the buffer never held past its size.
+    #[test]
+    fn lines_hand_on_their_pieces_in_order() {
+        let sizes = [
+            1,
+            5,
+            Lines::PIECE - 3,
+            2,
+            1,
+            3 * Lines::PIECE,
+            0,
+            7,
+            Lines::PIECE,
+        ];
+        let mut spool = Spool::new();
+        let mut want = String::new();
+        let mut lines = Lines::into_spool(&mut spool);
+        for (i, &n) in sizes.iter().enumerate() {
+            let piece: String = std::iter::repeat_n(char::from(b'a' + i as u8), n).collect();
+            lines.push_str(&piece);
+            want.push_str(&piece);
+            assert!(lines.text.capacity() <= 2 * Lines::PIECE, "{i}");
+        }
+        lines.push('\n');
+        want.push('\n');
+        assert_eq!(lines.finish(), "");
+        let mut got = Vec::new();
+        spool.write_to(&mut got).unwrap();
+        assert_eq!(got, want.as_bytes());
+    }
 
     /// The report written a result at a time is the whole report's JSON, compact and
     /// indented, for no result, one and several (padding slots among them).

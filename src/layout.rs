@@ -66,6 +66,19 @@ impl TileDim {
     }
 }
 
+/// How many outer and inner dimensions a tile makes, its entries given by whether each
+/// is `*` (most major first): a size makes one of each; a `*` merges into the next
+/// entry, unless it is the last, when it stays as an outer dimension alone.
+pub(crate) fn tile_makes(combines: impl ExactSizeIterator<Item = bool>) -> (usize, usize) {
+    let last = combines.len().saturating_sub(1);
+    let (mut outer, mut inner) = (0, 0);
+    for (i, combine) in combines.enumerate() {
+        outer += usize::from(!combine || i == last);
+        inner += usize::from(!combine);
+    }
+    (outer, inner)
+}
+
 /// One level of tiling, `(8,128)` in `T(8,128)(2,1)`.
 ///
 /// Invariant: at least one dimension; every size is in `1..=i64::MAX`.

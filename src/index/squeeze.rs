@@ -11,7 +11,7 @@
 //! built over the others alone, stays small; the plan keeps only every dimension's size
 //! and the layout's order, to check indices and to give each dimension its stride.
 
-use crate::layout::{Layout, TileDim};
+use crate::layout::{tile_makes, Layout, TileDim};
 use crate::shape::ArrayShape;
 
 use super::spec::{Spec, TileEntry};
@@ -75,19 +75,9 @@ fn untiled_prefix(rank: usize, tiles: &[Vec<TileEntry>]) -> usize {
     untouched
 }
 
-/// How many outer and inner dimensions a tile makes: a `*` merges into the next entry,
-/// unless it is the last (then it stays, as an outer dimension alone); each size makes
-/// an outer and an inner dimension.
+/// How many outer and inner dimensions a tile makes ([`tile_makes`]).
 fn made_by(tile: &[TileEntry]) -> (usize, usize) {
-    let last = tile.len().saturating_sub(1);
-    let outer = (0..tile.len())
-        .filter(|&i| tile[i] != TileEntry::Combine || i == last)
-        .count();
-    let inner = tile
-        .iter()
-        .filter(|e| matches!(e, TileEntry::Size(_)))
-        .count();
-    (outer, inner)
+    tile_makes(tile.iter().map(|e| *e == TileEntry::Combine))
 }
 
 /// The engine's input facts of `shape`, with the dimensions it can leave out left out

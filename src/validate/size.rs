@@ -2,7 +2,7 @@
 //!
 //! Every function returns `None` when a value would exceed `i64::MAX`.
 
-use crate::layout::{Tile, TileDim};
+use crate::layout::{tile_makes, Tile, TileDim};
 use crate::shape::DimSize;
 
 /// `i64::MAX` as a `u64`.
@@ -127,10 +127,7 @@ pub(crate) fn tiled_product(
     let mut held: Option<Vec<u64>> = None;
     let mut held_from = 0;
     for (k, tile) in tiles.iter().enumerate() {
-        let at = |i: usize| match &held {
-            None => physical(i),
-            Some(held) => held[i - held_from],
-        };
+        let at = |i: usize| dimension_at(&held, held_from, &physical, i);
         let dims = tile.dimensions();
         let (outer, inner) = made_by(tile);
         // The tile covers the last `dims.len()` dimensions, with 1s put before the
@@ -184,13 +181,23 @@ pub(crate) fn tiled_product(
         len = made_len;
     }
     for i in held_from..len {
-        let d = match &held {
-            None => physical(i),
-            Some(held) => held[i - held_from],
-        };
-        total = mul(total, d)?;
+        total = mul(total, dimension_at(&held, held_from, &physical, i))?;
     }
     Some(total)
+}
+
+/// Dimension `i` of the shape [`tiled_product`] has made so far: `held` holds it from
+/// `held_from` on, or the shape is still `physical` (no list held).
+fn dimension_at(
+    held: &Option<Vec<u64>>,
+    held_from: usize,
+    physical: &impl Fn(usize) -> u64,
+    i: usize,
+) -> u64 {
+    match held {
+        None => physical(i),
+        Some(held) => held[i - held_from],
+    }
 }
 
 /// What [`tiled_product`] makes of one tile: the dimensions from `keep_from` on are
@@ -213,17 +220,9 @@ impl Made {
     }
 }
 
-/// How many outer and inner dimensions a tile makes: a size makes one of each; a `*`
-/// merges into the next entry, unless it is the last, when it stays as an outer
-/// dimension alone.
+/// How many outer and inner dimensions a tile makes ([`tile_makes`]).
 fn made_by(tile: &Tile) -> (usize, usize) {
-    let dims = tile.dimensions();
-    let sizes = dims
-        .iter()
-        .filter(|d| matches!(d, TileDim::Size(_)))
-        .count();
-    let last_combine = dims.last() == Some(&TileDim::Combine);
-    (sizes + usize::from(last_combine), sizes)
+    tile_makes(tile.dimensions().iter().map(|d| *d == TileDim::Combine))
 }
 
 /// `n` rounded up to a multiple of `alignment` (>= 1), if it stays within `i64::MAX`.

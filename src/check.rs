@@ -1968,18 +1968,33 @@ impl Walk {
 
     /// The files a path names as they are found: a directory's as [`Walk::stream`]
     /// finds them, a file itself; a path that cannot be read, or a directory below it
-    /// that cannot be listed, is an error in its place (its path and why).
+    /// that cannot be listed, is an error in its place (its path and why). A directory
+    /// the walk finds nothing in is an error too ([`NOTHING_PICKED`]): a gate named a
+    /// directory to check, and a dump that went elsewhere, or an `--include` that
+    /// picks none of its files, would otherwise pass with nothing checked.
     pub fn stream_path<'w>(
         &'w self,
         path: &Path,
     ) -> Box<dyn Iterator<Item = Result<PathBuf, (PathBuf, std::io::Error)>> + Send + 'w> {
         match std::fs::metadata(path) {
-            Ok(meta) if meta.is_dir() => Box::new(self.stream(path)),
+            Ok(meta) if meta.is_dir() => {
+                let mut found = self.stream(path).peekable();
+                let empty = found.peek().is_none();
+                let nothing = empty.then(|| {
+                    let e = std::io::Error::new(std::io::ErrorKind::NotFound, NOTHING_PICKED);
+                    Err((path.to_path_buf(), e))
+                });
+                Box::new(found.chain(nothing))
+            }
             Ok(_) => Box::new(std::iter::once(Ok(path.to_path_buf()))),
             Err(e) => Box::new(std::iter::once(Err((path.to_path_buf(), e)))),
         }
     }
 }
+
+/// Why a directory [`Walk::stream_path`] finds no file in is an error.
+pub const NOTHING_PICKED: &str =
+    "no file to read: the directory holds no file the walk picks (see --include and --exclude)";
 
 /// A directory's entries as the directory listing gives them, unsorted (each type from
 /// the listing where the file system gives it, without a `stat` a file): its

@@ -111,6 +111,81 @@ fn shapes_lists_past_an_input_it_cannot_read() {
     );
 }
 
+/// A gate never passes what it did not check: a directory in which the walk finds no
+/// file (a dump written elsewhere, an `--include` that picks none of its files) is an
+/// input that cannot be read for `validate` and `shapes` (exit 2, `-o`'s file not
+/// written: an empty listing does not read back), and `diff` of two such directories
+/// compared nothing (exit 2). Before, `shapes` wrote an empty listing and `diff` said
+/// "no difference", both with exit 0.
+#[test]
+fn a_directory_with_nothing_to_read_is_not_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let (empty, other, files) = (
+        dir.path().join("empty"),
+        dir.path().join("other"),
+        dir.path().join("files"),
+    );
+    for d in [&empty, &other, &files] {
+        std::fs::create_dir(d).unwrap();
+    }
+    std::fs::write(files.join("a.txt"), "f32[2]{0}\n").unwrap();
+    std::fs::write(other.join("notes.md"), "not a dump\n").unwrap();
+    let (empty, other, files) = (
+        empty.to_str().unwrap(),
+        other.to_str().unwrap(),
+        files.to_str().unwrap(),
+    );
+    let said = "no file to read: the directory holds no file the walk picks";
+    for d in [empty, other] {
+        for command in ["validate", "shapes"] {
+            let out = run(&[command, d], b"");
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{command} {d}: {}",
+                stderr(&out)
+            );
+            assert!(
+                stderr(&out).contains(&format!("{d}: {said}")),
+                "{}",
+                stderr(&out)
+            );
+        }
+    }
+    // The other inputs are still checked and listed.
+    let out = run(&["shapes", files, empty], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stdout(&out), format!("{files}/a.txt: f32[2]{{0}}\n"));
+    let out = run(&["validate", "--format", "json", empty, files], b"");
+    assert_eq!(out.status.code(), Some(2));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["files"][0]["status"], "unreadable");
+    assert_eq!(report["files"][1]["status"], "valid");
+    // An --include that picks nothing is said the same way.
+    let out = run(&["validate", "--include", "*.pbtxt", files], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains(said), "{}", stderr(&out));
+    // `-o` is not written.
+    let lock = dir.path().join("layouts.lock");
+    let out = run(&["shapes", empty, "-o", lock.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!lock.exists());
+    // diff: nothing compared is exit 2; one side empty is files only in the other.
+    let out = run(&["diff", empty, other], b"");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "xla-shape: compared 0 files: nothing to compare (neither input holds a file the walk picks)\n"
+    );
+    for format in ["json", "sarif", "github"] {
+        let out = run(&["diff", "--format", format, empty, empty], b"");
+        assert_eq!(out.status.code(), Some(2), "{format}");
+    }
+    let out = run(&["diff", empty, files], b"");
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "a.txt: only in ".to_string() + files + "\n");
+}
+
 #[test]
 fn diff_exit_codes_and_formats() {
     let (old, new) = (path(BASE, AFTER), path(TRANSPOSED, AFTER));

@@ -1011,12 +1011,13 @@ impl DiffReport {
         Ok(summary.into_any().unbind())
     }
     /// `xla-shape diff`'s exit status: 0 no difference, 1 some difference, 2 some
-    /// input cannot be read.
+    /// input cannot be read or nothing was compared (two directories without a file).
     #[getter]
     fn exit_code(&self) -> u8 {
         self.inner.exit_code()
     }
-    /// Whether there is no difference and every input was read (`exit_code == 0`).
+    /// Whether there is no difference, every input was read and some file was
+    /// compared (`exit_code == 0`).
     #[getter]
     fn ok(&self) -> bool {
         self.inner.exit_code() == 0

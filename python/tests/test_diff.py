@@ -175,3 +175,16 @@ def test_bad_arguments_raise(tmp_path):
     (tmp_path / "b.txt").write_text(two.replace("f32[3]", "s32[3]"))
     report = xla_shape.diff(tmp_path / "a.txt", tmp_path / "b.txt")
     assert [(f.key, f.status) for f in report] == [("a.hlo", "same"), ("b.hlo", "changed")]
+
+
+def test_two_directories_without_a_file_compare_nothing_and_do_not_pass(tmp_path):
+    # A guard pointed at two empty dump directories compared nothing: exit 2, not ok.
+    (tmp_path / "old").mkdir()
+    (tmp_path / "new").mkdir()
+    report = xla_shape.diff(tmp_path / "old", tmp_path / "new")
+    assert report.files == [] and report.summary["files"] == 0
+    assert report.exit_code == 2 and not report.ok
+    (tmp_path / "new" / "a.txt").write_text("f32[2]{0}\n")
+    report = xla_shape.diff(tmp_path / "old", tmp_path / "new")
+    assert [(f.key, f.status) for f in report] == [("a.txt", "only_new")]
+    assert report.exit_code == 1

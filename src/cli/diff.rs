@@ -19,7 +19,8 @@ a listing written by `xla-shape shapes`, or a directory (files matched by relati
 Computations and instructions are matched by name, and where XLA renumbered names \
 (add.12 -> add.13) by position among the same-stem, same-opcode names, or by operands; \
 the output notes every pair matched other than by name.\n\n\
-Exit status: 0 no difference, 1 some difference, 2 some input could not be read.\n\n\
+Exit status: 0 no difference, 1 some difference, 2 some input could not be read or \
+nothing was compared (two directories without a file the walk picks).\n\n\
 Examples:\n  xla-shape diff layouts.lock dump/\n  \
 xla-shape shapes dump/ | xla-shape diff layouts.lock -\n  \
 xla-shape diff --entry-only old/module.txt new/module.txt\n  \

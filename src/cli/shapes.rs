@@ -19,7 +19,8 @@ computation layout as `entry_computation_layout/parameter N` and `.../result`, s
 single messages, in the order of the input; directories in sorted order. The listing is a \
 snapshot `xla-shape diff` takes as either side.\n\n\
 Exit status: 0 listed, 2 some input could not be read (each is said on standard error \
-and the others are listed; `-o`'s file is then left as it was).\n\n\
+and the others are listed; `-o`'s file is then left as it was); a directory in which the \
+walk finds no file is one.\n\n\
 Examples:\n  xla-shape shapes examples/matmul.hlo.txt\n  \
 xla-shape shapes dump/ -o layouts.lock\n  \
 xla-shape shapes --format json examples/matmul.hlo.pb"

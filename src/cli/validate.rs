@@ -22,7 +22,8 @@ Directories are walked recursively in sorted order; by default they yield *.txt,
 *.pb, *.binpb and *.json files, leaving out the reports --xla_dump_to writes beside modules \
 (buffer assignment, live ranges, memory usage).\n\n\
 Exit status: 0 every input valid, 1 some input invalid (or warnings with --strict), \
-2 some input could not be read or is not a form xla-shape reads.\n\n\
+2 some input could not be read or is not a form xla-shape reads (a directory in which the \
+walk finds no file is one).\n\n\
 Examples:\n  xla-shape validate examples/f32_2x3.binpb\n  \
 xla-shape validate --format sarif dumps/ > xla-shape.sarif\n  \
 xla-shape validate --strict examples/matmul.hlo.txt examples/matmul.hlo.pb\n  \

@@ -572,7 +572,9 @@ impl std::fmt::Display for DiffSummary {
             f,
             "compared {}: {}",
             plural(self.files, "file", "files"),
-            if self.changes == 0 && self.only_old == 0 && self.only_new == 0 {
+            if self.files == 0 {
+                "nothing to compare (neither input holds a file the walk picks)".to_string()
+            } else if self.changes == 0 && self.only_old == 0 && self.only_new == 0 {
                 "no difference".to_string()
             } else {
                 plural(self.changes, "change", "changes")
@@ -613,9 +615,11 @@ impl DiffSummary {
         }
     }
 
-    /// 0 no difference, 1 some difference, 2 some input cannot be read.
+    /// 0 no difference, 1 some difference, 2 some input cannot be read, or nothing was
+    /// compared (two directories that hold no file the walk picks: a gate that
+    /// compared nothing has not passed).
     pub fn exit_code(&self) -> u8 {
-        if self.unreadable > 0 {
+        if self.unreadable > 0 || self.files == 0 {
             2
         } else if self.changes > 0 || self.only_old > 0 || self.only_new > 0 {
             1
@@ -635,7 +639,8 @@ impl DiffReport {
         s
     }
 
-    /// 0 no difference, 1 some difference, 2 some input cannot be read.
+    /// 0 no difference, 1 some difference, 2 some input cannot be read or nothing was
+    /// compared ([`DiffSummary::exit_code`]).
     pub fn exit_code(&self) -> u8 {
         self.summary().exit_code()
     }

@@ -84,6 +84,17 @@ fn errors() {
         2,
         "xla-shape: [x]: 'x' is not a non-negative integer\n",
     );
+    // A number past u64 is said as too large, not as no number.
+    fails(
+        &["f32[3]", "18446744073709551616"],
+        2,
+        "'18446744073709551616' is larger than any index (at most 18446744073709551615)",
+    );
+    fails(
+        &["f32[3]", "--linear", "99999999999999999999999"],
+        2,
+        "'99999999999999999999999' is larger than any index",
+    );
     fails(&["f32[3,5", "1"], 2, "  f32[3,5\n         ^\n");
     fails(&["f32[?,3]", "0,0"], 2, "dimension is unbounded");
     fails(

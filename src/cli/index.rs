@@ -108,12 +108,8 @@ pub fn run(args: IndexArgs) -> Result<(), Failure> {
     each_request(&arguments, &mut |request| {
         let named = |message: String| Failure::unreadable(format!("{}: {message}", request.name));
         let location = if args.linear {
-            let slot = parse_number(request.text.trim()).ok_or_else(|| {
-                named(format!(
-                    "{} is not a non-negative integer",
-                    Shown::single(request.text.trim())
-                ))
-            })?;
+            let slot = parse_number(request.text.trim())
+                .ok_or_else(|| named(not_a_number(request.text.trim())))?;
             locate_linear(&plan, slot)
         } else {
             let index = parse_index(request.text, plan.rank()).map_err(named)?;
@@ -229,6 +225,16 @@ fn parse_number(s: &str) -> Option<u64> {
     s.parse().ok()
 }
 
+/// Why `s` is no index [`parse_number`] reads: a number past `u64` (no array holds as
+/// many elements as its coordinate, or slot, says) is said as such.
+fn not_a_number(s: &str) -> String {
+    let shown = Shown::single(s);
+    match !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+        true => format!("{shown} is larger than any index (at most {})", u64::MAX),
+        false => format!("{shown} is not a non-negative integer"),
+    }
+}
+
 /// `2,3`, `[2, 3]` or `(2,3)`; empty (or `[]`, `()`) for a scalar. Past `rank`
 /// coordinates they are still read (the first that is not a number is the error, as
 /// with any line) but not kept: a line of ten million coordinates costs its text, not
@@ -247,8 +253,7 @@ fn parse_index(text: &str, rank: usize) -> Result<Vec<u64>, String> {
     let (mut index, mut got) = (Vec::new(), 0usize);
     for part in text.split(',') {
         let part = part.trim();
-        let n = parse_number(part)
-            .ok_or_else(|| format!("{} is not a non-negative integer", Shown::single(part)))?;
+        let n = parse_number(part).ok_or_else(|| not_a_number(part))?;
         got += 1;
         if got <= rank {
             index.push(n);

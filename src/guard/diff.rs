@@ -2603,9 +2603,20 @@ fn match_items_looking<'a>(
         // again once every other is matched, then given that pair if it is free (given
         // it at once, one could take the instruction whose operands fit a later one).
         let mut again: Vec<(u32, u32, u32)> = Vec::new();
-        let look_for = |matching: &mut Matching, indexed: &mut [Option<Candidates>], at, only| {
-            by_operands_of(old, new, matching, indexed, &uneven, at, look, only)
-        };
+        let mut scan = ScanBudget::new(old.len() + new.len());
+        let mut look_for =
+            |matching: &mut Matching, indexed: &mut [Option<Candidates>], at, only| {
+                by_operands_of(
+                    old,
+                    new,
+                    matching,
+                    indexed,
+                    &uneven,
+                    at,
+                    (look, &mut scan),
+                    only,
+                )
+            };
         for (i, g) in left {
             let named = matching.settle(i as usize);
             // The same name, when its operands fit: the pair it was, unless it has other
@@ -2780,25 +2791,46 @@ fn by_operands_of<'a>(
     indexed: &mut [Option<Candidates>],
     uneven: &[(&[u32], &[u32])],
     (i, g): (u32, u32),
-    look: Look,
+    (look, scan): (Look, &mut ScanBudget),
     same_shapes_only: bool,
 ) -> Option<usize> {
     let (i, g) = (i as usize, g as usize);
     let operands = old.operands(i);
     let stems: Vec<&'a str> = old.stems(i).collect();
-    // An operand matched to `k` needs `k`'s name at its place: the first one picks the
-    // list to look in.
-    let exact = operands.iter().enumerate().find_map(|(at, a)| {
-        let k = old.by_name(a).and_then(|k| matching.of(k))?;
-        Some((at, new.name_id(k)))
-    });
     let matching = &*matching;
+    // An operand matched to `k` needs `k`'s name at its place: of those, the one with
+    // the fewest candidates picks the list to look in. Every candidate that fits is in
+    // each such list, in the same order, so any of them finds the same one; the first
+    // one's list was every candidate of the group when it was a parameter that all
+    // share, and a group of 200,000 was matched in time with the square of its size.
+    let exact = match look {
+        Look::Indexed => {
+            let candidates = indexed[g].get_or_insert_with(|| Candidates::new(new, uneven[g].1));
+            let matched = operands.iter().enumerate().filter_map(|(at, a)| {
+                let k = old.by_name(a).and_then(|k| matching.of(k))?;
+                Some((at, new.name_id(k)))
+            });
+            candidates.narrowest(new, &stems, matched)
+        }
+        #[cfg(test)]
+        Look::Scan => None,
+    };
     let fit = |j: usize| fits(old, new, matching, i, j);
     let same = |j: usize| same_shapes(old, new, i, j);
     let mut lookup = |want: &dyn Fn(usize) -> bool, limit: usize| match look {
         Look::Indexed => {
             let candidates = indexed[g].get_or_insert_with(|| Candidates::new(new, uneven[g].1));
-            candidates.first(new, &stems, exact, &matching.taken, (fit, want), limit)
+            let mut room = scan.room();
+            let found = candidates.first(
+                new,
+                &stems,
+                exact,
+                &matching.taken,
+                (fit, want),
+                (limit, &mut room),
+            );
+            scan.spent(room);
+            found
         }
         #[cfg(test)]
         Look::Scan => {
@@ -2913,21 +2945,30 @@ impl<T: Copy> Unmatched<T> {
         of: fn(T) -> usize,
         fits: impl Fn(usize) -> bool,
     ) -> Option<usize> {
-        self.first_of(range, matched, of, (fits, |_| true), usize::MAX)
+        let mut room = usize::MAX;
+        self.first_of(
+            range,
+            matched,
+            of,
+            (fits, |_| true),
+            (usize::MAX, &mut room),
+        )
     }
 
     /// The first of the first `limit` candidates in `range` not matched that `fit`,
-    /// that `want` takes.
+    /// that `want` takes, asking `fit` of at most `room` candidates (`room` is left
+    /// with what was not used).
     fn first_of(
         &mut self,
         range: std::ops::Range<usize>,
         matched: &[bool],
         of: fn(T) -> usize,
         (fits, want): (impl Fn(usize) -> bool, impl Fn(usize) -> bool),
-        mut limit: usize,
+        (mut limit, room): (usize, &mut usize),
     ) -> Option<usize> {
         let mut at = self.find(range.start, range.end, matched, of);
-        while at < range.end && limit > 0 {
+        while at < range.end && limit > 0 && *room > 0 {
+            *room -= 1;
             let j = of(self.items[at]);
             if fits(j) {
                 if want(j) {
@@ -2971,7 +3012,7 @@ impl Candidates {
         exact: Option<(usize, u32)>,
         matched: &[bool],
         fits: (impl Fn(usize) -> bool, impl Fn(usize) -> bool),
-        limit: usize,
+        limit: (usize, &mut usize),
     ) -> Option<usize> {
         use std::cmp::Ordering;
         let by_stems = |j: u32| -> Ordering { new.stems(j as usize).cmp(stems.iter().copied()) };
@@ -2983,21 +3024,100 @@ impl Candidates {
                 self.all
                     .first_of(start..end, matched, |j| j as usize, fits, limit)
             }
-            Some((place, name)) => {
-                let key = |(j, at): (u32, u32)| {
-                    let operand = new.operands(j as usize).get(at as usize);
-                    by_stems(j)
-                        .then((at as usize).cmp(&place))
-                        .then(operand.cmp(&name))
-                };
-                let items = &self.exact.items;
-                let start = items.partition_point(|&x| key(x) == Ordering::Less);
-                let end = items.partition_point(|&x| key(x) != Ordering::Greater);
+            Some(exact) => {
+                let range = self.exact_range(new, stems, exact);
                 self.exact
-                    .first_of(start..end, matched, |x| x.0 as usize, fits, limit)
+                    .first_of(range, matched, |x| x.0 as usize, fits, limit)
             }
         }
     }
+
+    /// The places in `exact`'s list of the candidates whose operands have `stems` and
+    /// whose operand at `place` is `name`.
+    fn exact_range(
+        &self,
+        new: &Items<'_>,
+        stems: &[&str],
+        (place, name): (usize, u32),
+    ) -> std::ops::Range<usize> {
+        use std::cmp::Ordering;
+        let key = |(j, at): (u32, u32)| {
+            let operand = new.operands(j as usize).get(at as usize);
+            (new.stems(j as usize).cmp(stems.iter().copied()))
+                .then((at as usize).cmp(&place))
+                .then(operand.cmp(&name))
+        };
+        let items = &self.exact.items;
+        let start = items.partition_point(|&x| key(x) == Ordering::Less);
+        let end = start + items[start..].partition_point(|&x| key(x) != Ordering::Greater);
+        start..end
+    }
+
+    /// Of the (place, name) each operand of an old item matched so far asks of its
+    /// candidates, the one with the fewest candidates (`None` when there is none).
+    fn narrowest(
+        &self,
+        new: &Items<'_>,
+        stems: &[&str],
+        exacts: impl Iterator<Item = (usize, u32)>,
+    ) -> Option<(usize, u32)> {
+        let mut best: Option<((usize, u32), usize)> = None;
+        for exact in exacts {
+            let count = self.exact_range(new, stems, exact).len();
+            if best.is_none_or(|(_, fewest)| count < fewest) {
+                best = Some((exact, count));
+                if count <= 1 {
+                    break;
+                }
+            }
+        }
+        best.map(|(exact, _)| exact)
+    }
+}
+
+/// How many candidates matching by operands may still ask whether they fit, in all,
+/// for the items of one pairing ([`match_items`]): [`ScanBudget::PER_ITEM`] an item of
+/// either side, and 65,536 more. A look-up asks candidates in order until one fits; in
+/// a group of 200,000 renumbered instructions of one stem, whose operands each fit
+/// few, each look-up asked a good part of the group, in time with the square of its
+/// size (53 s). Once the budget is spent, each look-up asks at most
+/// [`ScanBudget::LATE`], and an item none of those fit is left to the later passes
+/// (its name's pair, if free). The pairs of XLA's modules in `fixtures/` ask fewer
+/// than one candidate an item (at most 157 for 758 items), well within the 65,536.
+struct ScanBudget {
+    left: usize,
+}
+
+impl ScanBudget {
+    /// Asks an item, to spend in all.
+    const PER_ITEM: usize = 8;
+    /// Asks a look-up may make once the budget is spent.
+    const LATE: usize = 4;
+
+    fn new(items: usize) -> Self {
+        ScanBudget {
+            left: items.saturating_mul(Self::PER_ITEM).saturating_add(1 << 16),
+        }
+    }
+
+    /// The asks the next look-up may make.
+    fn room(&self) -> usize {
+        self.left.max(Self::LATE)
+    }
+
+    /// Counts what a look-up given [`ScanBudget::room`] left of it as `unused`.
+    fn spent(&mut self, unused: usize) {
+        let used = self.room() - unused;
+        #[cfg(test)]
+        ASKED.with(|asked| asked.set(asked.get() + used));
+        self.left = self.left.saturating_sub(used);
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Every ask [`ScanBudget::spent`] counted on this thread.
+    static ASKED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 struct Differ<'o> {
@@ -4082,6 +4202,65 @@ mod tests {
             operand_pairs > 300,
             "{operand_pairs} pairs matched by operands"
         );
+    }
+
+    /// Matching by operands asks a number of candidates linear in a group's size,
+    /// however few of them fit: 12,000 renumbered `add`s of one stem (one more at the
+    /// start of the new side), each of an earlier one and a parameter that all share,
+    /// asked 2,313,094 candidates without the budget, some 190 an item, a number that
+    /// grows with the square of the group's size (the parameter's list is the whole
+    /// group, and most of it no longer fits once matched); with it, about a million at
+    /// most.
+    #[test]
+    fn matching_by_operands_asks_a_budget_of_candidates() {
+        use super::{match_items_looking, Items, Look, Module, ScanBudget, ASKED};
+        use crate::guard::held::Held;
+        use crate::guard::listing::{read_bytes, ReadOptions};
+        let count = 12_000;
+        let module = |shift: usize| {
+            let mut next = crate::guard::draws(0x5851_f42d_4c95_7f2du64);
+            let mut text = String::from("HloModule m\n\nENTRY main {\n  p = f32[] parameter(0)\n");
+            if shift > 0 {
+                text += "  add.0 = f32[] add(p, p)\n";
+            }
+            for i in 0..count {
+                let operand = match i {
+                    0 => "p".to_string(),
+                    _ => format!("add.{}", i - 1 - next(i.min(50)) + shift),
+                };
+                text += &format!("  add.{} = f32[] add({operand}, p)\n", i + shift);
+            }
+            text + "}\n"
+        };
+        let read = |text: &str| {
+            let listing = read_bytes("m", text.as_bytes(), &ReadOptions::default()).unwrap();
+            Held::of(&listing[0])
+        };
+        let (old, new) = (read(&module(0)), read(&module(1)));
+        let (om, nm) = (Module::new(&old), Module::new(&new));
+        fn items<'a>(m: &'a Module<'a>) -> Items<'a> {
+            let computation = m.computations.iter().find(|c| c.entry).unwrap();
+            Items::instructions(m, computation, true)
+        }
+        let (o, n) = (items(&om), items(&nm));
+        ASKED.with(|asked| asked.set(0));
+        let matching = match_items_looking(&o, &n, true, Look::Indexed);
+        let asked = ASKED.with(|asked| asked.get());
+        let items = o.len() + n.len();
+        let budget = items * ScanBudget::PER_ITEM + (1 << 16);
+        // The budget was spent (the group asks more than it), and no more than it and
+        // a few a look-up after.
+        assert!(asked > budget, "{asked} asks");
+        assert!(
+            asked <= budget + items * 8 * ScanBudget::LATE,
+            "{asked} asks"
+        );
+        // Every item is matched once at most.
+        let mut taken = vec![false; n.len()];
+        for (_, j, _) in matching.pairs() {
+            assert!(!std::mem::replace(&mut taken[j as usize], true));
+        }
+        assert!(matching.pairs().count() > count / 2);
     }
 
     /// Two tuples compared an element at a time from their texts give the aspects of

@@ -1754,6 +1754,10 @@ struct Module<'a> {
     /// temporary file (sixteen bytes an instruction, held for both sides while they are
     /// matched, were a third of what `diff` of two modules held).
     instrs: Table<Instr>,
+    /// Each computation's instructions while they are arranged ([`Module::new`]),
+    /// by its place; empty once they are in `instrs` (a list in each computation's
+    /// record took 24 bytes a computation for as long as the module was compared).
+    building: Vec<Vec<Instr>>,
     /// Each computation's place in `computations`, by name (an index into the side's
     /// strings).
     by_name: HashMap<u32, usize>,
@@ -1767,9 +1771,8 @@ struct Computation<'a> {
     parameters: Parameters,
     /// The entry of its result.
     result: Option<u32>,
-    /// Its instructions while they are arranged ([`Module::new`]); then in
-    /// [`Module::instrs`], from `first` on.
-    building: Vec<Instr>,
+    /// Where its instructions start in [`Module::instrs`], once arranged (while they
+    /// are, they are in [`Module::building`]).
     first: u32,
     /// How many instructions it has, once arranged.
     count: u32,
@@ -1891,6 +1894,7 @@ impl<'a> Module<'a> {
             clashes: HashMap::new(),
             // As many held as the side's entries: all for a listing held in memory.
             instrs: Table::new(held.entries.keep()),
+            building: Vec::new(),
             by_name: HashMap::new(),
         };
         let mut index: HashMap<u32, usize> = HashMap::new();
@@ -1908,11 +1912,11 @@ impl<'a> Module<'a> {
                     entry: false,
                     parameters: Parameters::default(),
                     result: None,
-                    building: Vec::new(),
                     first: 0,
                     count: 0,
                     called: false,
                 });
+                module.building.push(Vec::new());
                 at
             })
         }
@@ -1921,9 +1925,9 @@ impl<'a> Module<'a> {
             if let Some(i) = module.index_of(at as u32, name) {
                 return i as usize;
             }
-            let c = &mut module.computations[at];
-            let i = c.building.len();
-            c.building.push(Instr {
+            let building = &mut module.building[at];
+            let i = building.len();
+            building.push(Instr {
                 name,
                 op: NONE,
                 shapes: (NONE, NONE),
@@ -1959,7 +1963,7 @@ impl<'a> Module<'a> {
                                 continue;
                             }
                             let i = instr(&mut module, at, slot.instruction);
-                            let ins = &mut module.computations[at].building[i];
+                            let ins = &mut module.building[at][i];
                             let k = k as u32;
                             match ins.shapes {
                                 (NONE, _) => ins.shapes = (k, k),
@@ -1978,16 +1982,17 @@ impl<'a> Module<'a> {
         for (k, (name, op)) in held.ops().enumerate() {
             let at = computation(&mut module, &mut index, name);
             let i = instr(&mut module, at, op.name);
-            module.computations[at].building[i].op = k as u32;
+            module.building[at][i].op = k as u32;
         }
         module.entry_parameters.finish();
-        for c in &mut module.computations {
+        let building = std::mem::take(&mut module.building);
+        for (c, list) in module.computations.iter_mut().zip(building) {
             c.parameters.finish();
             // Into the table, one computation after the other, each list dropped once
             // moved. Fewer than `u32::MAX` of them: each has an entry or a record.
             c.first = module.instrs.len() as u32;
-            c.count = c.building.len() as u32;
-            for ins in std::mem::take(&mut c.building) {
+            c.count = list.len() as u32;
+            for ins in list {
                 module.instrs.push(ins);
             }
         }
@@ -2024,7 +2029,11 @@ impl<'a> Module<'a> {
     /// Instruction `i` of computation `c` (`None` past its last, or when it could not
     /// be read back: [`Module::lost`] then says so).
     fn instr(&self, c: &Computation<'_>, i: usize) -> Option<Instr> {
-        if let Some(ins) = c.building.get(i) {
+        if let Some(ins) = self
+            .building
+            .get(c.at as usize)
+            .and_then(|list| list.get(i))
+        {
             return Some(*ins);
         }
         if i >= c.count as usize {
@@ -2229,8 +2238,8 @@ fn name_number(name: &str) -> Option<(usize, &str)> {
 /// What the matching sees of one side: computations by name, or the instructions of
 /// one computation.
 enum Names<'a> {
-    /// Computations: each one's name and place in the module's computations.
-    Computations(&'a [(&'a str, usize)], &'a Module<'a>),
+    /// Computations: each one's place in the module's computations.
+    Computations(&'a [u32], &'a Module<'a>),
     Instructions {
         module: &'a Module<'a>,
         computation: &'a Computation<'a>,
@@ -2275,7 +2284,7 @@ impl<'a> Items<'a> {
 
     fn name(&self, i: usize) -> &'a str {
         match &self.names {
-            Names::Computations(list, _) => list[i].0,
+            Names::Computations(list, m) => m.computations[list[i] as usize].name,
             Names::Instructions { .. } => self.held.strings.get(self.name_id(i)),
         }
     }
@@ -2656,7 +2665,10 @@ fn match_items_looking<'a>(
 /// same roles with the same texts, in order; for computations, the same signature.
 fn same_shapes(old: &Items<'_>, new: &Items<'_>, i: usize, j: usize) -> bool {
     if let (Names::Computations(ol, om), Names::Computations(nl, nm)) = (&old.names, &new.names) {
-        let (oc, nc) = (&om.computations[ol[i].1], &nm.computations[nl[j].1]);
+        let (oc, nc) = (
+            &om.computations[ol[i] as usize],
+            &nm.computations[nl[j] as usize],
+        );
         return same_signature((om, oc), (nm, nc));
     }
     match (old.instr(i), new.instr(j)) {
@@ -2682,7 +2694,7 @@ fn same_instr_shapes((om, oi): (&Module<'_>, &Instr), (nm, ni): (&Module<'_>, &I
 fn shapes_hash(items: &Items<'_>, i: usize) -> u64 {
     use std::hash::{Hash, Hasher};
     if let Names::Computations(list, m) = &items.names {
-        return signature_hash(m, &m.computations[list[i].1]);
+        return signature_hash(m, &m.computations[list[i] as usize]);
     }
     let mut h = std::hash::DefaultHasher::new();
     if let Some((m, ins)) = items.instr(i) {
@@ -3308,55 +3320,56 @@ impl Differ<'_> {
     }
 
     fn computations<'a>(&mut self, old: &Module<'a>, new: &Module<'a>, opcodes: bool) {
-        fn items<'a>(m: &Module<'a>) -> Vec<(&'a str, bool)> {
-            m.computations.iter().map(|c| (c.name, c.entry)).collect()
-        }
-        let (o_items, n_items) = (items(old), items(new));
-        let mut pairs = Vec::new();
-        let old_entry = o_items.iter().position(|c| c.1);
-        let new_entry = n_items.iter().position(|c| c.1);
+        // Computations by their places in their modules' lists, and pairs of places as
+        // `u32`s (fewer than `u32::MAX` of them, as of anything a side holds): lists of
+        // each one's name and place, and pairs of `usize`s, took some 70 bytes a
+        // computation and side beside its record.
+        let (o_all, n_all) = (&old.computations, &new.computations);
+        let mut pairs: Vec<(u32, u32, How)> = Vec::new();
+        let old_entry = o_all.iter().position(|c| c.entry);
+        let new_entry = n_all.iter().position(|c| c.entry);
         if let (Some(i), Some(j)) = (old_entry, new_entry) {
-            let how = if o_items[i].0 == n_items[j].0 {
+            let how = if o_all[i].name == n_all[j].name {
                 How::Name
             } else {
                 How::Entry
             };
-            pairs.push((i, j, how));
+            pairs.push((i as u32, j as u32, how));
         }
         // With calls on both sides, a computation an instruction calls is matched by
         // the match of its caller (below); the others by name and signature.
         let by_callers = opcodes && old.held.has_calls() && new.held.has_calls();
         let uncalled = |c: &Computation<'_>| !(by_callers && c.called);
-        let o_rest: Vec<usize> = (0..o_items.len())
-            .filter(|&i| Some(i) != old_entry || new_entry.is_none())
-            .filter(|&i| uncalled(&old.computations[i]))
-            .collect();
-        let n_rest: Vec<usize> = (0..n_items.len())
-            .filter(|&j| Some(j) != new_entry || old_entry.is_none())
-            .filter(|&j| uncalled(&new.computations[j]))
-            .collect();
-        let named = |list: &[(&'a str, bool)], idx: &[usize]| -> Vec<(&'a str, usize)> {
-            idx.iter().map(|&i| (list[i].0, i)).collect()
+        let rest = |all: &[Computation<'_>], entry: Option<usize>, other: Option<usize>| {
+            (0..all.len())
+                .filter(|&i| Some(i) != entry || other.is_none())
+                .filter(|&i| uncalled(&all[i]))
+                .map(|i| i as u32)
+                .collect::<Vec<u32>>()
         };
-        let (o_named, n_named) = (named(&o_items, &o_rest), named(&n_items, &n_rest));
-        let o_view = Items {
-            names: Names::Computations(&o_named, old),
-            held: old.held,
-            ids: Vec::new(),
-        };
-        let n_view = Items {
-            names: Names::Computations(&n_named, new),
-            held: new.held,
-            ids: Vec::new(),
-        };
-        for (i, j, how) in match_items(&o_view, &n_view, false).pairs() {
-            pairs.push((o_named[i as usize].1, n_named[j as usize].1, how));
+        let o_named = rest(o_all, old_entry, new_entry);
+        let n_named = rest(n_all, new_entry, old_entry);
+        {
+            let o_view = Items {
+                names: Names::Computations(&o_named, old),
+                held: old.held,
+                ids: Vec::new(),
+            };
+            let n_view = Items {
+                names: Names::Computations(&n_named, new),
+                held: new.held,
+                ids: Vec::new(),
+            };
+            for (i, j, how) in match_items(&o_view, &n_view, false).pairs() {
+                pairs.push((o_named[i as usize], n_named[j as usize], how));
+            }
         }
-        let mut old_done = vec![false; o_items.len()];
-        let mut new_done = vec![false; n_items.len()];
+        drop((o_named, n_named));
+        let mut old_done = vec![false; o_all.len()];
+        let mut new_done = vec![false; n_all.len()];
         for &(i, j, _) in &pairs {
-            old_done[i] = true;
-            new_done[j] = true;
+            old_done[i as usize] = true;
+            new_done[j as usize] = true;
         }
         // Each pair's instructions matched, and the computations each matched pair
         // of instructions calls paired in turn (the first pair of callers that names
@@ -3365,15 +3378,15 @@ impl Differ<'_> {
         if by_callers {
             let mut k = 0;
             // Computations an instruction left unmatched calls.
-            let mut old_disowned = vec![false; o_items.len()];
-            let mut new_disowned = vec![false; n_items.len()];
+            let mut old_disowned = vec![false; o_all.len()];
+            let mut new_disowned = vec![false; n_all.len()];
             // The pairs followed through their calls, then the computations left paired
             // by name once, then those pairs followed in turn (a second pass by name
             // would find none: what kept a computation from its name's counterpart,
             // being done or disowned, stays).
             for by_name in [true, false] {
                 while let Some(&(i, j, _)) = pairs.get(k) {
-                    let (oc, nc) = (&old.computations[i], &new.computations[j]);
+                    let (oc, nc) = (&o_all[i as usize], &n_all[j as usize]);
                     let matching = match_items(
                         &Items::instructions(old, oc, opcodes),
                         &Items::instructions(new, nc, opcodes),
@@ -3404,12 +3417,12 @@ impl Differ<'_> {
                                 continue;
                             }
                             (old_done[oc], new_done[nc]) = (true, true);
-                            let how = if o_items[oc].0 == n_items[nc].0 {
+                            let how = if o_all[oc].name == n_all[nc].name {
                                 How::Name
                             } else {
                                 How::Caller
                             };
-                            pairs.push((oc, nc, how));
+                            pairs.push((oc as u32, nc as u32, how));
                         }
                     }
                     matchings.keep(&matching);
@@ -3423,18 +3436,18 @@ impl Differ<'_> {
                 // removed and added); so a computation called through one the other side
                 // does not have (text hides the computation a `call-start` calls
                 // through) is still matched. And on through their calls.
-                let left: HashMap<&str, usize> = (0..n_items.len())
+                let left: HashMap<&str, usize> = (0..n_all.len())
                     .filter(|&j| !new_done[j])
-                    .map(|j| (n_items[j].0, j))
+                    .map(|j| (n_all[j].name, j))
                     .collect();
-                for i in 0..o_items.len() {
-                    let Some(&j) = left.get(o_items[i].0).filter(|_| !old_done[i]) else {
+                for i in 0..o_all.len() {
+                    let Some(&j) = left.get(o_all[i].name).filter(|_| !old_done[i]) else {
                         continue;
                     };
                     let disowned = old_disowned[i] && new_disowned[j];
                     if !new_done[j] && !disowned {
                         (old_done[i], new_done[j]) = (true, true);
-                        pairs.push((i, j, How::Name));
+                        pairs.push((i as u32, j as u32, How::Name));
                     }
                 }
             }
@@ -3442,11 +3455,11 @@ impl Differ<'_> {
         // The entry computation's pair first, then the others in the old side's order
         // (the order the pairs by name and signature come in already).
         let first = usize::from(old_entry.is_some() && new_entry.is_some());
-        let mut order: Vec<usize> = (0..pairs.len()).collect();
-        order[first..].sort_by_key(|&k| pairs[k].0);
+        let mut order: Vec<u32> = (0..pairs.len() as u32).collect();
+        order[first..].sort_by_key(|&k| pairs[k as usize].0);
         for k in order {
-            let (i, j, how) = pairs[k];
-            let (oc, nc) = (&old.computations[i], &new.computations[j]);
+            let (i, j, how) = pairs[k as usize];
+            let (oc, nc) = (&o_all[i as usize], &n_all[j as usize]);
             if how != How::Name {
                 self.result.matches.push(Match {
                     computation: None,
@@ -3455,7 +3468,7 @@ impl Differ<'_> {
                     how,
                 });
             }
-            let matching = matchings.get(k, nc.count as usize);
+            let matching = matchings.get(k as usize, nc.count as usize);
             self.computation_pair((old, oc), (new, nc), opcodes, matching);
         }
         for (i, c) in old.computations.iter().enumerate() {

@@ -6,7 +6,7 @@ use std::fmt;
 /// Names in order, held as one text and the end of each name: four bytes a name
 /// beside its bytes, where a `Vec<String>` takes some fifty (a line of a million
 /// operands, `%p, %p, ...`, took some twenty-five times its bytes as strings, and
-/// twice that in `diff`, which copies them).
+/// twice that in `diff`, which copied them).
 ///
 /// ```
 /// use xla_shape::text::module::Names;
@@ -22,8 +22,18 @@ use std::fmt;
 /// The names of one instruction come from one line or one message, both under 2 GiB,
 /// so that their ends fit in four bytes: a name that would end past 4 GiB is not
 /// added ([`Names::push`] says so).
-#[derive(Clone, Default, PartialEq, Eq, Hash)]
+///
+/// A clone shares the names (one count a clone), until either side changes: the
+/// scanners hand each instruction's names on by reference, `diff` keeps them, and a
+/// copy of a line of a million operands took as much again as the names.
+#[derive(Clone, Default)]
 pub struct Names {
+    /// The text and ends, shared by clones; `None` for none yet.
+    shared: Option<std::sync::Arc<Parts>>,
+}
+
+#[derive(Clone, Default)]
+struct Parts {
     text: String,
     ends: Vec<u32>,
 }
@@ -38,36 +48,53 @@ impl Names {
     /// would pass `u32::MAX`, which no input under 2 GiB gives.
     pub fn push(&mut self, name: &str) -> bool {
         let Some(end) = self
-            .text
+            .text()
             .len()
             .checked_add(name.len())
             .and_then(|end| u32::try_from(end).ok())
         else {
             return false;
         };
-        self.text.push_str(name);
-        self.ends.push(end);
+        let parts = self.parts_mut();
+        parts.text.push_str(name);
+        parts.ends.push(end);
         true
+    }
+
+    /// The text of every name, end to end.
+    fn text(&self) -> &str {
+        self.shared.as_ref().map_or("", |parts| &parts.text)
+    }
+
+    /// Where each name ends in [`Names::text`].
+    fn ends(&self) -> &[u32] {
+        self.shared.as_ref().map_or(&[], |parts| &parts.ends)
+    }
+
+    /// The text and ends to change: copied first if a clone shares them.
+    fn parts_mut(&mut self) -> &mut Parts {
+        std::sync::Arc::make_mut(self.shared.get_or_insert_with(Default::default))
     }
 
     /// The number of names.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.ends().len()
     }
 
     /// Whether there are none.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        self.ends().is_empty()
     }
 
     /// Name `i` (0 is the first).
     pub fn get(&self, i: usize) -> Option<&str> {
-        let end = *self.ends.get(i)? as usize;
+        let ends = self.ends();
+        let end = *ends.get(i)? as usize;
         let start = match i {
             0 => 0,
-            _ => self.ends[i - 1] as usize,
+            _ => ends[i - 1] as usize,
         };
-        self.text.get(start..end)
+        self.text().get(start..end)
     }
 
     /// The names, in order.
@@ -79,33 +106,58 @@ impl Names {
         }
     }
 
-    /// Removes every name (keeping the room they took).
+    /// Removes every name (keeping the room they took, unless a clone shares them:
+    /// the clone keeps them, and these start again from nothing).
     pub fn clear(&mut self) {
-        self.text.clear();
-        self.ends.clear();
+        match self.shared.as_mut().and_then(std::sync::Arc::get_mut) {
+            Some(parts) => {
+                parts.text.clear();
+                parts.ends.clear();
+            }
+            None => self.shared = None,
+        }
     }
 
     /// Gives back the room left to grow.
     pub fn shrink_to_fit(&mut self) {
-        self.text.shrink_to_fit();
-        self.ends.shrink_to_fit();
+        if let Some(parts) = self.shared.as_mut().and_then(std::sync::Arc::get_mut) {
+            parts.text.shrink_to_fit();
+            parts.ends.shrink_to_fit();
+        }
     }
 
     /// Keeps the first `len` names.
     pub fn truncate(&mut self, len: usize) {
-        if len < self.ends.len() {
+        let ends = self.ends();
+        if len < ends.len() {
             let end = match len {
                 0 => 0,
-                _ => self.ends[len - 1] as usize,
+                _ => ends[len - 1] as usize,
             };
-            self.text.truncate(end);
-            self.ends.truncate(len);
+            let parts = self.parts_mut();
+            parts.text.truncate(end);
+            parts.ends.truncate(len);
         }
     }
 
     /// The names as strings.
     pub fn to_vec(&self) -> Vec<String> {
         self.iter().map(str::to_string).collect()
+    }
+}
+
+impl PartialEq for Names {
+    fn eq(&self, other: &Self) -> bool {
+        (self.text(), self.ends()) == (other.text(), other.ends())
+    }
+}
+
+impl Eq for Names {}
+
+impl std::hash::Hash for Names {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text().hash(state);
+        self.ends().hash(state);
     }
 }
 
@@ -239,5 +291,48 @@ mod tests {
         assert_eq!(serde_json::to_string(&ab).unwrap(), r#"["a","b"]"#);
         // As the strings order: "ab" alone is after "a", "b".
         assert!(ab < b && Names::from_iter(["ab"]) > ab && Names::new() < ab);
+    }
+
+    /// A clone shares the names until either side changes: clearing, truncating or
+    /// adding to one leaves the other as it was, and the scanners' pattern (hand a
+    /// clone on, then clear and fill again) leaves the clone its own names without a
+    /// copy.
+    #[test]
+    fn a_clone_shares_the_names_until_either_side_changes() {
+        let mut names: Names = ["add.1", "p0", ""].into_iter().collect();
+        let kept = names.clone();
+        assert!(
+            std::ptr::eq(kept.text(), names.text()),
+            "shared, not copied"
+        );
+        names.clear();
+        assert!(names.is_empty());
+        assert_eq!(kept.to_vec(), ["add.1", "p0", ""]);
+        names.push("q");
+        assert_eq!((names.to_vec(), kept.len()), (vec!["q".to_string()], 3));
+        let mut other = kept.clone();
+        other.push("r");
+        assert_eq!(other.to_vec(), ["add.1", "p0", "", "r"]);
+        assert_eq!(kept.to_vec(), ["add.1", "p0", ""]);
+        let mut cut = kept.clone();
+        cut.truncate(1);
+        assert_eq!((cut.to_vec(), kept.len()), (vec!["add.1".to_string()], 3));
+        // Equal, and hashed alike, whether shared, copied or never filled.
+        let copy: Names = kept.iter().collect();
+        assert_eq!(copy, kept);
+        let hash = |n: &Names| {
+            use std::hash::{BuildHasher, BuildHasherDefault};
+            BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(n)
+        };
+        assert_eq!(hash(&copy), hash(&kept));
+        let mut emptied = kept.clone();
+        emptied.clear();
+        assert_eq!(emptied, Names::new());
+        assert_eq!(hash(&emptied), hash(&Names::new()));
+        // Unshared, a cleared one keeps its room.
+        let mut alone: Names = ["x"; 100].into_iter().collect();
+        alone.clear();
+        alone.push("y");
+        assert_eq!(alone.to_vec(), ["y"]);
     }
 }

@@ -4200,15 +4200,26 @@ mod tests {
         );
     }
 
+    /// The listing of module text `text`, held.
+    fn held_module(text: &str) -> crate::guard::held::Held {
+        use crate::guard::listing::{read_bytes, ReadOptions};
+        let listing = read_bytes("m", text.as_bytes(), &ReadOptions::default()).unwrap();
+        crate::guard::held::Held::of(&listing[0])
+    }
+
+    /// The instructions of `module`'s entry computation, to match.
+    fn entry_items<'a>(module: &'a super::Module<'a>) -> super::Items<'a> {
+        let computation = module.computations.iter().find(|c| c.entry).unwrap();
+        super::Items::instructions(module, computation, true)
+    }
+
     /// Matching by operands through the index of candidates makes the pairs that
     /// looking at every candidate in turn makes: random modules whose instructions share
     /// a few stems and opcodes, in groups of uneven sizes, with operands defined before,
     /// undefined, and of every stem, each compared with another.
     #[test]
     fn operand_matching_through_the_index_is_matching_by_looking_at_every_candidate() {
-        use super::{match_items_looking, Items, Look, Module};
-        use crate::guard::held::Held;
-        use crate::guard::listing::{read_bytes, ReadOptions};
+        use super::{match_items_looking, Look, Module};
         let mut next = crate::guard::draws(0x9e37_79b9_7f4a_7c15u64);
         let module = |next: &mut dyn FnMut(usize) -> usize| {
             let count = 1 + next(60);
@@ -4236,17 +4247,9 @@ mod tests {
         let mut operand_pairs = 0;
         for _ in 0..600 {
             let (old, new) = (module(&mut next), module(&mut next));
-            let read = |text: &str| {
-                let listing = read_bytes("m", text.as_bytes(), &ReadOptions::default()).unwrap();
-                Held::of(&listing[0])
-            };
-            let (old, new) = (read(&old), read(&new));
+            let (old, new) = (held_module(&old), held_module(&new));
             let (om, nm) = (Module::new(&old), Module::new(&new));
-            fn items<'a>(m: &'a Module<'a>) -> Items<'a> {
-                let computation = m.computations.iter().find(|c| c.entry).unwrap();
-                Items::instructions(m, computation, true)
-            }
-            let (o, n) = (items(&om), items(&nm));
+            let (o, n) = (entry_items(&om), entry_items(&nm));
             let indexed = match_items_looking(&o, &n, true, Look::Indexed);
             let scanned = match_items_looking(&o, &n, true, Look::Scan);
             assert!(indexed.pairs().eq(scanned.pairs()));
@@ -4270,9 +4273,7 @@ mod tests {
     /// most.
     #[test]
     fn matching_by_operands_asks_a_budget_of_candidates() {
-        use super::{match_items_looking, Items, Look, Module, ScanBudget, ASKED};
-        use crate::guard::held::Held;
-        use crate::guard::listing::{read_bytes, ReadOptions};
+        use super::{match_items_looking, Look, Module, ScanBudget, ASKED};
         let count = 12_000;
         let module = |shift: usize| {
             let mut next = crate::guard::draws(0x5851_f42d_4c95_7f2du64);
@@ -4289,17 +4290,9 @@ mod tests {
             }
             text + "}\n"
         };
-        let read = |text: &str| {
-            let listing = read_bytes("m", text.as_bytes(), &ReadOptions::default()).unwrap();
-            Held::of(&listing[0])
-        };
-        let (old, new) = (read(&module(0)), read(&module(1)));
+        let (old, new) = (held_module(&module(0)), held_module(&module(1)));
         let (om, nm) = (Module::new(&old), Module::new(&new));
-        fn items<'a>(m: &'a Module<'a>) -> Items<'a> {
-            let computation = m.computations.iter().find(|c| c.entry).unwrap();
-            Items::instructions(m, computation, true)
-        }
-        let (o, n) = (items(&om), items(&nm));
+        let (o, n) = (entry_items(&om), entry_items(&nm));
         ASKED.with(|asked| asked.set(0));
         let matching = match_items_looking(&o, &n, true, Look::Indexed);
         let asked = ASKED.with(|asked| asked.get());
@@ -4329,9 +4322,7 @@ mod tests {
     /// candidate in turn.
     #[test]
     fn candidates_are_indexed_by_the_rank_of_their_stems() {
-        use super::{match_items_looking, Items, Look, Module, STEMS_READ};
-        use crate::guard::held::Held;
-        use crate::guard::listing::{read_bytes, ReadOptions};
+        use super::{match_items_looking, Look, Module, STEMS_READ};
         let (count, width) = (300, 300);
         let module = |shift: usize| {
             let mut next = crate::guard::draws(0x94d0_49bb_1331_11ebu64);
@@ -4357,17 +4348,9 @@ mod tests {
             }
             text + "}\n"
         };
-        let read = |text: &str| {
-            let listing = read_bytes("m", text.as_bytes(), &ReadOptions::default()).unwrap();
-            Held::of(&listing[0])
-        };
-        let (old, new) = (read(&module(0)), read(&module(1)));
+        let (old, new) = (held_module(&module(0)), held_module(&module(1)));
         let (om, nm) = (Module::new(&old), Module::new(&new));
-        fn items<'a>(m: &'a Module<'a>) -> Items<'a> {
-            let computation = m.computations.iter().find(|c| c.entry).unwrap();
-            Items::instructions(m, computation, true)
-        }
-        let (o, n) = (items(&om), items(&nm));
+        let (o, n) = (entry_items(&om), entry_items(&nm));
         STEMS_READ.with(|read| read.set(0));
         let indexed = match_items_looking(&o, &n, true, Look::Indexed);
         let read = STEMS_READ.with(|read| read.get());

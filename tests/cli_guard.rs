@@ -328,6 +328,8 @@ fn validate_with_a_policy() {
             "unknown field `max_array_byte`",
         ),
         ("[entry]\nlayout = \"row\"\n", "unknown variant `row`"),
+        // An empty policy checks nothing: refused, not passed.
+        ("", "the policy sets no rule"),
     ] {
         let bad = dir.path().join("bad.toml");
         std::fs::write(&bad, text).unwrap();

@@ -967,6 +967,14 @@ fn a_bad_policy_is_an_error_naming_the_key() {
             "[all] layout: this key is about the entry computation layout",
         ),
         ("[computations.\"[\"]\nmax_array_bytes = 3", "bad glob"),
+        // A policy that sets no rule would pass every input.
+        ("", "the policy sets no rule"),
+        ("# nothing yet\n", "the policy sets no rule"),
+        ("[all]\n[entry]\n", "the policy sets no rule"),
+        (
+            "[computations.\"fused*\"]\ndeny_element_types = []\n",
+            "the policy sets no rule",
+        ),
     ];
     for (text, expected) in cases {
         let error = Policy::from_toml(text).unwrap_err().to_string();

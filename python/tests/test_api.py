@@ -215,6 +215,9 @@ def test_validate_with_a_policy(cli, tmp_path):
     # A policy that does not read names what is wrong.
     with pytest.raises(ValueError, match="deny_element_type"):
         xla_shape.validate(module, policy='[all]\ndeny_element_type = ["f32"]\n')
+    # One that sets no rule would pass everything: refused too.
+    with pytest.raises(ValueError, match="sets no rule"):
+        xla_shape.validate(module, policy="[all]\n")
     with pytest.raises(TypeError):
         xla_shape.validate(module, policy=42)
     assert xla_shape.validate("f32[2]{0}", policy=None).ok

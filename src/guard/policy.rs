@@ -87,6 +87,18 @@ pub struct Rules {
     pub dynamic_dimensions: Option<bool>,
 }
 
+impl Rules {
+    /// Whether no rule is set.
+    fn sets_nothing(&self) -> bool {
+        self.deny_element_types.is_empty()
+            && self.allow_element_types.is_none()
+            && self.max_array_bytes.is_none()
+            && self.memory_spaces.is_none()
+            && self.require_tiling.is_empty()
+            && self.dynamic_dimensions.is_none()
+    }
+}
+
 /// A parsed, checked policy.
 #[derive(Clone, Debug, Default)]
 pub struct Policy {
@@ -230,7 +242,28 @@ impl Policy {
             let rules = rules(&name, table, false)?;
             policy.computations.push((pattern, glob, rules));
         }
+        if policy.sets_nothing() {
+            // An empty file, or tables without a key: a gate that checks nothing would
+            // pass every input (a policy path that names the wrong file, say).
+            return Err(PolicyError(
+                "the policy sets no rule: give at least one key in [entry], [all] or \
+                 [computations.\"GLOB\"] (see examples/policy.toml)"
+                    .to_string(),
+            ));
+        }
         Ok(policy)
+    }
+
+    /// Whether no table of the policy sets any rule.
+    fn sets_nothing(&self) -> bool {
+        self.entry_layout.is_none()
+            && self.max_total_bytes.is_none()
+            && self.entry.sets_nothing()
+            && self.all.sets_nothing()
+            && self
+                .computations
+                .iter()
+                .all(|(_, _, rules)| rules.sets_nothing())
     }
 
     /// Reads and parses a policy file.

@@ -184,6 +184,22 @@ fn a_directory_with_nothing_to_read_is_not_a_pass() {
     let out = run(&["diff", empty, files], b"");
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert_eq!(stdout(&out), "a.txt: only in ".to_string() + files + "\n");
+    // A module text of no shape (a header alone) is said as `validate` says it, and as
+    // a module proto of no shape was: `shapes` listed nothing with exit 0.
+    let header = dir.path().join("header.hlo");
+    std::fs::write(&header, "HloModule m\n").unwrap();
+    let header = header.to_str().unwrap();
+    for command in ["validate", "shapes"] {
+        let out = run(&[command, header], b"");
+        assert_eq!(out.status.code(), Some(2), "{command}");
+        assert!(
+            stderr(&out).contains("header.hlo: no shape in the module"),
+            "{}",
+            stderr(&out)
+        );
+    }
+    let out = run(&["diff", header, header], b"");
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

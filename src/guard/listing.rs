@@ -2181,6 +2181,11 @@ fn module_text_scan<R: BufRead>(
             "not an HLO module: no HloModule header, computation or instruction found",
         ));
     }
+    if summary.shapes == 0 {
+        // As `validate` says, and as a module proto of no shape is refused: an empty
+        // listing would not read back, and `diff` of two would say "no difference".
+        return Err(error(name, "no_shapes", "no shape in the module"));
+    }
     Ok(())
 }
 

@@ -2158,12 +2158,19 @@ pub fn expand_on(paths: &[PathBuf], walk: &Walk, jobs: usize) -> Vec<Input> {
     }
 }
 
-/// Expands paths (directories walked with `walk`) into inputs, in order.
+/// Expands paths (directories walked with `walk`) into inputs, in order; a directory
+/// the walk finds no file in is an [`Input::Missing`] saying so ([`NOTHING_PICKED`]).
 pub fn expand(paths: &[PathBuf], walk: &Walk) -> Vec<Input> {
     let mut inputs = Vec::new();
     for path in paths {
         match std::fs::metadata(path) {
             Ok(meta) if meta.is_dir() => match walk.files(path) {
+                // A directory of no file to read is an input that cannot be read, as
+                // [`Walk::stream_path`] gives it.
+                Ok(files) if files.is_empty() => inputs.push(Input::Missing(
+                    path.display().to_string(),
+                    NOTHING_PICKED.to_string(),
+                )),
                 Ok(files) => inputs.extend(files.into_iter().map(Input::File)),
                 Err(e) => inputs.push(Input::Missing(path.display().to_string(), e.to_string())),
             },
@@ -2313,6 +2320,40 @@ mod tests {
         let streamed: Vec<_> = walk.stream(dir.path()).map(Result::unwrap).collect();
         assert!(whole.len() > 250, "{}", whole.len());
         assert_eq!(streamed, whole);
+    }
+
+    /// A directory the walk finds no file in is an input that cannot be read, in its
+    /// place, whether the paths are expanded whole or as they are walked.
+    #[test]
+    fn a_directory_of_no_file_to_read_is_an_input_that_cannot_be_read() {
+        use super::{expand, expand_iter, Input, NOTHING_PICKED};
+        let dir = tempfile::tempdir().unwrap();
+        let (empty, notes, files) = (
+            dir.path().join("empty"),
+            dir.path().join("notes"),
+            dir.path().join("files"),
+        );
+        for d in [&empty, &notes, &files] {
+            std::fs::create_dir(d).unwrap();
+        }
+        std::fs::write(notes.join("README.md"), "").unwrap();
+        std::fs::write(files.join("a.txt"), "f32[2]{0}\n").unwrap();
+        let walk = Walk::new(&[], &[]).unwrap();
+        let paths = [empty.clone(), files.clone(), notes.clone()];
+        let said = |input: &Input| match input {
+            Input::File(path) => format!("file {}", path.display()),
+            Input::Missing(name, why) => format!("missing {name}: {why}"),
+            _ => "other".to_string(),
+        };
+        let whole: Vec<String> = expand(&paths, &walk).iter().map(said).collect();
+        let walked: Vec<String> = expand_iter(&paths, &walk).map(|i| said(&i)).collect();
+        let expected = [
+            format!("missing {}: {NOTHING_PICKED}", empty.display()),
+            format!("file {}", files.join("a.txt").display()),
+            format!("missing {}: {NOTHING_PICKED}", notes.display()),
+        ];
+        assert_eq!(whole, expected);
+        assert_eq!(walked, expected);
     }
 
     /// A walk reads files and links to files: a named pipe (which, opened, waits for a

@@ -2808,24 +2808,28 @@ fn by_operands_of<'a>(
 ) -> Option<usize> {
     let (i, g) = (i as usize, g as usize);
     let operands = old.operands(i);
-    let stems: Vec<&'a str> = old.stems(i).collect();
     let matching = &*matching;
-    // An operand matched to `k` needs `k`'s name at its place: of those, the one with
-    // the fewest candidates picks the list to look in. Every candidate that fits is in
-    // each such list, in the same order, so any of them finds the same one; the first
-    // one's list was every candidate of the group when it was a parameter that all
-    // share, and a group of 200,000 was matched in time with the square of its size.
-    let exact = match look {
+    // Where the candidates of `i`'s operands' stems stand, found once for every look-up
+    // below (comparing stems reads every operand of a candidate). An operand matched
+    // to `k` needs `k`'s name at its place: of those, the one with the fewest
+    // candidates picks the list to look in. Every candidate that fits is in each such
+    // list, in the same order, so any of them finds the same one; the first one's list
+    // was every candidate of the group when it was a parameter that all share, and a
+    // group of 200,000 was matched in time with the square of its size.
+    let (place, exact) = match look {
         Look::Indexed => {
             let candidates = indexed[g].get_or_insert_with(|| Candidates::new(new, uneven[g].1));
+            let stems: Vec<&'a str> = old.stems(i).collect();
+            let place = candidates.of_stems(new, &stems);
             let matched = operands.iter().enumerate().filter_map(|(at, a)| {
                 let k = old.by_name(a).and_then(|k| matching.of(k))?;
                 Some((at, new.name_id(k)))
             });
-            candidates.narrowest(new, &stems, matched)
+            let exact = candidates.narrowest(new, &place, matched);
+            (place, exact)
         }
         #[cfg(test)]
-        Look::Scan => None,
+        Look::Scan => (OfStems::default(), None),
     };
     let fit = |j: usize| fits(old, new, matching, i, j);
     let same = |j: usize| same_shapes(old, new, i, j);
@@ -2835,8 +2839,7 @@ fn by_operands_of<'a>(
             let mut room = scan.room();
             let found = candidates.first(
                 new,
-                &stems,
-                exact,
+                (&place, exact),
                 &matching.taken,
                 (fit, want),
                 (limit, &mut room),
@@ -2918,6 +2921,15 @@ struct Candidates {
     /// comparison read every operand of two candidates: 1,000 instructions of 2,000
     /// operands each took two minutes to sort.
     exact: Unmatched<(u32, u32, u32)>,
+}
+
+/// Where the candidates whose operands have an old item's stems stand
+/// ([`Candidates::of_stems`]): their places in [`Candidates::all`] and in
+/// [`Candidates::exact`] (both empty when no candidate has those stems).
+#[derive(Clone, Default)]
+struct OfStems {
+    all: std::ops::Range<usize>,
+    exact: std::ops::Range<usize>,
 }
 
 /// Candidates in an order that skips those matched: each points on past the ones found
@@ -3036,55 +3048,53 @@ impl Candidates {
         }
     }
 
-    /// The first candidate not matched that `fits` an old item whose operands have
-    /// `stems`, and whose operand at a place needs the name given (`exact`).
+    /// The first candidate not matched that `fits` an old item whose operands' stems
+    /// stand at `place` ([`Candidates::of_stems`]), and whose operand at a place needs
+    /// the name given (`exact`).
     fn first(
         &mut self,
         new: &Items<'_>,
-        stems: &[&str],
-        exact: Option<(usize, u32)>,
+        (place, exact): (&OfStems, Option<(usize, u32)>),
         matched: &[bool],
         fits: (impl Fn(usize) -> bool, impl Fn(usize) -> bool),
         limit: (usize, &mut usize),
     ) -> Option<usize> {
-        use std::cmp::Ordering;
-        let by_stems = |j: u32| -> Ordering { new.stems(j as usize).cmp(stems.iter().copied()) };
         match exact {
-            None => {
-                let items = &self.all.items;
-                let start = items.partition_point(|&j| by_stems(j) == Ordering::Less);
-                let end = items.partition_point(|&j| by_stems(j) != Ordering::Greater);
-                self.all
-                    .first_of(start..end, matched, |j| j as usize, fits, limit)
-            }
+            None => self
+                .all
+                .first_of(place.all.clone(), matched, |j| j as usize, fits, limit),
             Some(exact) => {
-                let range = self.exact_range(new, self.stems_range(new, stems), exact);
+                let range = self.exact_range(new, place.exact.clone(), exact);
                 self.exact
                     .first_of(range, matched, |x| x.0 as usize, fits, limit)
             }
         }
     }
 
-    /// The places in `exact`'s list of the candidates whose operands have `stems`: the
-    /// stems' rank, found among the candidates (comparing stems reads every operand of
-    /// a candidate), then the places of that rank.
-    fn stems_range(&self, new: &Items<'_>, stems: &[&str]) -> std::ops::Range<usize> {
+    /// Where the candidates whose operands have `stems` stand in both lists: the
+    /// stems' place among the candidates (comparing stems reads every operand of a
+    /// candidate), then the entries of their rank (nowhere when no candidate has them).
+    fn of_stems(&self, new: &Items<'_>, stems: &[&str]) -> OfStems {
         use std::cmp::Ordering;
         let by_stems = |&j: &u32| new.stems(j as usize).cmp(stems.iter().copied());
         let all = &self.all.items;
         let at = all.partition_point(|j| by_stems(j) == Ordering::Less);
         if all.get(at).is_none_or(|j| by_stems(j) != Ordering::Equal) {
-            return 0..0;
+            return OfStems::default();
         }
         let rank = self.ranks[at];
+        let all_end = at + self.ranks[at..].partition_point(|&r| r == rank);
         let items = &self.exact.items;
         let start = items.partition_point(|x| x.2 < rank);
         let end = start + items[start..].partition_point(|x| x.2 == rank);
-        start..end
+        OfStems {
+            all: at..all_end,
+            exact: start..end,
+        }
     }
 
-    /// The places, within `of_stems` (a [`Candidates::stems_range`]), of the
-    /// candidates whose operand at `place` is `name`.
+    /// The places, within `of_stems` (an [`OfStems::exact`]), of the candidates whose
+    /// operand at `place` is `name`.
     fn exact_range(
         &self,
         new: &Items<'_>,
@@ -3102,22 +3112,18 @@ impl Candidates {
         of_stems.start + start..of_stems.start + end
     }
 
-    /// Of the (place, name) each operand of an old item whose operands have `stems`
-    /// matched so far asks of its candidates, the one with the fewest candidates
-    /// (`None` when there is none): a binary search each, within the candidates of
-    /// those stems.
+    /// Of the (place, name) each operand of an old item matched so far asks of its
+    /// candidates, the one with the fewest candidates (`None` when there is none): a
+    /// binary search each, within the entries of the item's stems (`place`).
     fn narrowest(
         &self,
         new: &Items<'_>,
-        stems: &[&str],
+        place: &OfStems,
         exacts: impl Iterator<Item = (usize, u32)>,
     ) -> Option<(usize, u32)> {
-        let mut exacts = exacts.peekable();
-        exacts.peek()?;
-        let of_stems = self.stems_range(new, stems);
         let mut best: Option<((usize, u32), usize)> = None;
         for exact in exacts {
-            let count = self.exact_range(new, of_stems.clone(), exact).len();
+            let count = self.exact_range(new, place.exact.clone(), exact).len();
             if best.is_none_or(|(_, fewest)| count < fewest) {
                 best = Some((exact, count));
                 if count <= 1 {

@@ -219,17 +219,19 @@ fn text_line(location: &Location, args: &IndexArgs) -> String {
 }
 
 fn parse_number(s: &str) -> Option<u64> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
+    digits_only(s).then(|| s.parse().ok()).flatten()
+}
+
+/// Whether `s` is one or more ASCII digits and nothing else.
+fn digits_only(s: &str) -> bool {
+    !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Why `s` is no index [`parse_number`] reads: a number past `u64` (no array holds as
 /// many elements as its coordinate, or slot, says) is said as such.
 fn not_a_number(s: &str) -> String {
     let shown = Shown::single(s);
-    match !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()) {
+    match digits_only(s) {
         true => format!("{shown} is larger than any index (at most {})", u64::MAX),
         false => format!("{shown} is not a non-negative integer"),
     }

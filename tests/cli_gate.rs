@@ -552,6 +552,84 @@ fn sarif_has_the_structure_code_scanning_requires() {
     sorted.dedup();
     assert_eq!(rule_ids, sorted);
     assert_eq!(rule_ids.len(), xla_shape::report::CODES.len());
+    // Every input was checked: the run succeeded, with the exit status for findings.
+    let invocations = run["invocations"].as_array().unwrap();
+    assert_eq!(invocations.len(), 1);
+    assert_eq!(invocations[0]["executionSuccessful"], true);
+    assert_eq!(invocations[0]["exitCode"], 1);
+    assert!(invocations[0].get("toolExecutionNotifications").is_none());
+}
+
+/// A SARIF log says when its results are not complete (SARIF 2.1.0, appendix I): the
+/// invocation did not succeed, and each input that could not be checked is an
+/// error-level notification, beside its result. A consumer that reads only the
+/// invocation does not take a partial run for a clean one.
+#[test]
+fn sarif_says_which_inputs_were_not_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("ok.txt"), "f32[2,3]{1,0}\n").unwrap();
+    std::fs::write(dir.path().join("junk.txt"), "garbage(\n").unwrap();
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    let sarif = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_xla-shape"))
+            .args(args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let log: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        (out.status.code(), log["runs"][0].clone())
+    };
+    let (code, run) = sarif(&[
+        "validate", "--format", "sarif", "ok.txt", "junk.txt", "empty",
+    ]);
+    assert_eq!(code, Some(2));
+    let invocation = &run["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    assert_eq!(invocation["exitCode"], 2);
+    let notes = invocation["toolExecutionNotifications"].as_array().unwrap();
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run["results"].as_array().unwrap();
+    let mut uris = Vec::new();
+    for note in notes {
+        assert_eq!(note["level"], "error");
+        assert!(!note["message"]["text"].as_str().unwrap().is_empty());
+        let uri = note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            .as_str()
+            .unwrap();
+        uris.push(uri);
+        // The same rule and words as the input's result.
+        let rule = &note["associatedRule"];
+        let index = rule["index"].as_u64().unwrap() as usize;
+        assert_eq!(rules[index]["id"], rule["id"]);
+        let result = results
+            .iter()
+            .find(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == uri)
+            .unwrap();
+        assert_eq!(result["ruleId"], rule["id"]);
+        assert_eq!(result["message"], note["message"]);
+    }
+    assert_eq!(uris, ["junk.txt", "empty"]);
+    // diff: two directories with nothing to compare did not run; a change is a success
+    // that exits 1.
+    std::fs::create_dir(dir.path().join("other")).unwrap();
+    let (code, run) = sarif(&["diff", "--format", "sarif", "empty", "other"]);
+    assert_eq!(code, Some(2));
+    let invocation = &run["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    let notes = invocation["toolExecutionNotifications"].as_array().unwrap();
+    assert_eq!(notes.len(), 1);
+    assert!(notes[0]["message"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("nothing to compare"));
+    std::fs::write(dir.path().join("new.txt"), "f32[2,3]{0,1}\n").unwrap();
+    let (code, run) = sarif(&["diff", "--format", "sarif", "ok.txt", "new.txt"]);
+    assert_eq!(code, Some(1));
+    assert_eq!(run["invocations"][0]["executionSuccessful"], true);
+    assert_eq!(run["invocations"][0]["exitCode"], 1);
+    assert!(run["invocations"][0]
+        .get("toolExecutionNotifications")
+        .is_none());
 }
 
 /// Findings about binary messages and module protos carry the shape's text: XLA's by

@@ -1113,15 +1113,40 @@ fn the_json_diff_written_as_it_goes_is_the_whole_value_pretty_printed() {
         diff::diff_paths_each(pairs, &read, &walk(), &options, &mut |f| writer.file(&f)).unwrap();
         assert_eq!(writer.finish().unwrap(), report.summary());
         let mut whole = Vec::new();
-        match format {
-            Format::Text | Format::Json => report.write(format, &mut whole).unwrap(),
-            _ => render(format, &report.to_document(), &mut whole, &mut Vec::new()).unwrap(),
-        }
+        report.write(format, &mut whole).unwrap();
         assert_eq!(
-            String::from_utf8(streamed),
+            String::from_utf8(streamed.clone()),
             String::from_utf8(whole),
             "{format:?}"
         );
+        // GitHub's commands and SARIF's results are those of the report as a document;
+        // SARIF's invocation gives `diff`'s exit status, not the document's.
+        let mut rendered = Vec::new();
+        render(
+            format,
+            &report.to_document(),
+            &mut rendered,
+            &mut Vec::new(),
+        )
+        .unwrap();
+        match format {
+            Format::Github => assert_eq!(streamed, rendered),
+            Format::Sarif => {
+                let streamed: serde_json::Value = serde_json::from_slice(&streamed).unwrap();
+                let rendered: serde_json::Value = serde_json::from_slice(&rendered).unwrap();
+                let run = &streamed["runs"][0];
+                assert_eq!(run["results"], rendered["runs"][0]["results"]);
+                assert_eq!(run["tool"], rendered["runs"][0]["tool"]);
+                let invocation = &run["invocations"][0];
+                assert_eq!(invocation["exitCode"], report.exit_code());
+                assert_eq!(invocation["executionSuccessful"], false);
+                let notes = invocation["toolExecutionNotifications"].as_array().unwrap();
+                let unreadable = report.summary().unreadable;
+                assert_eq!(notes.len(), unreadable);
+                assert!(notes.iter().all(|n| n["level"] == "error"), "{notes:?}");
+            }
+            Format::Text | Format::Json => {}
+        }
     }
     for report in [report, DiffReport::default()] {
         let mut written = Vec::new();

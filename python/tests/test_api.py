@@ -169,7 +169,10 @@ def test_validate_report_model():
     assert len(report) == 1 and list(report) == report.findings == report.errors
     assert report.warnings == []
     assert report.render("json").startswith("{")
-    assert '"version": "2.1.0"' in report.render("sarif")
+    sarif = json.loads(report.render("sarif"))
+    assert sarif["version"] == "2.1.0"
+    # Every input was checked: the run succeeded, and exits 1 for its finding.
+    assert sarif["runs"][0]["invocations"] == [{"executionSuccessful": True, "exitCode": 1}]
     assert report.render("github").startswith("::error")
     with pytest.raises(xla_shape.ValidationError) as caught:
         report.raise_for_errors()

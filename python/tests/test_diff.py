@@ -184,6 +184,11 @@ def test_two_directories_without_a_file_compare_nothing_and_do_not_pass(tmp_path
     report = xla_shape.diff(tmp_path / "old", tmp_path / "new")
     assert report.files == [] and report.summary["files"] == 0
     assert report.exit_code == 2 and not report.ok
+    # SARIF says so to a consumer that reads only the invocation.
+    (invocation,) = json.loads(report.render("sarif"))["runs"][0]["invocations"]
+    assert invocation["executionSuccessful"] is False and invocation["exitCode"] == 2
+    (note,) = invocation["toolExecutionNotifications"]
+    assert "nothing to compare" in note["message"]["text"]
     (tmp_path / "new" / "a.txt").write_text("f32[2]{0}\n")
     report = xla_shape.diff(tmp_path / "old", tmp_path / "new")
     assert [(f.key, f.status) for f in report] == [("a.txt", "only_new")]

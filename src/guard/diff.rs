@@ -710,8 +710,10 @@ impl DiffReport {
 /// held whole, took 40 times the listings compared).
 ///
 /// Text is [`DiffReport::write_text`]'s lines, JSON [`DiffReport::write_json`]'s
-/// document, GitHub workflow commands and SARIF those of
-/// [`render`](crate::report::render) of [`DiffReport::to_document`].
+/// document, GitHub workflow commands and SARIF's results those of
+/// [`render`](crate::report::render) of [`DiffReport::to_document`]. SARIF's invocation
+/// gives `diff`'s exit status ([`DiffSummary::exit_code`]) and, when nothing was
+/// compared, a notification that says so.
 pub struct DiffWriter<'a> {
     format: crate::report::Format,
     old: String,
@@ -722,6 +724,8 @@ pub struct DiffWriter<'a> {
     /// Entries written so far in the array the document streams (JSON's files,
     /// SARIF's results).
     items: usize,
+    /// SARIF's invocation, written at the end.
+    invocation: crate::report::sarif::Invocation,
 }
 
 impl std::fmt::Debug for DiffWriter<'_> {
@@ -752,6 +756,7 @@ impl<'a> DiffWriter<'a> {
             summary: DiffSummary::default(),
             started: false,
             items: 0,
+            invocation: Default::default(),
         }
     }
 
@@ -784,7 +789,11 @@ impl<'a> DiffWriter<'a> {
                 file.write_json(self.out)?;
             }
             Format::Github => github::file(&file.report(names), self.out)?,
-            Format::Sarif => sarif::file(&file.report(names), &mut self.items, self.out)?,
+            Format::Sarif => {
+                let report = file.report(names);
+                sarif::file(&report, &mut self.items, self.out)?;
+                self.invocation.file(&report)?;
+            }
         }
         self.summary.add(file);
         Ok(())
@@ -818,7 +827,14 @@ impl<'a> DiffWriter<'a> {
                 }
                 self.out.write_all(b"\n}\n")?;
             }
-            Format::Sarif => sarif::end(self.items, self.out)?,
+            Format::Sarif => {
+                let mut invocation = std::mem::take(&mut self.invocation);
+                if self.summary.files == 0 {
+                    // No input to name: the run as a whole checked nothing.
+                    invocation.note(&self.summary.to_string())?;
+                }
+                sarif::end(self.items, invocation, self.summary.exit_code(), self.out)?
+            }
             Format::Text | Format::Github => {}
         }
         Ok(self.summary)

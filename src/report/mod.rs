@@ -400,6 +400,8 @@ pub struct Writer<'a> {
     /// Entries written so far in the array the document streams (JSON's files,
     /// SARIF's results).
     items: usize,
+    /// SARIF's invocation, written at the end.
+    invocation: sarif::Invocation,
 }
 
 impl std::fmt::Debug for Writer<'_> {
@@ -430,6 +432,7 @@ impl<'a> Writer<'a> {
             summary: Summary::default(),
             started: false,
             items: 0,
+            invocation: sarif::Invocation::default(),
         }
     }
 
@@ -455,7 +458,10 @@ impl<'a> Writer<'a> {
             Format::Text => text::file(file, self.out, self.errors)?,
             Format::Json => json::file(file, self.strict, &mut self.items, self.out)?,
             Format::Github => github::file(file, self.out)?,
-            Format::Sarif => sarif::file(file, &mut self.items, self.out)?,
+            Format::Sarif => {
+                sarif::file(file, &mut self.items, self.out)?;
+                self.invocation.file(file)?;
+            }
         }
         self.summary.add(file, self.strict);
         Ok(())
@@ -474,7 +480,10 @@ impl<'a> Writer<'a> {
         self.start()?;
         match self.format {
             Format::Json => json::end(self.summary, self.items, self.out)?,
-            Format::Sarif => sarif::end(self.items, self.out)?,
+            Format::Sarif => {
+                let invocation = std::mem::take(&mut self.invocation);
+                sarif::end(self.items, invocation, self.summary.exit_code(), self.out)?
+            }
             Format::Text | Format::Github => {}
         }
         Ok(self.summary)
@@ -656,10 +665,22 @@ mod tests {
                 rendered(Format::Json, &document),
                 serde_json::to_string_pretty(&json::out(&document)).unwrap() + "\n"
             );
+            // The same document; the invocation comes after the results, known only
+            // at the end.
+            let sarif = rendered(Format::Sarif, &document);
+            assert!(sarif.ends_with("}\n"));
+            let streamed: serde_json::Value = serde_json::from_str(&sarif).unwrap();
+            assert_eq!(streamed, sarif::to_value(&document).unwrap());
+            let summary = document.summary();
+            let invocation = &streamed["runs"][0]["invocations"][0];
+            assert_eq!(invocation["exitCode"], summary.exit_code());
             assert_eq!(
-                rendered(Format::Sarif, &document),
-                serde_json::to_string_pretty(&sarif::to_value(&document).unwrap()).unwrap() + "\n"
+                invocation["executionSuccessful"],
+                summary.unreadable == 0,
+                "{invocation}"
             );
+            let notes = invocation["toolExecutionNotifications"].as_array();
+            assert_eq!(notes.map_or(0, Vec::len), summary.unreadable);
         }
         let whole = json::to_value(&document(true));
         assert_eq!(

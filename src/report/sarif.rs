@@ -10,6 +10,15 @@
 //! the code, the file, the path and the instruction, not from line numbers, so a
 //! finding keeps its identity when lines move. The shape a finding is about, when
 //! known, is the result's `properties.shape`.
+//!
+//! The run has one `invocations` entry, so that a consumer can tell a complete set
+//! of results from a partial one (SARIF 2.1.0, appendix I):
+//! `executionSuccessful` is false when some input could not be checked (the exit
+//! status 2, which `exitCode` gives), and `toolExecutionNotifications` holds one
+//! error-level notification for each such input, with its file and its code as the
+//! `associatedRule`. It is written after the results, as it is known only once
+//! every input has been read; the notifications are kept as they come, past
+//! [`Spool::HELD`] bytes in a temporary file.
 
 use std::io::{self, Write};
 
@@ -19,6 +28,7 @@ use serde_json::{json, Value};
 use super::codes::{lookup, CODES};
 use super::{end_array, next_item, pretty_at, Document, FileReport, Finding};
 use crate::error::Severity;
+use crate::spool::Spool;
 
 /// The `$schema` written at the top of the log.
 pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -89,6 +99,24 @@ struct FingerprintOut {
 #[derive(Serialize)]
 struct PropertiesOut<'a> {
     shape: &'a str,
+}
+
+/// One notification of the invocation, its keys sorted like [`ResultOut`]'s.
+#[derive(Serialize)]
+struct NotificationOut<'a> {
+    #[serde(rename = "associatedRule", skip_serializing_if = "Option::is_none")]
+    associated_rule: Option<RuleRefOut<'a>>,
+    level: &'static str,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    locations: Vec<LocationOut<'a>>,
+    message: TextOut,
+}
+
+#[derive(Serialize)]
+struct RuleRefOut<'a> {
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index: Option<usize>,
 }
 
 #[derive(Serialize)]
@@ -266,11 +294,27 @@ fn results(
 /// When findings kept in a temporary file cannot be read back.
 pub fn to_value(document: &Document) -> io::Result<Value> {
     let mut all = Vec::new();
+    let mut notes = Vec::new();
+    let mut summary = super::Summary::default();
     for file in &document.files {
         results(file, &mut |result| {
             all.push(serde_json::to_value(result).map_err(io::Error::from)?);
             Ok(())
         })?;
+        if let Some(u) = &file.unreadable {
+            let uri = uri(&file.path);
+            let note = unreadable_note(&uri, u.code, &u.message);
+            notes.push(serde_json::to_value(note).map_err(io::Error::from)?);
+        }
+        summary.add(file, document.strict);
+    }
+    let exit_code = summary.exit_code();
+    let mut invocation = json!({
+        "executionSuccessful": exit_code != super::EXIT_UNREADABLE,
+        "exitCode": exit_code,
+    });
+    if !notes.is_empty() {
+        invocation["toolExecutionNotifications"] = Value::Array(notes);
     }
     Ok(json!({
         "version": "2.1.0",
@@ -278,9 +322,86 @@ pub fn to_value(document: &Document) -> io::Result<Value> {
         "runs": [{
             "tool": tool(),
             "columnKind": "unicodeCodePoints",
+            "invocations": [invocation],
             "results": all,
         }],
     }))
+}
+
+/// The notification of an input that could not be checked.
+fn unreadable_note<'a>(uri: &'a str, code: &'a str, message: &str) -> NotificationOut<'a> {
+    NotificationOut {
+        associated_rule: Some(RuleRefOut {
+            id: code,
+            index: rule_index(code),
+        }),
+        level: "error",
+        locations: vec![location(uri, None)],
+        message: TextOut {
+            text: message.to_string(),
+        },
+    }
+}
+
+/// The run's one invocation, gathered as the inputs are written: a notification for
+/// each input that could not be checked (kept in a [`Spool`]), and any said of the
+/// run as a whole ([`Invocation::note`]).
+#[derive(Debug, Default)]
+pub(crate) struct Invocation {
+    notes: Spool,
+    count: usize,
+}
+
+/// The depth of a notification in the log.
+const NOTE_INDENT: &str = "            ";
+
+impl Invocation {
+    /// Keeps a notification for `report`'s input, when it could not be checked.
+    pub(crate) fn file(&mut self, report: &FileReport) -> io::Result<()> {
+        if let Some(u) = &report.unreadable {
+            let uri = uri(&report.path);
+            next_item(&mut self.notes, &mut self.count, NOTE_INDENT)?;
+            pretty_at(
+                &mut self.notes,
+                NOTE_INDENT,
+                &unreadable_note(&uri, u.code, &u.message),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Keeps an error-level notification about the run as a whole (no file, no rule).
+    pub(crate) fn note(&mut self, message: &str) -> io::Result<()> {
+        next_item(&mut self.notes, &mut self.count, NOTE_INDENT)?;
+        pretty_at(
+            &mut self.notes,
+            NOTE_INDENT,
+            &NotificationOut {
+                associated_rule: None,
+                level: "error",
+                locations: Vec::new(),
+                message: TextOut {
+                    text: message.to_string(),
+                },
+            },
+        )
+    }
+
+    /// Writes `"invocations"` (after the results): the run ended with `exit_code`,
+    /// and succeeded unless that is [`EXIT_UNREADABLE`](super::EXIT_UNREADABLE).
+    fn write(self, exit_code: u8, out: &mut dyn Write) -> io::Result<()> {
+        write!(
+            out,
+            ",\n      \"invocations\": [\n        {{\n          \"executionSuccessful\": {},\n          \"exitCode\": {exit_code}",
+            exit_code != super::EXIT_UNREADABLE
+        )?;
+        if self.count > 0 {
+            out.write_all(b",\n          \"toolExecutionNotifications\": [")?;
+            self.notes.write_to(out)?;
+            end_array(out, self.count, "          ")?;
+        }
+        out.write_all(b"\n        }\n      ]")
+    }
 }
 
 /// Writes the SARIF log, pretty-printed, with a final newline.
@@ -288,8 +409,9 @@ pub fn render(document: &Document, out: &mut dyn Write) -> io::Result<()> {
     super::render(super::Format::Sarif, document, out, &mut io::sink())
 }
 
-/// Writes what comes before the first result: the same bytes as [`to_value`]
-/// pretty-printed (whose keys are sorted: the results come before the tool).
+/// Writes what comes before the first result. With [`file`] and [`end`], this is the
+/// document [`to_value`] gives, pretty-printed, its keys in the same order but for the
+/// invocation, which comes after the results (it is known only at the end).
 pub(crate) fn start(out: &mut dyn Write) -> io::Result<()> {
     write!(
         out,
@@ -310,9 +432,16 @@ pub(crate) fn file(
     })
 }
 
-/// Writes what comes after the last of `written` results: the tool and its rules.
-pub(crate) fn end(written: usize, out: &mut dyn Write) -> io::Result<()> {
+/// Writes what comes after the last of `written` results: the invocation (the run
+/// ended with `exit_code`) and the tool with its rules.
+pub(crate) fn end(
+    written: usize,
+    invocation: Invocation,
+    exit_code: u8,
+    out: &mut dyn Write,
+) -> io::Result<()> {
     end_array(out, written, "      ")?;
+    invocation.write(exit_code, out)?;
     write!(out, ",\n      \"tool\": ")?;
     pretty_at(out, "      ", &tool())?;
     writeln!(out, "\n    }}\n  ],\n  \"version\": \"2.1.0\"\n}}")

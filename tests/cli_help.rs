@@ -101,3 +101,45 @@ fn man_pages_for_the_command_and_each_subcommand() {
         "xla-shape: no command 'nope' (commands: convert, validate, index, explain, shapes, diff, relayout, completions, man)\n"
     );
 }
+
+/// Help and version that cannot be written are a failure, as any other output is: they
+/// exited 0 with nothing written. A reader that goes (`| head`) is not.
+#[test]
+fn help_that_cannot_be_written_is_not_a_success() {
+    if !std::path::Path::new("/dev/full").exists() {
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_xla-shape");
+    for args in [
+        &["--help"][..],
+        &["--version"],
+        &["help", "diff"],
+        &["validate", "-h"],
+    ] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = std::process::Command::new(bin)
+            .args(args)
+            .stdout(full)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            stderr(&out).starts_with("xla-shape: <stdout>: "),
+            "{args:?}: {}",
+            stderr(&out)
+        );
+        // Written, they succeed.
+        assert_eq!(run(args, b"").status.code(), Some(0), "{args:?}");
+    }
+    // A reader that closes the pipe early is no failure.
+    let mut child = std::process::Command::new(bin)
+        .arg("--help")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

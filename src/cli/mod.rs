@@ -471,7 +471,10 @@ impl Failure {
 
 /// Parses the command line, runs the command and maps the outcome to an exit code.
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return parse_failure(&e),
+    };
     // The commands that run parallel loops (walking directories, checking or listing
     // files side by side, comparing two inputs, moving large arrays).
     if matches!(
@@ -497,6 +500,33 @@ pub fn run() -> ExitCode {
         Err(Failure::Quiet) => ExitCode::from(2),
         Err(Failure::Unreadable(message)) => {
             let _ = writeln!(std::io::stderr(), "xla-shape: {message}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Says what parsing the command line gave instead of a command: the help or the
+/// version (on standard output, exit 0) or a usage error (on standard error, exit 2),
+/// as clap does, but with a failure to write said and exit 2: `xla-shape --help >
+/// /dev/full` exited 0 with nothing written. A closed pipe is not a failure.
+fn parse_failure(e: &clap::Error) -> ExitCode {
+    let written = e.print().and_then(|()| {
+        std::io::stdout().flush()?;
+        std::io::stderr().flush()
+    });
+    match written {
+        Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
+        // A reader that has gone (`| head`) is no failure, as for every command.
+        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
+            ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
+        }
+        Err(error) => {
+            let stream = if e.use_stderr() {
+                "<stderr>"
+            } else {
+                "<stdout>"
+            };
+            let _ = writeln!(std::io::stderr(), "xla-shape: {stream}: {error}");
             ExitCode::from(2)
         }
     }

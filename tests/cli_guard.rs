@@ -596,3 +596,100 @@ fn a_listing_in_any_line_order_compares_as_in_order() {
     assert_eq!(compare(&reversed), want);
     assert_eq!(compare(&shuffled), want);
 }
+
+/// A file whose name would not read back as itself from a listing line (it holds `: `
+/// or a line break, starts with `#` (a comment), `"` or a space, ends with a space) is
+/// listed with its name as a JSON string, and the lock file reads back: `diff` of it
+/// against the directory found no difference. Such a listing read as "cannot tell what
+/// this is" (exit 2) or lost the file's shapes (a `#` line is a comment).
+#[test]
+fn file_names_that_would_not_read_back_are_quoted_in_listings() {
+    let dir = tempfile::tempdir().unwrap();
+    let dump = dir.path().join("dump");
+    std::fs::create_dir(&dump).unwrap();
+    let module = "HloModule m\n\nENTRY e {\n  ROOT p = f32[2]{0} parameter(0)\n}\n";
+    let names = [
+        "a: b.txt",
+        "c: parameter 1: d.txt",
+        "line\nbreak.txt",
+        "#hash.txt",
+        "\"quote.txt",
+        " lead.txt",
+        "back\\slash.txt",
+        "plain.txt",
+    ];
+    for (i, name) in names.iter().enumerate() {
+        let text = if i % 2 == 0 {
+            module
+        } else {
+            "f32[2]{0}\ns32[]\n"
+        };
+        std::fs::write(dump.join(name), text).unwrap();
+    }
+    let dump = dump.to_str().unwrap();
+    let lock = dir.path().join("layouts.lock");
+    let lock = lock.to_str().unwrap();
+    let out = run(&["shapes", dump, "-o", lock], b"");
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let listed = std::fs::read_to_string(lock).unwrap();
+    // A module lists one shape, a file of shape lines two.
+    assert_eq!(listed.lines().count(), 4 + 2 * 4, "{listed}");
+    assert!(listed.contains(&format!("{dump}/plain.txt: f32[2]{{0}}\n")));
+    assert!(listed.contains(&format!("{dump}/back\\slash.txt: ENTRY e/p: f32[2]{{0}}\n")));
+    assert!(listed.contains(&format!(
+        "\"{dump}/line\\nbreak.txt\": ENTRY e/p: f32[2]{{0}}\n"
+    )));
+    assert!(listed.contains(&format!("\"{dump}/c: parameter 1: d.txt\": s32[]\n")));
+    for listing in [lock.to_string(), format!("{lock}.json")] {
+        if listing.ends_with(".json") {
+            let out = run(&["shapes", "--format", "json", dump, "-o", &listing], b"");
+            assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        }
+        let out = run(&["diff", &listing, dump], b"");
+        assert_eq!(out.status.code(), Some(0), "{listing}: {}", stdout(&out));
+        assert_eq!(
+            stderr(&out),
+            format!("xla-shape: compared {} files: no difference\n", names.len())
+        );
+        // Read back, it lists as the directory does.
+        let again = run(&["shapes", &listing], b"");
+        assert_eq!(stdout(&again), listed, "{listing}");
+    }
+    // Named as given, relative to the directory: names that start with `#`, `"` or a
+    // space are quoted too, and read back.
+    let relative = std::process::Command::new(env!("CARGO_BIN_EXE_xla-shape"))
+        .arg("shapes")
+        .args(names)
+        .current_dir(dump)
+        .output()
+        .unwrap();
+    assert_eq!(relative.status.code(), Some(0), "{}", stderr(&relative));
+    let relative = stdout(&relative);
+    for quoted in [
+        "\"#hash.txt\": s32[]\n",
+        "\"\\\"quote.txt\": ENTRY e/p",
+        "\" lead.txt\": s32[]\n",
+    ] {
+        assert!(relative.contains(quoted), "{quoted} in {relative}");
+    }
+    let relative_lock = dir.path().join("relative.lock");
+    std::fs::write(&relative_lock, &relative).unwrap();
+    let again = run(&["shapes", relative_lock.to_str().unwrap()], b"");
+    assert_eq!(stdout(&again), relative);
+    // diff's text names a file as a listing does, one line a change.
+    let changed = dir.path().join("changed");
+    std::fs::create_dir(&changed).unwrap();
+    std::fs::write(
+        changed.join("line\nbreak.txt"),
+        module.replace("f32[2]", "f32[3]"),
+    )
+    .unwrap();
+    let out = run(&["diff", lock, changed.to_str().unwrap()], b"");
+    assert_eq!(out.status.code(), Some(1));
+    let said = stdout(&out);
+    let line = said
+        .lines()
+        .find(|l| l.starts_with("\"line\\nbreak.txt\": "))
+        .unwrap_or_else(|| panic!("{said}"));
+    assert!(line.contains("f32[2]{0} -> f32[3]{0}"), "{line}");
+}

@@ -427,21 +427,25 @@ impl FileDiff {
 
     /// Its lines of the text output (inputs named `old` and `new`): one per change, for
     /// a file on one side only, and per pair matched other than by name, each starting
-    /// with the file (`KEY: `).
+    /// with the file (`KEY: `, written as a listing writes a file's name:
+    /// [`listed_name`](super::listing::listed_name)). Each is one line: control
+    /// characters in what it says are escaped ([`one_line`](crate::report::text::one_line)).
     fn write_text(&self, (old, new): (&str, &str), out: &mut dyn Write) -> io::Result<()> {
-        let key = &self.key;
+        use crate::report::text::one_line;
+        let key = super::listing::listed_name(&self.key);
+        let mut line = |said: &str| writeln!(out, "{key}: {}", one_line(said));
         if let Some(e) = &self.error {
-            return writeln!(out, "{key}: cannot compare: {e}");
+            return line(&format!("cannot compare: {e}"));
         }
         match (&self.old, &self.new) {
-            (None, Some(_)) => writeln!(out, "{key}: only in {new}")?,
-            (Some(_), None) => writeln!(out, "{key}: only in {old}")?,
+            (None, Some(_)) => line(&format!("only in {new}"))?,
+            (Some(_), None) => line(&format!("only in {old}"))?,
             _ => {}
         }
         self.changes
-            .try_for_each(|e| e, |change| writeln!(out, "{key}: {}", change.words()))?;
+            .try_for_each(|e| e, |change| line(&change.words()))?;
         self.matches
-            .try_for_each(|e| e, |m| writeln!(out, "{key}: note: {}", m.words()))
+            .try_for_each(|e| e, |m| line(&format!("note: {}", m.words())))
     }
 
     /// Its report in `validate`'s model (inputs named `old` and `new`), to render as

@@ -26,9 +26,14 @@
 //!
 //! Shapes are printed in XLA's text ([`HloStyle::Xla`]) unless another style is asked
 //! for. HLO names hold no space, `/` or `: `, and shapes hold no `: `, so a line reads
-//! back unambiguously ([`parse_listing`]) as long as the file name holds no `: `.
+//! back unambiguously ([`parse_listing`]). A file name that would not read back as
+//! itself is written as a JSON string (`"dir/a: b.txt": f32[2]{0}`, see
+//! [`listed_name`]): one that holds `: ` or a control character (a line break), starts
+//! with `"`, `#` or `//` (a comment line) or white space, ends with white space, or
+//! is empty. Every other name is written as it is.
 
 use crate::spool::{Heap, Sortable, Sorter, Table};
+use std::borrow::Cow;
 use std::io::BufRead;
 use std::path::Path as FsPath;
 
@@ -839,7 +844,7 @@ impl Listing {
     /// the shape's text (its file and location), for a writer that writes the text
     /// itself rather than copy it (a long tuple's is as large as its input).
     pub fn write_entry_head(&self, entry: &Entry, out: &mut String) {
-        out.push_str(&self.file);
+        out.push_str(&listed_name(&self.file));
         out.push_str(": ");
         if let Some(location) = entry.location(self.kind == Kind::Module) {
             out.push_str(&location);
@@ -1622,15 +1627,11 @@ fn json_line_as_text(
         let message = format!("line {number}: not a line of a JSON listing: {e}");
         error(name, "decode_error", message)
     })?;
-    if [&listed.file, &listed.shape]
-        .iter()
-        .any(|s| s.contains('\n'))
-        || listed.location.as_ref().is_some_and(|l| l.contains('\n'))
-    {
+    if listed.shape.contains('\n') || listed.location.as_ref().is_some_and(|l| l.contains('\n')) {
         let message = format!("line {number}: a line break in a JSON listing's field");
         return Err(error(name, "decode_error", message));
     }
-    text.push_str(&listed.file);
+    text.push_str(&listed_name(&listed.file));
     text.push_str(": ");
     if let Some(location) = &listed.location {
         text.push_str(location);
@@ -3162,16 +3163,25 @@ impl<'n> ListingLines<'n> {
                 ),
             )
         };
-        let (head, shape_text) = trimmed.rsplit_once(": ").ok_or_else(|| bad("no ': '"))?;
+        let (file, location, shape_text) = match quoted_name(trimmed) {
+            Some((file, rest)) => match rest.rsplit_once(": ") {
+                Some((location, shape)) => (file.into(), Some(location), shape),
+                None => (file.into(), None, rest),
+            },
+            None => {
+                let (head, shape) = trimmed.rsplit_once(": ").ok_or_else(|| bad("no ': '"))?;
+                match head.rsplit_once(": ") {
+                    Some((file, location)) => (Cow::Borrowed(file), Some(location), shape),
+                    None => (Cow::Borrowed(head), None, shape),
+                }
+            }
+        };
         // Checked here, read again when asked for (`Entry::shape`).
         if self.check {
             check_reads_back(shape_text)
                 .map_err(|e| bad(&format!("the shape does not parse: {}", e.message())))?;
         }
-        let (file, location) = match head.rsplit_once(": ") {
-            Some((file, location)) => (file, Some(location)),
-            None => (head, None),
-        };
+        let file = file.as_ref();
         let (kind, mut entry) = match location {
             None => (Kind::Messages, bare_entry(Role::Result)),
             Some(location) => parse_location(location).ok_or_else(|| bad("unknown location"))?,
@@ -3197,6 +3207,37 @@ impl<'n> ListingLines<'n> {
             Some(_) => Ok(()),
         }
     }
+}
+
+/// The file part of a listing line: `file` as it is, or as a JSON string when it
+/// would not read back as itself (see the module's docs): it holds `: ` or a control
+/// character, starts with `"`, `#`, `//` or white space, ends with white space, or is
+/// empty.
+pub fn listed_name(file: &str) -> Cow<'_, str> {
+    let quoted = file.is_empty()
+        || file.starts_with(['"', '#'])
+        || file.starts_with("//")
+        || file.starts_with(char::is_whitespace)
+        || file.ends_with(char::is_whitespace)
+        || file.contains(": ")
+        || file.chars().any(char::is_control);
+    match quoted {
+        true => serde_json::Value::from(file).to_string().into(),
+        false => file.into(),
+    }
+}
+
+/// A listing line that starts with a file name written as a JSON string
+/// ([`listed_name`]) and `: `: the name, and what follows. `None` for any other line
+/// (read as written before names were quoted: up to its last `: `s).
+fn quoted_name(line: &str) -> Option<(String, &str)> {
+    if !line.starts_with('"') {
+        return None;
+    }
+    let mut values = serde_json::Deserializer::from_str(line).into_iter::<String>();
+    let name = values.next()?.ok()?;
+    let rest = line[values.byte_offset()..].strip_prefix(": ")?;
+    Some((name, rest))
 }
 
 fn bare_entry(role: Role) -> Entry {

@@ -31,6 +31,7 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("layout_plan", layout_plan),
     ("relayout", relayout),
     ("guard_diff", guard_diff),
+    ("report_formats", report_formats),
 ];
 
 fn kind_of(selector: u8) -> MessageKind {
@@ -1683,4 +1684,133 @@ pub fn program_listing_agrees(form: xla_shape::report::Form, bytes: &[u8]) {
             (a, b) => panic!("whole {a:?}, by parts {b:?}"),
         }
     }
+}
+
+/// The four report formats of any input's check, under a hostile name: the JSON report
+/// and the SARIF log parse and are the documents the library gives as values; every
+/// finding and unreadable input is one SARIF result, each naming its rule by id and
+/// index, and SARIF's invocation says whether every input was checked; every GitHub
+/// workflow command is one line whose properties hold no bare `:` or `,` and whose
+/// data unescapes to the finding's words; the text report has a line per finding.
+///
+/// The first byte picks the options (strict, a policy, the text style); the name runs
+/// to the first NUL (at most 64 bytes, read as UTF-8 with replacements); the rest is
+/// the input, checked as `validate` checks it and also given as an unreadable input's
+/// reason.
+pub fn report_formats(data: &[u8]) {
+    use xla_shape::check;
+    use xla_shape::report::{self, Document, FileReport, Format};
+    let Some((&selector, rest)) = data.split_first() else {
+        return;
+    };
+    let end = rest.iter().take(64).position(|&b| b == 0).unwrap_or(0);
+    let name = String::from_utf8_lossy(&rest[..end]).into_owned();
+    let bytes = &rest[(end + 1).min(rest.len())..];
+    let strict = selector & 1 == 1;
+    let mut options = check::Options::default();
+    if selector & 2 == 2 {
+        let policy =
+            "[all]\nmax_array_bytes = 64\nmemory_spaces = [0]\n[entry]\nlayout = \"default\"\n";
+        options.policy = Some(std::sync::Arc::new(
+            xla_shape::guard::Policy::from_toml(policy).expect("the policy reads"),
+        ));
+    }
+    if selector & 4 == 4 {
+        options.hlo_style = text::HloStyle::Exact;
+    }
+    let checked = check::check_bytes(&name, bytes, &options);
+    let reason = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).into_owned();
+    let unreadable = FileReport::unreadable(name.clone(), None, "io_error", reason);
+    let document = Document {
+        files: vec![checked, unreadable],
+        strict,
+    };
+    let summary = document.summary();
+    let findings: usize = document.files.iter().map(|f| f.findings.len()).sum();
+    let render = |format| {
+        let (mut out, mut errors) = (Vec::new(), Vec::new());
+        report::render(format, &document, &mut out, &mut errors).expect("rendered");
+        (String::from_utf8(out).expect("UTF-8"), errors)
+    };
+
+    let (json, _) = render(Format::Json);
+    let json: serde_json::Value = serde_json::from_str(&json).expect("the JSON report parses");
+    assert_eq!(json, report::json::to_value(&document));
+    assert_eq!(json["files"][0]["path"], name.as_str());
+
+    let (sarif, _) = render(Format::Sarif);
+    let sarif: serde_json::Value = serde_json::from_str(&sarif).expect("the SARIF log parses");
+    assert_eq!(sarif, report::sarif::to_value(&document).expect("a value"));
+    let run = &sarif["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().expect("rules");
+    let results = run["results"].as_array().expect("results");
+    assert_eq!(results.len(), findings + summary.unreadable);
+    for result in results {
+        let index = result["ruleIndex"].as_u64().expect("a rule index") as usize;
+        assert_eq!(rules[index]["id"], result["ruleId"], "{result}");
+    }
+    let invocation = &run["invocations"][0];
+    assert_eq!(invocation["exitCode"], summary.exit_code());
+    assert_eq!(invocation["executionSuccessful"], false);
+    let notes = invocation["toolExecutionNotifications"]
+        .as_array()
+        .expect("notes");
+    assert_eq!(notes.len(), summary.unreadable);
+
+    let (github, _) = render(Format::Github);
+    let mut words = Vec::new();
+    for file in &document.files {
+        if let Some(u) = &file.unreadable {
+            words.push(u.message.clone());
+        }
+        file.findings
+            .try_for_each(
+                |e| e,
+                |f| {
+                    words.push(format!("{}{}", f.path_and_message(), f.context()));
+                    Ok(())
+                },
+            )
+            .expect("findings read back");
+    }
+    assert!(!github.contains('\r'));
+    let lines: Vec<&str> = github.lines().collect();
+    assert_eq!(lines.len(), words.len(), "{github}");
+    for (line, said) in lines.iter().zip(&words) {
+        let command = line.strip_prefix("::").expect("a workflow command");
+        let (head, data) = command.split_once("::").expect("properties, then data");
+        let (level, properties) = head.split_once(' ').expect("a level and properties");
+        assert!(["error", "warning"].contains(&level), "{line}");
+        for property in properties.split(',') {
+            let (key, value) = property.split_once('=').expect("key=value");
+            assert!(["file", "line", "col", "title"].contains(&key), "{line}");
+            assert!(!value.contains(':'), "{line}");
+        }
+        assert_eq!(&unescape_data(data), said, "{line}");
+    }
+
+    let (text, errors) = render(Format::Text);
+    if !name.contains(['\n', '\r']) {
+        assert_eq!(text.lines().count(), findings, "{text}");
+    }
+    assert!(!errors.is_empty());
+}
+
+/// Workflow-command data read back: `%25`, `%0D` and `%0A` in one pass.
+fn unescape_data(data: &str) -> String {
+    let mut out = String::with_capacity(data.len());
+    let mut rest = data;
+    while let Some(at) = rest.find('%') {
+        out.push_str(&rest[..at]);
+        let (said, len) = match rest.get(at..at + 3) {
+            Some("%25") => ('%', 3),
+            Some("%0D") => ('\r', 3),
+            Some("%0A") => ('\n', 3),
+            _ => panic!("a bare % in workflow-command data: {data}"),
+        };
+        out.push(said);
+        rest = &rest[at + len..];
+    }
+    out.push_str(rest);
+    out
 }

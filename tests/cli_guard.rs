@@ -2,6 +2,8 @@
 //! `fixtures/dumps/`: outputs, formats, exit codes, atomic `-o`.
 
 mod util;
+use std::path::Path;
+
 use util::{stderr, stdout, xla_shape as run};
 
 const BASE: &str = "fixtures/dumps/base";
@@ -692,4 +694,48 @@ fn file_names_that_would_not_read_back_are_quoted_in_listings() {
         .find(|l| l.starts_with("\"line\\nbreak.txt\": "))
         .unwrap_or_else(|| panic!("{said}"));
     assert!(line.contains("f32[2]{0} -> f32[3]{0}"), "{line}");
+}
+
+/// A module proto's names are any text: an instruction named `dot general.1` was
+/// listed as instruction `dot` with an attribute, and `diff` of the lock file against
+/// the module said one instruction removed and one added; names holding `: `, `/` or a
+/// line break made a lock file that did not read back. Such names are written as JSON
+/// strings in the location, and the lock file reads back as the module lists.
+#[test]
+fn module_proto_names_of_any_text_read_back_from_a_listing() {
+    let module =
+        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/modules/matmul.hlo.pb"))
+            .unwrap();
+    let replace = |from: &[u8], to: &[u8]| {
+        assert_eq!(from.len(), to.len());
+        let mut out = module.clone();
+        let mut at = 0;
+        while let Some(found) = out[at..].windows(from.len()).position(|w| w == from) {
+            out[at + found..at + found + from.len()].copy_from_slice(to);
+            at += found + from.len();
+        }
+        assert_ne!(out, module);
+        out
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        replace(b"dot_general.1", b"dot general.1"),
+        replace(b"dot_general.1", b"d: g/x\nl.1 (a"),
+        replace(b"main.1", b"m: n/1"),
+        replace(b"main.1", b"ma/n.1"),
+        replace(b"a.1", b"a b"),
+    ];
+    for (i, bytes) in cases.iter().enumerate() {
+        let path = dir.path().join(format!("m{i}.hlo.pb"));
+        std::fs::write(&path, bytes).unwrap();
+        let path = path.to_str().unwrap();
+        let lock = format!("{path}.lock");
+        let out = run(&["shapes", path, "-o", &lock], b"");
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let listed = std::fs::read_to_string(&lock).unwrap();
+        assert_eq!(listed.lines().count(), 9, "{listed}");
+        let out = run(&["diff", &lock, path], b"");
+        assert_eq!(out.status.code(), Some(0), "{listed}\n{}", stdout(&out));
+        assert_eq!(stdout(&run(&["shapes", &lock], b"")), listed);
+    }
 }

@@ -30,7 +30,10 @@
 //! itself is written as a JSON string (`"dir/a: b.txt": f32[2]{0}`, see
 //! [`listed_name`]): one that holds `: ` or a control character (a line break), starts
 //! with `"`, `#` or `//` (a comment line) or white space, ends with white space, or
-//! is empty. Every other name is written as it is.
+//! is empty. Every other name is written as it is. Likewise a computation's,
+//! instruction's or parameter's name in `LOCATION` that is not one XLA writes (a
+//! module proto's names are any text) is written as a JSON string with its `:`s as
+//! `\u003a` ([`listed_word`]): `ENTRY "m: n/1"/"dot general.1" operand 0`.
 
 use crate::spool::{Heap, Sortable, Sorter, Table};
 use std::borrow::Cow;
@@ -92,14 +95,14 @@ impl Entry {
     /// single shape.
     pub fn location(&self, module: bool) -> Option<String> {
         let prefix = || {
-            let computation = self.computation.as_deref().unwrap_or("?");
+            let computation = listed_word(self.computation.as_deref().unwrap_or("?"), true);
             if self.entry {
                 format!("ENTRY {computation}/")
             } else {
                 format!("{computation}/")
             }
         };
-        let instruction = || self.instruction.as_deref().unwrap_or("?");
+        let instruction = || listed_word(self.instruction.as_deref().unwrap_or("?"), false);
         Some(match &self.role {
             Role::EntryParameter { index } if module => {
                 format!("{ENTRY_LAYOUT}/parameter {index}")
@@ -111,7 +114,7 @@ impl Entry {
                 format!(
                     "{}signature parameter {index} ({})",
                     prefix(),
-                    clean_name(name)
+                    listed_word(clean_name(name), false)
                 )
             }
             Role::ComputationResult => format!("{}signature result", prefix()),
@@ -3231,13 +3234,49 @@ pub fn listed_name(file: &str) -> Cow<'_, str> {
 /// ([`listed_name`]) and `: `: the name, and what follows. `None` for any other line
 /// (read as written before names were quoted: up to its last `: `s).
 fn quoted_name(line: &str) -> Option<(String, &str)> {
-    if !line.starts_with('"') {
+    let (name, rest) = json_string_first(line)?;
+    Some((name, rest.strip_prefix(": ")?))
+}
+
+/// The JSON string `text` starts with, and what follows it.
+fn json_string_first(text: &str) -> Option<(String, &str)> {
+    if !text.starts_with('"') {
         return None;
     }
-    let mut values = serde_json::Deserializer::from_str(line).into_iter::<String>();
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<String>();
     let name = values.next()?.ok()?;
-    let rest = line[values.byte_offset()..].strip_prefix(": ")?;
-    Some((name, rest))
+    Some((name, &text[values.byte_offset()..]))
+}
+
+/// A computation's, instruction's or parameter's name as a listing line's location
+/// writes it: as it is, or as a JSON string whose `:`s are written `\u003a` when the
+/// location would not read back with it as it is (XLA's names never need this; a
+/// module proto's names are any text). That is a name that is empty, starts with
+/// `"`, or holds white space, a control character or `:`; and a computation's name
+/// that holds `/` or is `entry_computation_layout` (`computation`).
+pub fn listed_word(name: &str, computation: bool) -> Cow<'_, str> {
+    let quoted = name.is_empty()
+        || name.starts_with('"')
+        || name
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || c == ':')
+        || (computation && (name.contains('/') || name == ENTRY_LAYOUT));
+    match quoted {
+        true => serde_json::Value::from(name)
+            .to_string()
+            .replace(':', "\\u003a")
+            .into(),
+        false => name.into(),
+    }
+}
+
+/// A name [`listed_word`] wrote at the start of `text` (up to `end`, when it is not
+/// quoted), and what follows it.
+fn listed_word_first(text: &str, end: char) -> (String, &str) {
+    json_string_first(text).unwrap_or_else(|| match text.find(end) {
+        Some(at) => (text[..at].to_string(), &text[at..]),
+        None => (text.to_string(), ""),
+    })
 }
 
 fn bare_entry(role: Role) -> Entry {
@@ -3268,42 +3307,154 @@ fn parse_location(location: &str) -> Option<(Kind, Entry)> {
         Some(rest) => (true, rest),
         None => (false, location),
     };
-    let (computation, rest) = location.split_once('/')?;
-    let words: Vec<&str> = rest.split(' ').collect();
+    let (computation, rest) = listed_word_first(location, '/');
+    let rest = rest.strip_prefix('/')?;
     let mut result = bare_entry(Role::Result);
-    result.computation = Some(computation.to_string());
+    result.computation = Some(computation);
     result.entry = entry;
-    result.role = match words.as_slice() {
-        ["signature", "result"] => Role::ComputationResult,
-        ["signature", "parameter", index, name] => Role::Parameter {
+    if rest == "signature result" {
+        result.role = Role::ComputationResult;
+        return Some((Kind::Module, result));
+    }
+    if let Some(parameter) = rest.strip_prefix("signature parameter ") {
+        let (index, name) = parameter.split_once(' ')?;
+        let name = name.strip_prefix('(')?.strip_suffix(')')?;
+        let name = match json_string_first(name) {
+            Some((name, "")) => name,
+            Some(_) => return None,
+            None => name.to_string(),
+        };
+        result.role = Role::Parameter {
             index: number(index)?,
-            name: name.strip_prefix('(')?.strip_suffix(')')?.to_string(),
+            name,
+        };
+        return Some((Kind::Module, result));
+    }
+    let (instruction, rest) = listed_word_first(rest, ' ');
+    let words: Vec<&str> = match rest {
+        "" => Vec::new(),
+        rest => rest.strip_prefix(' ')?.split(' ').collect(),
+    };
+    result.instruction = Some(instruction);
+    result.role = match words.as_slice() {
+        [] => Role::Result,
+        ["operand", index] => Role::Operand {
+            index: number(index)?,
         },
-        [instruction, rest @ ..] => {
-            result.instruction = Some((*instruction).to_string());
-            match rest {
-                [] => Role::Result,
-                ["operand", index] => Role::Operand {
-                    index: number(index)?,
-                },
-                [name] => Role::Attribute {
-                    name: (*name).to_string(),
-                    index: 0,
-                },
-                [name, index] => Role::Attribute {
-                    name: (*name).to_string(),
-                    index: number(index)?,
-                },
-                _ => return None,
-            }
-        }
-        [] => return None,
+        [name] => Role::Attribute {
+            name: (*name).to_string(),
+            index: 0,
+        },
+        [name, index] => Role::Attribute {
+            name: (*name).to_string(),
+            index: number(index)?,
+        },
+        _ => return None,
     };
     Some((Kind::Module, result))
 }
 
 #[cfg(test)]
 mod tests {
+
+    /// Every location reads back as the names and role it was written of, whatever
+    /// the names: a module proto's are any text (`: `, `/`, white space, line breaks,
+    /// quotes, the words of a location). XLA's names are written as they are.
+    #[test]
+    fn locations_read_back_whatever_the_names() {
+        let names = [
+            "main.1",
+            "dot_general.1",
+            "%p:",
+            "",
+            "a b",
+            "a: b",
+            "a/b",
+            "a\nb",
+            "\"q",
+            "q\"",
+            "signature",
+            "signature result",
+            "operand 1",
+            "ENTRY",
+            "ENTRY x",
+            ENTRY_LAYOUT,
+            "(a)",
+            "a)",
+            "?",
+            "a:",
+            "\u{85}",
+            "x\\u003a",
+        ];
+        let roles = |name: &str| {
+            vec![
+                Role::Parameter {
+                    index: 2,
+                    name: name.to_string(),
+                },
+                Role::ComputationResult,
+                Role::Result,
+                Role::Operand { index: 3 },
+                Role::Attribute {
+                    name: "outfeed_shape".into(),
+                    index: 0,
+                },
+                Role::Attribute {
+                    name: "operand_layout_constraints".into(),
+                    index: 0,
+                },
+            ]
+        };
+        for computation in names {
+            for instruction in names {
+                for role in roles(instruction) {
+                    for entry in [false, true] {
+                        let mut written = Entry::bare(role.clone(), String::new(), None);
+                        written.computation = Some(computation.to_string());
+                        written.instruction = Some(instruction.to_string());
+                        written.entry = entry;
+                        let location = written.location(true).unwrap();
+                        assert!(!location.contains(": ") && !location.contains('\n'));
+                        let (kind, read) = parse_location(&location)
+                            .unwrap_or_else(|| panic!("{location:?} does not read back"));
+                        assert_eq!(kind, Kind::Module);
+                        // A parameter's name is written without XLA's `%` and `:`.
+                        let expected = match &role {
+                            Role::Parameter { index, name } => Role::Parameter {
+                                index: *index,
+                                name: clean_name(name).to_string(),
+                            },
+                            role => role.clone(),
+                        };
+                        assert_eq!(read.role, expected, "{location}");
+                        assert_eq!(read.entry, entry, "{location}");
+                        assert_eq!(read.computation.as_deref(), Some(computation), "{location}");
+                        if !matches!(role, Role::Parameter { .. } | Role::ComputationResult) {
+                            assert_eq!(
+                                read.instruction.as_deref(),
+                                Some(instruction),
+                                "{location}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        // XLA's names stay as they are.
+        let mut plain = Entry::bare(Role::Operand { index: 0 }, String::new(), None);
+        plain.computation = Some("fused_computation.3".into());
+        plain.instruction = Some("dot_general.1".into());
+        assert_eq!(
+            plain.location(true).unwrap(),
+            "fused_computation.3/dot_general.1 operand 0"
+        );
+        // A file name likewise, read back from a whole line.
+        for file in names.iter().chain(&["#c", "//c", " c", "c ", "dir/a.txt"]) {
+            let line = format!("{}: f32[2]{{0}}\n", listed_name(file));
+            let listings = parse_listing("l", line.as_bytes()).unwrap();
+            assert_eq!(listings[0].file, *file, "{line}");
+        }
+    }
     use super::*;
 
     /// A line's entry made without reading its text back is the entry read back: the

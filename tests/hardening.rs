@@ -5235,3 +5235,62 @@ fn validating_an_array_at_the_largest_rank_builds_no_second_copy_of_it() {
     assert!(said.contains(&want), "{said}");
     assert_eq!(said.lines().count(), 1, "{said}");
 }
+
+/// An `.npy` header's length is given by its first bytes, and the reader allocated it
+/// before reading: a 13-byte file that said 4 GiB aborted (exit 134) in a 300 MB
+/// address space. It is refused as a file that ends inside its header, for each
+/// version of the format, before anything of that size is asked for.
+#[test]
+fn an_npy_header_longer_than_its_file_is_refused_before_it_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    for (version, length) in [
+        (1u8, vec![0xff, 0xff]),
+        (2, vec![0xff, 0xff, 0xff, 0xff]),
+        (3, vec![0xff, 0xff, 0xff, 0x7f]),
+    ] {
+        let mut npy = b"\x93NUMPY".to_vec();
+        npy.extend([version, 0]);
+        npy.extend(&length);
+        npy.extend(b"{'descr': '<f4', ");
+        let path = dir.path().join(format!("v{version}.npy"));
+        std::fs::write(&path, &npy).unwrap();
+        let out = dir.path().join("out.bin");
+        let args = format!(
+            "relayout --shape 'f32[2]{{0}}' --from-npy {} -o {}",
+            path.display(),
+            out.display()
+        );
+        let run = limited_to(200_000, &args);
+        let said = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "version {version}: {said}");
+        assert!(said.contains("the file ends inside its header"), "{said}");
+        assert!(!out.exists());
+    }
+    // A header of 30,000 dimensions is said in a few words (its error took 90 KB).
+    let mut header = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}), }}",
+        "1,".repeat(30_000)
+    );
+    while (12 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut npy = b"\x93NUMPY\x02\x00".to_vec();
+    npy.extend((header.len() as u32).to_le_bytes());
+    npy.extend(header.as_bytes());
+    npy.extend([0; 4]);
+    let path = dir.path().join("deep.npy");
+    std::fs::write(&path, &npy).unwrap();
+    let args = format!(
+        "relayout --shape 'f32[1]{{0}}' --from-npy {} -o /dev/null",
+        path.display()
+    );
+    let run = limited_to(200_000, &args);
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("... (30000 in all)], but f32[1]{0} has [1]"),
+        "{said}"
+    );
+    assert!(said.len() < 300, "{said}");
+}

@@ -91,10 +91,19 @@ impl fmt::Display for NpyError {
                 shape,
                 expected,
                 got,
-            } => write!(
-                f,
-                "the .npy file has dimensions {got:?}, but {shape} has {expected:?}"
-            ),
+            } => match got.iter().zip(expected).position(|(g, e)| g != e) {
+                Some(k) if got.len() == expected.len() && got.len() > LISTED => write!(
+                    f,
+                    "the .npy file's dimension {k} is {}, but {shape}'s is {}",
+                    got[k], expected[k]
+                ),
+                _ => write!(
+                    f,
+                    "the .npy file has dimensions {}, but {shape} has {}",
+                    listed(got),
+                    listed(expected)
+                ),
+            },
             NpyError::DataLength { expected, got } => write!(
                 f,
                 "the .npy file has {got} bytes of data, but its header needs {expected}"
@@ -105,7 +114,8 @@ impl fmt::Display for NpyError {
                 element_type,
             } => write!(
                 f,
-                "element {index:?} of the .npy file is {value}, which does not fit {element_type}"
+                "element {} of the .npy file is {value}, which does not fit {element_type}",
+                listed(index)
             ),
             NpyError::Relayout(e) => e.fmt(f),
         }
@@ -237,6 +247,7 @@ pub fn to_npy(shape: &ArrayShape, data: &[u8]) -> Result<Vec<u8>, NpyError> {
 pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
     let t = shape.element_type();
     let descr = dtype_descr(t).ok_or_else(|| unsupported(shape))?;
+    header_within(npy)?;
     let mut cursor = Cursor::new(npy);
     let header = NpyHeader::from_reader(&mut cursor).map_err(|e| {
         NpyError::Format(if e.kind() == std::io::ErrorKind::UnexpectedEof {
@@ -316,6 +327,53 @@ pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
     };
     check_values(t, data, &dims, header.order())?;
     Ok(relayout.to_vec(data)?)
+}
+
+/// Refuses a header whose length, as the file's first bytes give it, runs past the
+/// file's end: the reader allocates that length before it reads, and a 12-byte file
+/// that said 4 GiB aborted (or took 4 GiB of address space). Anything else is left for
+/// the reader to say.
+fn header_within(npy: &[u8]) -> Result<(), NpyError> {
+    if !npy.starts_with(b"\x93NUMPY") {
+        return Ok(());
+    }
+    let (said, start) = match npy.get(6) {
+        Some(1) => (
+            npy.get(8..10)
+                .map(|b| u64::from(u16::from_le_bytes([b[0], b[1]]))),
+            10,
+        ),
+        Some(2 | 3) => (
+            npy.get(8..12)
+                .map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
+            12,
+        ),
+        _ => return Ok(()),
+    };
+    let Some(said) = said else {
+        return Ok(());
+    };
+    let there = npy.len().saturating_sub(start) as u64;
+    if said > there {
+        return Err(NpyError::Format(format!(
+            "the file ends inside its header ({} bytes, where the header says it is {said} bytes long after its first {start})",
+            npy.len()
+        )));
+    }
+    Ok(())
+}
+
+/// How many numbers of a list an error writes ([`listed`]).
+const LISTED: usize = 16;
+
+/// `[a, b, c]`, or, past [`LISTED`] numbers, the first of them and how many there are
+/// (a header of 30,000 dimensions made an error of 90 KB).
+fn listed(numbers: &[u64]) -> String {
+    if numbers.len() <= LISTED {
+        return format!("{numbers:?}");
+    }
+    let first: Vec<String> = numbers[..LISTED].iter().map(u64::to_string).collect();
+    format!("[{}, ... ({} in all)]", first.join(", "), numbers.len())
 }
 
 /// How many characters of a line of a header's error are kept.

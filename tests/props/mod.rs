@@ -32,6 +32,7 @@ pub const TARGETS: &[(&str, Property)] = &[
     ("relayout", relayout),
     ("guard_diff", guard_diff),
     ("report_formats", report_formats),
+    ("npy", npy),
 ];
 
 fn kind_of(selector: u8) -> MessageKind {
@@ -1813,4 +1814,50 @@ fn unescape_data(data: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The shapes the `npy` target reads files as, picked by the input's first byte.
+pub const NPY_SHAPES: &[&str] = &[
+    "f32[2,3]{1,0}",
+    "f32[2,3]{0,1:T(2)}",
+    "bf16[4]{0}",
+    "s4[3]{0:E(4)}",
+    "u4[2,2]{0,1}",
+    "pred[2,2]{0,1}",
+    "c64[2]{0}",
+    "s8[0,3]{1,0}",
+    "f64[]",
+    "u16[3,1,2]{2,0,1}",
+    "f8e4m3fn[5]{0}",
+    "c128[1,2]{0,1}",
+];
+
+/// Any bytes read as an `.npy` file of a shape ([`NPY_SHAPES`], picked by the first
+/// byte): an error or a buffer of the shape's allocated size, never a panic; a file
+/// that reads writes back (`to_npy`, C order, little-endian) to a file that reads as
+/// the same buffer, and that file is a fixed point.
+pub fn npy(data: &[u8]) {
+    use xla_shape::relayout::npy::{from_npy, to_npy};
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let text = NPY_SHAPES[usize::from(selector) % NPY_SHAPES.len()];
+    let proto = text::parse_shape(text).expect("a shape");
+    let shape = validate::validate_shape_with(&proto, Options::hlo_text())
+        .into_result()
+        .expect("a valid shape");
+    let array = shape.as_array().expect("an array");
+    let Ok(buffer) = from_npy(array, bytes) else {
+        return;
+    };
+    let size = LayoutPlan::allocated_bytes_of(array).expect("a size");
+    assert_eq!(buffer.len() as u64, size, "{text}");
+    let written = to_npy(array, &buffer).expect("written");
+    let back = from_npy(array, &written).expect("what it wrote reads");
+    assert_eq!(back, buffer, "{text}");
+    assert_eq!(
+        to_npy(array, &back).expect("written again"),
+        written,
+        "{text}"
+    );
 }

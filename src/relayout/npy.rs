@@ -517,13 +517,15 @@ impl<'a> HeaderAt<'a> {
         Err(format!("a string at byte {} that does not end", begin - 1))
     }
 
-    /// A tuple of integers: `()`, `(3,)`, `(2, 3)`, `(2, 3,)`.
+    /// A tuple of integers, `()`, `(3,)`, `(2, 3)` or `(2, 3,)`, whose product fits 64
+    /// bits (the reader multiplies them unchecked: a debug build panicked).
     fn tuple(&mut self) -> Result<(), String> {
         self.expect(b'(')?;
+        let mut product = Some(1u64);
         loop {
             self.blank();
             if self.take(b')') {
-                return Ok(());
+                break;
             }
             let digits = self
                 .rest()
@@ -533,12 +535,21 @@ impl<'a> HeaderAt<'a> {
             if digits == 0 {
                 return Err(self.unexpected("a dimension"));
             }
+            let dimension = self.rest()[..digits].iter().try_fold(0u64, |n, &d| {
+                n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
+            });
+            product = product.zip(dimension).and_then(|(p, d)| p.checked_mul(d));
             self.at += digits;
             self.blank();
             if !self.take(b',') {
                 self.blank();
-                return self.expect(b')');
+                self.expect(b')')?;
+                break;
             }
+        }
+        match product {
+            Some(_) => Ok(()),
+            None => Err("its dimensions hold more elements than 64 bits count".into()),
         }
     }
 }

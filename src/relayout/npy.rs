@@ -25,7 +25,7 @@
 use std::fmt;
 use std::io::Cursor;
 
-use npyz::{DType, NpyHeader, Order, TypeChar, WriterBuilder};
+use npyz::{DType, NpyHeader, Order, TypeChar};
 
 use super::{column_major, row_major, shape_text, Relayout, RelayoutError};
 use crate::primitive::PrimitiveType;
@@ -218,16 +218,7 @@ pub fn to_npy(shape: &ArrayShape, data: &[u8]) -> Result<Vec<u8>, NpyError> {
             }
         }
     }
-    let type_str = descr
-        .parse()
-        .map_err(|e| NpyError::Format(format!("{descr}: {e}")))?;
-    let mut out = Vec::new();
-    npyz::WriteOptions::new_header_only()
-        .dtype(DType::Plain(type_str))
-        .shape(relayout.source_plan().dimensions())
-        .writer(&mut out)
-        .write_header_only()
-        .map_err(|e| NpyError::Format(e.to_string()))?;
+    let mut out = numpy_header(descr, relayout.source_plan().dimensions());
     out.try_reserve_exact(body.len()).map_err(|_| {
         NpyError::Relayout(RelayoutError::TooLarge {
             shape: shape_text(shape),
@@ -236,6 +227,44 @@ pub fn to_npy(shape: &ArrayShape, data: &[u8]) -> Result<Vec<u8>, NpyError> {
     })?;
     out.extend_from_slice(&body);
     Ok(out)
+}
+
+/// The magic string, format version, header length and header that NumPy's `np.save`
+/// writes for a C-order array of `descr` and `dims` (`numpy.lib.format`): the dict's
+/// `repr` with its keys sorted, spaces that let the first dimension grow to 21 digits,
+/// then spaces and a newline up to a multiple of 64 bytes (64 more when it is one
+/// already). Format version 1.0, or 2.0 when the header is longer than 65,535 bytes
+/// (past NumPy's rank of 64).
+fn numpy_header(descr: &str, dims: &[u64]) -> Vec<u8> {
+    let listed: Vec<String> = dims.iter().map(u64::to_string).collect();
+    let shape = match listed.as_slice() {
+        [one] => format!("({one},)"),
+        all => format!("({})", all.join(", ")),
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    if let Some(first) = listed.first() {
+        header.push_str(&" ".repeat(21usize.saturating_sub(first.len())));
+    }
+    let hlen = header.len() + 1;
+    let padded = |size_bytes: usize| hlen + 64 - (8 + size_bytes + hlen) % 64;
+    let mut out = b"\x93NUMPY".to_vec();
+    let total = match u16::try_from(padded(2)) {
+        Ok(total) => {
+            out.extend([1, 0]);
+            out.extend(total.to_le_bytes());
+            usize::from(total)
+        }
+        Err(_) => {
+            let total = padded(4);
+            out.extend([2, 0]);
+            out.extend(u32::try_from(total).unwrap_or(u32::MAX).to_le_bytes());
+            total
+        }
+    };
+    out.extend(header.as_bytes());
+    out.resize(out.len() + total - hlen, b' ');
+    out.push(b'\n');
+    out
 }
 
 /// Lays out the logical array of an `.npy` file (C or Fortran order, its dimensions and

@@ -602,6 +602,8 @@ fn only_headers_of_numpys_form_reach_the_parser() {
         "{'descr': '|u1', 'fortran_order': True, 'shape': (00012409149615695639775, 2), }"
             .to_string(),
         "{'descr': '|u1', 'fortran_order': True, 'shape': (4294967296, 4294967296), }".to_string(),
+        "{'descr': '|b1', 'fortran_order': False, 'shape': (0, 4414, 4414444444444444444), }"
+            .to_string(),
     ] {
         let e = from_npy(&array("f32[2]"), &npy_with_header(&header)).unwrap_err();
         let said = e.to_string();

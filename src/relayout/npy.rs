@@ -546,8 +546,9 @@ impl<'a> HeaderAt<'a> {
         Err(format!("a string at byte {} that does not end", begin - 1))
     }
 
-    /// A tuple of integers, `()`, `(3,)`, `(2, 3)` or `(2, 3,)`, whose product fits 64
-    /// bits (the reader multiplies them unchecked: a debug build panicked).
+    /// A tuple of integers, `()`, `(3,)`, `(2, 3)` or `(2, 3,)`, the product of whose
+    /// non-zero ones fits 64 bits (the reader multiplies them unchecked, from either
+    /// end: a debug build panicked).
     fn tuple(&mut self) -> Result<(), String> {
         self.expect(b'(')?;
         let mut product = Some(1u64);
@@ -567,7 +568,10 @@ impl<'a> HeaderAt<'a> {
             let dimension = self.rest()[..digits].iter().try_fold(0u64, |n, &d| {
                 n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
             });
-            product = product.zip(dimension).and_then(|(p, d)| p.checked_mul(d));
+            // Zeros left out: the reader multiplies from either end, before a zero.
+            product = product
+                .zip(dimension)
+                .and_then(|(p, d)| p.checked_mul(d.max(1)));
             self.at += digits;
             self.blank();
             if !self.take(b',') {
@@ -578,7 +582,7 @@ impl<'a> HeaderAt<'a> {
         }
         match product {
             Some(_) => Ok(()),
-            None => Err("its dimensions hold more elements than 64 bits count".into()),
+            None => Err("its dimensions multiply past 64 bits".into()),
         }
     }
 }

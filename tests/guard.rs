@@ -1017,6 +1017,31 @@ fn a_bad_policy_is_an_error_naming_the_key() {
     }
 }
 
+/// A computation glob whose matcher cannot be built is a bad glob, not a panic: 500
+/// nested alternations (past the regex parser's nesting) and 120,000 `?*` (past its
+/// size limit) exited 101 inside globset. Alternations may nest 32 deep.
+#[test]
+fn a_glob_whose_matcher_cannot_be_built_is_a_bad_glob() {
+    use xla_shape::guard::policy::MAX_GLOB_NESTING;
+    let policy = |glob: &str| {
+        Policy::from_toml(&format!("[computations.\"{glob}\"]\nmemory_spaces = [0]\n"))
+    };
+    let nested = |n: usize| format!("{}a{}", "{".repeat(n), "}".repeat(n));
+    let read = policy(&nested(MAX_GLOB_NESTING)).unwrap();
+    assert!(read.computations[0].1.is_match("a"));
+    for glob in [
+        nested(MAX_GLOB_NESTING + 1),
+        nested(500),
+        "?*".repeat(120_000),
+    ] {
+        let error = policy(&glob).unwrap_err().to_string();
+        assert!(error.contains("bad glob: "), "{error}");
+        assert!(error.len() < 300, "{error}");
+    }
+    // An escaped brace does not nest.
+    assert!(policy(&format!("{}a", "\\\\{".repeat(40))).is_ok());
+}
+
 /// A policy is held to a size and a number of computation globs (each glob is compiled
 /// to a matcher of some 7 KB): at the limits it reads, one past them is an error that
 /// says the limit, and a huge file is refused without being read whole.

@@ -119,6 +119,42 @@ pub struct Policy {
 /// table of a file of many small tables takes up to forty times its size.
 pub const MAX_POLICY_BYTES: usize = 256 << 10;
 
+/// How deep `{...}` alternations may nest in a computation glob: globset turns each level
+/// into groups of a regex, whose parser allows 250, and panics when building the matcher
+/// of a glob past that ("regex compilation shouldn't fail": 500 levels exited 101).
+pub const MAX_GLOB_NESTING: usize = 32;
+
+/// The matcher of a computation glob, or why there is none: a bad glob, one that nests
+/// `{` deeper than [`MAX_GLOB_NESTING`], or one whose regex cannot be built (too large).
+fn matcher(pattern: &str) -> Result<globset::GlobMatcher, String> {
+    let mut depth = 0usize;
+    let mut escaped = false;
+    for c in pattern.chars() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            '{' => {
+                depth += 1;
+                if depth > MAX_GLOB_NESTING {
+                    return Err(format!(
+                        "bad glob: alternations nest more than {MAX_GLOB_NESTING} deep"
+                    ));
+                }
+            }
+            '}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let glob = globset::Glob::new(pattern).map_err(|e| format!("bad glob: {e}"))?;
+    // A set of the glob builds its regex as the matcher does, but says when it cannot
+    // (the matcher panics).
+    globset::GlobSetBuilder::new()
+        .add(glob.clone())
+        .build()
+        .map_err(|e| format!("bad glob: {e}"))?;
+    Ok(glob.compile_matcher())
+}
+
 /// The most `[computations."GLOB"]` tables a policy may have: each glob is compiled to
 /// a matcher of its own, some 7 KB, and every shape's computation is matched against
 /// each.
@@ -236,9 +272,7 @@ impl Policy {
         }
         for (pattern, table) in file.computations {
             let name = format!("[computations.\"{}\"]", Shown::plain(&pattern));
-            let glob = globset::Glob::new(&pattern)
-                .map_err(|e| PolicyError(format!("{name}: bad glob: {e}")))?
-                .compile_matcher();
+            let glob = matcher(&pattern).map_err(|e| PolicyError(format!("{name}: {e}")))?;
             let rules = rules(&name, table, false)?;
             policy.computations.push((pattern, glob, rules));
         }

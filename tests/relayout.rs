@@ -344,19 +344,11 @@ fn npy_round_trip_and_dtypes() {
 #[test]
 fn npy_fortran_order_and_big_endian() {
     fn npy(descr: &str, fortran: bool, shape: &str, data: &[u8]) -> Vec<u8> {
-        let mut header = format!(
-            "{{'descr': '{descr}', 'fortran_order': {}, 'shape': {shape}, }}",
-            if fortran { "True" } else { "False" }
-        );
-        while (10 + header.len() + 1) % 64 != 0 {
-            header.push(' ');
-        }
-        header.push('\n');
-        let mut out = b"\x93NUMPY\x01\x00".to_vec();
-        out.extend((header.len() as u16).to_le_bytes());
-        out.extend(header.as_bytes());
-        out.extend(data);
-        out
+        let fortran = if fortran { "True" } else { "False" };
+        npy_file(
+            &format!("{{'descr': '{descr}', 'fortran_order': {fortran}, 'shape': {shape}, }}"),
+            data,
+        )
     }
     // [[1, 2, 3], [4, 5, 6]] as >i2 in Fortran order: 1 4 2 5 3 6.
     let data: Vec<u8> = [1i16, 4, 2, 5, 3, 6]
@@ -560,8 +552,9 @@ proptest! {
     }
 }
 
-/// `f32[2]` data behind `header` in an `.npy` file of format version 1.
-fn npy_with_header(header: &str) -> Vec<u8> {
+/// `data` behind `header` (padded as NumPy pads it) in an `.npy` file of format
+/// version 1.0.
+fn npy_file(header: &str, data: &[u8]) -> Vec<u8> {
     let mut header = header.to_string();
     while (10 + header.len() + 1) % 64 != 0 {
         header.push(' ');
@@ -570,9 +563,16 @@ fn npy_with_header(header: &str) -> Vec<u8> {
     let mut file = b"\x93NUMPY\x01\x00".to_vec();
     file.extend((header.len() as u16).to_le_bytes());
     file.extend(header.as_bytes());
-    file.extend(1.5f32.to_le_bytes());
-    file.extend((-2.0f32).to_le_bytes());
+    file.extend(data);
     file
+}
+
+/// `f32[2]` data, `[1.5, -2.0]`, behind `header`.
+fn npy_with_header(header: &str) -> Vec<u8> {
+    npy_file(
+        header,
+        &[1.5f32.to_le_bytes(), (-2.0f32).to_le_bytes()].concat(),
+    )
 }
 
 /// Only a header of the form NumPy writes for a plain dtype reaches the header parser,

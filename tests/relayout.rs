@@ -389,14 +389,8 @@ fn npy_fortran_order_and_big_endian() {
 #[test]
 fn a_long_header_that_does_not_parse_is_refused_in_a_short_message() {
     let shape = format!("{}{}", "(".repeat(100_000), ")".repeat(100_000));
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
-    while (12 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut file = b"\x93NUMPY\x02\x00".to_vec();
-    file.extend((header.len() as u32).to_le_bytes());
-    file.extend(header.as_bytes());
+    let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': {shape}, }}");
+    let file = npy_file_of(2, &header, &[]);
     let e = from_npy(&array("f32[2]"), &file).unwrap_err();
     assert!(matches!(e, NpyError::Format(_)), "{e:?}");
     let message = e.to_string();
@@ -555,13 +549,19 @@ proptest! {
 /// `data` behind `header` (padded as NumPy pads it) in an `.npy` file of format
 /// version 1.0.
 fn npy_file(header: &str, data: &[u8]) -> Vec<u8> {
+    npy_file_of(1, header, data)
+}
+
+/// [`npy_file`] in format `version` (1.0 or 2.0).
+fn npy_file_of(version: u8, header: &str, data: &[u8]) -> Vec<u8> {
+    let length = if version == 1 { 2 } else { 4 };
     let mut header = header.to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while (8 + length + header.len() + 1) % 64 != 0 {
         header.push(' ');
     }
     header.push('\n');
-    let mut file = b"\x93NUMPY\x01\x00".to_vec();
-    file.extend((header.len() as u16).to_le_bytes());
+    let mut file = vec![0x93, b'N', b'U', b'M', b'P', b'Y', version, 0];
+    file.extend(&(header.len() as u32).to_le_bytes()[..length]);
     file.extend(header.as_bytes());
     file.extend(data);
     file

@@ -1,5 +1,8 @@
-//! `.npy` files (numpy's array format, read and written with the `npyz` crate) for the
-//! logical array of a shape.
+//! `.npy` files (numpy's array format) for the logical array of a shape: written with
+//! the header NumPy's `np.save` writes, byte for byte; read with the `npyz` crate, after
+//! a check in one pass that the header has the form NumPy writes for a plain dtype (the
+//! reader's time grows with the nesting of a header's brackets, and it allocates a
+//! header's length before reading it).
 //!
 //! # Dtypes
 //!

@@ -754,7 +754,8 @@ fn py_validate(
     for code in &allow {
         if report::codes::lookup(code).is_none() {
             return Err(PyValueError::new_err(format!(
-                "allow: no such code {code:?} (docs/report.md lists them)"
+                "allow: no such code {} (docs/report.md lists them)",
+                xla_shape::error::Shown::quoted(code)
             )));
         }
     }

@@ -285,6 +285,13 @@ def test_bad_input_raises(call, error):
         call()
 
 
+def test_an_unknown_allowed_code_is_said_in_a_few_words():
+    # The code was echoed whole: a megabyte of error message.
+    with pytest.raises(ValueError) as caught:
+        xla_shape.validate("f32[2]", allow=["x" * 1_000_000])
+    assert "no such code" in str(caught.value) and len(str(caught.value)) < 400
+
+
 def test_a_shape_over_the_list_limit_is_refused_in_every_form():
     """One shape holds at most 1,048,576 list entries (MAX_LIST_ENTRIES), in every form."""
     rank = 1_048_576 // 3

@@ -126,7 +126,8 @@ pub fn run(args: ValidateArgs) -> Result<(), Failure> {
     for code in &args.allow {
         if report::codes::lookup(code).is_none() {
             return Err(Failure::unreadable(format!(
-                "--allow {code}: no such code (docs/report.md lists them)"
+                "--allow {}: no such code (docs/report.md lists them)",
+                xla_shape::error::Shown::plain(code)
             )));
         }
     }

@@ -5293,4 +5293,26 @@ fn an_npy_header_longer_than_its_file_is_refused_before_it_is_read() {
         "{said}"
     );
     assert!(said.len() < 300, "{said}");
+    // A header of another rank is refused before the reader builds its tree, some 500
+    // bytes a dimension: 330,000 of them (1 MB) took 182 MB, here given 100 MB.
+    let header = format!(
+        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}2,), }}\n",
+        "1, ".repeat(330_000)
+    );
+    let mut npy = b"\x93NUMPY\x02\x00".to_vec();
+    npy.extend((header.len() as u32).to_le_bytes());
+    npy.extend(header.as_bytes());
+    npy.extend([0; 8]);
+    std::fs::write(&path, &npy).unwrap();
+    let args = format!(
+        "relayout --shape 'f32[2]{{0}}' --from-npy {} -o /dev/null",
+        path.display()
+    );
+    let run = limited_to(100_000, &args);
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("... (330001 in all)], but f32[2]{0} has [2]"),
+        "{said}"
+    );
 }

@@ -5267,27 +5267,26 @@ fn an_npy_header_longer_than_its_file_is_refused_before_it_is_read() {
         assert!(!out.exists());
     }
     // A header of 30,000 dimensions is said in a few words (its error took 90 KB).
-    let mut header = format!(
-        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}), }}",
-        "1,".repeat(30_000)
-    );
-    while (12 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut npy = b"\x93NUMPY\x02\x00".to_vec();
-    npy.extend((header.len() as u32).to_le_bytes());
-    npy.extend(header.as_bytes());
-    npy.extend([0; 4]);
+    // `relayout --from-npy` of a version 2.0 file whose shape lists `dims`, for `shape`,
+    // in `kb` KB of address space: what it says (exit 2).
     let path = dir.path().join("deep.npy");
-    std::fs::write(&path, &npy).unwrap();
-    let args = format!(
-        "relayout --shape 'f32[1]{{0}}' --from-npy {} -o /dev/null",
-        path.display()
-    );
-    let run = limited_to(200_000, &args);
-    let said = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{said}");
+    let refused = |dims: &str, shape: &str, kb: u64| {
+        let header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({dims}), }}\n");
+        let mut npy = b"\x93NUMPY\x02\x00".to_vec();
+        npy.extend((header.len() as u32).to_le_bytes());
+        npy.extend(header.as_bytes());
+        npy.extend([0; 8]);
+        std::fs::write(&path, &npy).unwrap();
+        let args = format!(
+            "relayout --shape '{shape}' --from-npy {} -o /dev/null",
+            path.display()
+        );
+        let run = limited_to(kb, &args);
+        let said = String::from_utf8_lossy(&run.stderr).into_owned();
+        assert_eq!(run.status.code(), Some(2), "{said}");
+        said
+    };
+    let said = refused(&"1,".repeat(30_000), "f32[1]{0}", 200_000);
     assert!(
         said.contains("... (30000 in all)], but f32[1]{0} has [1]"),
         "{said}"
@@ -5295,22 +5294,11 @@ fn an_npy_header_longer_than_its_file_is_refused_before_it_is_read() {
     assert!(said.len() < 300, "{said}");
     // A header of another rank is refused before the reader builds its tree, some 500
     // bytes a dimension: 330,000 of them (1 MB) took 182 MB, here given 100 MB.
-    let header = format!(
-        "{{'descr': '<f4', 'fortran_order': False, 'shape': ({}2,), }}\n",
-        "1, ".repeat(330_000)
+    let said = refused(
+        &format!("{}2,", "1, ".repeat(330_000)),
+        "f32[2]{0}",
+        100_000,
     );
-    let mut npy = b"\x93NUMPY\x02\x00".to_vec();
-    npy.extend((header.len() as u32).to_le_bytes());
-    npy.extend(header.as_bytes());
-    npy.extend([0; 8]);
-    std::fs::write(&path, &npy).unwrap();
-    let args = format!(
-        "relayout --shape 'f32[2]{{0}}' --from-npy {} -o /dev/null",
-        path.display()
-    );
-    let run = limited_to(100_000, &args);
-    let said = String::from_utf8_lossy(&run.stderr);
-    assert_eq!(run.status.code(), Some(2), "{said}");
     assert!(
         said.contains("... (330001 in all)], but f32[2]{0} has [2]"),
         "{said}"

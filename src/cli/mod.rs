@@ -515,12 +515,8 @@ fn parse_failure(e: &clap::Error) -> ExitCode {
         std::io::stderr().flush()
     });
     match written {
-        Ok(()) => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
         // A reader that has gone (`| head`) is no failure, as for every command.
-        Err(error) if error.kind() == std::io::ErrorKind::BrokenPipe => {
-            ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
-        }
-        Err(error) => {
+        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => {
             let stream = if e.use_stderr() {
                 "<stderr>"
             } else {
@@ -529,6 +525,7 @@ fn parse_failure(e: &clap::Error) -> ExitCode {
             let _ = writeln!(std::io::stderr(), "xla-shape: {stream}: {error}");
             ExitCode::from(2)
         }
+        _ => ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2)),
     }
 }
 

@@ -281,7 +281,7 @@ pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
     let descr = dtype_descr(t).ok_or_else(|| unsupported(shape))?;
     // A header of another rank is refused before the reader builds its tree (some
     // 500 bytes a dimension: a 1 MB header of 330,000 took 182 MB).
-    if let Some(got) = header_within(npy)? {
+    if let Some(got) = header_dims(npy)? {
         if got.len() != shape.dimensions().len() {
             return Err(NpyError::Dimensions {
                 shape: shape_text(shape),
@@ -380,7 +380,7 @@ pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
 /// that said 4 GiB aborted, or took 4 GiB of address space), and one that is not what
 /// NumPy writes for a plain dtype ([`plain_header`]): its dimensions, when it is one.
 /// Anything else is left for the reader to say (`None`).
-fn header_within(npy: &[u8]) -> Result<Option<Vec<u64>>, NpyError> {
+fn header_dims(npy: &[u8]) -> Result<Option<Vec<u64>>, NpyError> {
     if !npy.starts_with(b"\x93NUMPY") {
         return Ok(None);
     }
@@ -422,6 +422,7 @@ fn header_within(npy: &[u8]) -> Result<Option<Vec<u64>>, NpyError> {
 /// brackets (a 150-byte header of `{` 14 deep took 14 s, of `[` 21 deep 60 s) and
 /// with each group of them (3,000 groups of `{` 6 deep, 42 KB, took 9.5 s).
 fn plain_header(header: &[u8]) -> Result<Vec<u64>, String> {
+    const KEYS: [&str; 3] = ["descr", "fortran_order", "shape"];
     let mut at = HeaderAt::new(header);
     at.blank();
     at.expect(b'{')?;
@@ -433,7 +434,7 @@ fn plain_header(header: &[u8]) -> Result<Vec<u64>, String> {
             break;
         }
         let key = at.string()?;
-        let place = ["descr", "fortran_order", "shape"]
+        let place = KEYS
             .iter()
             .position(|k| k.as_bytes() == key)
             .ok_or_else(|| {
@@ -443,10 +444,7 @@ fn plain_header(header: &[u8]) -> Result<Vec<u64>, String> {
                 )
             })?;
         if std::mem::replace(&mut seen[place], true) {
-            return Err(format!(
-                "a second key '{}'",
-                ["descr", "fortran_order", "shape"][place]
-            ));
+            return Err(format!("a second key '{}'", KEYS[place]));
         }
         at.blank();
         at.expect(b':')?;
@@ -477,10 +475,7 @@ fn plain_header(header: &[u8]) -> Result<Vec<u64>, String> {
         return Err(at.unexpected("the end of the header"));
     }
     match seen.iter().position(|&seen| !seen) {
-        Some(place) => Err(format!(
-            "no key '{}'",
-            ["descr", "fortran_order", "shape"][place]
-        )),
+        Some(place) => Err(format!("no key '{}'", KEYS[place])),
         None => Ok(dims),
     }
 }

@@ -310,7 +310,7 @@ pub fn to_value(document: &Document) -> io::Result<Value> {
     }
     let exit_code = summary.exit_code();
     let mut invocation = json!({
-        "executionSuccessful": exit_code != super::EXIT_UNREADABLE,
+        "executionSuccessful": succeeded(exit_code),
         "exitCode": exit_code,
     });
     if !notes.is_empty() {
@@ -326,6 +326,13 @@ pub fn to_value(document: &Document) -> io::Result<Value> {
             "results": all,
         }],
     }))
+}
+
+/// Whether a run that ended with `exit_code` succeeded, as SARIF's
+/// `executionSuccessful` says it: every input was checked (the status is not
+/// [`EXIT_UNREADABLE`](super::EXIT_UNREADABLE)), whatever it found.
+fn succeeded(exit_code: u8) -> bool {
+    exit_code != super::EXIT_UNREADABLE
 }
 
 /// The notification of an input that could not be checked.
@@ -358,42 +365,37 @@ const NOTE_INDENT: &str = "            ";
 impl Invocation {
     /// Keeps a notification for `report`'s input, when it could not be checked.
     pub(crate) fn file(&mut self, report: &FileReport) -> io::Result<()> {
-        if let Some(u) = &report.unreadable {
-            let uri = uri(&report.path);
-            next_item(&mut self.notes, &mut self.count, NOTE_INDENT)?;
-            pretty_at(
-                &mut self.notes,
-                NOTE_INDENT,
-                &unreadable_note(&uri, u.code, &u.message),
-            )?;
+        match &report.unreadable {
+            Some(u) => self.push(&unreadable_note(&uri(&report.path), u.code, &u.message)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Keeps an error-level notification about the run as a whole (no file, no rule).
     pub(crate) fn note(&mut self, message: &str) -> io::Result<()> {
-        next_item(&mut self.notes, &mut self.count, NOTE_INDENT)?;
-        pretty_at(
-            &mut self.notes,
-            NOTE_INDENT,
-            &NotificationOut {
-                associated_rule: None,
-                level: "error",
-                locations: Vec::new(),
-                message: TextOut {
-                    text: message.to_string(),
-                },
+        self.push(&NotificationOut {
+            associated_rule: None,
+            level: "error",
+            locations: Vec::new(),
+            message: TextOut {
+                text: message.to_string(),
             },
-        )
+        })
     }
 
-    /// Writes `"invocations"` (after the results): the run ended with `exit_code`,
-    /// and succeeded unless that is [`EXIT_UNREADABLE`](super::EXIT_UNREADABLE).
+    /// Keeps `note`, pretty-printed where it stands in the log.
+    fn push(&mut self, note: &NotificationOut<'_>) -> io::Result<()> {
+        next_item(&mut self.notes, &mut self.count, NOTE_INDENT)?;
+        pretty_at(&mut self.notes, NOTE_INDENT, note)
+    }
+
+    /// Writes `"invocations"` (after the results): the run ended with `exit_code`
+    /// ([`succeeded`] or not).
     fn write(self, exit_code: u8, out: &mut dyn Write) -> io::Result<()> {
         write!(
             out,
             ",\n      \"invocations\": [\n        {{\n          \"executionSuccessful\": {},\n          \"exitCode\": {exit_code}",
-            exit_code != super::EXIT_UNREADABLE
+            succeeded(exit_code)
         )?;
         if self.count > 0 {
             out.write_all(b",\n          \"toolExecutionNotifications\": [")?;

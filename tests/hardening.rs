@@ -2175,6 +2175,41 @@ fn diff_of_large_modules_gives_freed_blocks_back() {
     );
 }
 
+/// `diff` holds a module's instructions in one list as it finds them, and its
+/// computations' parameters in another, where it held a list of each for each
+/// computation (some 100 bytes a computation and side): two modules of 200,000
+/// computations of two instructions (18 MB each, one instruction retyped) are compared
+/// in a 110 MB address space, which the previous binary ran out of (it needed some
+/// 130 MB, and this one 90).
+#[test]
+fn diff_of_many_small_computations_holds_no_list_for_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("HloModule m\n");
+    for i in 0..200_000 {
+        text.push_str(&format!(
+            "\n%c{i} (p: f32[]) -> f32[] {{\n  %p = f32[] parameter(0)\n  ROOT %x = f32[] negate(%p)\n}}\n"
+        ));
+    }
+    text.push_str("\nENTRY %e (a: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  ROOT %r = f32[] call(%a), to_apply=%c0\n}\n");
+    let (old, new) = text_and_changed_copy(dir.path(), text, |text| {
+        let at = text.find("%c150000 ").unwrap();
+        let (before, after) = text.split_at(at);
+        format!(
+            "{before}{}",
+            after.replacen("ROOT %x = f32[]", "ROOT %x = f16[]", 1)
+        )
+    });
+    let args = format!("diff {} {}", old.display(), new.display());
+    let out = limited_exit(110_000, &args, 1);
+    assert_eq!(
+        String::from_utf8_lossy(&out),
+        format!(
+            "{}: c150000/x: f32[] -> f16[]: element type f32 -> f16 (allocated 4 -> 2 bytes)\n",
+            new.display()
+        )
+    );
+}
+
 /// A listing read back keeps, for each file it names, its runs of lines and its name
 /// once (a listing and a list of runs a file took some 300 bytes): a listing naming
 /// 200,000 files of a line each (8.5 MB), the first named again at its end, is listed

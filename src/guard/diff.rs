@@ -1752,7 +1752,10 @@ struct Module<'a> {
     entry_parameters: Parameters,
     /// The entry of the entry computation layout's result.
     entry_result: Option<u32>,
-    computations: Vec<Computation<'a>>,
+    computations: Vec<Computation>,
+    /// Every computation's parameters, one computation after the other (a list in
+    /// each computation's record took 24 bytes a computation, and room for four).
+    parameters: Vec<(u32, u32)>,
     /// The next entry of the same instruction after an entry, where it is not the entry
     /// right after it (an instruction's entries stand together in module text; a
     /// listing read back may give them apart): a list of the next entry of every entry
@@ -1774,27 +1777,25 @@ struct Module<'a> {
     /// temporary file (sixteen bytes an instruction, held for both sides while they are
     /// matched, were a third of what `diff` of two modules held).
     instrs: Table<Instr>,
-    /// Each computation's instructions while they are arranged ([`Module::new`]),
-    /// by its place; empty once they are in `instrs` (a list in each computation's
-    /// record took 24 bytes a computation for as long as the module was compared).
-    building: Vec<Vec<Instr>>,
     /// Each computation's place in `computations`, by name (an index into the side's
     /// strings).
-    by_name: HashMap<u32, usize>,
+    by_name: HashMap<u32, u32>,
 }
 
-struct Computation<'a> {
+struct Computation {
     /// Its place in [`Module::computations`].
     at: u32,
-    name: &'a str,
+    /// Its name's index into the side's strings ([`Module::name_of`]).
+    name: u32,
     entry: bool,
-    parameters: Parameters,
+    /// Where its parameters start in [`Module::parameters`], and how many there are
+    /// ([`Module::parameters_of`]).
+    parameters: (u32, u32),
     /// The entry of its result.
     result: Option<u32>,
-    /// Where its instructions start in [`Module::instrs`], once arranged (while they
-    /// are, they are in [`Module::building`]).
+    /// Where its instructions start in [`Module::instrs`], once arranged.
     first: u32,
-    /// How many instructions it has, once arranged.
+    /// How many instructions it has.
     count: u32,
     /// Whether an instruction of the module calls it.
     called: bool,
@@ -1836,21 +1837,32 @@ impl Parameters {
         list.shrink_to_fit();
     }
 
-    /// The entry of parameter `index`.
-    fn get(&self, index: usize) -> Option<u32> {
-        let index = u32::try_from(index).ok()?;
-        let at = self.0.binary_search_by_key(&index, |&(i, _)| i).ok()?;
-        Some(self.0[at].1)
-    }
-
-    fn keys(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().map(|&(i, _)| i as usize)
+    /// The parameters, once finished.
+    fn list(&self) -> ParameterList<'_> {
+        ParameterList(&self.0)
     }
 
     /// Each parameter's number and entry.
     #[cfg(test)]
     fn iter(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
         self.0.iter().map(|&(i, entry)| (i as usize, entry))
+    }
+}
+
+/// Parameters by number, in order: each its number and its entry.
+#[derive(Clone, Copy)]
+struct ParameterList<'p>(&'p [(u32, u32)]);
+
+impl<'p> ParameterList<'p> {
+    /// The entry of parameter `index`.
+    fn get(self, index: usize) -> Option<u32> {
+        let index = u32::try_from(index).ok()?;
+        let at = self.0.binary_search_by_key(&index, |&(i, _)| i).ok()?;
+        Some(self.0[at].1)
+    }
+
+    fn keys(self) -> impl Iterator<Item = usize> + 'p {
+        self.0.iter().map(|&(i, _)| i as usize)
     }
 }
 
@@ -1902,6 +1914,63 @@ impl crate::spool::Fixed for Instr {
     }
 }
 
+/// A module's instructions as [`Module::new`] finds them, before they are arranged
+/// one computation after the other: in the order found, with the runs of that order
+/// that belong to one computation. A list for each computation took some 100 bytes a
+/// computation (its record, and room for four instructions), for modules of hundreds
+/// of thousands of small computations.
+#[derive(Default)]
+struct Found {
+    instrs: Vec<Instr>,
+    /// Each run of `instrs` of one computation: where it starts, the computation's
+    /// place, and how many of the computation's instructions come before it.
+    runs: Vec<(u32, u32, u32)>,
+}
+
+impl Found {
+    /// Adds instruction `name`, the `before`-th of computation `at`: its place.
+    fn push(&mut self, at: u32, before: u32, name: u32) -> u32 {
+        // Fewer than `u32::MAX`: each has an entry or a record, which are `u32`-indexed.
+        let f = self.instrs.len() as u32;
+        if self.runs.last().is_none_or(|&(_, run_at, _)| run_at != at) {
+            self.runs.push((f, at, before));
+        }
+        self.instrs.push(Instr {
+            name,
+            op: NONE,
+            shapes: (NONE, NONE),
+        });
+        f
+    }
+
+    /// The computation of the instruction at `f`, and its place in it.
+    fn place(&self, f: u32) -> (u32, u32) {
+        let run = self.runs.partition_point(|&(start, _, _)| start <= f);
+        match run.checked_sub(1).and_then(|r| self.runs.get(r)) {
+            Some(&(start, at, before)) => (at, before + (f - start)),
+            None => (NONE, NONE),
+        }
+    }
+
+    /// The places in `instrs` of each computation's instructions, one computation
+    /// after the other, as runs.
+    fn by_computation(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        let mut order: Vec<u32> = (0..self.runs.len() as u32).collect();
+        // Stable: a computation's runs stay in the order found.
+        if !self.runs.is_sorted_by_key(|&(_, at, _)| at) {
+            order.sort_by_key(|&r| self.runs[r as usize].1);
+        }
+        order.into_iter().map(move |r| {
+            let start = self.runs[r as usize].0 as usize;
+            let end = self
+                .runs
+                .get(r as usize + 1)
+                .map_or(self.instrs.len(), |next| next.0 as usize);
+            start..end
+        })
+    }
+}
+
 impl<'a> Module<'a> {
     fn new(held: &'a Held) -> Self {
         let mut module = Module {
@@ -1909,57 +1978,60 @@ impl<'a> Module<'a> {
             entry_parameters: Parameters::default(),
             entry_result: None,
             computations: Vec::new(),
+            parameters: Vec::new(),
             jumps: HashMap::new(),
             named: vec![NONE; held.strings.len()],
             clashes: HashMap::new(),
             // As many held as the side's entries: all for a listing held in memory.
             instrs: Table::new(held.entries.keep()),
-            building: Vec::new(),
             by_name: HashMap::new(),
         };
-        let mut index: HashMap<u32, usize> = HashMap::new();
+        let mut index: HashMap<u32, u32> = HashMap::new();
         fn computation<'a>(
             module: &mut Module<'a>,
-            index: &mut HashMap<u32, usize>,
+            index: &mut HashMap<u32, u32>,
             name: u32,
         ) -> usize {
-            let held = module.held;
             *index.entry(name).or_insert_with(|| {
                 let at = module.computations.len();
                 module.computations.push(Computation {
                     at: at as u32,
-                    name: held.strings.get(name),
+                    name,
                     entry: false,
-                    parameters: Parameters::default(),
+                    parameters: (0, 0),
                     result: None,
                     first: 0,
                     count: 0,
                     called: false,
                 });
-                module.building.push(Vec::new());
-                at
-            })
+                at as u32
+            }) as usize
         }
-        /// The index of computation `at`'s instruction named `name`, added if new.
-        fn instr(module: &mut Module<'_>, at: usize, name: u32) -> usize {
-            if let Some(i) = module.index_of(at as u32, name) {
-                return i as usize;
+        /// The place in `found` of computation `at`'s instruction named `name`, added
+        /// if new.
+        fn instr(module: &mut Module<'_>, found: &mut Found, at: usize, name: u32) -> usize {
+            let at32 = at as u32;
+            let first = module.named.get(name as usize).copied().unwrap_or(NONE);
+            if first != NONE && found.place(first).0 == at32 {
+                return first as usize;
             }
-            let building = &mut module.building[at];
-            let i = building.len();
-            building.push(Instr {
-                name,
-                op: NONE,
-                shapes: (NONE, NONE),
-            });
+            if let Some(&f) = module.clashes.get(&(at32, name)) {
+                return f as usize;
+            }
+            let c = &mut module.computations[at];
+            let f = found.push(at32, c.count, name);
+            c.count += 1;
             match module.named.get_mut(name as usize) {
-                Some(slot) if *slot == NONE => *slot = i as u32,
+                Some(slot) if *slot == NONE => *slot = f,
                 _ => {
-                    module.clashes.insert((at as u32, name), i as u32);
+                    module.clashes.insert((at32, name), f);
                 }
             }
-            i
+            f as usize
         }
+        let mut found = Found::default();
+        // Each computation's parameters as they come: its place, the number, the entry.
+        let mut parameters: Vec<(u32, u32, u32)> = Vec::new();
         for (k, slot) in held.entries.iter_from(0).enumerate() {
             // The role's kind and index, borrowed (a role with a name is not copied).
             let (role, number) = held.role_parts(&slot);
@@ -1975,15 +2047,16 @@ impl<'a> Module<'a> {
                     c.entry |= held.is_entry_computation(name);
                     match role {
                         Role::Parameter { .. } => {
-                            c.parameters.insert(number, k);
+                            // A role's index, an entry's place: `u32`s in a side.
+                            parameters.push((at as u32, number as u32, k as u32));
                         }
                         Role::ComputationResult => c.result = Some(k as u32),
                         _ => {
                             if slot.instruction == NONE {
                                 continue;
                             }
-                            let i = instr(&mut module, at, slot.instruction);
-                            let ins = &mut module.building[at][i];
+                            let f = instr(&mut module, &mut found, at, slot.instruction);
+                            let ins = &mut found.instrs[f];
                             let k = k as u32;
                             match ins.shapes {
                                 (NONE, _) => ins.shapes = (k, k),
@@ -2001,36 +2074,79 @@ impl<'a> Module<'a> {
         }
         for (k, (name, op)) in held.ops().enumerate() {
             let at = computation(&mut module, &mut index, name);
-            let i = instr(&mut module, at, op.name);
-            module.building[at][i].op = k as u32;
+            let f = instr(&mut module, &mut found, at, op.name);
+            found.instrs[f].op = k as u32;
         }
         module.entry_parameters.finish();
-        let building = std::mem::take(&mut module.building);
-        for (c, list) in module.computations.iter_mut().zip(building) {
-            c.parameters.finish();
-            // Into the table, one computation after the other, each list dropped once
-            // moved. Fewer than `u32::MAX` of them: each has an entry or a record.
-            c.first = module.instrs.len() as u32;
-            c.count = list.len() as u32;
-            for ins in list {
-                module.instrs.push(ins);
+        module.arrange_parameters(parameters);
+        let mut first = 0u32;
+        for c in &mut module.computations {
+            // Fewer than `u32::MAX` instructions: each has an entry or a record.
+            c.first = first;
+            first += c.count;
+        }
+        // Each instruction named by its place in its computation, not in `found`.
+        for f in module.named.iter_mut().chain(module.clashes.values_mut()) {
+            if *f != NONE {
+                *f = found.place(*f).1;
+            }
+        }
+        // Into the table, one computation after the other.
+        for run in found.by_computation() {
+            for ins in &found.instrs[run] {
+                module.instrs.push(*ins);
             }
         }
         module.computations.shrink_to_fit();
         module.by_name = index;
         for name in held.called() {
             if let Some(&at) = module.by_name.get(&name) {
-                module.computations[at].called = true;
+                module.computations[at as usize].called = true;
             }
         }
         module
+    }
+
+    /// Sorts the computations' `parameters` (each its computation's place, its
+    /// number and its entry, as they came) into [`Module::parameters`], by
+    /// computation and then number, the last given of a number kept (as
+    /// [`Parameters::finish`]).
+    fn arrange_parameters(&mut self, mut parameters: Vec<(u32, u32, u32)>) {
+        // A stable sort keeps those of one number in the order given.
+        parameters.sort_by_key(|&(at, number, _)| (at, number));
+        let mut list = Vec::with_capacity(parameters.len());
+        for (k, &(at, number, entry)) in parameters.iter().enumerate() {
+            let next = parameters.get(k + 1);
+            if next.is_some_and(|&(a, n, _)| (a, n) == (at, number)) {
+                continue;
+            }
+            let c = &mut self.computations[at as usize];
+            if c.parameters.1 == 0 {
+                c.parameters.0 = list.len() as u32;
+            }
+            c.parameters.1 += 1;
+            list.push((number, entry));
+        }
+        self.parameters = list;
+    }
+
+    /// Computation `c`'s parameters.
+    fn parameters_of(&self, c: &Computation) -> ParameterList<'_> {
+        let (start, len) = (c.parameters.0 as usize, c.parameters.1 as usize);
+        ParameterList(self.parameters.get(start..start + len).unwrap_or_default())
+    }
+
+    /// Computation `c`'s name.
+    fn name_of(&self, c: &Computation) -> &'a str {
+        self.held.strings.get(c.name)
     }
 
     /// The computations `ins` calls (their places in [`Module::computations`]), in
     /// order; a name that names none of the module's is left out.
     fn calls(&self, ins: &Instr) -> impl Iterator<Item = usize> + '_ {
         let calls = self.held.calls(ins.op as usize);
-        (0..calls.len()).filter_map(move |at| self.by_name.get(&calls.get(at)).copied())
+        let by_name = move |at| self.by_name.get(&calls.get(at)).map(|&c| c as usize);
+        (0..calls.len()).filter_map(by_name)
     }
 
     /// The index of computation `at`'s instruction named by string `name`.
@@ -2048,14 +2164,7 @@ impl<'a> Module<'a> {
 
     /// Instruction `i` of computation `c` (`None` past its last, or when it could not
     /// be read back: [`Module::lost`] then says so).
-    fn instr(&self, c: &Computation<'_>, i: usize) -> Option<Instr> {
-        if let Some(ins) = self
-            .building
-            .get(c.at as usize)
-            .and_then(|list| list.get(i))
-        {
-            return Some(*ins);
-        }
+    fn instr(&self, c: &Computation, i: usize) -> Option<Instr> {
         if i >= c.count as usize {
             return None;
         }
@@ -2063,7 +2172,7 @@ impl<'a> Module<'a> {
     }
 
     /// The instructions of computation `c`, in order.
-    fn instrs_of(&self, c: &Computation<'_>) -> impl Iterator<Item = Instr> + '_ {
+    fn instrs_of(&self, c: &Computation) -> impl Iterator<Item = Instr> + '_ {
         self.instrs
             .iter_from(c.first as usize)
             .take(c.count as usize)
@@ -2124,32 +2233,31 @@ impl<'a> Module<'a> {
 /// Whether two computations have the same signature: the same parameters, each of
 /// the same shape, and the same result shape.
 fn same_signature(
-    (om, oc): (&Module<'_>, &Computation<'_>),
-    (nm, nc): (&Module<'_>, &Computation<'_>),
+    (om, oc): (&Module<'_>, &Computation),
+    (nm, nc): (&Module<'_>, &Computation),
 ) -> bool {
     let same = |o: Option<Listed<'_>>, n: Option<Listed<'_>>| match (o, n) {
         (Some(o), Some(n)) => o.same_text(&n),
         (None, None) => true,
         _ => false,
     };
-    oc.parameters.keys().eq(nc.parameters.keys())
-        && oc.parameters.keys().all(|k| {
-            same(
-                om.shape(oc.parameters.get(k)),
-                nm.shape(nc.parameters.get(k)),
-            )
-        })
+    let (op, np) = (om.parameters_of(oc), nm.parameters_of(nc));
+    op.keys().eq(np.keys())
+        && op
+            .keys()
+            .all(|k| same(om.shape(op.get(k)), nm.shape(np.get(k))))
         && same(om.shape(oc.result), nm.shape(nc.result))
 }
 
 /// A hash of a computation's signature (its parameters' numbers and texts, its result's
 /// text): computations of the same signature have the same one.
-fn signature_hash(m: &Module<'_>, c: &Computation<'_>) -> u64 {
+fn signature_hash(m: &Module<'_>, c: &Computation) -> u64 {
     use std::hash::{Hash, Hasher};
     let mut h = std::hash::DefaultHasher::new();
-    for k in c.parameters.keys() {
+    let parameters = m.parameters_of(c);
+    for k in parameters.keys() {
         k.hash(&mut h);
-        m.shape(c.parameters.get(k)).map(|s| s.text()).hash(&mut h);
+        m.shape(parameters.get(k)).map(|s| s.text()).hash(&mut h);
     }
     m.shape(c.result).map(|s| s.text()).hash(&mut h);
     h.finish()
@@ -2262,7 +2370,7 @@ enum Names<'a> {
     Computations(&'a [u32], &'a Module<'a>),
     Instructions {
         module: &'a Module<'a>,
-        computation: &'a Computation<'a>,
+        computation: &'a Computation,
         opcodes: bool,
     },
 }
@@ -2279,11 +2387,7 @@ struct Items<'a> {
 
 impl<'a> Items<'a> {
     /// The instructions of `computation` of `module`.
-    fn instructions(
-        module: &'a Module<'a>,
-        computation: &'a Computation<'a>,
-        opcodes: bool,
-    ) -> Self {
+    fn instructions(module: &'a Module<'a>, computation: &'a Computation, opcodes: bool) -> Self {
         Items {
             names: Names::Instructions {
                 module,
@@ -2304,7 +2408,7 @@ impl<'a> Items<'a> {
 
     fn name(&self, i: usize) -> &'a str {
         match &self.names {
-            Names::Computations(list, m) => m.computations[list[i] as usize].name,
+            Names::Computations(list, m) => m.name_of(&m.computations[list[i] as usize]),
             Names::Instructions { .. } => self.held.strings.get(self.name_id(i)),
         }
     }
@@ -3355,10 +3459,11 @@ impl Differ<'_> {
         let entry = |m: &Module<'_>| m.computations.iter().position(|c| c.entry);
         let entries = (entry(old), entry(new));
         let entry_name = |m: &Module<'_>, at: Option<usize>, index: usize| -> Option<String> {
-            let parameter = m.computations[at?].parameters.get(index);
+            let parameter = m.parameters_of(&m.computations[at?]).get(index);
             m.shape(parameter)?.parameter_name()
         };
-        let indices = union(old.entry_parameters.keys(), new.entry_parameters.keys());
+        let (old_entry, new_entry) = (old.entry_parameters.list(), new.entry_parameters.list());
+        let indices = union(old_entry.keys(), new_entry.keys());
         for index in indices {
             let name =
                 entry_name(new, entries.1, index).or_else(|| entry_name(old, entries.0, index));
@@ -3373,8 +3478,8 @@ impl Differ<'_> {
             };
             self.pair(
                 &at,
-                old.shape(old.entry_parameters.get(index)),
-                new.shape(new.entry_parameters.get(index)),
+                old.shape(old_entry.get(index)),
+                new.shape(new_entry.get(index)),
             );
         }
         let at = At {
@@ -3399,7 +3504,7 @@ impl Differ<'_> {
         let old_entry = o_all.iter().position(|c| c.entry);
         let new_entry = n_all.iter().position(|c| c.entry);
         if let (Some(i), Some(j)) = (old_entry, new_entry) {
-            let how = if o_all[i].name == n_all[j].name {
+            let how = if old.name_of(&o_all[i]) == new.name_of(&n_all[j]) {
                 How::Name
             } else {
                 How::Entry
@@ -3409,8 +3514,8 @@ impl Differ<'_> {
         // With calls on both sides, a computation an instruction calls is matched by
         // the match of its caller (below); the others by name and signature.
         let by_callers = opcodes && old.held.has_calls() && new.held.has_calls();
-        let uncalled = |c: &Computation<'_>| !(by_callers && c.called);
-        let rest = |all: &[Computation<'_>], entry: Option<usize>, other: Option<usize>| {
+        let uncalled = |c: &Computation| !(by_callers && c.called);
+        let rest = |all: &[Computation], entry: Option<usize>, other: Option<usize>| {
             (0..all.len())
                 .filter(|&i| Some(i) != entry || other.is_none())
                 .filter(|&i| uncalled(&all[i]))
@@ -3487,7 +3592,7 @@ impl Differ<'_> {
                                 continue;
                             }
                             (old_done[oc], new_done[nc]) = (true, true);
-                            let how = if o_all[oc].name == n_all[nc].name {
+                            let how = if old.name_of(&o_all[oc]) == new.name_of(&n_all[nc]) {
                                 How::Name
                             } else {
                                 How::Caller
@@ -3508,10 +3613,10 @@ impl Differ<'_> {
                 // through) is still matched. And on through their calls.
                 let left: HashMap<&str, usize> = (0..n_all.len())
                     .filter(|&j| !new_done[j])
-                    .map(|j| (n_all[j].name, j))
+                    .map(|j| (new.name_of(&n_all[j]), j))
                     .collect();
                 for i in 0..o_all.len() {
-                    let Some(&j) = left.get(o_all[i].name).filter(|_| !old_done[i]) else {
+                    let Some(&j) = left.get(old.name_of(&o_all[i])).filter(|_| !old_done[i]) else {
                         continue;
                     };
                     let disowned = old_disowned[i] && new_disowned[j];
@@ -3533,8 +3638,8 @@ impl Differ<'_> {
             if how != How::Name {
                 self.result.matches.push(Match {
                     computation: None,
-                    old: oc.name.to_string(),
-                    new: nc.name.to_string(),
+                    old: old.name_of(oc).to_string(),
+                    new: new.name_of(nc).to_string(),
                     how,
                 });
             }
@@ -3543,9 +3648,10 @@ impl Differ<'_> {
         }
         for (i, c) in old.computations.iter().enumerate() {
             if !old_done[i] {
+                let name = old.name_of(c);
                 let at = At {
-                    place: format!("computation {}", c.name),
-                    computation: Some(c.name),
+                    place: format!("computation {name}"),
+                    computation: Some(name),
                     instruction: None,
                 };
                 let words = format!("computation removed ({} instructions)", c.count);
@@ -3554,9 +3660,10 @@ impl Differ<'_> {
         }
         for (j, c) in new.computations.iter().enumerate() {
             if !new_done[j] {
+                let name = new.name_of(c);
                 let at = At {
-                    place: format!("computation {}", c.name),
-                    computation: Some(c.name),
+                    place: format!("computation {name}"),
+                    computation: Some(name),
                     instruction: None,
                 };
                 let words = format!("computation added ({} instructions)", c.count);
@@ -3567,17 +3674,18 @@ impl Differ<'_> {
 
     fn computation_pair(
         &mut self,
-        (om, old): (&Module<'_>, &Computation<'_>),
-        (nm, new): (&Module<'_>, &Computation<'_>),
+        (om, old): (&Module<'_>, &Computation),
+        (nm, new): (&Module<'_>, &Computation),
         opcodes: bool,
         matching: Option<Matching>,
     ) {
-        let name = new.name;
-        let indices = union(old.parameters.keys(), new.parameters.keys());
+        let name = nm.name_of(new);
+        let (old_parameters, new_parameters) = (om.parameters_of(old), nm.parameters_of(new));
+        let indices = union(old_parameters.keys(), new_parameters.keys());
         for index in indices {
             let (o, n) = (
-                om.shape(old.parameters.get(index)),
-                nm.shape(new.parameters.get(index)),
+                om.shape(old_parameters.get(index)),
+                nm.shape(new_parameters.get(index)),
             );
             let pname = n.or(o).and_then(|e| e.parameter_name());
             let place = match pname {
@@ -3615,7 +3723,7 @@ impl Differ<'_> {
             let (oi_name, ni_name) = (om.name(oi), nm.name(ni));
             if how != How::Name {
                 self.result.matches.push(Match {
-                    computation: Some(old.name.to_string()),
+                    computation: Some(om.name_of(old).to_string()),
                     old: oi_name.to_string(),
                     new: ni_name.to_string(),
                     how,
@@ -3668,10 +3776,18 @@ impl Differ<'_> {
                 let at = At {
                     place: format!(
                         "{}/{}",
-                        if what == What::Added { name } else { old.name },
+                        if what == What::Added {
+                            name
+                        } else {
+                            om.name_of(old)
+                        },
                         ins_name
                     ),
-                    computation: Some(if what == What::Added { name } else { old.name }),
+                    computation: Some(if what == What::Added {
+                        name
+                    } else {
+                        om.name_of(old)
+                    }),
                     instruction: Some(ins_name),
                 };
                 let result = module.shapes(ins).find(|s| s.key() == ShapeKey::Plain);
@@ -4050,9 +4166,9 @@ mod tests {
         parameters.finish();
         let got: Vec<(usize, u32)> = parameters.iter().collect();
         assert_eq!(got, [(0, 4), (1, 6), (3, 2), (5, 5)]);
-        assert_eq!(parameters.get(3), Some(2));
-        assert!(parameters.get(2).is_none());
-        assert!(parameters.keys().eq([0, 1, 3, 5]));
+        assert_eq!(parameters.list().get(3), Some(2));
+        assert!(parameters.list().get(2).is_none());
+        assert!(parameters.list().keys().eq([0, 1, 3, 5]));
         // Two sides' numbers, each once, in order.
         let union = |a: &[usize], b: &[usize]| -> Vec<usize> {
             super::union(a.iter().copied(), b.iter().copied()).collect()
@@ -4231,6 +4347,64 @@ mod tests {
         use crate::guard::listing::{read_bytes, ReadOptions};
         let listing = read_bytes("m", text.as_bytes(), &ReadOptions::default()).unwrap();
         crate::guard::held::Held::of(&listing[0])
+    }
+
+    /// Each computation of `module` by name: its instructions' names in order, its
+    /// parameters' numbers and texts in order, and its result's text.
+    #[allow(clippy::type_complexity)]
+    fn arranged(
+        module: &super::Module<'_>,
+    ) -> Vec<(String, Vec<String>, Vec<(usize, String)>, String)> {
+        let text = |entry| {
+            module
+                .shape(entry)
+                .map_or(String::new(), |s| s.text().to_string())
+        };
+        let mut all: Vec<_> = (module.computations.iter())
+            .map(|c| {
+                let names = module.instrs_of(c).map(|i| module.name(&i).to_string());
+                let parameters = module.parameters_of(c);
+                let parameters = parameters.keys().map(|k| (k, text(parameters.get(k))));
+                let name = module.name_of(c).to_string();
+                (name, names.collect(), parameters.collect(), text(c.result))
+            })
+            .collect();
+        all.sort();
+        all
+    }
+
+    /// A listing that gives its computations' lines apart, interleaved, and a
+    /// parameter twice (as a listing read back may) is arranged as the module it lists:
+    /// each computation's instructions in the order given, its parameters by number
+    /// (the last given of a number kept).
+    #[test]
+    fn computations_given_apart_are_arranged_as_given_together() {
+        use crate::guard::listing::{read_bytes, ReadOptions};
+        let module = held_module(
+            "HloModule m\n\n%c (a: f32[2], b: s32[]) -> f32[2] {\n  %a = f32[2]{0} parameter(0)\n  \
+             %b = s32[] parameter(1)\n  ROOT %x = f32[2]{0} add(%a, %a)\n}\n\n\
+             ENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n  \
+             ROOT %r = f32[2]{0} call(%p), to_apply=%c\n}\n",
+        );
+        let listing = "m: ENTRY e/signature parameter 0 (p): f32[2]\n\
+            m: c/signature parameter 1 (b): f32[9]\n\
+            m: c/a: f32[2]{0}\n\
+            m: ENTRY e/p: f32[2]{0}\n\
+            m: c/signature parameter 0 (a): f32[2]\n\
+            m: c/signature parameter 1 (b): f32[8]\n\
+            m: c/b: s32[]\n\
+            m: ENTRY e/signature result: f32[2]\n\
+            m: c/signature result: f32[2]\n\
+            m: ENTRY e/r: f32[2]{0}\n\
+            m: c/x: f32[2]{0}\n\
+            m: c/signature parameter 1 (b): s32[]\n";
+        let read = read_bytes("m", listing.as_bytes(), &ReadOptions::default()).unwrap();
+        let listed = crate::guard::held::Held::of(&read[0]);
+        let (module, listed) = (super::Module::new(&module), super::Module::new(&listed));
+        let want = arranged(&module);
+        assert_eq!(want.len(), 2);
+        assert_eq!(want[0].1, ["a", "b", "x"]);
+        assert_eq!(arranged(&listed), want);
     }
 
     /// The instructions of `module`'s entry computation, to match.

@@ -59,6 +59,7 @@
 //! name is reported in [`FileDiff::matches`], with how.
 
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::io::{self, Write};
 use std::path::Path as FsPath;
 
@@ -72,6 +73,7 @@ use crate::proto::{same_layout, same_list, LayoutProto, ShapeProto};
 use crate::report::{end_array, next_item, pretty_at, Document, FileReport, Finding, Form};
 use crate::spool::Table;
 use crate::text::module::Role;
+use hashbrown::HashTable;
 
 /// A kind of change, for `--ignore`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -1770,16 +1772,19 @@ struct Module<'a> {
     named: Vec<u32>,
     /// The instruction of a (computation, name) whose name another computation has
     /// first (instruction names are unique in a module XLA writes; a listing need not
-    /// keep them so).
-    clashes: HashMap<(u32, u32), u32>,
+    /// keep them so), as (computation, name, instruction), sorted: twelve bytes each,
+    /// where a map took twice that as it grew.
+    clashes: Vec<(u32, u32, u32)>,
     /// Every computation's instructions, one computation after the other, once
     /// arranged: past the side's first [`Table::HELD`](crate::spool::Table) records in a
     /// temporary file (sixteen bytes an instruction, held for both sides while they are
     /// matched, were a third of what `diff` of two modules held).
     instrs: Table<Instr>,
-    /// Each computation's place in `computations`, by name (an index into the side's
-    /// strings).
-    by_name: HashMap<u32, u32>,
+    /// Each computation's place in `computations`, found by its name (an index into
+    /// the side's strings) through its record: four bytes a computation, where a map
+    /// of names to places took twice that.
+    by_name: HashTable<u32>,
+    hasher: foldhash::fast::RandomState,
 }
 
 struct Computation {
@@ -1925,6 +1930,8 @@ struct Found {
     /// Each run of `instrs` of one computation: where it starts, the computation's
     /// place, and how many of the computation's instructions come before it.
     runs: Vec<(u32, u32, u32)>,
+    /// The runs of the last two instructions looked for, the last first.
+    hints: std::cell::Cell<[usize; 2]>,
 }
 
 impl Found {
@@ -1945,11 +1952,32 @@ impl Found {
 
     /// The computation of the instruction at `f`, and its place in it.
     fn place(&self, f: u32) -> (u32, u32) {
-        let run = self.runs.partition_point(|&(start, _, _)| start <= f);
-        match run.checked_sub(1).and_then(|r| self.runs.get(r)) {
-            Some(&(start, at, before)) => (at, before + (f - start)),
-            None => (NONE, NONE),
+        // Most are looked for in the run of one of the last two looked for, or the run
+        // after it (a module's instructions are looked for in order once found, and
+        // beside them the first of a name another computation has too), else searched
+        // for.
+        let holds = |r: usize| {
+            let start = self.runs.get(r).map(|run| run.0);
+            let end = self.runs.get(r + 1).map_or(u32::MAX, |run| run.0);
+            start.is_some_and(|start| start <= f && f < end)
+        };
+        let [last, other] = self.hints.get();
+        let near = [last, last + 1, other, other + 1];
+        let run = match near.into_iter().find(|&r| holds(r)) {
+            Some(run) => run,
+            None => {
+                let after = self.runs.partition_point(|&(start, _, _)| start <= f);
+                let Some(run) = after.checked_sub(1) else {
+                    return (NONE, NONE);
+                };
+                run
+            }
+        };
+        if run != last {
+            self.hints.set([run, last]);
         }
+        let (start, at, before) = self.runs[run];
+        (at, before + (f - start))
     }
 
     /// The places in `instrs` of each computation's instructions, one computation
@@ -1981,41 +2009,52 @@ impl<'a> Module<'a> {
             parameters: Vec::new(),
             jumps: HashMap::new(),
             named: vec![NONE; held.strings.len()],
-            clashes: HashMap::new(),
+            clashes: Vec::new(),
             // As many held as the side's entries: all for a listing held in memory.
             instrs: Table::new(held.entries.keep()),
-            by_name: HashMap::new(),
+            by_name: HashTable::new(),
+            hasher: foldhash::fast::RandomState::default(),
         };
-        let mut index: HashMap<u32, u32> = HashMap::new();
-        fn computation<'a>(
-            module: &mut Module<'a>,
-            index: &mut HashMap<u32, u32>,
-            name: u32,
-        ) -> usize {
-            *index.entry(name).or_insert_with(|| {
-                let at = module.computations.len();
-                module.computations.push(Computation {
-                    at: at as u32,
-                    name,
-                    entry: false,
-                    parameters: (0, 0),
-                    result: None,
-                    first: 0,
-                    count: 0,
-                    called: false,
-                });
-                at as u32
-            }) as usize
+        fn computation(module: &mut Module<'_>, name: u32) -> usize {
+            if let Some(at) = module.computation_named(name) {
+                return at;
+            }
+            let at = module.computations.len();
+            module.computations.push(Computation {
+                at: at as u32,
+                name,
+                entry: false,
+                parameters: (0, 0),
+                result: None,
+                first: 0,
+                count: 0,
+                called: false,
+            });
+            let (all, hasher) = (&module.computations, &module.hasher);
+            let hash = |&at: &u32| hasher.hash_one(all[at as usize].name);
+            module
+                .by_name
+                .insert_unique(hasher.hash_one(name), at as u32, hash);
+            at
         }
         /// The place in `found` of computation `at`'s instruction named `name`, added
-        /// if new.
-        fn instr(module: &mut Module<'_>, found: &mut Found, at: usize, name: u32) -> usize {
+        /// if new; `clashing` holds those whose name another computation has first, each
+        /// as its place in `found` and its computation's.
+        fn instr(
+            module: &mut Module<'_>,
+            (found, clashing): (&mut Found, &mut HashTable<(u32, u32)>),
+            at: usize,
+            name: u32,
+        ) -> usize {
             let at32 = at as u32;
             let first = module.named.get(name as usize).copied().unwrap_or(NONE);
             if first != NONE && found.place(first).0 == at32 {
                 return first as usize;
             }
-            if let Some(&f) = module.clashes.get(&(at32, name)) {
+            let hasher = &module.hasher;
+            let key = |&(f, at): &(u32, u32)| (at, found.instrs[f as usize].name);
+            let hash = hasher.hash_one((at32, name));
+            if let Some(&(f, _)) = clashing.find(hash, |clash| key(clash) == (at32, name)) {
                 return f as usize;
             }
             let c = &mut module.computations[at];
@@ -2024,12 +2063,15 @@ impl<'a> Module<'a> {
             match module.named.get_mut(name as usize) {
                 Some(slot) if *slot == NONE => *slot = f,
                 _ => {
-                    module.clashes.insert((at32, name), f);
+                    let hasher = &module.hasher;
+                    let key = |&(f, at): &(u32, u32)| (at, found.instrs[f as usize].name);
+                    clashing.insert_unique(hash, (f, at32), |clash| hasher.hash_one(key(clash)));
                 }
             }
             f as usize
         }
         let mut found = Found::default();
+        let mut clashing = HashTable::new();
         // Each computation's parameters as they come: its place, the number, the entry.
         let mut parameters: Vec<(u32, u32, u32)> = Vec::new();
         for (k, slot) in held.entries.iter_from(0).enumerate() {
@@ -2042,7 +2084,7 @@ impl<'a> Module<'a> {
                 (Role::EntryResult, _) => module.entry_result = Some(k as u32),
                 (_, NONE) => {}
                 (role, name) => {
-                    let at = computation(&mut module, &mut index, name);
+                    let at = computation(&mut module, name);
                     let c = &mut module.computations[at];
                     c.entry |= held.is_entry_computation(name);
                     match role {
@@ -2055,7 +2097,12 @@ impl<'a> Module<'a> {
                             if slot.instruction == NONE {
                                 continue;
                             }
-                            let f = instr(&mut module, &mut found, at, slot.instruction);
+                            let f = instr(
+                                &mut module,
+                                (&mut found, &mut clashing),
+                                at,
+                                slot.instruction,
+                            );
                             let ins = &mut found.instrs[f];
                             let k = k as u32;
                             match ins.shapes {
@@ -2073,8 +2120,8 @@ impl<'a> Module<'a> {
             }
         }
         for (k, (name, op)) in held.ops().enumerate() {
-            let at = computation(&mut module, &mut index, name);
-            let f = instr(&mut module, &mut found, at, op.name);
+            let at = computation(&mut module, name);
+            let f = instr(&mut module, (&mut found, &mut clashing), at, op.name);
             found.instrs[f].op = k as u32;
         }
         module.entry_parameters.finish();
@@ -2086,11 +2133,20 @@ impl<'a> Module<'a> {
             first += c.count;
         }
         // Each instruction named by its place in its computation, not in `found`.
-        for f in module.named.iter_mut().chain(module.clashes.values_mut()) {
+        for f in module.named.iter_mut() {
             if *f != NONE {
                 *f = found.place(*f).1;
             }
         }
+        // Taken in the order found, each looked up in the run of the one before.
+        let mut clashes: Vec<u32> = clashing.into_iter().map(|(f, _)| f).collect();
+        clashes.sort_unstable();
+        let clash = |&f: &u32| {
+            let (at, i) = found.place(f);
+            (at, found.instrs[f as usize].name, i)
+        };
+        module.clashes = clashes.iter().map(clash).collect();
+        module.clashes.sort_unstable();
         // Into the table, one computation after the other.
         for run in found.by_computation() {
             for ins in &found.instrs[run] {
@@ -2098,13 +2154,20 @@ impl<'a> Module<'a> {
             }
         }
         module.computations.shrink_to_fit();
-        module.by_name = index;
         for name in held.called() {
-            if let Some(&at) = module.by_name.get(&name) {
-                module.computations[at as usize].called = true;
+            if let Some(at) = module.computation_named(name) {
+                module.computations[at].called = true;
             }
         }
         module
+    }
+
+    /// The place of the computation named by string `name`.
+    fn computation_named(&self, name: u32) -> Option<usize> {
+        let all = &self.computations;
+        let hash = self.hasher.hash_one(name);
+        let found = self.by_name.find(hash, |&at| all[at as usize].name == name);
+        found.map(|&at| at as usize)
     }
 
     /// Sorts the computations' `parameters` (each its computation's place, its
@@ -2145,8 +2208,7 @@ impl<'a> Module<'a> {
     /// order; a name that names none of the module's is left out.
     fn calls(&self, ins: &Instr) -> impl Iterator<Item = usize> + '_ {
         let calls = self.held.calls(ins.op as usize);
-        let by_name = move |at| self.by_name.get(&calls.get(at)).map(|&c| c as usize);
-        (0..calls.len()).filter_map(by_name)
+        (0..calls.len()).filter_map(move |at| self.computation_named(calls.get(at)))
     }
 
     /// The index of computation `at`'s instruction named by string `name`.
@@ -2158,7 +2220,12 @@ impl<'a> Module<'a> {
         let here = self.instr(self.computations.get(at as usize)?, i as usize);
         match here {
             Some(ins) if ins.name == name => Some(i),
-            _ => self.clashes.get(&(at, name)).copied(),
+            _ => {
+                let clash = self
+                    .clashes
+                    .binary_search_by_key(&(at, name), |&(a, n, _)| (a, n));
+                clash.ok().map(|k| self.clashes[k].2)
+            }
         }
     }
 
@@ -4383,18 +4450,24 @@ mod tests {
         let module = held_module(
             "HloModule m\n\n%c (a: f32[2], b: s32[]) -> f32[2] {\n  %a = f32[2]{0} parameter(0)\n  \
              %b = s32[] parameter(1)\n  ROOT %x = f32[2]{0} add(%a, %a)\n}\n\n\
+             %d (a: f32[2]) -> f32[2] {\n  %a = f32[2]{0} parameter(0)\n  \
+             ROOT %x = f32[2]{0} negate(%a)\n}\n\n\
              ENTRY %e (p: f32[2]) -> f32[2] {\n  %p = f32[2]{0} parameter(0)\n  \
              ROOT %r = f32[2]{0} call(%p), to_apply=%c\n}\n",
         );
         let listing = "m: ENTRY e/signature parameter 0 (p): f32[2]\n\
             m: c/signature parameter 1 (b): f32[9]\n\
+            m: d/a: f32[2]{0}\n\
             m: c/a: f32[2]{0}\n\
+            m: d/signature parameter 0 (a): f32[2]\n\
             m: ENTRY e/p: f32[2]{0}\n\
+            m: d/x: f32[2]{0}\n\
             m: c/signature parameter 0 (a): f32[2]\n\
             m: c/signature parameter 1 (b): f32[8]\n\
             m: c/b: s32[]\n\
             m: ENTRY e/signature result: f32[2]\n\
             m: c/signature result: f32[2]\n\
+            m: d/signature result: f32[2]\n\
             m: ENTRY e/r: f32[2]{0}\n\
             m: c/x: f32[2]{0}\n\
             m: c/signature parameter 1 (b): s32[]\n";
@@ -4402,9 +4475,19 @@ mod tests {
         let listed = crate::guard::held::Held::of(&read[0]);
         let (module, listed) = (super::Module::new(&module), super::Module::new(&listed));
         let want = arranged(&module);
-        assert_eq!(want.len(), 2);
+        assert_eq!(want.len(), 3);
         assert_eq!(want[0].1, ["a", "b", "x"]);
+        assert_eq!(want[1].1, ["a", "x"]);
         assert_eq!(arranged(&listed), want);
+        // Each instruction found by its name in its computation, whichever has the
+        // name first.
+        for module in [&module, &listed] {
+            for c in &module.computations {
+                for (i, ins) in module.instrs_of(c).enumerate() {
+                    assert_eq!(module.index_of(c.at, ins.name), Some(i as u32));
+                }
+            }
+        }
     }
 
     /// The instructions of `module`'s entry computation, to match.

@@ -2180,7 +2180,7 @@ fn diff_of_large_modules_gives_freed_blocks_back() {
 /// computation (some 100 bytes a computation and side): two modules of 200,000
 /// computations of two instructions (18 MB each, one instruction retyped) are compared
 /// in a 110 MB address space, which the previous binary ran out of (it needed some
-/// 130 MB, and this one 90).
+/// 130 MB, and this one 80, release builds).
 #[test]
 fn diff_of_many_small_computations_holds_no_list_for_each() {
     let dir = tempfile::tempdir().unwrap();

@@ -63,6 +63,7 @@ use std::hash::BuildHasher;
 use std::io::{self, Write};
 use std::path::Path as FsPath;
 
+use hashbrown::HashTable;
 use serde::{Deserialize, Serialize};
 
 use super::held::{self, Held, Slot, NONE};
@@ -73,7 +74,6 @@ use crate::proto::{same_layout, same_list, LayoutProto, ShapeProto};
 use crate::report::{end_array, next_item, pretty_at, Document, FileReport, Finding, Form};
 use crate::spool::Table;
 use crate::text::module::Role;
-use hashbrown::HashTable;
 
 /// A kind of change, for `--ignore`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

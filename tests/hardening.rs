@@ -2096,6 +2096,13 @@ fn diff_of_many_instructions_holds_each_side_compactly() {
     assert_eq!(same.status.code(), Some(0));
 }
 
+/// The report of `diff OLD NEW` run in an address space of `kb` KB ([`limited_to`]),
+/// which finds changes (exit 1).
+fn diff_in(kb: u64, old: &std::path::Path, new: &std::path::Path) -> String {
+    let args = format!("diff {} {}", old.display(), new.display());
+    String::from_utf8(limited_exit(kb, &args, 1)).unwrap()
+}
+
 /// Writes [`module_of_many_instructions`]`(n)` to `dir/old.hlo` and it changed by
 /// `change` (which must change it) to `dir/new.hlo`: their paths.
 fn module_and_changed_copy(
@@ -2134,10 +2141,8 @@ fn diff_keeps_the_entries_of_large_modules_in_a_file() {
             "  a299000 = f32[8,128]{1,0:T(8,128)} add(f32[8,128]{0,1} a298999",
         )
     });
-    let args = format!("diff {} {}", old.display(), new.display());
-    let out = limited_exit(100_000, &args, 1);
     assert_eq!(
-        String::from_utf8_lossy(&out),
+        diff_in(100_000, &old, &new),
         format!(
             "{}: main/a299000 operand 0: f32[8,128]{{1,0}} -> f32[8,128]{{0,1}}: minor_to_major changed (allocated 4096 -> 4096 bytes)\n",
             new.display()
@@ -2164,10 +2169,8 @@ fn diff_of_large_modules_gives_freed_blocks_back() {
             "  x300000 = f16[] negate(x299999)",
         )
     });
-    let args = format!("diff {} {}", old.display(), new.display());
-    let out = limited_exit(90_000, &args, 1);
     assert_eq!(
-        String::from_utf8_lossy(&out),
+        diff_in(90_000, &old, &new),
         format!(
             "{}: e/x300000: f32[] -> f16[]: element type f32 -> f16 (allocated 4 -> 2 bytes)\n",
             new.display()
@@ -2199,10 +2202,8 @@ fn diff_of_many_small_computations_holds_no_list_for_each() {
             after.replacen("ROOT %x = f32[]", "ROOT %x = f16[]", 1)
         )
     });
-    let args = format!("diff {} {}", old.display(), new.display());
-    let out = limited_exit(110_000, &args, 1);
     assert_eq!(
-        String::from_utf8_lossy(&out),
+        diff_in(110_000, &old, &new),
         format!(
             "{}: c150000/x: f32[] -> f16[]: element type f32 -> f16 (allocated 4 -> 2 bytes)\n",
             new.display()

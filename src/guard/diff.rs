@@ -1827,19 +1827,8 @@ impl Parameters {
 
     /// Sorts them by number, the last given of a number kept.
     fn finish(&mut self) {
-        // A stable sort keeps those of one number in the order given.
-        self.0.sort_by_key(|&(i, _)| i);
-        let list = &mut self.0;
-        let mut kept = 0;
-        for at in 0..list.len() {
-            if list.get(at + 1).is_some_and(|next| next.0 == list[at].0) {
-                continue;
-            }
-            list[kept] = list[at];
-            kept += 1;
-        }
-        list.truncate(kept);
-        list.shrink_to_fit();
+        last_of_each(&mut self.0, |&(i, _)| i);
+        self.0.shrink_to_fit();
     }
 
     /// The parameters, once finished.
@@ -1852,6 +1841,21 @@ impl Parameters {
     fn iter(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
         self.0.iter().map(|&(i, entry)| (i as usize, entry))
     }
+}
+
+/// Sorts `list` by `key`, keeping of those with the same key the last given (as a
+/// map's insert would).
+fn last_of_each<T: Copy, K: Ord>(list: &mut Vec<T>, key: impl Fn(&T) -> K) {
+    // A stable sort keeps those of one key in the order given; of two alike side by
+    // side, the later takes the earlier's place.
+    list.sort_by_key(&key);
+    list.dedup_by(|later, kept| {
+        let same = key(later) == key(kept);
+        if same {
+            *kept = *later;
+        }
+        same
+    });
 }
 
 /// Parameters by number, in order: each its number and its entry.
@@ -1948,6 +1952,12 @@ impl Found {
             shapes: (NONE, NONE),
         });
         f
+    }
+
+    /// The key of an instruction whose name another computation has first, kept as
+    /// its place `f` and its computation's `at`: the computation and the name.
+    fn clash_key(&self, &(f, at): &(u32, u32)) -> (u32, u32) {
+        (at, self.instrs[f as usize].name)
     }
 
     /// The computation of the instruction at `f`, and its place in it.
@@ -2051,10 +2061,9 @@ impl<'a> Module<'a> {
             if first != NONE && found.place(first).0 == at32 {
                 return first as usize;
             }
-            let hasher = &module.hasher;
-            let key = |&(f, at): &(u32, u32)| (at, found.instrs[f as usize].name);
-            let hash = hasher.hash_one((at32, name));
-            if let Some(&(f, _)) = clashing.find(hash, |clash| key(clash) == (at32, name)) {
+            let hash = module.hasher.hash_one((at32, name));
+            let same = |clash: &(u32, u32)| found.clash_key(clash) == (at32, name);
+            if let Some(&(f, _)) = clashing.find(hash, same) {
                 return f as usize;
             }
             let c = &mut module.computations[at];
@@ -2063,9 +2072,8 @@ impl<'a> Module<'a> {
             match module.named.get_mut(name as usize) {
                 Some(slot) if *slot == NONE => *slot = f,
                 _ => {
-                    let hasher = &module.hasher;
-                    let key = |&(f, at): &(u32, u32)| (at, found.instrs[f as usize].name);
-                    clashing.insert_unique(hash, (f, at32), |clash| hasher.hash_one(key(clash)));
+                    let rehash = |clash: &_| module.hasher.hash_one(found.clash_key(clash));
+                    clashing.insert_unique(hash, (f, at32), rehash);
                 }
             }
             f as usize
@@ -2175,14 +2183,9 @@ impl<'a> Module<'a> {
     /// computation and then number, the last given of a number kept (as
     /// [`Parameters::finish`]).
     fn arrange_parameters(&mut self, mut parameters: Vec<(u32, u32, u32)>) {
-        // A stable sort keeps those of one number in the order given.
-        parameters.sort_by_key(|&(at, number, _)| (at, number));
+        last_of_each(&mut parameters, |&(at, number, _)| (at, number));
         let mut list = Vec::with_capacity(parameters.len());
-        for (k, &(at, number, entry)) in parameters.iter().enumerate() {
-            let next = parameters.get(k + 1);
-            if next.is_some_and(|&(a, n, _)| (a, n) == (at, number)) {
-                continue;
-            }
+        for (at, number, entry) in parameters {
             let c = &mut self.computations[at as usize];
             if c.parameters.1 == 0 {
                 c.parameters.0 = list.len() as u32;

@@ -4298,9 +4298,11 @@ fn long_tuples_refused_late_are_read_a_shape_at_a_time() {
 /// `diff`, which matches instructions by their operands and callees, gathers them as
 /// [`xla_shape::text::module::Names`] (one text and four bytes a name): each module
 /// compared with itself, the text in 60 MB with the conditional of 1,000,000 callees
-/// (4 MB) too, the proto in 80 MB. As a string each, the text needed 250 MB, the
+/// (4 MB) too, the proto in 60 MB. As a string each, the text needed 250 MB, the
 /// conditional 150 MB and the proto more than 400 MB; copied into each instruction
-/// handed on (clones of `Names` now share them), the proto needed more than 80 MB.
+/// handed on (clones of `Names` now share them), the proto needed more than 80 MB;
+/// named in full at each repeat of its one id, it needed 75 MB, and some 220 MB when
+/// that names `parameter.123456` (now 60 MB for both).
 #[test]
 fn instructions_of_millions_of_operands_are_listed_and_compared_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
@@ -4357,21 +4359,44 @@ fn instructions_of_millions_of_operands_are_listed_and_compared_in_bounded_memor
         }
         out
     };
-    let mut computation = field(1, b"main");
-    computation.extend(field(2, &instruction(b"p", b"parameter", 1, 0)));
-    computation.extend(field(2, &instruction(b"c", b"custom-call", 2, 5_000_000)));
-    let mut proto = field(1, b"m");
-    proto.extend(field(2, b"main"));
-    proto.extend(field(3, &computation));
+    let module = |parameter: &[u8]| {
+        let mut computation = field(1, b"main");
+        computation.extend(field(2, &instruction(parameter, b"parameter", 1, 0)));
+        computation.extend(field(2, &instruction(b"c", b"custom-call", 2, 5_000_000)));
+        let mut proto = field(1, b"m");
+        proto.extend(field(2, b"main"));
+        proto.extend(field(3, &computation));
+        proto
+    };
     let path = dir.path().join("m.hlo.pb");
-    std::fs::write(&path, &proto).unwrap();
+    std::fs::write(&path, module(b"p")).unwrap();
     let path = path.to_str().unwrap();
     let listed = String::from_utf8(limited_exit(60_000, &format!("shapes {path}"), 0)).unwrap();
     assert_eq!(
         listed,
         format!("{path}: ENTRY main/p: f32[8]{{0}}\n{path}: ENTRY main/c: f32[8]{{0}}\n")
     );
-    limited_exit(80_000, &format!("diff {path} {path}"), 0);
+    limited_exit(60_000, &format!("diff {path} {path}"), 0);
+    // Each repeat of an id is held as which name it repeats, however long the name:
+    // named in full each time, 5,000,000 repeats of `parameter.123456` took some 210
+    // MB against themselves.
+    let long = dir.path().join("long.hlo.pb");
+    std::fs::write(&long, module(b"parameter.123456")).unwrap();
+    let long = long.to_str().unwrap();
+    limited_exit(60_000, &format!("diff {long} {long}"), 0);
+    // Against the same with the parameter renumbered: matched by position, and the
+    // instruction that takes it 5,000,000 times is the same.
+    let renumbered = dir.path().join("renumbered.hlo.pb");
+    std::fs::write(&renumbered, module(b"parameter.123457")).unwrap();
+    let renumbered = renumbered.to_str().unwrap();
+    let report = limited_exit(60_000, &format!("diff {long} {renumbered}"), 0);
+    assert_eq!(
+        String::from_utf8(report).unwrap(),
+        format!(
+            "{renumbered}: note: matched instruction main/parameter.123456 with \
+             parameter.123457 by position among same-stem, same-opcode names\n"
+        )
+    );
 }
 
 /// A long program shape of array parts is listed a part at a time, each entry handed on

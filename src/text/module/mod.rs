@@ -876,7 +876,7 @@ fn walk_proto_by(
         on_problem,
         summary: Summary::default(),
         long_at,
-        computations: HashMap::new(),
+        computations: IdNames::default(),
     };
     if walk.on_instruction.is_some() {
         walk.computations = computation_names(module);
@@ -913,14 +913,77 @@ struct ProtoWalk<'s> {
     long_at: usize,
     /// Each computation's name (its bytes) by id, to name the computations
     /// instructions call (only with `on_instruction`).
-    computations: HashMap<u64, &'s [u8]>,
+    computations: IdNames<'s>,
+}
+
+/// Names ids as one instruction's ids are read: each id's name (its bytes) by id,
+/// and where the instruction last gave it, so that an id given again is held as
+/// which name it repeats ([`Names::push_again`]): a byte or a few, where an
+/// instruction of millions of repeats of a one-byte id took the name's bytes and four
+/// more for each.
+#[derive(Default)]
+struct IdNames<'b> {
+    by_id: HashMap<u64, Named<'b>>,
+    /// The instruction being named, counted from 1 ([`IdNames::next`]); [`IdNames::OUT`]
+    /// once the count runs out, when no name is given again.
+    instruction: u32,
+}
+
+/// An id's name, and where it was last given.
+struct Named<'b> {
+    name: &'b [u8],
+    /// The instruction ([`IdNames::instruction`]) that last gave it (0: none).
+    instruction: u32,
+    /// Where in that instruction's names.
+    at: u32,
+}
+
+impl<'b> IdNames<'b> {
+    /// Names id `id` `name` (the last given of an id is kept, as protobuf reads them).
+    fn insert(&mut self, id: u64, name: &'b [u8]) {
+        let named = Named {
+            name,
+            instruction: 0,
+            at: 0,
+        };
+        self.by_id.insert(id, named);
+    }
+
+    /// The count of instructions once it runs out (no input under 8 GiB has so many).
+    const OUT: u32 = u32::MAX;
+
+    /// Starts on the next instruction's ids.
+    fn next(&mut self) {
+        self.instruction = self.instruction.saturating_add(1);
+    }
+
+    /// Adds the name of `id` to `names`, the current instruction's (none for an id
+    /// that names nothing).
+    fn name(&mut self, id: u64, names: &mut Names) {
+        let Some(named) = self.by_id.get_mut(&id) else {
+            return;
+        };
+        let current = self.instruction;
+        if current != Self::OUT
+            && named.instruction == current
+            && names.push_again(named.at as usize)
+        {
+            return;
+        }
+        let at = names.len();
+        if names.push(&String::from_utf8_lossy(named.name)) {
+            if let Ok(at) = u32::try_from(at) {
+                (named.instruction, named.at) = (current, at);
+            }
+        }
+    }
 }
 
 /// Each computation's name (its bytes) by its id, of the computations of `module`
 /// that have a name (the last given of each, as protobuf reads them; an id not given
 /// is 0); a computation whose fields do not read is left out (the walk reports it).
-fn computation_names(module: &[u8]) -> HashMap<u64, &[u8]> {
-    let mut names = HashMap::new();
+fn computation_names(module: &[u8]) -> IdNames<'_> {
+    let mut names = IdNames::default();
     for field in fields(module) {
         let Ok((3, Value::Bytes(computation))) = field else {
             continue;
@@ -1072,7 +1135,7 @@ impl ProtoWalk<'_> {
         // Each id's instruction name (its bytes in the message), to name operands once
         // all are read; the instructions are read again then, so that a computation of
         // many instructions is not held decoded.
-        let mut names: HashMap<u64, &[u8]> = HashMap::new();
+        let mut names = IdNames::default();
         let mut instruction_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
@@ -1112,19 +1175,13 @@ impl ProtoWalk<'_> {
             // computation, or no computation, is left out).
             operands.clear();
             calls.clear();
+            names.next();
+            self.computations.next();
             let mut tuple_index = 0;
-            let mut name_id = |field: u64, id: u64| {
-                let (names, of) = match field {
-                    13 => {
-                        tuple_index = id;
-                        return;
-                    }
-                    36 => (&names, &mut operands),
-                    _ => (&self.computations, &mut calls),
-                };
-                if let Some(name) = names.get(&id) {
-                    of.push(&String::from_utf8_lossy(name));
-                }
+            let mut name_id = |field: u64, id: u64| match field {
+                13 => tuple_index = id,
+                36 => names.name(id, &mut operands),
+                _ => self.computations.name(id, &mut calls),
             };
             // Read once already, without error; its path is made only for one.
             let (name, opcode, _) = instruction_fields(value, Some(&mut name_id)).map_err(|e| {

@@ -1,8 +1,9 @@
 //! `.npy` files (numpy's array format) for the logical array of a shape: written with
-//! the header NumPy's `np.save` writes, byte for byte; read with the `npyz` crate, after
-//! a check in one pass that the header has the form NumPy writes for a plain dtype (the
-//! reader's time grows with the nesting of a header's brackets, and it allocates a
-//! header's length before reading it).
+//! the header NumPy's `np.save` writes, byte for byte; read as NumPy reads a plain
+//! dtype's header, in one pass (the `npyz` crate's reader took time that grew with the
+//! nesting of a header's brackets, allocated a header's length before reading it, and
+//! refused headers NumPy reads: Python 2's `3L`, a line break inside the dict), with
+//! `npyz`'s dtype strings.
 //!
 //! # Dtypes
 //!
@@ -28,7 +29,7 @@
 use std::fmt;
 use std::io::Cursor;
 
-use npyz::{DType, NpyHeader, Order, TypeChar};
+use npyz::{NpyHeader, Order, TypeChar, TypeStr};
 
 use super::{column_major, row_major, shape_text, Relayout, RelayoutError};
 use crate::primitive::PrimitiveType;
@@ -279,43 +280,39 @@ fn numpy_header(descr: &str, dims: &[u64]) -> Vec<u8> {
 pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
     let t = shape.element_type();
     let descr = dtype_descr(t).ok_or_else(|| unsupported(shape))?;
-    // A header of another rank is refused before the reader builds its tree (some
-    // 500 bytes a dimension: a 1 MB header of 330,000 took 182 MB).
-    if let Some(got) = header_dims(npy)? {
-        if got.len() != shape.dimensions().len() {
-            return Err(NpyError::Dimensions {
-                shape: shape_text(shape),
-                expected: shape
-                    .dimensions()
-                    .iter()
-                    .map(|d| d.bound().unwrap_or(0))
-                    .collect(),
-                got,
-            });
-        }
+    let Some(header) = read_header(npy)? else {
+        // No magic, or a format version NumPy does not write: the reader's words.
+        let said = match NpyHeader::from_reader(&mut Cursor::new(npy)) {
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                format!("the file ends inside its header ({} bytes)", npy.len())
+            }
+            Err(e) => concise(&e.to_string()),
+            Ok(_) => "not a format version NumPy reads".to_string(),
+        };
+        return Err(NpyError::Format(said));
+    };
+    // A header of another rank is refused before anything is built for it.
+    if header.dims.len() != shape.dimensions().len() {
+        return Err(NpyError::Dimensions {
+            shape: shape_text(shape),
+            expected: shape
+                .dimensions()
+                .iter()
+                .map(|d| d.bound().unwrap_or(0))
+                .collect(),
+            got: header.dims,
+        });
     }
-    let mut cursor = Cursor::new(npy);
-    let header = NpyHeader::from_reader(&mut cursor).map_err(|e| {
-        NpyError::Format(if e.kind() == std::io::ErrorKind::UnexpectedEof {
-            // The reader's own words: "failed to fill whole buffer".
-            format!("the file ends inside its header ({} bytes)", npy.len())
-        } else {
-            concise(&e.to_string())
-        })
-    })?;
-    let data = npy.get(cursor.position() as usize..).unwrap_or(&[]);
+    let data = npy.get(header.data_at..).unwrap_or(&[]);
 
     // The dtype: the one written, another byte order, or an accepted alternative.
-    let got = match header.dtype() {
-        DType::Plain(ts) => ts,
-        other => {
-            return Err(NpyError::Dtype {
-                shape: shape_text(shape),
-                expected: descr.to_string(),
-                got: other.descr(),
-            })
-        }
-    };
+    let got: TypeStr = std::str::from_utf8(header.descr)
+        .map_err(|e| e.to_string())
+        .and_then(|d| {
+            d.parse()
+                .map_err(|e: npyz::ParseTypeStrError| e.to_string())
+        })
+        .map_err(|e| NpyError::Format(concise(&format!("invalid type string: {e}"))))?;
     let got_text = got.to_string();
     let body = got_text.get(1..).unwrap_or("");
     let own = descr.get(1..).unwrap_or("");
@@ -333,17 +330,21 @@ pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
         });
     }
 
-    let logical = match header.order() {
+    let order = match header.fortran {
+        true => Order::Fortran,
+        false => Order::C,
+    };
+    let logical = match order {
         Order::C => row_major(shape),
         Order::Fortran => column_major(shape),
     };
     let relayout = Relayout::new(&logical, shape)?;
     let dims = relayout.source_plan().dimensions().to_vec();
-    if header.shape() != dims.as_slice() {
+    if header.dims != dims {
         return Err(NpyError::Dimensions {
             shape: shape_text(shape),
             expected: dims,
-            got: header.shape().to_vec(),
+            got: header.dims,
         });
     }
     let expected = relayout.source_bytes() as u64;
@@ -371,26 +372,38 @@ pub fn from_npy(shape: &ArrayShape, npy: &[u8]) -> Result<Vec<u8>, NpyError> {
     } else {
         data
     };
-    check_values(t, data, &dims, header.order())?;
+    check_values(t, data, &dims, order)?;
     Ok(relayout.to_vec(data)?)
 }
 
-/// Refuses a header whose length, as the file's first bytes give it, runs past the
-/// file's end (the reader allocates that length before it reads, and a 13-byte file
-/// that said 4 GiB aborted, or took 4 GiB of address space), and one that is not what
-/// NumPy writes for a plain dtype ([`plain_header`]): its dimensions, when it is one.
-/// Anything else is left for the reader to say (`None`).
-fn header_dims(npy: &[u8]) -> Result<Option<Vec<u64>>, NpyError> {
-    if !npy.starts_with(b"\x93NUMPY") {
+/// An `.npy` file's header, as NumPy reads it ([`read_header`]).
+struct Header<'a> {
+    /// The dtype's string, between its quotes.
+    descr: &'a [u8],
+    fortran: bool,
+    dims: Vec<u64>,
+    /// Where the data starts.
+    data_at: usize,
+}
+
+/// Reads the header of a file with NumPy's magic and a format version it reads (1.0,
+/// 2.0 or 3.0; `None` for anything else, left for the reader to say). A header whose
+/// length runs past the file's end is refused (the reader allocated that length before
+/// it read, and a 13-byte file that said 4 GiB aborted, or took 4 GiB of address
+/// space), as is one that is not the dict NumPy reads for a plain dtype
+/// ([`plain_header`]).
+fn read_header(npy: &[u8]) -> Result<Option<Header<'_>>, NpyError> {
+    if !npy.starts_with(b"\x93NUMPY") || npy.get(7) != Some(&0) {
         return Ok(None);
     }
-    let (said, start) = match npy.get(6) {
-        Some(1) => (
+    let version = npy[6];
+    let (said, start) = match version {
+        1 => (
             npy.get(8..10)
                 .map(|b| u64::from(u16::from_le_bytes([b[0], b[1]]))),
             10,
         ),
-        Some(2 | 3) => (
+        2 | 3 => (
             npy.get(8..12)
                 .map(|b| u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))),
             12,
@@ -398,7 +411,10 @@ fn header_dims(npy: &[u8]) -> Result<Option<Vec<u64>>, NpyError> {
         _ => return Ok(None),
     };
     let Some(said) = said else {
-        return Ok(None);
+        return Err(NpyError::Format(format!(
+            "the file ends inside its header ({} bytes)",
+            npy.len()
+        )));
     };
     let there = npy.len().saturating_sub(start) as u64;
     if said > there {
@@ -407,27 +423,39 @@ fn header_dims(npy: &[u8]) -> Result<Option<Vec<u64>>, NpyError> {
             npy.len()
         )));
     }
-    let header = &npy[start..start + said as usize];
-    plain_header(header).map(Some).map_err(|why| {
+    let data_at = start + said as usize;
+    // Python 2's `3L` dimensions: NumPy reads them in format versions 1.0 and 2.0.
+    let long_ints = version < 3;
+    let (descr, fortran, dims) = plain_header(&npy[start..data_at], long_ints).map_err(|why| {
         NpyError::Format(format!(
             "the header is not the dict of 'descr', 'fortran_order' and 'shape' that NumPy writes for a plain dtype: {why}"
         ))
-    })
+    })?;
+    Ok(Some(Header {
+        descr,
+        fortran,
+        dims,
+        data_at,
+    }))
 }
 
-/// Checks a header's Python literal, in one pass, against what NumPy writes for a
+/// Reads a header's Python literal, in one pass, as NumPy reads what it writes for a
 /// plain dtype: a dict of `'descr'` (a string), `'fortran_order'` (`True` or `False`)
-/// and `'shape'` (a tuple of integers), each once, in any order. Only such a header
-/// goes on to the reader, whose time grows some three times with each level of
-/// brackets (a 150-byte header of `{` 14 deep took 14 s, of `[` 21 deep 60 s) and
-/// with each group of them (3,000 groups of `{` 6 deep, 42 KB, took 9.5 s).
-fn plain_header(header: &[u8]) -> Result<Vec<u64>, String> {
+/// and `'shape'` (a tuple of integers whose non-zero ones multiply within 64 bits), in
+/// any order, the last given of a key kept (as Python's dict literal keeps it), with
+/// blanks, line breaks and comments between any two of its parts; with `long_ints`,
+/// an integer may end in Python 2's `L`. Its descr, order and dimensions.
+///
+/// Nothing else is read: a header of brackets nested deep took the `npyz` reader time
+/// that grew some three times a level (a 150-byte header of `{` 14 deep took 14 s, of
+/// `[` 21 deep 60 s), and 3,000 groups of `{` 6 deep (42 KB) 9.5 s.
+fn plain_header(header: &[u8], long_ints: bool) -> Result<(&[u8], bool, Vec<u64>), String> {
     const KEYS: [&str; 3] = ["descr", "fortran_order", "shape"];
     let mut at = HeaderAt::new(header);
     at.blank();
     at.expect(b'{')?;
     let mut seen = [false; 3];
-    let mut dims = Vec::new();
+    let (mut descr, mut fortran, mut dims): (&[u8], _, _) = (&[], false, Vec::new());
     loop {
         at.blank();
         if at.take(b'}') {
@@ -443,9 +471,7 @@ fn plain_header(header: &[u8]) -> Result<Vec<u64>, String> {
                     String::from_utf8_lossy(key).escape_default()
                 )
             })?;
-        if std::mem::replace(&mut seen[place], true) {
-            return Err(format!("a second key '{}'", KEYS[place]));
-        }
+        seen[place] = true;
         at.blank();
         at.expect(b':')?;
         at.blank();
@@ -455,13 +481,15 @@ fn plain_header(header: &[u8]) -> Result<Vec<u64>, String> {
                     "'descr' is a structured dtype (a list); this tool reads plain dtypes".into(),
                 )
             }
-            0 => drop(at.string()?),
+            0 => descr = at.string()?,
             1 => {
-                if !(at.word(b"True") || at.word(b"False")) {
-                    return Err(at.unexpected("True or False"));
+                fortran = match () {
+                    _ if at.word(b"True") => true,
+                    _ if at.word(b"False") => false,
+                    _ => return Err(at.unexpected("True or False")),
                 }
             }
-            _ => dims = at.tuple()?,
+            _ => dims = at.tuple(long_ints)?,
         }
         at.blank();
         if !at.take(b',') {
@@ -476,7 +504,7 @@ fn plain_header(header: &[u8]) -> Result<Vec<u64>, String> {
     }
     match seen.iter().position(|&seen| !seen) {
         Some(place) => Err(format!("no key '{}'", KEYS[place])),
-        None => Ok(dims),
+        None => Ok((descr, fortran, dims)),
     }
 }
 
@@ -499,9 +527,22 @@ impl<'a> HeaderAt<'a> {
         &self.bytes[self.at..]
     }
 
+    /// Skips blanks, line breaks, comments (`#` to the line's end) and a `\\` that
+    /// ends a line, as Python's tokenizer does between a literal's parts.
     fn blank(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
+        loop {
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\n' | b'\r' | b'\x0c') => self.at += 1,
+                Some(b'#') => {
+                    while !matches!(self.peek(), None | Some(b'\n' | b'\r')) {
+                        self.at += 1;
+                    }
+                }
+                Some(b'\\') if matches!(self.bytes.get(self.at + 1), Some(b'\n' | b'\r')) => {
+                    self.at += 1;
+                }
+                _ => return,
+            }
         }
     }
 
@@ -536,19 +577,22 @@ impl<'a> HeaderAt<'a> {
         format!("{saw} at byte {} where {wanted} belongs", self.at)
     }
 
-    /// A quoted string (`'` or `"`, `\\` escaping the next byte) on one line: its bytes
-    /// between the quotes.
+    /// A quoted string (`'` or `"`, after a `u` or `U` if any, `\\` escaping the next
+    /// byte) on one line: its bytes between the quotes.
     fn string(&mut self) -> Result<&'a [u8], String> {
-        let quote = match self.peek() {
-            Some(q @ (b'\'' | b'"')) => q,
+        let prefixed = matches!(self.peek(), Some(b'u' | b'U'))
+            && matches!(self.bytes.get(self.at + 1), Some(b'\'' | b'"'));
+        let opens = self.at + usize::from(prefixed);
+        let quote = match self.bytes.get(opens) {
+            Some(&q @ (b'\'' | b'"')) => q,
             _ => return Err(self.unexpected("a string")),
         };
-        let begin = self.at + 1;
+        let begin = opens + 1;
         let mut i = begin;
         while let Some(&b) = self.bytes.get(i) {
             match b {
                 b'\\' => i += 2,
-                b'\n' => break,
+                b'\n' | b'\r' => break,
                 b if b == quote => {
                     self.at = i + 1;
                     return Ok(&self.bytes[begin..i]);
@@ -560,9 +604,10 @@ impl<'a> HeaderAt<'a> {
     }
 
     /// A tuple of integers, `()`, `(3,)`, `(2, 3)` or `(2, 3,)`, the product of whose
-    /// non-zero ones fits 64 bits (the reader multiplies them unchecked, from either
-    /// end: a debug build panicked).
-    fn tuple(&mut self) -> Result<Vec<u64>, String> {
+    /// non-zero ones fits 64 bits (the data's length is their product). Integers are
+    /// written as Python reads them: decimal digits, `_` between two, no leading zero
+    /// but in zero itself; with `long_ints`, Python 2's `L` may follow one.
+    fn tuple(&mut self, long_ints: bool) -> Result<Vec<u64>, String> {
         self.expect(b'(')?;
         let mut product = Some(1u64);
         let mut dims = Vec::new();
@@ -571,23 +616,21 @@ impl<'a> HeaderAt<'a> {
             if self.take(b')') {
                 break;
             }
-            let digits = self
-                .rest()
-                .iter()
-                .take_while(|b| b.is_ascii_digit())
-                .count();
-            if digits == 0 {
-                return Err(self.unexpected("a dimension"));
+            let dimension = self.integer()?;
+            if long_ints {
+                let before = self.at;
+                self.blank();
+                let next = self.bytes.get(self.at + 1);
+                let alone = !next.is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_');
+                if !(self.peek() == Some(b'L') && alone && self.take(b'L')) {
+                    self.at = before;
+                }
             }
-            let dimension = self.rest()[..digits].iter().try_fold(0u64, |n, &d| {
-                n.checked_mul(10)?.checked_add(u64::from(d - b'0'))
-            });
-            // Zeros left out: the reader multiplies from either end, before a zero.
+            // Zeros left out: the data of any other dimensions is empty.
             product = product
                 .zip(dimension)
                 .and_then(|(p, d)| p.checked_mul(d.max(1)));
             dims.push(dimension.unwrap_or(u64::MAX));
-            self.at += digits;
             self.blank();
             if !self.take(b',') {
                 self.blank();
@@ -599,6 +642,50 @@ impl<'a> HeaderAt<'a> {
             Some(_) => Ok(dims),
             None => Err("its dimensions multiply past 64 bits".into()),
         }
+    }
+
+    /// A non-negative integer as Python writes it (decimal, or after `0x`, `0o` or
+    /// `0b`; `_` before a digit but the first decimal one): its value, `None` past 64
+    /// bits.
+    fn integer(&mut self) -> Result<Option<u64>, String> {
+        let start = self.at;
+        let radix = match (self.peek(), self.bytes.get(self.at + 1)) {
+            (Some(b'0'), Some(b'x' | b'X')) => 16,
+            (Some(b'0'), Some(b'o' | b'O')) => 8,
+            (Some(b'0'), Some(b'b' | b'B')) => 2,
+            _ => 10,
+        };
+        if radix != 10 {
+            self.at += 2;
+        }
+        let (mut value, mut digits) = (Some(0u64), 0usize);
+        loop {
+            let underscore = self.peek() == Some(b'_') && (digits > 0 || radix != 10);
+            let at = self.at + usize::from(underscore);
+            let Some(digit) = self.bytes.get(at).and_then(|&b| char::from(b).to_digit(radix)) else {
+                break;
+            };
+            value = value
+                .and_then(|n| n.checked_mul(u64::from(radix)))
+                .and_then(|n| n.checked_add(u64::from(digit)));
+            digits += 1;
+            self.at = at + 1;
+        }
+        if digits == 0 {
+            self.at = start;
+            return Err(self.unexpected("a dimension"));
+        }
+        // Python reads `00` but not `03`.
+        if radix == 10 && self.bytes[start] == b'0' && value != Some(0) {
+            return Err(format!(
+                "a dimension at byte {start} with a leading zero, which Python does not read"
+            ));
+        }
+        // Python 2's `L` is for the caller to take.
+        if matches!(self.peek(), Some(b) if b.is_ascii_alphabetic() && b != b'L') {
+            return Err(self.unexpected("a dimension's end"));
+        }
+        Ok(value)
     }
 }
 

@@ -187,3 +187,83 @@ fn literal_shapes_are_listed_as_from_xlas_module() {
     }
     assert!(compared >= 3, "only {compared} probes with literal shapes");
 }
+
+/// The module proto walk names each instruction's operands and callees as the text
+/// scan reads them from the same module's text, in order, repeats too (an id given
+/// again is held as which name it repeats): every module proto in `fixtures/` that XLA
+/// wrote beside its text (`X.hlo.pb` and `X.hlo.txt` or `X.txt`).
+#[test]
+fn proto_operands_and_callees_are_named_as_the_text_names_them() {
+    type Seen = std::collections::BTreeMap<(String, String), (String, Vec<String>, Vec<String>)>;
+    fn keep(seen: &mut Seen, site: &module::InstructionSite<'_>) {
+        let key = (
+            site.computation.unwrap_or("").to_string(),
+            site.name.to_string(),
+        );
+        let value = (
+            site.opcode.to_string(),
+            site.operands.to_vec(),
+            site.calls.to_vec(),
+        );
+        assert!(seen.insert(key, value).is_none(), "{} twice", site.name);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let mut protos = Vec::new();
+    let mut dirs = vec![root];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            match path.to_str() {
+                _ if path.is_dir() => dirs.push(path),
+                Some(p) if p.ends_with(".hlo.pb") => protos.push(path),
+                _ => {}
+            }
+        }
+    }
+    let (mut pairs, mut repeats) = (0, 0);
+    for proto in protos {
+        let stem = proto
+            .to_str()
+            .unwrap()
+            .trim_end_matches(".hlo.pb")
+            .to_string();
+        let Some(text) = [format!("{stem}.hlo.txt"), format!("{stem}.txt")]
+            .into_iter()
+            .find(|t| Path::new(t).is_file())
+        else {
+            continue;
+        };
+        let (mut from_proto, mut from_text) = (Seen::new(), Seen::new());
+        let bytes = std::fs::read(&proto).unwrap();
+        module::walk_proto(
+            &bytes,
+            &mut |_, _| {},
+            &mut |site| keep(&mut from_proto, site),
+            &mut |f| panic!("{}: {f:?}", proto.display()),
+        )
+        .unwrap();
+        let reader = std::io::BufReader::new(std::fs::File::open(&text).unwrap());
+        module::scan_text_instructions(
+            reader,
+            &mut |_, _| {},
+            &mut |site| keep(&mut from_text, site),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(!from_proto.is_empty(), "{text}");
+        assert_eq!(from_proto, from_text, "{text}");
+        pairs += 1;
+        repeats += from_proto
+            .values()
+            .filter(|(_, operands, _)| {
+                operands
+                    .iter()
+                    .collect::<std::collections::HashSet<_>>()
+                    .len()
+                    < operands.len()
+            })
+            .count();
+    }
+    assert_eq!(pairs, 30);
+    assert!(repeats > 0, "no instruction gives an operand twice");
+}

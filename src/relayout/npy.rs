@@ -662,7 +662,11 @@ impl<'a> HeaderAt<'a> {
         loop {
             let underscore = self.peek() == Some(b'_') && (digits > 0 || radix != 10);
             let at = self.at + usize::from(underscore);
-            let Some(digit) = self.bytes.get(at).and_then(|&b| char::from(b).to_digit(radix)) else {
+            let Some(digit) = self
+                .bytes
+                .get(at)
+                .and_then(|&b| char::from(b).to_digit(radix))
+            else {
                 break;
             };
             value = value

@@ -18,7 +18,6 @@
 //!   `computations[1].instructions[4].shape.layout.minor_to_major`.
 
 use crate::message::ProgramPart;
-use std::collections::HashMap;
 use std::io::BufRead;
 
 use crate::error::{Issue, Report, Severity};
@@ -916,21 +915,26 @@ struct ProtoWalk<'s> {
     computations: IdNames<'s>,
 }
 
-/// Names ids as one instruction's ids are read: each id's name (its bytes) by id,
-/// and where the instruction last gave it, so that an id given again is held as
-/// which name it repeats ([`Names::push_again`]): a byte or a few, where an
-/// instruction of millions of repeats of a one-byte id took the name's bytes and four
-/// more for each.
+/// Names ids as one instruction's ids are read: each id's name (its bytes), and where
+/// the instruction last gave it, so that an id given again is held as which name it
+/// repeats ([`Names::push_again`]): a byte or a few, where an instruction of millions
+/// of repeats of a one-byte id took the name's bytes and four more for each.
+///
+/// The ids are a list sorted once all are in ([`IdNames::finish`]), 32 bytes an id: a
+/// map of ids to names took some 50 at the size it had grown to (a computation of a
+/// million instructions, 50 MB a side in `diff`).
 #[derive(Default)]
 struct IdNames<'b> {
-    by_id: HashMap<u64, Named<'b>>,
+    named: Vec<Named<'b>>,
     /// The instruction being named, counted from 1 ([`IdNames::next`]); [`IdNames::OUT`]
     /// once the count runs out, when no name is given again.
     instruction: u32,
 }
 
-/// An id's name, and where it was last given.
+/// An id, its name, and where it was last given.
+#[derive(Clone, Copy)]
 struct Named<'b> {
+    id: u64,
     name: &'b [u8],
     /// The instruction ([`IdNames::instruction`]) that last gave it (0: none).
     instruction: u32,
@@ -939,18 +943,45 @@ struct Named<'b> {
 }
 
 impl<'b> IdNames<'b> {
-    /// Names id `id` `name` (the last given of an id is kept, as protobuf reads them).
+    /// The count of instructions once it runs out (no input under 8 GiB has so many).
+    const OUT: u32 = u32::MAX;
+
+    /// No names, with room for `count`.
+    fn with_capacity(count: usize) -> Self {
+        IdNames {
+            named: Vec::with_capacity(count),
+            instruction: 0,
+        }
+    }
+
+    /// Names id `id` `name`.
     fn insert(&mut self, id: u64, name: &'b [u8]) {
-        let named = Named {
+        self.named.push(Named {
+            id,
             name,
             instruction: 0,
             at: 0,
-        };
-        self.by_id.insert(id, named);
+        });
     }
 
-    /// The count of instructions once it runs out (no input under 8 GiB has so many).
-    const OUT: u32 = u32::MAX;
+    /// Sorts the ids once all are in, the last name given of an id kept (as protobuf
+    /// reads them, and a map's insert keeps).
+    fn finish(&mut self) {
+        // A stable sort keeps those of one id in the order given; of two alike side by
+        // side, the later takes the earlier's place. XLA gives them in order, and the
+        // sort's room (half as much again) is then not taken.
+        if !self.named.is_sorted_by_key(|named| named.id) {
+            self.named.sort_by_key(|named| named.id);
+        }
+        self.named.dedup_by(|later, kept| {
+            let same = later.id == kept.id;
+            if same {
+                *kept = *later;
+            }
+            same
+        });
+        self.named.shrink_to_fit();
+    }
 
     /// Starts on the next instruction's ids.
     fn next(&mut self) {
@@ -958,11 +989,12 @@ impl<'b> IdNames<'b> {
     }
 
     /// Adds the name of `id` to `names`, the current instruction's (none for an id
-    /// that names nothing).
+    /// that names nothing), once [`IdNames::finish`]ed.
     fn name(&mut self, id: u64, names: &mut Names) {
-        let Some(named) = self.by_id.get_mut(&id) else {
+        let Ok(k) = self.named.binary_search_by_key(&id, |named| named.id) else {
             return;
         };
+        let named = &mut self.named[k];
         let current = self.instruction;
         if current != Self::OUT
             && named.instruction == current
@@ -979,11 +1011,20 @@ impl<'b> IdNames<'b> {
     }
 }
 
+/// How many length-delimited fields `number` `message` holds, of those that read
+/// before any that does not.
+fn count_bytes_fields(message: &[u8], number: u64) -> usize {
+    fields(message)
+        .map_while(Result::ok)
+        .filter(|(n, value)| *n == number && matches!(value, Value::Bytes(_)))
+        .count()
+}
+
 /// Each computation's name (its bytes) by its id, of the computations of `module`
 /// that have a name (the last given of each, as protobuf reads them; an id not given
 /// is 0); a computation whose fields do not read is left out (the walk reports it).
 fn computation_names(module: &[u8]) -> IdNames<'_> {
-    let mut names = IdNames::default();
+    let mut names = IdNames::with_capacity(count_bytes_fields(module, 3));
     for field in fields(module) {
         let Ok((3, Value::Bytes(computation))) = field else {
             continue;
@@ -1006,6 +1047,7 @@ fn computation_names(module: &[u8]) -> IdNames<'_> {
             names.insert(id.unwrap_or(0), name);
         }
     }
+    names.finish();
     names
 }
 
@@ -1135,7 +1177,10 @@ impl ProtoWalk<'_> {
         // Each id's instruction name (its bytes in the message), to name operands once
         // all are read; the instructions are read again then, so that a computation of
         // many instructions is not held decoded.
-        let mut names = IdNames::default();
+        let mut names = match self.on_instruction {
+            Some(_) => IdNames::with_capacity(count_bytes_fields(bytes, 2)),
+            None => IdNames::default(),
+        };
         let mut instruction_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
@@ -1164,6 +1209,7 @@ impl ProtoWalk<'_> {
         let Some(on_instruction) = self.on_instruction.as_mut() else {
             return Ok(());
         };
+        names.finish();
         let (mut operands, mut calls) = (Names::new(), Names::new());
         let mut instruction_index = 0;
         for field in fields(bytes) {
@@ -1751,4 +1797,46 @@ pub fn validate_proto(shape: &ShapeProto) -> Report {
     crate::validate::validate_shape_with(shape, crate::validate::Options::proto())
         .into_parts()
         .1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ids given in any order are found once sorted, the last name given of an id
+    /// kept; an id given again in one instruction is held as a repeat, and in the next
+    /// instruction named afresh; an id that names nothing is left out.
+    #[test]
+    fn ids_are_named_the_last_name_given_and_repeats_held_as_repeats() {
+        let mut ids = IdNames::with_capacity(4);
+        for (id, name) in [(5, "a"), (3, "b"), (5, "c"), (1, "d"), (3, "e")] {
+            ids.insert(id, name.as_bytes());
+        }
+        ids.finish();
+        let mut names = Names::new();
+        ids.next();
+        for id in [5, 3, 5, 9, 1, 3, 5] {
+            ids.name(id, &mut names);
+        }
+        assert_eq!(names.to_vec(), ["c", "e", "c", "d", "e", "c"]);
+        // Held as repeats: three stored names, whatever their count.
+        assert_eq!(names.stored_len(), 3);
+        let mut next = Names::new();
+        ids.next();
+        for id in [1, 1, 5] {
+            ids.name(id, &mut next);
+        }
+        assert_eq!(next.to_vec(), ["d", "d", "c"]);
+        // Past the count, every name is pushed in full.
+        ids.instruction = IdNames::OUT - 1;
+        ids.next();
+        let mut out = Names::new();
+        for id in [3, 3] {
+            ids.name(id, &mut out);
+        }
+        assert_eq!(
+            (out.to_vec(), out.stored_len()),
+            (vec!["e".into(), "e".into()], 2)
+        );
+    }
 }

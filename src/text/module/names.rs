@@ -206,6 +206,12 @@ impl Names {
         self.shared.as_ref().map_or(&[], |parts| &parts.ends)
     }
 
+    /// How many names are stored (a name given again is not).
+    #[cfg(test)]
+    pub(crate) fn stored_len(&self) -> usize {
+        self.ends().len()
+    }
+
     /// Which stored name each name is, once one is given again.
     fn order(&self) -> Option<&Order> {
         self.shared.as_ref().and_then(|parts| parts.order.as_ref())

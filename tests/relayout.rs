@@ -659,7 +659,10 @@ fn npy_headers_read_as_numpy_reads_them() {
             None => {
                 let said = got.expect_err(&format!("{header} (version {version}) reads"));
                 let said = said.to_string();
-                assert!(said.starts_with("not an .npy file this tool can read"), "{said}");
+                assert!(
+                    said.starts_with("not an .npy file this tool can read"),
+                    "{said}"
+                );
                 assert!(said.len() < 300, "{said}");
                 refused += 1;
             }

@@ -627,6 +627,23 @@ fn only_headers_of_numpys_form_reach_the_parser() {
     }
 }
 
+/// The JSON lines of `fixtures/{name}`.
+fn fixture_cases(name: &str) -> Vec<serde_json::Value> {
+    let path = format!("{}/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// The bytes of a hex string.
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
+}
+
 /// Headers written by hand, in forms Python reads and forms it does not, in format
 /// versions 1.0, 2.0 and 3.0 (`fixtures/npy_headers.jsonl`, `fixtures/generate_npy.py
 /// headers`): each reads as the array `np.load` made of it, or is refused where
@@ -638,16 +655,8 @@ fn only_headers_of_numpys_form_reach_the_parser() {
 /// prefixed integers, all of which NumPy reads.
 #[test]
 fn npy_headers_read_as_numpy_reads_them() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/npy_headers.jsonl");
-    let hex = |s: &str| -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    };
     let (mut read, mut refused) = (0, 0);
-    for line in std::fs::read_to_string(path).unwrap().lines() {
-        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+    for case in fixture_cases("npy_headers.jsonl") {
         let (text, header) = (case["shape"].as_str().unwrap(), &case["header"]);
         let version = &case["version"];
         let got = from_npy(&array(text), &hex(case["npy"].as_str().unwrap()));
@@ -677,16 +686,8 @@ fn npy_headers_read_as_numpy_reads_them() {
 /// `to_npy` writes, byte for byte.
 #[test]
 fn npy_files_numpy_writes_read_and_are_written_as_numpy_writes_them() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/npy_cases.jsonl");
-    let hex = |s: &str| -> Vec<u8> {
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
-    };
     let (mut read, mut written) = (0, 0);
-    for line in std::fs::read_to_string(path).unwrap().lines() {
-        let case: serde_json::Value = serde_json::from_str(line).unwrap();
+    for case in fixture_cases("npy_cases.jsonl") {
         let text = case["shape"].as_str().unwrap();
         let how = case["how"].as_str().unwrap();
         let (npy, data) = (

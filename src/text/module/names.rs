@@ -57,8 +57,30 @@ struct Order {
     len: usize,
 }
 
+impl Parts {
+    /// Stored name `k`.
+    #[inline]
+    fn name(&self, k: usize) -> Option<&str> {
+        let end = *self.ends.get(k)? as usize;
+        let start = match k {
+            0 => 0,
+            _ => self.ends[k - 1] as usize,
+        };
+        self.text.get(start..end)
+    }
+}
+
 impl Order {
     const STEP: usize = 32;
+
+    /// Which stored name name `i` is.
+    fn stored(&self, i: usize) -> Option<usize> {
+        if i >= self.len {
+            return None;
+        }
+        let mut at = self.start(i);
+        self.read(&mut at).map(|k| k as usize)
+    }
 
     /// Adds stored name `stored`; false (and nothing added) past 4 GiB of varints.
     fn push(&mut self, stored: u32) -> bool {
@@ -176,24 +198,14 @@ impl Names {
     /// Which stored name name `i` is.
     fn stored(&self, i: usize) -> Option<usize> {
         match self.order() {
-            Some(order) if i < order.len => {
-                let mut at = order.start(i);
-                order.read(&mut at).map(|k| k as usize)
-            }
-            Some(_) => None,
+            Some(order) => order.stored(i),
             None => (i < self.ends().len()).then_some(i),
         }
     }
 
     /// Stored name `k`.
     fn stored_name(&self, k: usize) -> Option<&str> {
-        let ends = self.ends();
-        let end = *ends.get(k)? as usize;
-        let start = match k {
-            0 => 0,
-            _ => ends[k - 1] as usize,
-        };
-        self.text().get(start..end)
+        self.shared.as_deref()?.name(k)
     }
 
     /// The text of every stored name, end to end.
@@ -236,8 +248,16 @@ impl Names {
     }
 
     /// Name `i` (0 is the first).
+    #[inline]
     pub fn get(&self, i: usize) -> Option<&str> {
-        self.stored_name(self.stored(i)?)
+        // Read through the parts once: `diff` reads every name it holds this way,
+        // many times as it sorts them.
+        let parts = self.shared.as_deref()?;
+        let k = match &parts.order {
+            None => i,
+            Some(order) => order.stored(i)?,
+        };
+        parts.name(k)
     }
 
     /// The names, in order.

@@ -21,6 +21,7 @@ pub mod proto;
 pub mod relayout;
 pub mod report;
 pub mod shape;
+mod sorted;
 pub mod spool;
 pub mod text;
 pub mod threads;

@@ -1835,7 +1835,7 @@ impl Parameters {
 
     /// Sorts them by number, the last given of a number kept.
     fn finish(&mut self) {
-        last_of_each(&mut self.0, |&(i, _)| i);
+        crate::sorted::last_of_each(&mut self.0, |&(i, _)| i);
         self.0.shrink_to_fit();
     }
 
@@ -1849,21 +1849,6 @@ impl Parameters {
     fn iter(&self) -> impl Iterator<Item = (usize, u32)> + '_ {
         self.0.iter().map(|&(i, entry)| (i as usize, entry))
     }
-}
-
-/// Sorts `list` by `key`, keeping of those with the same key the last given (as a
-/// map's insert would).
-fn last_of_each<T: Copy, K: Ord>(list: &mut Vec<T>, key: impl Fn(&T) -> K) {
-    // A stable sort keeps those of one key in the order given; of two alike side by
-    // side, the later takes the earlier's place.
-    list.sort_by_key(&key);
-    list.dedup_by(|later, kept| {
-        let same = key(later) == key(kept);
-        if same {
-            *kept = *later;
-        }
-        same
-    });
 }
 
 /// Parameters by number, in order: each its number and its entry.
@@ -2191,7 +2176,7 @@ impl<'a> Module<'a> {
     /// computation and then number, the last given of a number kept (as
     /// [`Parameters::finish`]).
     fn arrange_parameters(&mut self, mut parameters: Vec<(u32, u32, u32)>) {
-        last_of_each(&mut parameters, |&(at, number, _)| (at, number));
+        crate::sorted::last_of_each(&mut parameters, |&(at, number, _)| (at, number));
         let mut list = Vec::with_capacity(parameters.len());
         for (at, number, entry) in parameters {
             let c = &mut self.computations[at as usize];

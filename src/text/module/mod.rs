@@ -946,14 +946,6 @@ impl<'b> IdNames<'b> {
     /// The count of instructions once it runs out (no input under 8 GiB has so many).
     const OUT: u32 = u32::MAX;
 
-    /// No names, with room for `count`.
-    fn with_capacity(count: usize) -> Self {
-        IdNames {
-            named: Vec::with_capacity(count),
-            instruction: 0,
-        }
-    }
-
     /// Names id `id` `name`.
     fn insert(&mut self, id: u64, name: &'b [u8]) {
         self.named.push(Named {
@@ -967,19 +959,7 @@ impl<'b> IdNames<'b> {
     /// Sorts the ids once all are in, the last name given of an id kept (as protobuf
     /// reads them, and a map's insert keeps).
     fn finish(&mut self) {
-        // A stable sort keeps those of one id in the order given; of two alike side by
-        // side, the later takes the earlier's place. XLA gives them in order, and the
-        // sort's room (half as much again) is then not taken.
-        if !self.named.is_sorted_by_key(|named| named.id) {
-            self.named.sort_by_key(|named| named.id);
-        }
-        self.named.dedup_by(|later, kept| {
-            let same = later.id == kept.id;
-            if same {
-                *kept = *later;
-            }
-            same
-        });
+        crate::sorted::last_of_each(&mut self.named, |named| named.id);
         self.named.shrink_to_fit();
     }
 
@@ -1011,20 +991,11 @@ impl<'b> IdNames<'b> {
     }
 }
 
-/// How many length-delimited fields `number` `message` holds, of those that read
-/// before any that does not.
-fn count_bytes_fields(message: &[u8], number: u64) -> usize {
-    fields(message)
-        .map_while(Result::ok)
-        .filter(|(n, value)| *n == number && matches!(value, Value::Bytes(_)))
-        .count()
-}
-
 /// Each computation's name (its bytes) by its id, of the computations of `module`
 /// that have a name (the last given of each, as protobuf reads them; an id not given
 /// is 0); a computation whose fields do not read is left out (the walk reports it).
 fn computation_names(module: &[u8]) -> IdNames<'_> {
-    let mut names = IdNames::with_capacity(count_bytes_fields(module, 3));
+    let mut names = IdNames::default();
     for field in fields(module) {
         let Ok((3, Value::Bytes(computation))) = field else {
             continue;
@@ -1177,10 +1148,7 @@ impl ProtoWalk<'_> {
         // Each id's instruction name (its bytes in the message), to name operands once
         // all are read; the instructions are read again then, so that a computation of
         // many instructions is not held decoded.
-        let mut names = match self.on_instruction {
-            Some(_) => IdNames::with_capacity(count_bytes_fields(bytes, 2)),
-            None => IdNames::default(),
-        };
+        let mut names = IdNames::default();
         let mut instruction_index = 0;
         for field in fields(bytes) {
             let (number, value) = field.map_err(wire)?;
@@ -1808,7 +1776,7 @@ mod tests {
     /// instruction named afresh; an id that names nothing is left out.
     #[test]
     fn ids_are_named_the_last_name_given_and_repeats_held_as_repeats() {
-        let mut ids = IdNames::with_capacity(4);
+        let mut ids = IdNames::default();
         for (id, name) in [(5, "a"), (3, "b"), (5, "c"), (1, "d"), (3, "e")] {
             ids.insert(id, name.as_bytes());
         }

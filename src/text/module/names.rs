@@ -58,6 +58,15 @@ struct Order {
 }
 
 impl Parts {
+    /// Which stored name name `i` is.
+    #[inline]
+    fn stored(&self, i: usize) -> Option<usize> {
+        match &self.order {
+            None => (i < self.ends.len()).then_some(i),
+            Some(order) => order.stored(i),
+        }
+    }
+
     /// Stored name `k`.
     #[inline]
     fn name(&self, k: usize) -> Option<&str> {
@@ -197,10 +206,7 @@ impl Names {
 
     /// Which stored name name `i` is.
     fn stored(&self, i: usize) -> Option<usize> {
-        match self.order() {
-            Some(order) => order.stored(i),
-            None => (i < self.ends().len()).then_some(i),
-        }
+        self.shared.as_deref()?.stored(i)
     }
 
     /// Stored name `k`.
@@ -253,11 +259,7 @@ impl Names {
         // Read through the parts once: `diff` reads every name it holds this way,
         // many times as it sorts them.
         let parts = self.shared.as_deref()?;
-        let k = match &parts.order {
-            None => i,
-            Some(order) => order.stored(i)?,
-        };
-        parts.name(k)
+        parts.name(parts.stored(i)?)
     }
 
     /// The names, in order.

@@ -2440,6 +2440,21 @@ fn number_key(name: &str) -> u64 {
     }
 }
 
+/// Two names in the order of their numbers ([`name_number`]), each given as its
+/// [`number_key`] and what reads the name: by the keys, and by the numbers themselves
+/// only where both are past 19 digits.
+fn by_number<'n>(
+    (ka, a): (u64, impl FnOnce() -> &'n str),
+    (kb, b): (u64, impl FnOnce() -> &'n str),
+) -> std::cmp::Ordering {
+    // The names are read only where the keys cannot tell (a sort compares many times).
+    ka.cmp(&kb)
+        .then_with(|| match ka == u64::MAX && kb == u64::MAX {
+            true => name_number(a()).cmp(&name_number(b())),
+            false => std::cmp::Ordering::Equal,
+        })
+}
+
 /// What the matching sees of one side: computations by name, or the instructions of
 /// one computation.
 enum Names<'a> {
@@ -2717,16 +2732,12 @@ fn match_items_looking<'a>(
         let numbers: Vec<u64> = (0..items.len())
             .map(|i| number_key(items.name(i)))
             .collect();
-        let number = |i: usize| match numbers[i] {
-            u64::MAX => name_number(items.name(i)),
-            _ => None,
-        };
+        let number = |i: usize| (numbers[i], move || items.name(i));
         let mut order: Vec<u32> = (0..items.len() as u32).collect();
         order.sort_by(|&a, &b| {
             let (a, b) = (a as usize, b as usize);
             (group(a).cmp(&group(b)))
-                .then(numbers[a].cmp(&numbers[b]))
-                .then_with(|| number(a).cmp(&number(b)))
+                .then_with(|| by_number(number(a), number(b)))
                 .then(a.cmp(&b))
         });
         order
@@ -4287,12 +4298,8 @@ mod tests {
         more.extend(names.iter().map(|n| n.to_string()));
         let mut by_key = more.clone();
         by_key.sort_by(|a, b| {
-            let (ka, kb) = (super::number_key(a), super::number_key(b));
-            ka.cmp(&kb)
-                .then_with(|| match ka == u64::MAX && kb == u64::MAX {
-                    true => super::name_number(a).cmp(&super::name_number(b)),
-                    false => std::cmp::Ordering::Equal,
-                })
+            let (a, b) = (a.as_str(), b.as_str());
+            super::by_number((super::number_key(a), || a), (super::number_key(b), || b))
         });
         more.sort_by(|a, b| super::name_number(a).cmp(&super::name_number(b)));
         assert_eq!(by_key, more);
